@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import type { JsonValue } from './json.js';
+
+/**
+ * The transaction an operation runs in. Reads see a consistent snapshot at the op's position in
+ * `committed · tentative`; writes become visible atomically when the op finishes. Everything here
+ * is deterministic: the same op at the same position gives the same result on every replica.
+ */
+export interface Tx {
+  get(key: string): JsonValue | undefined;
+  put(key: string, value: JsonValue): void;
+  delete(key: string): void;
+  /** Keys starting with `prefix` and their values, sorted by key, including this op's own writes. */
+  scan(prefix: string): Array<[string, JsonValue]>;
+  /** The op's HLC timestamp, in milliseconds since the epoch. Equal on every replica. */
+  now(): number;
+  /** A number in [0, 1) from a generator seeded by the op id. Equal on every replica. */
+  random(): number;
+}
+
+export interface OpDefinition<A extends z.ZodType = z.ZodType, R = unknown> {
+  /** Zod schema for the arguments; checked before the op is ordered. */
+  readonly args: A;
+  /** A read-only op that is weak is answered from local state and never gossiped. */
+  readonly readOnly?: boolean;
+  /** Must be synchronous and deterministic. A thrown error becomes a failed result with its message. */
+  run(tx: Tx, args: z.output<A>): R;
+}
+
+/** Declares one operation; exists so that `args` types flow into `run`. */
+export function op<A extends z.ZodType, R extends JsonValue | void>(
+  def: OpDefinition<A, R>,
+): OpDefinition<A, R> {
+  return def;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a definition of any op type
+export type AnyOpDefinition = OpDefinition<any, any>;
+export type OpDefinitions = Record<string, AnyOpDefinition>;
+
+/** An application: its ops plus the built-in data types. `D` carries the types for the client. */
+export interface App<D extends OpDefinitions = OpDefinitions> {
+  readonly definitions: D;
+  lookup(name: string): AnyOpDefinition | undefined;
+  names(): string[];
+}
+
+export const RESERVED_PREFIXES = ['kv.', 'queue.', 'creek.'] as const;
+
+const OP_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+
+export function createApp<D extends OpDefinitions>(
+  definitions: D,
+  builtins: OpDefinitions,
+): App<D> {
+  const table = new Map<string, AnyOpDefinition>(Object.entries(builtins));
+  for (const [name, def] of Object.entries(definitions)) {
+    if (!OP_NAME.test(name))
+      throw new Error(`invalid operation name '${name}': use letters, digits, '_', '.', '-'`);
+    if (RESERVED_PREFIXES.some((p) => name.startsWith(p))) {
+      throw new Error(
+        `operation name '${name}' uses a reserved prefix (${RESERVED_PREFIXES.join(', ')})`,
+      );
+    }
+    if (!(def.args instanceof z.ZodType))
+      throw new Error(`operation '${name}': args must be a Zod schema`);
+    if (typeof def.run !== 'function')
+      throw new Error(`operation '${name}': run must be a function`);
+    table.set(name, def);
+  }
+  return {
+    definitions,
+    lookup: (name) => table.get(name),
+    names: () => [...table.keys()].sort(),
+  };
+}
+
+export type ArgsCheck = { ok: true; args: unknown } | { ok: false; error: string };
+
+/** Checks arguments against an op's schema; the error names each offending field. */
+export function checkArgs(name: string, def: AnyOpDefinition, args: unknown): ArgsCheck {
+  const parsed = (def.args as z.ZodType).safeParse(args);
+  if (parsed.success) return { ok: true, args: parsed.data };
+  const problems = parsed.error.issues.map((issue) => {
+    const field = issue.path.length > 0 ? issue.path.map(String).join('.') : '(arguments)';
+    return `${field}: ${issue.message}`;
+  });
+  return { ok: false, error: `invalid arguments for '${name}': ${problems.join('; ')}` };
+}

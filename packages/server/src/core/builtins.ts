@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { op, type OpDefinitions } from './app.js';
+import { jsonEqual, type JsonValue } from './json.js';
+
+/**
+ * Built-in data types, usable by every app with no code of its own.
+ *
+ * Key-value ops use the key as given, so an app's own ops see the same data through `tx.get(key)`.
+ * `kv.put` and `kv.delete` are blind writes (they read nothing), so a reorder never forces them to
+ * re-execute. Queues live under `~queue/<name>/`: `head` and `tail` counters and one key per item.
+ */
+const json: z.ZodType<JsonValue> = z.json();
+const key = z.string().min(1, 'must be a non-empty string');
+const queueName = z.string().min(1, 'must be a non-empty string');
+
+const qKey = (queue: string, part: string): string => `~queue/${queue}/${part}`;
+const counter = (v: JsonValue | undefined): number => (typeof v === 'number' ? v : 0);
+
+export const builtins = {
+  'kv.get': op({
+    args: z.object({ key }),
+    readOnly: true,
+    run: (tx, { key }) => tx.get(key) ?? null,
+  }),
+  'kv.put': op({
+    args: z.object({ key, value: json }),
+    run: (tx, { key, value }) => {
+      tx.put(key, value);
+      return null;
+    },
+  }),
+  'kv.delete': op({
+    args: z.object({ key }),
+    run: (tx, { key }) => {
+      tx.delete(key);
+      return null;
+    },
+  }),
+  'kv.cas': op({
+    args: z.object({ key, expected: json.nullable(), value: json }),
+    run: (tx, { key, expected, value }) => {
+      const current = tx.get(key) ?? null;
+      if (!jsonEqual(current, expected)) return { ok: false, current };
+      tx.put(key, value);
+      return { ok: true, current: value };
+    },
+  }),
+  'kv.increment': op({
+    args: z.object({ key, by: z.number().finite().default(1) }),
+    run: (tx, { key, by }) => {
+      const current = tx.get(key);
+      if (current !== undefined && typeof current !== 'number') {
+        throw new Error(
+          `kv.increment: '${key}' holds a ${Array.isArray(current) ? 'list' : typeof current}, not a number`,
+        );
+      }
+      const next = (current ?? 0) + by;
+      tx.put(key, next);
+      return next;
+    },
+  }),
+  'queue.enqueue': op({
+    args: z.object({ queue: queueName, item: json }),
+    run: (tx, { queue, item }) => {
+      const tail = counter(tx.get(qKey(queue, 'tail')));
+      tx.put(qKey(queue, `item/${tail}`), item);
+      tx.put(qKey(queue, 'tail'), tail + 1);
+      return { position: tail };
+    },
+  }),
+  /** Returns the item, its position (0 for the first item ever enqueued) and how many remain. */
+  'queue.dequeue': op({
+    args: z.object({ queue: queueName }),
+    run: (tx, { queue }) => {
+      const head = counter(tx.get(qKey(queue, 'head')));
+      const tail = counter(tx.get(qKey(queue, 'tail')));
+      if (head >= tail) return null;
+      const item = tx.get(qKey(queue, `item/${head}`)) ?? null;
+      tx.delete(qKey(queue, `item/${head}`));
+      tx.put(qKey(queue, 'head'), head + 1);
+      return { item, position: head, remaining: tail - head - 1 };
+    },
+  }),
+  'queue.peek': op({
+    args: z.object({ queue: queueName }),
+    readOnly: true,
+    run: (tx, { queue }) => {
+      const head = counter(tx.get(qKey(queue, 'head')));
+      const tail = counter(tx.get(qKey(queue, 'tail')));
+      if (head >= tail) return null;
+      return { item: tx.get(qKey(queue, `item/${head}`)) ?? null, position: head };
+    },
+  }),
+  'queue.size': op({
+    args: z.object({ queue: queueName }),
+    readOnly: true,
+    run: (tx, { queue }) =>
+      counter(tx.get(qKey(queue, 'tail'))) - counter(tx.get(qKey(queue, 'head'))),
+  }),
+  /** The strong no-op a replica issues to stabilize pending weak ops (Creek §4.4). */
+  'creek.noop': op({
+    args: z.null(),
+    run: () => null,
+  }),
+} satisfies OpDefinitions;
+
+export type Builtins = typeof builtins;
+
+export const NOOP_OP = 'creek.noop';

@@ -1,0 +1,74 @@
+import type { JsonValue } from './json.js';
+import type { Outcome, Req } from './types.js';
+
+/** `commitSeq` of an entry still on the tentative list. */
+export const TENTATIVE = Number.POSITIVE_INFINITY;
+
+/** A version of one key (Creek §4.4): immutable, tagged by the entry that wrote it. */
+export interface Version {
+  readonly writer: Entry;
+  readonly key: string;
+  /** `undefined` is a delete (tombstone). */
+  readonly value: JsonValue | undefined;
+}
+
+/** What an execution read: one key (the version it saw), or a prefix scan (every version it saw). */
+export type ReadRecord =
+  | { readonly kind: 'key'; readonly key: string; version: Version | null }
+  | { readonly kind: 'scan'; readonly prefix: string; versions: readonly Version[] };
+
+/** An execution whose versions are installed in the store. */
+export interface Execution {
+  readonly reads: ReadRecord[];
+  readonly writes: readonly Version[];
+  readonly outcome: Outcome;
+}
+
+/** Bookkeeping for ops invoked at this replica, whose client awaits responses. */
+export interface LocalOp {
+  readonly tag: number;
+  /** The first response the client got (tentative, or stable if none came first). */
+  first: Outcome | null;
+  /** Whether that first response was tentative (it counts towards speculation accuracy). */
+  firstWasTentative: boolean;
+  /** The last tentative outcome sent, to avoid repeating an unchanged view. */
+  lastTentative: Outcome | null;
+}
+
+/**
+ * One operation on this replica's `committed · tentative` list, with its execution state.
+ * The position of an entry is `(commitSeq, req.ts, req.id)`: committed entries by their index in the
+ * committed list, tentative ones (commitSeq = TENTATIVE) after all of them, by timestamp and id.
+ */
+export class Entry {
+  commitSeq = TENTATIVE;
+  exec: Execution | null = null;
+  /** Job id of an execution in flight, 0 if none. */
+  running = 0;
+  executions = 0;
+  /** The replica's physical time when the entry arrived (for the no-op timer). */
+  readonly arrivedAt: number;
+
+  constructor(
+    readonly req: Req,
+    readonly local: LocalOp | null,
+    arrivedAt: number,
+  ) {
+    this.arrivedAt = arrivedAt;
+  }
+
+  get committed(): boolean {
+    return this.commitSeq !== TENTATIVE;
+  }
+}
+
+/** True when `a` comes strictly before `b` in `committed · tentative`. */
+export function precedes(a: Entry, b: Entry): boolean {
+  if (a.commitSeq !== b.commitSeq) return a.commitSeq < b.commitSeq;
+  if (a.commitSeq !== TENTATIVE) return false; // the same committed position: the same entry
+  const x = a.req;
+  const y = b.req;
+  if (x.ts !== y.ts) return x.ts < y.ts;
+  if (x.id.replica !== y.id.replica) return x.id.replica < y.id.replica;
+  return x.id.eventNo < y.id.eventNo;
+}

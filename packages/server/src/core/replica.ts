@@ -1,0 +1,562 @@
+import type { App } from './app.js';
+import { checkArgs } from './app.js';
+import { NOOP_OP } from './builtins.js';
+import { DottedVersionVector } from './dvv.js';
+import { Entry, type Execution, type Version } from './entry.js';
+import { HybridLogicalClock } from './hlc.js';
+import { canonicalJson, jsonEqual, toFrozenJson, type JsonValue } from './json.js';
+import { ReplicaMetrics } from './metrics.js';
+import { opKey, formatOpId, type OpId } from './op-id.js';
+import { RecordingSnapshot } from './snapshot.js';
+import type { ExecutionResult, OrderTrace, Outcome, Output, Req, ResponseLevel } from './types.js';
+import { VersionStore } from './version-store.js';
+
+export interface ReplicaOptions {
+  /** This replica's number; part of every op id it issues. */
+  readonly id: number;
+  readonly app: App;
+  /**
+   * When tentative ops are pending and nothing was committed for this long (ms of the replica's
+   * physical clock), the replica issues a strong no-op so that they stabilize (Creek §4.4).
+   */
+  readonly noopIntervalMs?: number;
+  /** Attach to each tentative response the order it was computed in (for the simulator's checkers). */
+  readonly traceOrder?: boolean;
+}
+
+export interface InvokeRequest {
+  readonly op: string;
+  readonly args: unknown;
+  readonly strong: boolean;
+  /** Echoed in every response to this invocation. */
+  readonly tag: number;
+}
+
+interface Job {
+  readonly entry: Entry | null;
+  readonly snapshot: RecordingSnapshot;
+  /** For weak read-only ops, which are not on the list. */
+  readonly readOnly?: { readonly tag: number; readonly trace: OrderTrace | undefined };
+}
+
+/**
+ * A Creek replica (Algorithm 1) as a pure, deterministic state machine. Every input method returns
+ * the outputs it caused: messages to RB-cast and CAB-cast, executions to run, responses, and records
+ * to make durable. Nothing here reads a clock, draws a random number or does I/O.
+ *
+ * The list `committed · tentative` is kept in `order` from `head` on: entries in
+ * `[head, committedEnd)` are committed but not yet final; `[committedEnd, order.length)` is the
+ * tentative list sorted by (timestamp, id). Instead of Algorithm 1's `executed` list and eager
+ * rollback of everything after the first divergence, executions are validated lazily (§4.4,
+ * "rollbacks only if necessary"): every entry in `[head, frontier)` has an execution that is valid at
+ * its current position; entries at and after `frontier` may have stale executions, which are checked
+ * in order against the versions now visible to them, and re-executed only if something they read
+ * changed. A change of order (an RB-delivered op landing mid-list, a reordering commit) only moves
+ * `frontier` back to the first position that changed.
+ */
+export class Replica {
+  readonly id: number;
+  readonly metrics = new ReplicaMetrics();
+  private readonly app: App;
+  private readonly noopIntervalMs: number;
+  private readonly traceOrder: boolean;
+
+  private readonly clock = new HybridLogicalClock();
+  /** Algorithm 1 line 7: ids of the RB-delivered weak ops and CAB-delivered strong ops. */
+  private readonly known = new DottedVersionVector();
+  private readonly store = new VersionStore();
+  private eventNo = 0;
+  private lastStrongEventNo = 0;
+
+  private order: Entry[] = [];
+  private head = 0;
+  private committedEnd = 0;
+  private frontier = 0;
+  /** Entries on the list (not yet final), by op key. */
+  private readonly live = new Map<string, Entry>();
+  private committedCount = 0;
+
+  private readonly jobs = new Map<number, Job>();
+  private nextJobId = 1;
+  private readonly pendingReads: { tag: number; op: string; args: JsonValue }[] = [];
+
+  private nowMs = 0;
+  private lastCommitAt = 0;
+  private noopPending: string | null = null;
+  private out: Output[] = [];
+
+  constructor(options: ReplicaOptions) {
+    if (!Number.isInteger(options.id) || options.id < 0)
+      throw new Error(`replica id must be a non-negative integer`);
+    this.id = options.id;
+    this.app = options.app;
+    this.noopIntervalMs = options.noopIntervalMs ?? 100;
+    this.traceOrder = options.traceOrder ?? false;
+  }
+
+  // ---------------------------------------------------------------- inputs
+
+  /** The replica's physical clock advanced. Issues a strong no-op when tentative work is stuck. */
+  tick(nowMs: number): Output[] {
+    this.advanceTime(nowMs);
+    if (
+      this.noopPending === null &&
+      this.committedEnd < this.order.length &&
+      nowMs - this.lastCommitAt >= this.noopIntervalMs &&
+      nowMs - this.order[this.committedEnd]!.arrivedAt >= this.noopIntervalMs
+    ) {
+      this.metrics.noopsIssued++;
+      const req = this.newReq(NOOP_OP, null, true);
+      this.noopPending = opKey(req.id);
+      this.admit(req, null);
+    }
+    return this.flush();
+  }
+
+  /** Algorithm 1 line 15: a client invokes an op at this replica. */
+  invoke(nowMs: number, request: InvokeRequest): Output[] {
+    this.advanceTime(nowMs);
+    const def = this.app.lookup(request.op);
+    if (def === undefined || request.op === NOOP_OP) {
+      this.reject(
+        request,
+        `unknown operation '${request.op}'; this app has: ${this.app
+          .names()
+          .filter((n) => n !== NOOP_OP)
+          .join(', ')}`,
+      );
+      return this.flush();
+    }
+    const checked = checkArgs(request.op, def, request.args);
+    if (!checked.ok) {
+      this.reject(request, checked.error);
+      return this.flush();
+    }
+    let args: JsonValue;
+    try {
+      args = toFrozenJson(checked.args, 'arguments');
+    } catch (err) {
+      this.reject(request, `invalid arguments for '${request.op}': ${(err as Error).message}`);
+      return this.flush();
+    }
+    if (!request.strong && def.readOnly === true) {
+      // §4.4: weak read-only ops are answered from local state, never ordered or gossiped.
+      this.metrics.invoked.readOnly++;
+      this.pendingReads.push({ tag: request.tag, op: request.op, args });
+      this.pump();
+      return this.flush();
+    }
+    if (request.strong) this.metrics.invoked.strong++;
+    else this.metrics.invoked.weak++;
+    this.admit(this.newReq(request.op, args, request.strong), request.tag);
+    return this.flush();
+  }
+
+  /** Algorithm 1 line 26: a Req from another replica was RB-delivered. Duplicates are ignored. */
+  deliverReq(req: Req): Output[] {
+    if (req.id.replica === this.id || this.known.has(req.id) || this.live.has(opKey(req.id)))
+      return this.flush();
+    this.clock.observe(req.ts);
+    if (!req.strong) this.known.add(req.id);
+    this.out.push({ type: 'persist', record: { kind: 'req', req } });
+    this.insertTentative(new Entry(req, null, this.nowMs));
+    this.pump();
+    return this.flush();
+  }
+
+  /**
+   * CAB's predicate (Algorithm 1 line 10, `checkDep`): the strong op's Req and every op in its causal
+   * context have been delivered here.
+   */
+  checkDep(id: OpId): boolean {
+    const e = this.live.get(opKey(id));
+    if (e === undefined || e.committed || e.req.causalCtx === null) return false;
+    return this.known.includes(e.req.causalCtx);
+  }
+
+  /** Algorithm 1 line 32: CAB delivered a strong op's id (only ever when `checkDep(id)` holds). */
+  deliverStrong(id: OpId): Output[] {
+    const e = this.live.get(opKey(id));
+    if (e === undefined || !this.checkDep(id)) {
+      throw new Error(
+        `CAB-deliver of ${formatOpId(id)} while checkDep is false: the CAB driver broke its contract`,
+      );
+    }
+    this.known.add(id);
+    this.commit(e);
+    this.lastCommitAt = this.nowMs;
+    if (this.noopPending === opKey(id)) this.noopPending = null;
+    this.pump();
+    return this.flush();
+  }
+
+  /** An execution requested by an `execute` output finished. */
+  executed(result: ExecutionResult): Output[] {
+    const job = this.jobs.get(result.jobId);
+    if (job === undefined) throw new Error(`execution result for unknown job ${result.jobId}`);
+    this.jobs.delete(result.jobId);
+    if (job.entry === null) {
+      const ro = job.readOnly!;
+      this.respond(ro.tag, null, 'tentative', result.outcome, ro.trace);
+    } else {
+      const e = job.entry;
+      e.running = 0;
+      e.executions++;
+      this.metrics.executions++;
+      const writes: Version[] = result.writes.map(([key, value]) => ({ writer: e, key, value }));
+      this.store.install(writes);
+      e.exec = { reads: job.snapshot.reads, writes, outcome: result.outcome };
+    }
+    this.pump();
+    return this.flush();
+  }
+
+  // ---------------------------------------------------------------- ordering (Algorithm 1)
+
+  private newReq(op: string, args: JsonValue, strong: boolean): Req {
+    this.eventNo++;
+    const id: OpId = { replica: this.id, eventNo: this.eventNo };
+    const ts = this.clock.next(this.nowMs);
+    // Line 19: the causal context of a strong op. For other origins we take the contiguous prefix of
+    // their ops that this replica knows (a version vector, no dots) rather than every known id: the
+    // two differ only behind an origin's not-yet-delivered strong op, and stopping there keeps every
+    // origin's invocation order in the committed order (no weak op is stabilized ahead of a strong op
+    // its origin invoked earlier). For our own origin we include every earlier op, pending strong ones
+    // too: CAB delivers each origin's strong ops in invocation order (`prevStrong`), so they are
+    // delivered before this one and checkDep cannot deadlock on them. No known op has a later
+    // timestamp than `ts` (the HLC is advanced by every delivery), so line 19's `\ {x | r < x}`
+    // removes nothing.
+    let causalCtx: DottedVersionVector | null = null;
+    if (strong) {
+      causalCtx = this.known.prefixes();
+      causalCtx.addPrefix(this.id, id.eventNo - 1);
+    }
+    return { ts, id, op, args, strong, causalCtx };
+  }
+
+  /** Lines 16-25 after the Req is built. */
+  private admit(req: Req, tag: number | null): void {
+    if (req.strong) {
+      this.out.push({ type: 'cabCast', id: req.id, prevStrong: this.lastStrongEventNo });
+      this.lastStrongEventNo = req.id.eventNo;
+    } else {
+      this.known.add(req.id);
+    }
+    this.out.push({ type: 'persist', record: { kind: 'req', req } });
+    this.out.push({ type: 'rbCast', req });
+    const local =
+      tag === null ? null : { tag, first: null, firstWasTentative: false, lastTentative: null };
+    this.insertTentative(new Entry(req, local, this.nowMs));
+    this.pump();
+  }
+
+  /** Line 36, adjustTentativeOrder: place the entry by (timestamp, id). */
+  private insertTentative(e: Entry): void {
+    this.live.set(opKey(e.req.id), e);
+    const order = this.order;
+    const last = order.length > this.committedEnd ? order[order.length - 1]! : null;
+    if (last === null || compareEntries(last, e) < 0) {
+      order.push(e);
+      return;
+    }
+    let lo = this.committedEnd;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareEntries(order[mid]!, e) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    order.splice(lo, 0, e);
+    if (lo < this.frontier) this.frontier = lo;
+  }
+
+  /** Line 48, commit: stabilize the causal context, then append the strong op. */
+  private commit(r: Entry): void {
+    const ctx = r.req.causalCtx!;
+    const order = this.order;
+    const start = this.committedEnd;
+    const stabilized: Entry[] = [];
+    const stays: Entry[] = [];
+    // How many stabilized ops come before the first op that stays tentative: up to there the list
+    // keeps its order, and so do the executions.
+    let leading = 0;
+    // Every op of the context has a smaller timestamp than r, so it sits before r on the list.
+    for (let i = start; order[i] !== r; i++) {
+      if (i >= order.length)
+        throw new Error(`commit: ${formatOpId(r.req.id)} is not on the tentative list`);
+      const x = order[i]!;
+      if (ctx.has(x.req.id)) {
+        stabilized.push(x);
+        if (stays.length === 0) leading++;
+      } else {
+        stays.push(x);
+      }
+    }
+    stabilized.push(r);
+    for (const x of stabilized) x.commitSeq = this.committedCount++;
+    this.committedEnd = start + stabilized.length;
+    this.out.push({
+      type: 'persist',
+      record: { kind: 'commit', ids: stabilized.map((x) => x.req.id) },
+    });
+    if (stays.length === 0) return; // the ideal case: the head of tentative simply became committed
+    // committed · committedExt · [r] · (the rest of tentative), relative orders kept (lines 49-52).
+    let j = start;
+    for (const x of stabilized) order[j++] = x;
+    for (const x of stays) order[j++] = x;
+    this.metrics.reorderingCommits++;
+    this.frontier = Math.min(this.frontier, start + leading);
+    const keys = new Set<string>();
+    for (const x of stabilized) if (x.exec !== null) for (const v of x.exec.writes) keys.add(v.key);
+    this.store.reposition(keys);
+  }
+
+  // ---------------------------------------------------------------- execution (§4.4)
+
+  /** Validates, executes and answers entries in order from `frontier`, then serves local reads. */
+  private pump(): void {
+    this.finalizeReady();
+    // `this.order` is re-read on every step: finalizing may compact it.
+    while (this.frontier < this.order.length) {
+      const e = this.order[this.frontier]!;
+      if (e.running !== 0) return;
+      if (e.exec !== null) {
+        if (this.stillValid(e)) {
+          this.accept(e);
+          this.frontier++;
+          this.finalizeReady();
+          continue;
+        }
+        this.store.remove(e.exec.writes);
+        e.exec = null;
+        this.metrics.rollbacks++;
+      }
+      this.startExecution(e);
+      return;
+    }
+    this.serveReads();
+  }
+
+  private startExecution(e: Entry): void {
+    const jobId = this.nextJobId++;
+    const snapshot = new RecordingSnapshot(this.store, e);
+    e.running = jobId;
+    this.jobs.set(jobId, { entry: e, snapshot });
+    const req = e.req;
+    this.out.push({
+      type: 'execute',
+      job: { jobId, op: req.op, args: req.args, ts: req.ts, id: req.id, snapshot },
+    });
+  }
+
+  /** Every read of the execution still sees the same value at the entry's current position. */
+  private stillValid(e: Entry): boolean {
+    const exec = e.exec as Execution;
+    for (const read of exec.reads) {
+      if (read.kind === 'key') {
+        const now = this.store.visible(read.key, e);
+        if (now === read.version) continue;
+        if (!jsonEqual(now?.value, read.version?.value)) return false;
+        read.version = now;
+      } else {
+        const now = this.store.scan(read.prefix, e);
+        const was = read.versions;
+        if (now.length !== was.length) return false;
+        for (let k = 0; k < now.length; k++) {
+          const a = now[k]!;
+          const b = was[k]!;
+          if (a !== b && (a.key !== b.key || !jsonEqual(a.value, b.value))) return false;
+        }
+        read.versions = now;
+      }
+    }
+    return true;
+  }
+
+  /** An execution became valid at its position: answer the client if it is waiting. */
+  private accept(e: Entry): void {
+    const local = e.local;
+    if (local === null) return;
+    const outcome = (e.exec as Execution).outcome;
+    if (e.committed) {
+      // A weak op first executed after it was committed: its only response is already final.
+      // (A strong op's stable response is sent when it is finalized.)
+      if (!e.req.strong && local.first === null) {
+        local.first = outcome;
+        this.respond(local.tag, e.req.id, 'stable', outcome);
+      }
+      return;
+    }
+    if (!e.req.strong) {
+      // Lines 66-68: a weak op answers after its first execution.
+      if (local.first !== null) return;
+      local.first = outcome;
+      local.firstWasTentative = true;
+      this.respond(local.tag, e.req.id, 'tentative', outcome, this.trace(this.frontier));
+      return;
+    }
+    // Lines 69-71: a strong op answers tentatively after each execution whose result changed.
+    if (local.lastTentative !== null && outcomesEqual(local.lastTentative, outcome)) return;
+    local.lastTentative = outcome;
+    if (local.first === null) {
+      local.first = outcome;
+      local.firstWasTentative = true;
+    }
+    this.respond(local.tag, e.req.id, 'tentative', outcome, this.trace(this.frontier));
+  }
+
+  /** Drops entries that can never change again, and the versions they made unreachable. */
+  private finalizeReady(): void {
+    const order = this.order;
+    while (this.head < this.frontier && this.head < this.committedEnd) {
+      const e = order[this.head]!;
+      const exec = e.exec as Execution;
+      this.store.finalize(exec.writes);
+      exec.reads.length = 0;
+      this.live.delete(opKey(e.req.id));
+      this.metrics.finalized++;
+      this.metrics.executionsOfFinalized += e.executions;
+      const local = e.local;
+      // Lines 55-57 and 73: the stable response of a strong op, without re-execution when its
+      // speculative execution held at its final position.
+      if (local !== null && e.req.strong) this.respond(local.tag, e.req.id, 'stable', exec.outcome);
+      if (local !== null && local.firstWasTentative) {
+        this.metrics.speculated++;
+        if (outcomesEqual(local.first!, exec.outcome)) this.metrics.speculatedCorrectly++;
+      }
+      this.head++;
+    }
+    if (this.head >= 1024 && this.head * 2 >= order.length) {
+      this.order = order.slice(this.head);
+      this.frontier -= this.head;
+      this.committedEnd -= this.head;
+      this.head = 0;
+    }
+  }
+
+  private serveReads(): void {
+    if (this.pendingReads.length === 0) return;
+    const end = new Entry(END_REQ, null, this.nowMs);
+    const trace = this.trace(this.order.length);
+    for (const read of this.pendingReads.splice(0)) {
+      const jobId = this.nextJobId++;
+      const snapshot = new RecordingSnapshot(this.store, end);
+      this.jobs.set(jobId, { entry: null, snapshot, readOnly: { tag: read.tag, trace } });
+      this.out.push({
+        type: 'execute',
+        job: { jobId, op: read.op, args: read.args, ts: this.clock.current(), id: null, snapshot },
+      });
+    }
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private respond(
+    tag: number,
+    id: OpId | null,
+    level: ResponseLevel,
+    outcome: Outcome,
+    trace?: OrderTrace,
+  ): void {
+    this.out.push(
+      trace === undefined
+        ? { type: 'respond', tag, id, level, outcome }
+        : { type: 'respond', tag, id, level, outcome, trace },
+    );
+  }
+
+  private reject(request: InvokeRequest, error: string): void {
+    this.metrics.invoked.rejected++;
+    this.respond(request.tag, null, 'failed', { ok: false, error });
+  }
+
+  /** The order before position `index` of the list, when tracing is on. */
+  private trace(index: number): OrderTrace | undefined {
+    if (!this.traceOrder) return undefined;
+    const tentativeBefore: OpId[] = [];
+    for (let i = this.committedEnd; i < index; i++) tentativeBefore.push(this.order[i]!.req.id);
+    return { committedBefore: this.committedCount, tentativeBefore };
+  }
+
+  private advanceTime(nowMs: number): void {
+    if (nowMs > this.nowMs) this.nowMs = nowMs;
+    if (this.lastCommitAt === 0) this.lastCommitAt = nowMs;
+  }
+
+  private flush(): Output[] {
+    const out = this.out;
+    this.out = [];
+    return out;
+  }
+
+  // ---------------------------------------------------------------- inspection
+
+  /** Sizes and counters for status pages, benchmarks and checkers. */
+  stats(): ReplicaStats {
+    return {
+      committed: this.committedCount,
+      finalized: this.committedCount - (this.committedEnd - this.head),
+      tentative: this.order.length - this.committedEnd,
+      unvalidated: this.order.length - this.frontier,
+      versions: this.store.size(),
+      peakVersions: this.store.peakSize(),
+      keys: this.store.keyCount(),
+      hlc: this.clock.current(),
+      knownDots: this.known.dotCount(),
+    };
+  }
+
+  /** The state as `key → value` once every op is final (for digests); includes tentative writes otherwise. */
+  state(): Map<string, JsonValue> {
+    const out = new Map<string, JsonValue>();
+    for (const [key, v] of this.store.latest()) if (v.value !== undefined) out.set(key, v.value);
+    return new Map([...out].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+  }
+
+  /** A canonical rendering of `state()`, equal across replicas that hold the same state. */
+  stateDigest(): string {
+    return canonicalJson(Object.fromEntries(this.state()));
+  }
+
+  /** Ids of the tentative list, in order. */
+  tentativeIds(): OpId[] {
+    return this.order.slice(this.committedEnd).map((e) => e.req.id);
+  }
+}
+
+export interface ReplicaStats {
+  committed: number;
+  finalized: number;
+  tentative: number;
+  unvalidated: number;
+  versions: number;
+  peakVersions: number;
+  keys: number;
+  hlc: number;
+  knownDots: number;
+}
+
+/** A reader placed after every op: what weak read-only ops see. */
+const END_REQ: Req = {
+  ts: Number.POSITIVE_INFINITY,
+  id: { replica: Number.MAX_SAFE_INTEGER, eventNo: Number.MAX_SAFE_INTEGER },
+  op: '',
+  args: null,
+  strong: false,
+  causalCtx: null,
+};
+
+function compareEntries(a: Entry, b: Entry): number {
+  if (a.commitSeq !== b.commitSeq) return a.commitSeq < b.commitSeq ? -1 : 1;
+  const x = a.req;
+  const y = b.req;
+  if (x.ts !== y.ts) return x.ts < y.ts ? -1 : 1;
+  if (x.id.replica !== y.id.replica) return x.id.replica - y.id.replica;
+  return x.id.eventNo - y.id.eventNo;
+}
+
+function outcomesEqual(a: Outcome, b: Outcome): boolean {
+  if (a.ok !== b.ok) return false;
+  if (a.ok) return jsonEqual(a.value, (b as { value: JsonValue }).value);
+  return a.error === (b as { error: string }).error;
+}

@@ -1,0 +1,80 @@
+import type { AnyOpDefinition, Tx } from './app.js';
+import { hlcToMillis } from './hlc.js';
+import { toFrozenJson, type JsonValue } from './json.js';
+import { opRandom } from './seeded-random.js';
+import type { ExecutionJob, ExecutionResult, Outcome, Write } from './types.js';
+
+/**
+ * Runs one op against its snapshot: buffers writes (the op reads its own writes), turns a thrown
+ * error into a failed outcome and discards the writes of a failed op, so that an execution is
+ * all-or-nothing and a function of the snapshot alone. Used by every executor.
+ */
+export function runOperation(def: AnyOpDefinition | undefined, job: ExecutionJob): ExecutionResult {
+  if (def === undefined) {
+    return {
+      jobId: job.jobId,
+      writes: [],
+      outcome: { ok: false, error: `unknown operation '${job.op}'` },
+    };
+  }
+  const writes = new Map<string, JsonValue | undefined>();
+  let random: (() => number) | null = null;
+  const readOnly = def.readOnly === true;
+  const tx: Tx = {
+    get(key) {
+      checkKey(key);
+      return writes.has(key) ? writes.get(key) : job.snapshot.get(key);
+    },
+    put(key, value) {
+      checkKey(key);
+      if (readOnly) throw new Error(`operation '${job.op}' is read-only and cannot put '${key}'`);
+      writes.set(key, toFrozenJson(value, `value of '${key}'`));
+    },
+    delete(key) {
+      checkKey(key);
+      if (readOnly)
+        throw new Error(`operation '${job.op}' is read-only and cannot delete '${key}'`);
+      writes.set(key, undefined);
+    },
+    scan(prefix) {
+      if (typeof prefix !== 'string') throw new TypeError('scan prefix must be a string');
+      const merged = new Map<string, JsonValue | undefined>(job.snapshot.scan(prefix));
+      for (const [k, v] of writes) if (k.startsWith(prefix)) merged.set(k, v);
+      const out: Array<[string, JsonValue]> = [];
+      for (const [k, v] of merged) if (v !== undefined) out.push([k, v]);
+      return out.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+    },
+    now: () => hlcToMillis(job.ts),
+    random() {
+      random ??= opRandom(job.id, job.ts);
+      return random();
+    },
+  };
+  let outcome: Outcome;
+  try {
+    const value: unknown = def.run(tx, job.args);
+    if (isThenable(value))
+      throw new Error(`operation '${job.op}' returned a promise; run must be synchronous`);
+    outcome = { ok: true, value: toFrozenJson(value === undefined ? null : value, 'result') };
+  } catch (err) {
+    return { jobId: job.jobId, writes: [], outcome: { ok: false, error: errorMessage(err) } };
+  }
+  const list: Write[] = [...writes];
+  return { jobId: job.jobId, writes: list, outcome };
+}
+
+function checkKey(key: unknown): void {
+  if (typeof key !== 'string' || key.length === 0)
+    throw new TypeError('keys must be non-empty strings');
+}
+
+function isThenable(v: unknown): boolean {
+  return (
+    typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function'
+  );
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}

@@ -1,0 +1,93 @@
+import type { DottedVersionVector } from './dvv.js';
+import type { JsonValue } from './json.js';
+import type { OpId } from './op-id.js';
+
+/**
+ * Creek Algorithm 1 line 1: the unit that is gossiped, ordered and executed.
+ * `ts` is an HLC timestamp in microseconds (see hlc.ts). `causalCtx` is set only on strong ops.
+ */
+export interface Req {
+  readonly ts: number;
+  readonly id: OpId;
+  readonly op: string;
+  readonly args: JsonValue;
+  readonly strong: boolean;
+  readonly causalCtx: DottedVersionVector | null;
+}
+
+/** Algorithm 1 line 2-3: `(timestamp, id)` lexicographic order of Reqs on the tentative list. */
+export function compareReq(a: Req, b: Req): number {
+  if (a.ts !== b.ts) return a.ts < b.ts ? -1 : 1;
+  if (a.id.replica !== b.id.replica) return a.id.replica - b.id.replica;
+  return a.id.eventNo - b.id.eventNo;
+}
+
+/** The result of one execution of an op: its return value, or the message it threw. */
+export type Outcome =
+  { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: string };
+
+/** What an op may read during execution: a consistent snapshot at the op's position in the order. */
+export interface SnapshotReader {
+  get(key: string): JsonValue | undefined;
+  /** Keys starting with `prefix` and their values, sorted by key. */
+  scan(prefix: string): ReadonlyArray<readonly [string, JsonValue]>;
+}
+
+/**
+ * An execution the core asks its driver to run. The snapshot belongs to the core, which records
+ * through it what the execution read; the executor returns only writes and the outcome.
+ */
+export interface ExecutionJob {
+  readonly jobId: number;
+  readonly op: string;
+  readonly args: JsonValue;
+  /** HLC timestamp of the op (for `tx.now()`). */
+  readonly ts: number;
+  /** Seeds `tx.random()`; null for weak read-only ops, which are never ordered. */
+  readonly id: OpId | null;
+  readonly snapshot: SnapshotReader;
+}
+
+/** A write of `undefined` is a delete. */
+export type Write = readonly [key: string, value: JsonValue | undefined];
+
+export interface ExecutionResult {
+  readonly jobId: number;
+  readonly writes: readonly Write[];
+  readonly outcome: Outcome;
+}
+
+/** Records the driver must make durable (SQLite in the runtime, the simulated disk in the simulator). */
+export type DurableRecord =
+  | { readonly kind: 'req'; readonly req: Req }
+  | { readonly kind: 'commit'; readonly ids: readonly OpId[] };
+
+/** Where a tentative response came from: the order the replica had when it executed the op. */
+export interface OrderTrace {
+  /** How many ops of the replica's committed list preceded the op. */
+  readonly committedBefore: number;
+  /** The tentative ops that preceded it, in order. */
+  readonly tentativeBefore: readonly OpId[];
+}
+
+export type ResponseLevel = 'tentative' | 'stable' | 'failed';
+
+export interface Response {
+  readonly type: 'respond';
+  /** The caller's tag from `invoke`. */
+  readonly tag: number;
+  /** Null for ops that were never ordered: weak read-only ops and rejected invocations. */
+  readonly id: OpId | null;
+  readonly level: ResponseLevel;
+  readonly outcome: Outcome;
+  /** Present on tentative responses when the replica was built with `traceOrder` (checkers). */
+  readonly trace?: OrderTrace;
+}
+
+export type Output =
+  | { readonly type: 'rbCast'; readonly req: Req }
+  /** `prevStrong`: eventNo of this replica's previous strong op (0 if none), for per-origin FIFO. */
+  | { readonly type: 'cabCast'; readonly id: OpId; readonly prevStrong: number }
+  | { readonly type: 'execute'; readonly job: ExecutionJob }
+  | { readonly type: 'persist'; readonly record: DurableRecord }
+  | Response;

@@ -1,0 +1,121 @@
+import { precedes, type Entry, type Version } from './entry.js';
+
+/**
+ * The multiversion store of Creek §4.4. Each key has a chain of immutable versions sorted by the
+ * position of their writers in `committed · tentative`. An execution of entry E reads, for each key,
+ * the last version whose writer precedes E: a consistent snapshot of the serial order up to E.
+ *
+ * Versions of rolled-back executions are removed at rollback, so no snapshot taken afterwards can
+ * see them. Garbage collection happens when an entry is finalized (committed, executed at its final
+ * position, and everything before it finalized too): every older version of the keys it wrote is
+ * dropped, so a key keeps one committed version plus the versions of not-yet-final entries.
+ */
+export class VersionStore {
+  private readonly chains = new Map<string, Version[]>();
+  private versions = 0;
+  private peakVersions = 0;
+
+  /** The version of `key` that `reader` sees, or null if the key has never been written before it. */
+  visible(key: string, reader: Entry): Version | null {
+    const chain = this.chains.get(key);
+    if (chain === undefined) return null;
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const v = chain[i]!;
+      if (precedes(v.writer, reader)) return v;
+    }
+    return null;
+  }
+
+  /** Live (non-deleted) versions visible to `reader` of keys starting with `prefix`, sorted by key. */
+  scan(prefix: string, reader: Entry): Version[] {
+    const out: Version[] = [];
+    for (const key of this.chains.keys()) {
+      if (!key.startsWith(prefix)) continue;
+      const v = this.visible(key, reader);
+      if (v !== null && v.value !== undefined) out.push(v);
+    }
+    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  install(written: readonly Version[]): void {
+    for (const v of written) {
+      let chain = this.chains.get(v.key);
+      if (chain === undefined) {
+        chain = [];
+        this.chains.set(v.key, chain);
+      }
+      let i = chain.length;
+      while (i > 0 && precedes(v.writer, chain[i - 1]!.writer)) i--;
+      chain.splice(i, 0, v);
+    }
+    this.versions += written.length;
+    if (this.versions > this.peakVersions) this.peakVersions = this.versions;
+  }
+
+  /** Removes the versions of a rolled-back execution: never visible again. */
+  remove(written: readonly Version[]): void {
+    for (const v of written) {
+      const chain = this.chains.get(v.key);
+      const i = chain === undefined ? -1 : chain.lastIndexOf(v);
+      if (chain === undefined || i < 0)
+        throw new Error(`version store: no version of '${v.key}' to remove`);
+      chain.splice(i, 1);
+      this.versions--;
+      if (chain.length === 0) this.chains.delete(v.key);
+    }
+  }
+
+  /** Restores the sort order of these keys' chains after their writers moved (a commit reorder). */
+  reposition(keys: Iterable<string>): void {
+    for (const key of keys) {
+      const chain = this.chains.get(key);
+      if (chain === undefined) continue;
+      // Insertion sort: chains are short and nearly sorted.
+      for (let i = 1; i < chain.length; i++) {
+        const v = chain[i]!;
+        let j = i;
+        while (j > 0 && precedes(v.writer, chain[j - 1]!.writer)) {
+          chain[j] = chain[j - 1]!;
+          j--;
+        }
+        chain[j] = v;
+      }
+    }
+  }
+
+  /** Garbage-collects what a finalized entry's writes make unreachable. */
+  finalize(written: readonly Version[]): void {
+    for (const v of written) {
+      const chain = this.chains.get(v.key)!;
+      const i = chain.indexOf(v);
+      if (i > 0) {
+        chain.splice(0, i);
+        this.versions -= i;
+      }
+      if (v.value === undefined && chain.length === 1) {
+        // A final delete with nothing after it: the key is simply absent.
+        this.chains.delete(v.key);
+        this.versions--;
+      }
+    }
+  }
+
+  /** The newest version of every key: the replica's state once nothing is tentative. */
+  latest(): Map<string, Version> {
+    const out = new Map<string, Version>();
+    for (const [key, chain] of this.chains) out.set(key, chain[chain.length - 1]!);
+    return out;
+  }
+
+  size(): number {
+    return this.versions;
+  }
+
+  peakSize(): number {
+    return this.peakVersions;
+  }
+
+  keyCount(): number {
+    return this.chains.size;
+  }
+}

@@ -1,0 +1,227 @@
+import type { App } from '../core/app.js';
+import { jsonEqual } from '../core/json.js';
+import { formatOpId, opKey, sameOpId, type OpId } from '../core/op-id.js';
+import type { Outcome } from '../core/types.js';
+import { ReferenceInterpreter, type SerialOp } from './reference-interpreter.js';
+import { committedList, type RunRecord } from './run-record.js';
+
+/**
+ * The guarantees every simulated run must keep (DESIGN.md, "Guarantees, and how we know"). Each
+ * checker returns the violations it found, as sentences that name the ops involved.
+ */
+export function checkRun(record: RunRecord, app: App, opts: { quiescent: boolean }): string[] {
+  const violations = [
+    ...checkCommittedPrefixes(record),
+    ...checkProgramOrder(record),
+    ...checkStableResponses(record, app),
+    ...checkTentativeResponses(record, app),
+  ];
+  if (opts.quiescent) violations.push(...checkConvergence(record, app));
+  return violations;
+}
+
+/** (a) The committed lists of all replicas are prefixes of one another. */
+export function checkCommittedPrefixes(record: RunRecord): string[] {
+  const lists = Array.from({ length: record.replicas }, (_, r) => committedList(record, r));
+  const longest = lists.reduce((a, b) => (b.length > a.length ? b : a), []);
+  const out: string[] = [];
+  lists.forEach((list, r) => {
+    for (let i = 0; i < list.length; i++) {
+      if (!sameOpId(list[i]!, longest[i]!)) {
+        out.push(
+          `(a) replica ${r} committed ${formatOpId(list[i]!)} at position ${i}, another replica ${formatOpId(longest[i]!)}`,
+        );
+        return;
+      }
+    }
+    const seen = new Set<string>();
+    for (const id of list) {
+      if (seen.has(opKey(id))) out.push(`(a) replica ${r} committed ${formatOpId(id)} twice`);
+      seen.add(opKey(id));
+    }
+  });
+  return out;
+}
+
+/**
+ * (b) After heal and quiescence, all replicas hold the same committed list, an empty tentative list
+ * and the same state, and that state is the reference interpreter's for the committed order.
+ */
+export function checkConvergence(record: RunRecord, app: App): string[] {
+  const out: string[] = [];
+  const lists = Array.from({ length: record.replicas }, (_, r) => committedList(record, r));
+  for (let r = 1; r < record.replicas; r++) {
+    if (lists[r]!.length !== lists[0]!.length) {
+      out.push(`(b) replica ${r} committed ${lists[r]!.length} ops, replica 0 ${lists[0]!.length}`);
+    }
+  }
+  const reference = new ReferenceInterpreter(app);
+  for (const id of lists[0]!) reference.apply(serialOp(record, id));
+  const expected = reference.digest();
+  record.finals.forEach((f, r) => {
+    if (f.tentative !== 0)
+      out.push(`(b) replica ${r} still has ${f.tentative} tentative ops after quiescence`);
+    if (f.unvalidated !== 0)
+      out.push(`(b) replica ${r} still has ${f.unvalidated} unvalidated executions`);
+    if (f.digest !== expected)
+      out.push(
+        `(b) replica ${r} state ${clip(f.digest)} differs from the serial execution of the committed order ${clip(expected)}`,
+      );
+  });
+  // Every op that was ordered anywhere must be committed in the end.
+  const committed = new Set(lists[0]!.map(opKey));
+  for (const key of record.reqs.keys()) {
+    if (!committed.has(key)) out.push(`(b) op ${key} was gossiped but never committed`);
+  }
+  return out;
+}
+
+/** (c) Every stable response equals the reference interpreter's result in the final committed order. */
+export function checkStableResponses(record: RunRecord, app: App): string[] {
+  const out: string[] = [];
+  const longest = longestCommitted(record);
+  const expected = new Map<string, Outcome>();
+  const reference = new ReferenceInterpreter(app);
+  for (const id of longest) expected.set(opKey(id), reference.apply(serialOp(record, id)));
+  for (const inv of record.invocations) {
+    const stable = inv.responses.filter((r) => r.level === 'stable');
+    if (stable.length > 1) out.push(`(c) ${describe(inv)} got ${stable.length} stable responses`);
+    for (const s of stable) {
+      if (inv.id === null) continue;
+      const want = expected.get(opKey(inv.id));
+      if (want === undefined)
+        out.push(`(c) ${describe(inv)} got a stable response but is not in the committed order`);
+      else if (!outcomesEqual(want, s.outcome))
+        out.push(
+          `(c) ${describe(inv)} stable ${show(s.outcome)}, serial execution gives ${show(want)}`,
+        );
+    }
+    if (inv.responses.some((r) => r.level === 'failed'))
+      out.push(`(c) ${describe(inv)} was rejected: ${show(inv.responses[0]!.outcome)}`);
+  }
+  return out;
+}
+
+/**
+ * (d) Each replica's invocation order is kept in the committed order, and every weak op stabilized
+ * by a strong op precedes it (is in its causal context, committed just before it).
+ */
+export function checkProgramOrder(record: RunRecord): string[] {
+  const out: string[] = [];
+  const list = longestCommitted(record);
+  const lastOfOrigin = new Map<number, number>();
+  for (const id of list) {
+    const prev = lastOfOrigin.get(id.replica) ?? 0;
+    if (id.eventNo <= prev) {
+      out.push(
+        `(d) ${formatOpId(id)} committed after r${id.replica}#${prev}, which its replica invoked later`,
+      );
+    }
+    lastOfOrigin.set(id.replica, Math.max(prev, id.eventNo));
+  }
+  record.commits.forEach((groups, r) => {
+    for (const group of groups) {
+      const strong = group[group.length - 1]!;
+      const req = record.reqs.get(opKey(strong));
+      if (req === undefined || !req.strong || req.causalCtx === null) {
+        out.push(
+          `(d) replica ${r}: commit record ends with ${formatOpId(strong)}, which is not a strong op`,
+        );
+        continue;
+      }
+      for (const id of group.slice(0, -1)) {
+        const w = record.reqs.get(opKey(id));
+        if (w?.strong !== false)
+          out.push(
+            `(d) replica ${r}: ${formatOpId(id)} stabilized with ${formatOpId(strong)} but is not a weak op`,
+          );
+        else if (!req.causalCtx.has(id))
+          out.push(
+            `(d) replica ${r}: ${formatOpId(id)} stabilized by ${formatOpId(strong)} outside its causal context`,
+          );
+      }
+    }
+  });
+  return out;
+}
+
+/**
+ * (e) Every tentative response equals the op's result in a serial execution of the order the replica
+ * had when it executed the op (its committed prefix then its tentative ops before it).
+ */
+export function checkTentativeResponses(record: RunRecord, app: App): string[] {
+  const out: string[] = [];
+  for (let r = 0; r < record.replicas; r++) {
+    const committed = committedList(record, r);
+    const checks = record.invocations
+      .filter((inv) => inv.replica === r)
+      .flatMap((inv) =>
+        inv.responses.filter((resp) => resp.level === 'tentative').map((resp) => ({ inv, resp })),
+      )
+      .sort((a, b) => a.resp.trace!.committedBefore - b.resp.trace!.committedBefore);
+    // Walk the committed list once, cloning the state at each prefix a response was computed on.
+    const prefix = new ReferenceInterpreter(app);
+    let applied = 0;
+    for (const { inv, resp } of checks) {
+      const trace = resp.trace;
+      if (trace === undefined) {
+        out.push(`(e) ${describe(inv)}: tentative response without an order trace`);
+        continue;
+      }
+      if (trace.committedBefore > committed.length) {
+        out.push(
+          `(e) ${describe(inv)}: executed after ${trace.committedBefore} commits, replica has ${committed.length}`,
+        );
+        continue;
+      }
+      while (applied < trace.committedBefore) prefix.apply(serialOp(record, committed[applied++]!));
+      const state = prefix.clone();
+      for (const id of trace.tentativeBefore) state.apply(serialOp(record, id));
+      const self: SerialOp =
+        inv.id === null
+          ? { op: inv.op, args: inv.args, ts: 0, id: null }
+          : serialOp(record, inv.id);
+      const want = state.apply(self);
+      if (!outcomesEqual(want, resp.outcome)) {
+        out.push(
+          `(e) ${describe(inv)} tentative ${show(resp.outcome)}, serial execution of its order gives ${show(want)}`,
+        );
+      }
+    }
+  }
+  return out;
+}
+
+function longestCommitted(record: RunRecord): OpId[] {
+  let best: OpId[] = [];
+  for (let r = 0; r < record.replicas; r++) {
+    const l = committedList(record, r);
+    if (l.length > best.length) best = l;
+  }
+  return best;
+}
+
+function serialOp(record: RunRecord, id: OpId): SerialOp {
+  const req = record.reqs.get(opKey(id));
+  if (req === undefined) throw new Error(`checker: no Req recorded for ${formatOpId(id)}`);
+  return req;
+}
+
+function outcomesEqual(a: Outcome, b: Outcome): boolean {
+  if (a.ok && b.ok) return jsonEqual(a.value, b.value);
+  if (!a.ok && !b.ok) return a.error === b.error;
+  return false;
+}
+
+function describe(inv: RunRecord['invocations'][number]): string {
+  const id = inv.id === null ? 'read-only' : formatOpId(inv.id);
+  return `${inv.strong ? 'strong' : 'weak'} ${inv.op}(${JSON.stringify(inv.args)}) ${id} at replica ${inv.replica}`;
+}
+
+function show(o: Outcome): string {
+  return o.ok ? JSON.stringify(o.value) : `error "${o.error}"`;
+}
+
+function clip(s: string): string {
+  return s.length > 120 ? `${s.slice(0, 117)}...` : s;
+}

@@ -1,0 +1,101 @@
+import { runSimulation, type SimResult } from './simulation.js';
+
+/**
+ * `npm run sim -- --seeds N [--replicas R] [--seed S] [--first F] [--verbose]`
+ * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`.
+ */
+interface Options {
+  seeds: number;
+  seed: number | null;
+  first: number;
+  replicas: number;
+  verbose: boolean;
+}
+
+function parse(argv: string[]): Options {
+  const o: Options = { seeds: 100, seed: null, first: 1, replicas: 3, verbose: false };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    const value = (): number => {
+      const raw = argv[++i];
+      const v = Number(raw);
+      if (raw === undefined || !Number.isInteger(v) || v < 0)
+        fail(`${flag} needs a non-negative integer, got ${raw ?? 'nothing'}`);
+      return v;
+    };
+    switch (flag) {
+      case '--seeds':
+        o.seeds = value();
+        break;
+      case '--seed':
+        o.seed = value();
+        break;
+      case '--first':
+        o.first = value();
+        break;
+      case '--replicas':
+        o.replicas = value();
+        if (o.replicas < 1 || o.replicas > 15) fail('--replicas must be between 1 and 15');
+        break;
+      case '--verbose':
+        o.verbose = true;
+        break;
+      case '--help':
+        console.log(
+          'usage: npm run sim -- --seeds N [--replicas R] [--seed S] [--first F] [--verbose]',
+        );
+        process.exit(0);
+        break;
+      default:
+        fail(`unknown option ${flag} (try --help)`);
+    }
+  }
+  return o;
+}
+
+function fail(message: string): never {
+  console.error(`sim: ${message}`);
+  process.exit(2);
+}
+
+function report(r: SimResult, verbose: boolean): void {
+  const s = r.stats;
+  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.partitions} partitions, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated`;
+  if (verbose || !r.ok) console.log(line);
+  if (!r.ok) {
+    console.log(`  parameters: ${JSON.stringify(r.parameters)}`);
+    for (const v of r.violations.slice(0, 10)) console.log(`  ${v}`);
+    if (r.violations.length > 10) console.log(`  ... and ${r.violations.length - 10} more`);
+    console.log(`  replay: npm run sim -- --seed ${r.seed} --replicas ${r.replicas} --verbose`);
+  }
+}
+
+const opts = parse(process.argv.slice(2));
+const seeds =
+  opts.seed !== null ? [opts.seed] : Array.from({ length: opts.seeds }, (_, i) => opts.first + i);
+let passed = 0;
+let failed = 0;
+const started = Date.now();
+for (const [i, seed] of seeds.entries()) {
+  let result: SimResult;
+  try {
+    result = runSimulation({ seed, replicas: opts.replicas });
+  } catch (err) {
+    failed++;
+    console.log(
+      `seed ${seed} replicas ${opts.replicas}: CRASHED — ${(err as Error).stack ?? String(err)}`,
+    );
+    console.log(`  replay: npm run sim -- --seed ${seed} --replicas ${opts.replicas} --verbose`);
+    continue;
+  }
+  if (result.ok) passed++;
+  else failed++;
+  report(result, opts.verbose);
+  if (!opts.verbose && seeds.length >= 100 && (i + 1) % 100 === 0) {
+    console.log(
+      `... ${i + 1}/${seeds.length} seeds, ${failed} failed, ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
+  }
+}
+console.log(`sim: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,12 @@
+export {
+  runSimulation,
+  type SimConfig,
+  type SimResult,
+  type SimStats,
+  type SimParameters,
+} from './simulation.js';
+export { checkRun } from './checkers.js';
+export { ReferenceInterpreter } from './reference-interpreter.js';
+export { Prng } from './prng.js';
+export { simApp, generateOp } from './workload.js';
+export type { RunRecord, Invocation } from './run-record.js';

@@ -1,0 +1,106 @@
+import type { Prng } from './prng.js';
+
+export interface NetworkConfig {
+  /** One-way delay is uniform in [minDelayMs, maxDelayMs]; a wide range reorders messages. */
+  readonly minDelayMs: number;
+  readonly maxDelayMs: number;
+  /** Probability that one transmission is lost. */
+  readonly lossRate: number;
+  /** Probability that a message is delivered twice. */
+  readonly duplicateRate: number;
+  /** Time after which a lost or blocked transmission is tried again. */
+  readonly retransmitMs: number;
+}
+
+export interface Transmission<M> {
+  readonly from: number;
+  readonly to: number;
+  readonly msg: M;
+}
+
+/**
+ * The simulated network between hosts. Links are lossy, duplicate and reorder, and can be cut by
+ * partitions; each message is retransmitted until one copy gets through, so a message between two
+ * hosts that are (eventually) connected is (eventually) delivered: the reliable channel that Creek's
+ * reliable broadcast assumes (§3.2). Gossip with anti-entropy replaces this retransmission in the
+ * CAB issue; until then it is the simulator's model of a retransmitting link.
+ */
+export class SimNetwork<M> {
+  private readonly blocked = new Set<string>();
+  private inFlightCount = 0;
+  sent = 0;
+  delivered = 0;
+  lost = 0;
+
+  constructor(
+    private readonly prng: Prng,
+    private config: NetworkConfig,
+    /** Schedules a callback at a simulated time. */
+    private readonly schedule: (at: number, run: () => void) => void,
+    private readonly deliver: (t: Transmission<M>) => void,
+    /** The host a node runs on; partitions cut links between hosts. */
+    private readonly hostOf: (node: number) => number = (node) => node,
+  ) {}
+
+  send(now: number, from: number, to: number, msg: M): void {
+    this.sent++;
+    this.inFlightCount++;
+    this.attempt(now, { from, to, msg }, true);
+  }
+
+  private attempt(now: number, t: Transmission<M>, first: boolean): void {
+    const from = this.hostOf(t.from);
+    const to = this.hostOf(t.to);
+    if (from === to) {
+      this.schedule(now, () => this.arrive(t));
+      return;
+    }
+    if (this.blocked.has(`${from}>${to}`) || this.prng.chance(this.config.lossRate)) {
+      this.lost++;
+      this.schedule(now + this.config.retransmitMs, () =>
+        this.attempt(now + this.config.retransmitMs, t, false),
+      );
+      return;
+    }
+    const delay = this.prng.float(this.config.minDelayMs, this.config.maxDelayMs);
+    this.schedule(now + delay, () => this.arrive(t));
+    if (first && this.prng.chance(this.config.duplicateRate)) {
+      const again = this.prng.float(this.config.minDelayMs, this.config.maxDelayMs * 2);
+      this.schedule(now + again, () => this.deliver(t));
+    }
+  }
+
+  private arrive(t: Transmission<M>): void {
+    this.inFlightCount--;
+    this.delivered++;
+    this.deliver(t);
+  }
+
+  /** Cuts every link between hosts of different groups, both ways. */
+  partition(groups: readonly (readonly number[])[]): void {
+    this.blocked.clear();
+    for (const a of groups) {
+      for (const b of groups) {
+        if (a === b) continue;
+        for (const x of a) for (const y of b) this.blocked.add(`${x}>${y}`);
+      }
+    }
+  }
+
+  heal(): void {
+    this.blocked.clear();
+  }
+
+  setConfig(config: NetworkConfig): void {
+    this.config = config;
+  }
+
+  isPartitioned(): boolean {
+    return this.blocked.size > 0;
+  }
+
+  /** Messages sent and not yet delivered (duplicates aside). */
+  inFlight(): number {
+    return this.inFlightCount;
+  }
+}

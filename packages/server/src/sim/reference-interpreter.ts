@@ -1,0 +1,70 @@
+import type { App, Tx } from '../core/app.js';
+import { hlcToMillis } from '../core/hlc.js';
+import { canonicalJson, toFrozenJson, type JsonValue } from '../core/json.js';
+import type { OpId } from '../core/op-id.js';
+import { opRandom } from '../core/seeded-random.js';
+import type { Outcome } from '../core/types.js';
+
+export interface SerialOp {
+  readonly op: string;
+  readonly args: JsonValue;
+  readonly ts: number;
+  readonly id: OpId | null;
+}
+
+/**
+ * The checkers' reference: a deliberately simple serial interpreter with no versions, no rollbacks
+ * and no reordering — one map, ops applied one after another. Whatever the replica computes through
+ * its multiversion machinery must equal what this computes for the same order.
+ */
+export class ReferenceInterpreter {
+  private data: Map<string, JsonValue>;
+
+  constructor(
+    private readonly app: App,
+    data?: Map<string, JsonValue>,
+  ) {
+    this.data = data ?? new Map();
+  }
+
+  clone(): ReferenceInterpreter {
+    return new ReferenceInterpreter(this.app, new Map(this.data));
+  }
+
+  apply(o: SerialOp): Outcome {
+    const def = this.app.lookup(o.op);
+    if (def === undefined) return { ok: false, error: `unknown operation '${o.op}'` };
+    const pending = new Map<string, JsonValue | undefined>();
+    let rand: (() => number) | null = null;
+    const tx: Tx = {
+      get: (key) => (pending.has(key) ? pending.get(key) : this.data.get(key)),
+      put: (key, value) => void pending.set(key, toFrozenJson(value)),
+      delete: (key) => void pending.set(key, undefined),
+      scan: (prefix) => {
+        const merged = new Map<string, JsonValue | undefined>();
+        for (const [k, v] of this.data) if (k.startsWith(prefix)) merged.set(k, v);
+        for (const [k, v] of pending) if (k.startsWith(prefix)) merged.set(k, v);
+        return [...merged]
+          .filter((e): e is [string, JsonValue] => e[1] !== undefined)
+          .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      },
+      now: () => hlcToMillis(o.ts),
+      random: () => (rand ??= opRandom(o.id, o.ts))(),
+    };
+    try {
+      const value: unknown = def.run(tx, o.args);
+      const result = toFrozenJson(value === undefined ? null : value);
+      for (const [k, v] of pending) {
+        if (v === undefined) this.data.delete(k);
+        else this.data.set(k, v);
+      }
+      return { ok: true, value: result };
+    } catch (err) {
+      return { ok: false, error: err instanceof Error ? err.message || err.name : String(err) };
+    }
+  }
+
+  digest(): string {
+    return canonicalJson(Object.fromEntries([...this.data].sort((a, b) => (a[0] < b[0] ? -1 : 1))));
+  }
+}

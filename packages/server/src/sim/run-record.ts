@@ -1,0 +1,45 @@
+import type { JsonValue } from '../core/json.js';
+import type { OpId } from '../core/op-id.js';
+import type { OrderTrace, Outcome, Req, ResponseLevel } from '../core/types.js';
+
+/** Everything the checkers look at after a run. */
+export interface RunRecord {
+  readonly replicas: number;
+  /** Every Req that was ever RB-cast, by op key. */
+  readonly reqs: Map<string, Req>;
+  /** Per replica: the commit records it asked to make durable, in order. */
+  readonly commits: OpId[][][];
+  readonly invocations: Invocation[];
+  /** Per replica, at the end of the run. */
+  readonly finals: FinalReplicaState[];
+}
+
+export interface Invocation {
+  readonly replica: number;
+  readonly tag: number;
+  readonly op: string;
+  readonly args: JsonValue;
+  readonly strong: boolean;
+  /** Simulated time of the invocation and of each response. */
+  readonly invokedAt: number;
+  id: OpId | null;
+  readonly responses: RecordedResponse[];
+}
+
+export interface RecordedResponse {
+  readonly at: number;
+  readonly level: ResponseLevel;
+  readonly outcome: Outcome;
+  readonly trace?: OrderTrace;
+}
+
+export interface FinalReplicaState {
+  readonly digest: string;
+  readonly tentative: number;
+  readonly unvalidated: number;
+}
+
+/** The committed list of a replica: its commit records concatenated. */
+export function committedList(record: RunRecord, replica: number): OpId[] {
+  return record.commits[replica]!.flat();
+}

@@ -6,41 +6,55 @@
 export type JsonValue =
   null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-/** Returns a deep-frozen copy of `value`, or throws a TypeError naming the path that is not JSON. */
+/**
+ * Returns `value` as deep-frozen JSON, or throws a TypeError naming the path that is not JSON.
+ * A value this function produced before (one read from the store, say) is returned as it is; anything
+ * else is copied and frozen. As in JSON.stringify, `undefined` object fields are dropped and
+ * `undefined` array elements (and holes) become null.
+ */
 export function toFrozenJson(value: unknown, path = 'value'): JsonValue {
+  if (typeof value !== 'object' || value === null) return checkPrimitive(value, path);
+  if (Object.prototype.hasOwnProperty.call(value, PRODUCED)) return value as JsonValue;
+  if (Array.isArray(value)) {
+    const out: JsonValue[] = new Array<JsonValue>(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      out[i] = v === undefined ? null : toFrozenJson(v, `${path}[${i}]`);
+    }
+    return seal(out);
+  }
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null)
+    throw new TypeError(`${path} is not a plain object`);
+  const out: { [key: string]: JsonValue } = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (v === undefined) continue;
+    const frozen = toFrozenJson(v, `${path}.${k}`);
+    // `__proto__` must become an own property, not the prototype.
+    if (k === '__proto__') Object.defineProperty(out, k, { value: frozen, enumerable: true });
+    else out[k] = frozen;
+  }
+  return seal(out);
+}
+
+/**
+ * Marks values this module built (non-enumerable, so invisible to JSON and to copies), so they are
+ * never copied twice. A brand rather than a WeakSet: a WeakSet of every stored value burdens the GC.
+ */
+const PRODUCED = Symbol('creek.frozenJson');
+
+function seal<T extends object>(v: T): T {
+  Object.defineProperty(v, PRODUCED, { value: true });
+  return Object.freeze(v);
+}
+
+function checkPrimitive(value: unknown, path: string): JsonValue {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new TypeError(`${path} is not a finite number`);
     return value;
   }
-  if (Array.isArray(value)) {
-    if (Object.isFrozen(value) && producedHere.has(value)) return value as JsonValue;
-    const out = value.map((v, i) => toFrozenJson(v, `${path}[${i}]`));
-    return markFrozen(out);
-  }
-  if (typeof value === 'object') {
-    if (Object.isFrozen(value) && producedHere.has(value)) return value as JsonValue;
-    const proto = Object.getPrototypeOf(value) as unknown;
-    if (proto !== Object.prototype && proto !== null) {
-      throw new TypeError(`${path} is not a plain object`);
-    }
-    const out: { [key: string]: JsonValue } = {};
-    for (const [k, v] of Object.entries(value)) {
-      if (v === undefined) continue; // as JSON.stringify does
-      out[k] = toFrozenJson(v, `${path}.${k}`);
-    }
-    return markFrozen(out);
-  }
   throw new TypeError(`${path} is not JSON (${typeof value})`);
-}
-
-// Values this module produced are already checked and frozen: passing them back (an op writing a
-// value it read) costs nothing.
-const producedHere = new WeakSet<object>();
-function markFrozen<T extends object>(v: T): T {
-  Object.freeze(v);
-  producedHere.add(v);
-  return v;
 }
 
 /** Structural equality of JSON values (object key order does not matter). */

@@ -17,39 +17,7 @@ export function runOperation(def: AnyOpDefinition | undefined, job: ExecutionJob
       outcome: { ok: false, error: `unknown operation '${job.op}'` },
     };
   }
-  const writes = new Map<string, JsonValue | undefined>();
-  let random: (() => number) | null = null;
-  const readOnly = def.readOnly === true;
-  const tx: Tx = {
-    get(key) {
-      checkKey(key);
-      return writes.has(key) ? writes.get(key) : job.snapshot.get(key);
-    },
-    put(key, value) {
-      checkKey(key);
-      if (readOnly) throw new Error(`operation '${job.op}' is read-only and cannot put '${key}'`);
-      writes.set(key, toFrozenJson(value, `value of '${key}'`));
-    },
-    delete(key) {
-      checkKey(key);
-      if (readOnly)
-        throw new Error(`operation '${job.op}' is read-only and cannot delete '${key}'`);
-      writes.set(key, undefined);
-    },
-    scan(prefix) {
-      if (typeof prefix !== 'string') throw new TypeError('scan prefix must be a string');
-      const merged = new Map<string, JsonValue | undefined>(job.snapshot.scan(prefix));
-      for (const [k, v] of writes) if (k.startsWith(prefix)) merged.set(k, v);
-      const out: Array<[string, JsonValue]> = [];
-      for (const [k, v] of merged) if (v !== undefined) out.push([k, v]);
-      return out.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
-    },
-    now: () => hlcToMillis(job.ts),
-    random() {
-      random ??= opRandom(job.id, job.ts);
-      return random();
-    },
-  };
+  const tx = new OpTx(job, def.readOnly === true);
   let outcome: Outcome;
   try {
     const value: unknown = def.run(tx, job.args);
@@ -59,8 +27,59 @@ export function runOperation(def: AnyOpDefinition | undefined, job: ExecutionJob
   } catch (err) {
     return { jobId: job.jobId, writes: [], outcome: { ok: false, error: errorMessage(err) } };
   }
-  const list: Write[] = [...writes];
-  return { jobId: job.jobId, writes: list, outcome };
+  return { jobId: job.jobId, writes: tx.writeList(), outcome };
+}
+
+/** The `Tx` an op sees: snapshot reads overlaid with its own buffered writes. */
+class OpTx implements Tx {
+  private readonly writes = new Map<string, JsonValue | undefined>();
+  private rand: (() => number) | null = null;
+
+  constructor(
+    private readonly job: ExecutionJob,
+    private readonly readOnly: boolean,
+  ) {}
+
+  get(key: string): JsonValue | undefined {
+    checkKey(key);
+    return this.writes.has(key) ? this.writes.get(key) : this.job.snapshot.get(key);
+  }
+
+  put(key: string, value: JsonValue): void {
+    checkKey(key);
+    if (this.readOnly)
+      throw new Error(`operation '${this.job.op}' is read-only and cannot put '${key}'`);
+    this.writes.set(key, toFrozenJson(value, `value of '${key}'`));
+  }
+
+  delete(key: string): void {
+    checkKey(key);
+    if (this.readOnly)
+      throw new Error(`operation '${this.job.op}' is read-only and cannot delete '${key}'`);
+    this.writes.set(key, undefined);
+  }
+
+  scan(prefix: string): Array<[string, JsonValue]> {
+    if (typeof prefix !== 'string') throw new TypeError('scan prefix must be a string');
+    const merged = new Map<string, JsonValue | undefined>(this.job.snapshot.scan(prefix));
+    for (const [k, v] of this.writes) if (k.startsWith(prefix)) merged.set(k, v);
+    const out: Array<[string, JsonValue]> = [];
+    for (const [k, v] of merged) if (v !== undefined) out.push([k, v]);
+    return out.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+  }
+
+  now(): number {
+    return hlcToMillis(this.job.ts);
+  }
+
+  random(): number {
+    this.rand ??= opRandom(this.job.id, this.job.ts);
+    return this.rand();
+  }
+
+  writeList(): Write[] {
+    return [...this.writes];
+  }
 }
 
 function checkKey(key: unknown): void {

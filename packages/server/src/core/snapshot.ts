@@ -10,7 +10,6 @@ import type { VersionStore } from './version-store.js';
  */
 export class RecordingSnapshot implements SnapshotReader {
   readonly reads: ReadRecord[] = [];
-  private readonly seen = new Map<string, JsonValue | undefined>();
 
   constructor(
     private readonly store: VersionStore,
@@ -18,12 +17,16 @@ export class RecordingSnapshot implements SnapshotReader {
   ) {}
 
   get(key: string): JsonValue | undefined {
-    if (this.seen.has(key)) return this.seen.get(key);
+    // Ops read few keys: a linear look-up beats a map per execution.
+    const reads = this.reads;
+    for (let i = 0; i < reads.length; i++) {
+      const r = reads[i]!;
+      if (r.kind === 'key' && r.key === key)
+        return r.version === null ? undefined : r.version.value;
+    }
     const version = this.store.visible(key, this.reader);
-    this.reads.push({ kind: 'key', key, version });
-    const value = version === null ? undefined : version.value;
-    this.seen.set(key, value);
-    return value;
+    reads.push({ kind: 'key', key, version });
+    return version === null ? undefined : version.value;
   }
 
   scan(prefix: string): ReadonlyArray<readonly [string, JsonValue]> {

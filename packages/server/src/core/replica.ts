@@ -8,7 +8,16 @@ import { canonicalJson, jsonEqual, toFrozenJson, type JsonValue } from './json.j
 import { ReplicaMetrics } from './metrics.js';
 import { opKey, formatOpId, type OpId } from './op-id.js';
 import { RecordingSnapshot } from './snapshot.js';
-import type { ExecutionResult, OrderTrace, Outcome, Output, Req, ResponseLevel } from './types.js';
+import { compareReq } from './types.js';
+import type {
+  DurableRecord,
+  ExecutionResult,
+  OrderTrace,
+  Outcome,
+  Output,
+  Req,
+  ResponseLevel,
+} from './types.js';
 import { VersionStore } from './version-store.js';
 
 export interface ReplicaOptions {
@@ -94,6 +103,77 @@ export class Replica {
     this.traceOrder = options.traceOrder ?? false;
   }
 
+  /**
+   * Rebuilds a replica after a crash from the records it had made durable: the Reqs it received or
+   * issued and its commit records. Volatile state (executions, versions, waiting clients) is
+   * recomputed: committed ops are re-executed in their committed order, the rest re-ordered by
+   * timestamp. The returned outputs re-cast this replica's own strong ops that are not committed yet
+   * (in their order), since the CAB may never have received them, and re-gossip its own tentative
+   * Reqs, since their first broadcast may never have left.
+   */
+  static recover(
+    options: ReplicaOptions,
+    records: readonly DurableRecord[],
+    nowMs: number,
+  ): { replica: Replica; outputs: Output[] } {
+    const r = new Replica(options);
+    r.advanceTime(nowMs);
+    const reqs = new Map<string, Req>();
+    const commits: OpId[][] = [];
+    for (const rec of records) {
+      if (rec.kind === 'req') reqs.set(opKey(rec.req.id), rec.req);
+      else commits.push([...rec.ids]);
+    }
+    const ownStrong: number[] = [];
+    for (const req of reqs.values()) {
+      r.clock.observe(req.ts);
+      if (req.id.replica === r.id) {
+        r.eventNo = Math.max(r.eventNo, req.id.eventNo);
+        if (req.strong) ownStrong.push(req.id.eventNo);
+      }
+      if (!req.strong) r.known.add(req.id);
+    }
+    ownStrong.sort((a, b) => a - b);
+    r.lastStrongEventNo = ownStrong[ownStrong.length - 1] ?? 0;
+    const committed = new Set<string>();
+    for (const group of commits) {
+      for (const id of group) {
+        const key = opKey(id);
+        const req = reqs.get(key);
+        if (req === undefined)
+          throw new Error(
+            `recovery: commit record names ${formatOpId(id)}, whose Req is not on disk`,
+          );
+        const e = new Entry(req, null, nowMs);
+        e.commitSeq = r.committedCount++;
+        r.order.push(e);
+        r.live.set(key, e);
+        committed.add(key);
+        if (req.strong) r.known.add(id);
+      }
+    }
+    r.committedEnd = r.order.length;
+    const tentative = [...reqs.values()]
+      .filter((q) => !committed.has(opKey(q.id)))
+      .sort(compareReq);
+    for (const req of tentative) {
+      const e = new Entry(req, null, nowMs);
+      r.order.push(e);
+      r.live.set(opKey(req.id), e);
+      if (req.id.replica === r.id) {
+        r.out.push({ type: 'rbCast', req });
+        if (req.strong) {
+          const i = ownStrong.indexOf(req.id.eventNo);
+          r.out.push({ type: 'cabCast', id: req.id, prevStrong: i > 0 ? ownStrong[i - 1]! : 0 });
+          if (req.op === NOOP_OP) r.noopPending = opKey(req.id);
+        }
+      }
+    }
+    r.lastCommitAt = nowMs;
+    r.pump();
+    return { replica: r, outputs: r.flush() };
+  }
+
   // ---------------------------------------------------------------- inputs
 
   /** The replica's physical clock advanced. Issues a strong no-op when tentative work is stuck. */
@@ -174,6 +254,26 @@ export class Replica {
     return this.known.includes(e.req.causalCtx);
   }
 
+  /**
+   * What this replica still lacks before `checkDep(id)` can hold: the Req itself, or the ops of its
+   * causal context (at most `limit`). The driver asks gossip for them ("no loss", Creek §5).
+   */
+  missingDeps(id: OpId, limit = 256): OpId[] {
+    const e = this.live.get(opKey(id));
+    if (e === undefined) return this.known.has(id) ? [] : [id];
+    const ctx = e.req.causalCtx;
+    if (ctx === null) return [];
+    const out: OpId[] = [];
+    for (const [replica, ids] of Object.entries(ctx.toJSON())) {
+      const base = ids[0] ?? 0;
+      for (let n = this.known.base(Number(replica)) + 1; n <= base && out.length < limit; n++) {
+        const x = { replica: Number(replica), eventNo: n };
+        if (!this.known.has(x) && !this.live.has(opKey(x))) out.push(x);
+      }
+    }
+    return out;
+  }
+
   /** Algorithm 1 line 32: CAB delivered a strong op's id (only ever when `checkDep(id)` holds). */
   deliverStrong(id: OpId): Output[] {
     const e = this.live.get(opKey(id));
@@ -236,13 +336,15 @@ export class Replica {
 
   /** Lines 16-25 after the Req is built. */
   private admit(req: Req, tag: number | null): void {
+    // The Req is durable before anything about it leaves the replica: a crash must not lose an op
+    // that others know of, or its id would be reused.
+    this.out.push({ type: 'persist', record: { kind: 'req', req } });
     if (req.strong) {
       this.out.push({ type: 'cabCast', id: req.id, prevStrong: this.lastStrongEventNo });
       this.lastStrongEventNo = req.id.eventNo;
     } else {
       this.known.add(req.id);
     }
-    this.out.push({ type: 'persist', record: { kind: 'req', req } });
     this.out.push({ type: 'rbCast', req });
     const local =
       tag === null ? null : { tag, first: null, firstWasTentative: false, lastTentative: null };

@@ -1,0 +1,312 @@
+/**
+ * Creek's reliable broadcast of Reqs (Creek §3.2: validity, integrity, agreement) over links that
+ * lose, duplicate and reorder messages and may be partitioned for a while, plus the fetch of a Req
+ * that CAB decided but this replica lacks (Creek §5, the "no loss" requirement on RB-deliver).
+ *
+ * A pure, deterministic state machine (DESIGN.md, "the central rule"): one per replica, fed with
+ * `cast`, `receive`, `tick(now)` and `want`, answering with outputs (`send`, `deliver`). No timers,
+ * clocks, randomness or I/O; the simulator and the runtime drive it.
+ *
+ * - Eager push: `cast` sends the new Req to every other replica at once (validity, low latency).
+ * - Integrity: the ids seen are a dotted version vector; a Req is delivered only the first time its
+ *   id is seen, so duplicates and repairs are harmless, and the seen-set stays as small as the gaps
+ *   in delivery (contiguous prefix per origin plus out-of-order dots), not one entry per Req.
+ * - Agreement: anti-entropy. Every `antiEntropyIntervalMs` a replica sends the DVV of what it has
+ *   seen; a receiver answers with the Reqs the sender lacks (bounded per reply, so a long outage
+ *   heals over several rounds). Because every replica keeps every Req until all peers are known to
+ *   have it (`prune`), any Req one correct replica delivered is eventually offered to all others once
+ *   the links carry messages again. Delivered Reqs are not re-pushed by receivers: with n = 3..7 and
+ *   a short interval, anti-entropy repairs a lost push within about one interval plus a round trip,
+ *   and eager relaying would multiply the steady-state traffic by n - 1.
+ * - `want`: pull specific Reqs from every peer, re-asked each anti-entropy round until they arrive.
+ */
+import { DottedVersionVector } from '../core/dvv.js';
+import { opKey, type OpId } from '../core/op-id.js';
+import type { Req } from '../core/types.js';
+import type { GossipMessage, GossipOutput } from './messages.js';
+import { ReqStore } from './req-store.js';
+
+export interface GossipOptions {
+  /** This replica's id. */
+  readonly self: number;
+  /** Every replica id of the cluster, `self` included. Messages from other senders are ignored. */
+  readonly peers: readonly number[];
+  /** Time between anti-entropy rounds (summary sends and re-sent pulls). Default 50. */
+  readonly antiEntropyIntervalMs?: number;
+  /**
+   * How many peers get this replica's summary each round, chosen round-robin. Default: all other
+   * peers. A summary is O(origins + dots) numbers, so for Creek's clusters (n = 3..7) sending it to
+   * everyone each round costs little and heals a partition within about one round plus a round trip
+   * after the links come back, instead of up to n - 1 rounds for one peer per round. With a smaller
+   * fanout, a replica that receives a summary and lacks something the sender has answers with its
+   * own summary too (push-pull), so every contact repairs both directions.
+   */
+  readonly fanout?: number;
+  /** Most Reqs sent in one anti-entropy or pull answer. Default 256. */
+  readonly maxReqsPerReply?: number;
+}
+
+export interface GossipStats {
+  /** Reqs kept to serve peers (until `prune` drops them). */
+  readonly heldReqs: number;
+  /** Dots in the seen-set: ids known above the contiguous per-origin prefixes. */
+  readonly dots: number;
+  /** Ids asked for with `want` that have not arrived yet. */
+  readonly wanted: number;
+}
+
+export const DEFAULT_ANTI_ENTROPY_INTERVAL_MS = 50;
+export const DEFAULT_MAX_REQS_PER_REPLY = 256;
+
+export class Gossip {
+  readonly self: number;
+  /** The other replicas, ascending. */
+  readonly others: readonly number[];
+  readonly antiEntropyIntervalMs: number;
+  readonly fanout: number;
+  readonly maxReqsPerReply: number;
+  private readonly pushPull: boolean;
+
+  /** Every Req id this replica has (cast, delivered or recovered). */
+  private readonly seen = new DottedVersionVector();
+  /** The Reqs kept to serve peers. */
+  private readonly store = new ReqStore();
+  /**
+   * What each peer is known to have: its latest summary, plus the Reqs it sent us since. A newer
+   * summary replaces the old knowledge rather than merging with it, so a peer that restarted with
+   * fewer Reqs than it once reported is no longer counted as having them.
+   */
+  private readonly peerSeen = new Map<number, DottedVersionVector>();
+  /** Ids asked for with `want`, in the order asked, until they arrive. */
+  private readonly wanted = new Map<string, OpId>();
+  private lastRoundAt: number | null = null;
+  /** Index into `others` of the next summary target when fanout < others.length. */
+  private nextTarget: number;
+
+  constructor(options: GossipOptions) {
+    const { self, peers } = options;
+    if (!Number.isInteger(self)) throw new Error(`gossip: self must be an integer, got ${self}`);
+    const unique = new Set(peers);
+    if (unique.size !== peers.length) throw new Error('gossip: peers must be distinct');
+    if (!unique.has(self)) throw new Error(`gossip: peers must include self (${self})`);
+    for (const p of peers)
+      if (!Number.isInteger(p)) throw new Error(`gossip: peer ids must be integers, got ${p}`);
+    const interval = options.antiEntropyIntervalMs ?? DEFAULT_ANTI_ENTROPY_INTERVAL_MS;
+    if (!(interval > 0)) throw new Error('gossip: antiEntropyIntervalMs must be positive');
+    const maxReqs = options.maxReqsPerReply ?? DEFAULT_MAX_REQS_PER_REPLY;
+    if (!Number.isInteger(maxReqs) || maxReqs < 1)
+      throw new Error('gossip: maxReqsPerReply must be a positive integer');
+
+    this.self = self;
+    this.others = peers.filter((p) => p !== self).sort((a, b) => a - b);
+    this.antiEntropyIntervalMs = interval;
+    if (options.fanout !== undefined && !(Number.isInteger(options.fanout) && options.fanout >= 1))
+      throw new Error('gossip: fanout must be a positive integer');
+    this.fanout = Math.min(options.fanout ?? this.others.length, this.others.length);
+    this.maxReqsPerReply = maxReqs;
+    this.pushPull = this.fanout < this.others.length;
+    // Start the round-robin just after self on the ring, so replicas do not all pick the same peer.
+    const after = this.others.findIndex((p) => p > self);
+    this.nextTarget = after < 0 ? 0 : after;
+  }
+
+  /**
+   * Rebuilds after a restart from the Reqs the replica kept durably: they count as seen (never
+   * delivered again by this object) and are kept to serve peers. Delivers nothing. Call it before
+   * feeding any other input; the first `tick` then starts anti-entropy, which fetches the rest.
+   */
+  recover(reqs: Iterable<Req>): void {
+    for (const req of reqs) this.remember(req);
+  }
+
+  /**
+   * RB-cast of a Req this replica created (or recovered and is re-broadcasting): pushes it to every
+   * other replica. It counts as delivered here, so no `deliver` output is made for it.
+   */
+  cast(req: Req): GossipOutput[] {
+    this.remember(req);
+    return this.others.map((to) => send(to, { kind: 'push', reqs: [req] }));
+  }
+
+  /** A message from peer `from`. Messages from ids outside `peers` (or from self) are ignored. */
+  receive(from: number, msg: GossipMessage): GossipOutput[] {
+    if (from === this.self || !this.others.includes(from)) return [];
+    switch (msg.kind) {
+      case 'push':
+        return this.onPush(from, msg.reqs);
+      case 'summary':
+        return this.onSummary(from, msg.seen, msg.reply);
+      case 'pull':
+        return this.onPull(from, msg.ids);
+      default:
+        return [];
+    }
+  }
+
+  /**
+   * Time passes. At most once per `antiEntropyIntervalMs` (and on the first call), sends this
+   * replica's summary to `fanout` peers and asks every peer again for ids still wanted (at most
+   * maxReqsPerReply per round, rotating through them).
+   */
+  tick(nowMs: number): GossipOutput[] {
+    if (this.lastRoundAt !== null && nowMs - this.lastRoundAt < this.antiEntropyIntervalMs)
+      return [];
+    this.lastRoundAt = nowMs;
+    const out: GossipOutput[] = [];
+    const seen = this.seen.toJSON();
+    for (const to of this.summaryTargets())
+      out.push(send(to, { kind: 'summary', seen, reply: false }));
+    if (this.wanted.size > 0) out.push(...this.pulls(this.rotateWanted()));
+    return out;
+  }
+
+  /**
+   * The replica needs these Reqs (CAB decided a strong op whose Req, or a Req of its causal context,
+   * has not arrived: Creek §5 "no loss"). Ids already seen are skipped; the rest are pulled from
+   * every peer now and again each anti-entropy round until they are delivered.
+   */
+  want(ids: Iterable<OpId>): GossipOutput[] {
+    const ask: OpId[] = [];
+    const asked = new Set<string>();
+    for (const id of ids) {
+      const key = opKey(id);
+      if (this.seen.has(id) || asked.has(key)) continue;
+      asked.add(key);
+      if (!this.wanted.has(key)) this.wanted.set(key, { replica: id.replica, eventNo: id.eventNo });
+      ask.push(id);
+    }
+    return this.pulls(ask);
+  }
+
+  /**
+   * Drops held Reqs that are in `stable` and that every other replica is known to have (from its
+   * summaries and the Reqs it sent). Returns how many were dropped. Dropped ids stay in the seen-set,
+   * so they are never delivered again. `stable` should only contain ids no replica can lose any more
+   * (e.g. durable at every replica and committed), because a replica that restarts without a Req it
+   * once reported could then not get it back from anyone.
+   */
+  prune(stable: DottedVersionVector): number {
+    return this.store.removeWhere(
+      (req) =>
+        stable.has(req.id) && this.others.every((p) => this.peerSeen.get(p)?.has(req.id) === true),
+    );
+  }
+
+  /** True once this replica has the Req with this id (cast, delivered or recovered). */
+  has(id: OpId): boolean {
+    return this.seen.has(id);
+  }
+
+  /** A copy of the seen-set. */
+  seenSet(): DottedVersionVector {
+    return this.seen.clone();
+  }
+
+  /** The held Req with this id, if it is still kept. */
+  held(id: OpId): Req | undefined {
+    return this.store.get(id);
+  }
+
+  stats(): GossipStats {
+    return { heldReqs: this.store.size, dots: this.seen.dotCount(), wanted: this.wanted.size };
+  }
+
+  // ---------------------------------------------------------------- handlers
+
+  private onPush(from: number, reqs: readonly Req[]): GossipOutput[] {
+    const out: GossipOutput[] = [];
+    const theirs = this.knowledgeOf(from);
+    for (const req of reqs) {
+      theirs.add(req.id);
+      if (this.seen.has(req.id)) continue;
+      this.remember(req);
+      out.push({ type: 'deliver', req });
+    }
+    return out;
+  }
+
+  private onSummary(
+    from: number,
+    seenJson: Readonly<Record<string, readonly number[]>>,
+    isReply: boolean,
+  ): GossipOutput[] {
+    const theirs = DottedVersionVector.fromJSON(seenJson);
+    this.peerSeen.set(from, theirs);
+    const out: GossipOutput[] = [];
+    const missing = this.store.missingFrom(theirs, this.maxReqsPerReply);
+    if (missing.length > 0) out.push(send(from, { kind: 'push', reqs: missing }));
+    // Push-pull: with fanout = all, our own next round reaches `from` anyway; otherwise tell it now
+    // what we have, so it sends what we lack. Never in answer to a reply (no summary ping-pong).
+    if (this.pushPull && !isReply && !this.seen.includes(theirs))
+      out.push(send(from, { kind: 'summary', seen: this.seen.toJSON(), reply: true }));
+    return out;
+  }
+
+  private onPull(from: number, ids: readonly OpId[]): GossipOutput[] {
+    const reqs: Req[] = [];
+    for (const id of ids) {
+      if (reqs.length >= this.maxReqsPerReply) break;
+      const req = this.store.get(id);
+      if (req !== undefined) reqs.push(req);
+    }
+    return reqs.length > 0 ? [send(from, { kind: 'push', reqs })] : [];
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private remember(req: Req): void {
+    if (!this.seen.has(req.id)) {
+      this.seen.add(req.id);
+      this.store.add(req);
+    }
+    this.wanted.delete(opKey(req.id));
+  }
+
+  private knowledgeOf(peer: number): DottedVersionVector {
+    let v = this.peerSeen.get(peer);
+    if (v === undefined) {
+      v = new DottedVersionVector();
+      this.peerSeen.set(peer, v);
+    }
+    return v;
+  }
+
+  private summaryTargets(): number[] {
+    const n = this.others.length;
+    if (this.fanout >= n) return [...this.others];
+    const targets: number[] = [];
+    for (let i = 0; i < this.fanout; i++) targets.push(this.others[(this.nextTarget + i) % n]!);
+    this.nextTarget = (this.nextTarget + this.fanout) % n;
+    return targets;
+  }
+
+  /**
+   * The wanted ids to ask again this round: at most maxReqsPerReply, oldest first, and those asked
+   * move to the back, so per-round traffic stays bounded and an id nobody answers cannot starve the
+   * others.
+   */
+  private rotateWanted(): OpId[] {
+    const ask: OpId[] = [];
+    for (const [key, id] of this.wanted) {
+      if (ask.length >= this.maxReqsPerReply) break;
+      ask.push(id);
+      this.wanted.delete(key);
+    }
+    for (const id of ask) this.wanted.set(opKey(id), id);
+    return ask;
+  }
+
+  /** Pull messages for `ids` to every other replica, in chunks of at most maxReqsPerReply ids. */
+  private pulls(ids: readonly OpId[]): GossipOutput[] {
+    const out: GossipOutput[] = [];
+    for (let i = 0; i < ids.length; i += this.maxReqsPerReply) {
+      const chunk = ids.slice(i, i + this.maxReqsPerReply);
+      for (const to of this.others) out.push(send(to, { kind: 'pull', ids: chunk }));
+    }
+    return out;
+  }
+}
+
+function send(to: number, msg: GossipMessage): GossipOutput {
+  return { type: 'send', to, msg };
+}

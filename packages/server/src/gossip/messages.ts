@@ -1,0 +1,37 @@
+/**
+ * Gossip wire messages and state-machine outputs: plain data only (apart from the Reqs they carry,
+ * which the simulator passes by reference and the runtime serializes). Part of Creek's reliable
+ * broadcast (Creek §3.2) and of the "no loss" fetch of Reqs that CAB needs (Creek §5).
+ */
+import type { OpId } from '../core/op-id.js';
+import type { Req } from '../core/types.js';
+
+/** A set of Req ids as `DottedVersionVector.toJSON()` writes it: `{ [origin]: [base, ...dots] }`. */
+export type SeenJson = Readonly<Record<string, readonly number[]>>;
+
+export type GossipMessage =
+  /**
+   * Reqs the receiver may lack: the eager push of a freshly cast Req (one Req), an anti-entropy repair
+   * (at most `maxReqsPerReply` Reqs), or the answer to a pull.
+   */
+  | { readonly kind: 'push'; readonly reqs: readonly Req[] }
+  /**
+   * Anti-entropy: every Req id the sender has seen. The receiver answers with Reqs the sender lacks.
+   * `reply` marks a push-pull answer to another summary; a reply summary is never answered with a
+   * summary, so two replicas cannot ping-pong summaries.
+   */
+  | { readonly kind: 'summary'; readonly seen: SeenJson; readonly reply: boolean }
+  /** The sender needs these Reqs (`Gossip.want`); a receiver that holds any of them pushes them. */
+  | { readonly kind: 'pull'; readonly ids: readonly OpId[] };
+
+export type GossipOutput =
+  | { readonly type: 'send'; readonly to: number; readonly msg: GossipMessage }
+  /** RB-deliver: hand the Req to the replica (`Replica.deliverReq`). Once per Req id per Gossip. */
+  | { readonly type: 'deliver'; readonly req: Req };
+
+/** Number of dots (ids above the contiguous prefixes) in a summary; 0 when delivery was in order. */
+export function seenDots(seen: SeenJson): number {
+  let n = 0;
+  for (const entry of Object.values(seen)) n += Math.max(0, entry.length - 1);
+  return n;
+}

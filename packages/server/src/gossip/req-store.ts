@@ -1,0 +1,115 @@
+/**
+ * The Reqs a gossip node keeps so it can serve peers: anti-entropy repairs (Creek §3.2, agreement of
+ * reliable broadcast) and pulls of Reqs that CAB decided but a replica lacks (Creek §5, "no loss").
+ * Indexed per origin replica with the event numbers kept sorted, so "what a peer lacks" is found by
+ * starting just above the peer's contiguous prefix instead of scanning everything.
+ */
+import type { DottedVersionVector } from '../core/dvv.js';
+import type { OpId } from '../core/op-id.js';
+import type { Req } from '../core/types.js';
+
+interface OriginReqs {
+  /** Event numbers held, ascending. */
+  nos: number[];
+  reqs: Map<number, Req>;
+}
+
+export class ReqStore {
+  private readonly byOrigin = new Map<number, OriginReqs>();
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  has(id: OpId): boolean {
+    return this.byOrigin.get(id.replica)?.reqs.has(id.eventNo) ?? false;
+  }
+
+  get(id: OpId): Req | undefined {
+    return this.byOrigin.get(id.replica)?.reqs.get(id.eventNo);
+  }
+
+  /** Keeps `req`; false if a Req with its id is already held (the first one is kept). */
+  add(req: Req): boolean {
+    const { replica, eventNo } = req.id;
+    let o = this.byOrigin.get(replica);
+    if (o === undefined) {
+      o = { nos: [], reqs: new Map() };
+      this.byOrigin.set(replica, o);
+    }
+    if (o.reqs.has(eventNo)) return false;
+    o.reqs.set(eventNo, req);
+    const nos = o.nos;
+    // Reqs of one origin mostly arrive in order: appending is the common case.
+    if (nos.length === 0 || nos[nos.length - 1]! < eventNo) nos.push(eventNo);
+    else nos.splice(upperBound(nos, eventNo), 0, eventNo);
+    this.count++;
+    return true;
+  }
+
+  /**
+   * Up to `limit` held Reqs whose ids are not in `theirs`, each origin's in ascending event order
+   * (so the receiver's contiguous prefix grows and its dots stay few), taken round-robin across
+   * origins (so one origin's long backlog does not starve the others).
+   */
+  missingFrom(theirs: DottedVersionVector, limit: number): Req[] {
+    const out: Req[] = [];
+    if (limit <= 0) return out;
+    const cursors: { origin: number; o: OriginReqs; i: number }[] = [];
+    for (const origin of [...this.byOrigin.keys()].sort((a, b) => a - b)) {
+      const o = this.byOrigin.get(origin)!;
+      const i = upperBound(o.nos, theirs.base(origin));
+      if (i < o.nos.length) cursors.push({ origin, o, i });
+    }
+    while (out.length < limit && cursors.length > 0) {
+      for (let c = 0; c < cursors.length && out.length < limit;) {
+        const cur = cursors[c]!;
+        while (
+          cur.i < cur.o.nos.length &&
+          theirs.has({ replica: cur.origin, eventNo: cur.o.nos[cur.i]! })
+        )
+          cur.i++;
+        if (cur.i >= cur.o.nos.length) {
+          cursors.splice(c, 1);
+          continue;
+        }
+        out.push(cur.o.reqs.get(cur.o.nos[cur.i]!)!);
+        cur.i++;
+        c++;
+      }
+    }
+    return out;
+  }
+
+  /** Drops every held Req for which `drop` is true; returns how many were dropped. */
+  removeWhere(drop: (req: Req) => boolean): number {
+    let removed = 0;
+    for (const [origin, o] of this.byOrigin) {
+      const kept: number[] = [];
+      for (const no of o.nos) {
+        const req = o.reqs.get(no)!;
+        if (drop(req)) {
+          o.reqs.delete(no);
+          removed++;
+        } else kept.push(no);
+      }
+      o.nos = kept;
+      if (kept.length === 0) this.byOrigin.delete(origin);
+    }
+    this.count -= removed;
+    return removed;
+  }
+}
+
+/** First index whose value is greater than `x` in an ascending array. */
+function upperBound(a: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,344 @@
+import { describe, expect, it } from 'vitest';
+import { DottedVersionVector } from '../../src/core/dvv.js';
+import type { OpId } from '../../src/core/op-id.js';
+import type { Req } from '../../src/core/types.js';
+import { Gossip } from '../../src/gossip/gossip.js';
+import type { GossipMessage, GossipOutput } from '../../src/gossip/messages.js';
+import { mkReq } from './net-harness.js';
+
+const id = (replica: number, eventNo: number): OpId => ({ replica, eventNo });
+
+function node(self: number, n = 3, extra: Partial<ConstructorParameters<typeof Gossip>[0]> = {}) {
+  return new Gossip({ self, peers: Array.from({ length: n }, (_, i) => i), ...extra });
+}
+
+function sends(out: readonly GossipOutput[]): { to: number; msg: GossipMessage }[] {
+  return out.flatMap((o) => (o.type === 'send' ? [{ to: o.to, msg: o.msg }] : []));
+}
+
+function delivered(out: readonly GossipOutput[]): Req[] {
+  return out.flatMap((o) => (o.type === 'deliver' ? [o.req] : []));
+}
+
+function pushedReqs(out: readonly GossipOutput[], to?: number): Req[] {
+  return sends(out).flatMap((s) =>
+    s.msg.kind === 'push' && (to === undefined || s.to === to) ? [...s.msg.reqs] : [],
+  );
+}
+
+function summaryOf(g: Gossip): GossipMessage {
+  return { kind: 'summary', seen: g.seenSet().toJSON(), reply: false };
+}
+
+function dvv(...ids: [number, number][]): DottedVersionVector {
+  const v = new DottedVersionVector();
+  for (const [r, e] of ids) v.add(id(r, e));
+  return v;
+}
+
+describe('Gossip construction', () => {
+  it('rejects bad membership and options', () => {
+    expect(() => new Gossip({ self: 5, peers: [0, 1, 2] })).toThrow(/include self/);
+    expect(() => new Gossip({ self: 0, peers: [0, 1, 1] })).toThrow(/distinct/);
+    expect(() => node(0, 3, { antiEntropyIntervalMs: 0 })).toThrow(/antiEntropyIntervalMs/);
+    expect(() => node(0, 3, { maxReqsPerReply: 0 })).toThrow(/maxReqsPerReply/);
+    expect(() => node(0, 3, { fanout: 0 })).toThrow(/fanout/);
+  });
+
+  it('defaults to a 50 ms interval, all peers as fanout and 256 Reqs per reply', () => {
+    const g = node(1, 5);
+    expect(g.antiEntropyIntervalMs).toBe(50);
+    expect(g.fanout).toBe(4);
+    expect(g.maxReqsPerReply).toBe(256);
+    expect(g.others).toEqual([0, 2, 3, 4]);
+  });
+});
+
+describe('cast and push (validity, integrity)', () => {
+  it('pushes a cast Req to every other peer and delivers nothing locally', () => {
+    const g = node(1);
+    const r = mkReq(1, 1);
+    const out = g.cast(r);
+    expect(delivered(out)).toEqual([]);
+    expect(sends(out)).toEqual([
+      { to: 0, msg: { kind: 'push', reqs: [r] } },
+      { to: 2, msg: { kind: 'push', reqs: [r] } },
+    ]);
+    expect(g.has(r.id)).toBe(true);
+    expect(g.stats()).toEqual({ heldReqs: 1, dots: 0, wanted: 0 });
+  });
+
+  it('a single-replica cluster sends nothing', () => {
+    const g = new Gossip({ self: 0, peers: [0] });
+    expect(g.cast(mkReq(0, 1))).toEqual([]);
+    expect(g.tick(0)).toEqual([]);
+  });
+
+  it('delivers a received Req exactly once, whatever the duplicates', () => {
+    const g = node(0);
+    const r = mkReq(1, 1);
+    const push: GossipMessage = { kind: 'push', reqs: [r] };
+    expect(g.receive(1, push)).toEqual([{ type: 'deliver', req: r }]);
+    expect(g.receive(1, push)).toEqual([]);
+    expect(g.receive(2, push)).toEqual([]);
+    expect(g.receive(2, { kind: 'push', reqs: [r, r] })).toEqual([]);
+    expect(g.stats().heldReqs).toBe(1);
+  });
+
+  it('delivers each new Req of a batch once, in batch order, skipping known ones', () => {
+    const g = node(0);
+    g.receive(1, { kind: 'push', reqs: [mkReq(1, 2)] });
+    const batch = [mkReq(1, 1), mkReq(1, 2), mkReq(2, 1), mkReq(1, 1)];
+    expect(delivered(g.receive(2, { kind: 'push', reqs: batch })).map((r) => r.id)).toEqual([
+      id(1, 1),
+      id(2, 1),
+    ]);
+  });
+
+  it('never delivers its own casts back', () => {
+    const g = node(0);
+    const r = mkReq(0, 1);
+    g.cast(r);
+    expect(g.receive(1, { kind: 'push', reqs: [r] })).toEqual([]);
+  });
+
+  it('ignores messages from outside the membership and from itself', () => {
+    const g = node(0);
+    const push: GossipMessage = { kind: 'push', reqs: [mkReq(1, 1)] };
+    expect(g.receive(7, push)).toEqual([]);
+    expect(g.receive(0, push)).toEqual([]);
+    expect(g.has(id(1, 1))).toBe(false);
+  });
+});
+
+describe('anti-entropy (agreement)', () => {
+  it('sends its summary to all peers on the first tick and then once per interval', () => {
+    const g = node(0, 4, { antiEntropyIntervalMs: 50 });
+    g.cast(mkReq(0, 1));
+    const first = sends(g.tick(1000));
+    expect(first.map((s) => s.to)).toEqual([1, 2, 3]);
+    expect(first[0]!.msg).toEqual({ kind: 'summary', seen: { '0': [1] }, reply: false });
+    expect(g.tick(1010)).toEqual([]);
+    expect(g.tick(1049)).toEqual([]);
+    expect(sends(g.tick(1050))).toHaveLength(3);
+    // A late tick runs one round, not one per missed interval.
+    expect(sends(g.tick(5000))).toHaveLength(3);
+  });
+
+  it('answers a summary with exactly the Reqs the sender lacks', () => {
+    const a = node(0);
+    const all = [1, 2, 3, 4, 5].map((e) => mkReq(0, e)).concat([mkReq(1, 1), mkReq(1, 2)]);
+    for (const r of all.slice(0, 5)) a.cast(r);
+    a.receive(1, { kind: 'push', reqs: all.slice(5) });
+    const b = node(2);
+    b.receive(0, { kind: 'push', reqs: [mkReq(0, 1), mkReq(0, 2), mkReq(0, 4), mkReq(1, 2)] });
+    const out = a.receive(2, summaryOf(b));
+    expect(sends(out).every((s) => s.to === 2)).toBe(true);
+    expect(
+      pushedReqs(out)
+        .map((r) => `${r.id.replica}.${r.id.eventNo}`)
+        .sort(),
+    ).toEqual(['0.3', '0.5', '1.1']);
+    // Nothing to send to a peer that has everything.
+    const c = node(1);
+    c.recover(all);
+    expect(a.receive(1, summaryOf(c))).toEqual([]);
+  });
+
+  it('bounds each reply and shares it round-robin across origins, lowest event numbers first', () => {
+    const a = node(0, 3, { maxReqsPerReply: 10 });
+    a.recover([
+      ...Array.from({ length: 30 }, (_, i) => mkReq(1, i + 1)),
+      ...Array.from({ length: 3 }, (_, i) => mkReq(2, i + 1)),
+    ]);
+    const b = node(2, 3);
+    const first = pushedReqs(a.receive(2, summaryOf(b)));
+    expect(first).toHaveLength(10);
+    expect(first.filter((r) => r.id.replica === 2).map((r) => r.id.eventNo)).toEqual([1, 2, 3]);
+    expect(first.filter((r) => r.id.replica === 1).map((r) => r.id.eventNo)).toEqual([
+      1, 2, 3, 4, 5, 6, 7,
+    ]);
+    // A lagging peer heals over several rounds, and its seen-set stays contiguous (no dots).
+    let rounds = 1;
+    b.receive(0, { kind: 'push', reqs: first });
+    for (;;) {
+      const more = pushedReqs(a.receive(2, summaryOf(b)));
+      if (more.length === 0) break;
+      expect(more.length).toBeLessThanOrEqual(10);
+      b.receive(0, { kind: 'push', reqs: more });
+      expect(b.stats().dots).toBe(0);
+      rounds++;
+    }
+    expect(rounds).toBe(4);
+    expect(b.seenSet().toJSON()).toEqual({ '1': [30], '2': [3] });
+  });
+
+  it('with a smaller fanout, picks peers round-robin and answers summaries push-pull', () => {
+    const a = node(2, 5, { fanout: 1 });
+    const targets: number[] = [];
+    for (let t = 0; t < 8; t++) targets.push(...sends(a.tick(t * 50)).map((s) => s.to));
+    expect(targets).toEqual([3, 4, 0, 1, 3, 4, 0, 1]);
+
+    a.cast(mkReq(2, 1));
+    const b = node(0, 5, { fanout: 1 });
+    b.cast(mkReq(0, 1));
+    // b lacks 2.1 and a lacks 0.1: a answers b's summary with 2.1 and with its own summary.
+    const out = sends(a.receive(0, summaryOf(b)));
+    expect(out.map((s) => s.msg.kind).sort()).toEqual(['push', 'summary']);
+    const reply = out.find((s) => s.msg.kind === 'summary')!.msg;
+    expect(reply).toMatchObject({ reply: true });
+    // b answers the reply with what a lacks, and never with another summary.
+    const back = sends(b.receive(2, reply));
+    expect(back).toEqual([{ to: 2, msg: { kind: 'push', reqs: [mkReq(0, 1)] } }]);
+  });
+
+  it('with fanout = all peers, does not answer a summary with a summary', () => {
+    const a = node(0);
+    const b = node(1);
+    b.cast(mkReq(1, 1));
+    expect(sends(a.receive(1, summaryOf(b)))).toEqual([]);
+  });
+});
+
+describe('want and pull (no loss)', () => {
+  it('pulls a wanted Req from every peer and re-asks each round until it arrives', () => {
+    const g = node(0, 4, { antiEntropyIntervalMs: 50 });
+    const want = g.want([id(2, 7), id(2, 7)]);
+    expect(sends(want)).toEqual(
+      [1, 2, 3].map((to) => ({ to, msg: { kind: 'pull', ids: [id(2, 7)] } })),
+    );
+    expect(g.stats().wanted).toBe(1);
+    const round = sends(g.tick(0));
+    expect(round.filter((s) => s.msg.kind === 'pull').map((s) => s.to)).toEqual([1, 2, 3]);
+
+    const r = mkReq(2, 7);
+    expect(g.receive(3, { kind: 'push', reqs: [r] })).toEqual([{ type: 'deliver', req: r }]);
+    expect(g.stats().wanted).toBe(0);
+    expect(sends(g.tick(50)).filter((s) => s.msg.kind === 'pull')).toEqual([]);
+  });
+
+  it('does not ask for Reqs it already has', () => {
+    const g = node(0);
+    g.receive(1, { kind: 'push', reqs: [mkReq(1, 1)] });
+    expect(g.want([id(1, 1)])).toEqual([]);
+    expect(g.stats().wanted).toBe(0);
+  });
+
+  it('a peer answers a pull with the wanted Reqs it holds, and stays silent otherwise', () => {
+    const p = node(1);
+    const r = mkReq(1, 3);
+    p.recover([r, mkReq(1, 4)]);
+    expect(p.receive(0, { kind: 'pull', ids: [id(1, 3), id(2, 9)] })).toEqual([
+      { type: 'send', to: 0, msg: { kind: 'push', reqs: [r] } },
+    ]);
+    expect(p.receive(0, { kind: 'pull', ids: [id(2, 9)] })).toEqual([]);
+  });
+
+  it('re-asks a bounded, rotating share of the wanted ids each round', () => {
+    const g = node(0, 2, { maxReqsPerReply: 2, antiEntropyIntervalMs: 10 });
+    g.want([1, 2, 3, 4, 5].map((e) => id(1, e)));
+    const asked = (t: number) =>
+      sends(g.tick(t)).flatMap((s) =>
+        s.msg.kind === 'pull' ? s.msg.ids.map((i) => i.eventNo) : [],
+      );
+    expect(asked(0)).toEqual([1, 2]);
+    expect(asked(10)).toEqual([3, 4]);
+    g.receive(1, { kind: 'push', reqs: [mkReq(1, 1)] });
+    expect(asked(20)).toEqual([5, 2]);
+    expect(asked(30)).toEqual([3, 4]);
+  });
+
+  it('splits large wants into pulls of at most maxReqsPerReply ids', () => {
+    const g = node(0, 2, { maxReqsPerReply: 4 });
+    const out = sends(g.want(Array.from({ length: 10 }, (_, i) => id(1, i + 1))));
+    expect(out.map((s) => (s.msg.kind === 'pull' ? s.msg.ids.length : -1))).toEqual([4, 4, 2]);
+  });
+});
+
+describe('memory: prune and the seen-set', () => {
+  it('prunes only stable Reqs that every peer is known to have', () => {
+    const a = node(0);
+    const reqs = [mkReq(0, 1), mkReq(0, 2), mkReq(0, 3)];
+    for (const r of reqs) a.cast(r);
+    const stable = dvv([0, 1], [0, 2]);
+    // Nothing is known about peers yet.
+    expect(a.prune(stable)).toBe(0);
+    const b = node(1);
+    b.recover(reqs);
+    a.receive(1, summaryOf(b));
+    // Peer 2 has not reported yet.
+    expect(a.prune(stable)).toBe(0);
+    const c = node(2);
+    c.recover(reqs.slice(0, 1));
+    a.receive(2, summaryOf(c));
+    // Peer 2 has only 0.1; 0.3 is not stable.
+    expect(a.prune(stable)).toBe(1);
+    expect(a.held(id(0, 1))).toBeUndefined();
+    expect(a.held(id(0, 2))).toBeDefined();
+    c.receive(0, { kind: 'push', reqs: [reqs[1]!] });
+    a.receive(2, summaryOf(c));
+    expect(a.prune(stable)).toBe(1);
+    expect(a.stats().heldReqs).toBe(1);
+    // Pruned Reqs stay seen: never delivered again, and not asked for.
+    expect(a.receive(1, { kind: 'push', reqs: reqs.slice(0, 2) })).toEqual([]);
+    expect(a.want([id(0, 1)])).toEqual([]);
+  });
+
+  it('counts Reqs a peer sent as held by it, and forgets what a newer summary omits', () => {
+    const a = node(0, 2);
+    const r = mkReq(1, 1);
+    a.receive(1, { kind: 'push', reqs: [r] });
+    // Peer 1 restarted with nothing and says so: it no longer counts as having 1.1.
+    a.receive(1, { kind: 'summary', seen: {}, reply: false });
+    expect(a.prune(dvv([1, 1]))).toBe(0);
+    a.receive(1, { kind: 'summary', seen: { '1': [1] }, reply: false });
+    expect(a.prune(dvv([1, 1]))).toBe(1);
+    expect(a.stats().heldReqs).toBe(0);
+  });
+
+  it('keeps the seen-set as prefixes: in-order delivery leaves no dots', () => {
+    const g = node(0);
+    for (let e = 1; e <= 1000; e++) g.receive(1, { kind: 'push', reqs: [mkReq(1, e)] });
+    expect(g.stats().dots).toBe(0);
+    expect(g.seenSet().toJSON()).toEqual({ '1': [1000] });
+  });
+
+  it('out-of-order delivery makes dots that collapse once the gap fills', () => {
+    const g = node(0);
+    for (let e = 100; e >= 2; e--) g.receive(2, { kind: 'push', reqs: [mkReq(2, e)] });
+    expect(g.stats().dots).toBe(99);
+    g.receive(2, { kind: 'push', reqs: [mkReq(2, 1)] });
+    expect(g.stats().dots).toBe(0);
+    expect(g.seenSet().toJSON()).toEqual({ '2': [100] });
+  });
+});
+
+describe('recover', () => {
+  it('marks recovered Reqs seen, keeps them for peers and delivers nothing', () => {
+    const g = node(1);
+    const kept = [mkReq(0, 1), mkReq(1, 1), mkReq(2, 2)];
+    g.recover(kept);
+    expect(g.stats()).toEqual({ heldReqs: 3, dots: 1, wanted: 0 });
+    expect(g.receive(0, { kind: 'push', reqs: [mkReq(0, 1)] })).toEqual([]);
+    const empty = node(0);
+    expect(pushedReqs(g.receive(0, summaryOf(empty)))).toEqual(kept);
+    // What it lacks still arrives, once.
+    expect(delivered(g.receive(2, { kind: 'push', reqs: [mkReq(2, 1), mkReq(2, 2)] }))).toEqual([
+      mkReq(2, 1),
+    ]);
+  });
+});
+
+describe('determinism', () => {
+  it('the same inputs give the same outputs', () => {
+    const script = (g: Gossip): GossipOutput[] => [
+      ...g.cast(mkReq(0, 1)),
+      ...g.receive(1, { kind: 'push', reqs: [mkReq(1, 2), mkReq(1, 1)] }),
+      ...g.tick(10),
+      ...g.want([id(2, 1)]),
+      ...g.receive(2, { kind: 'summary', seen: { '2': [1] }, reply: false }),
+      ...g.tick(70),
+    ];
+    expect(script(node(0, 3, { fanout: 1 }))).toEqual(script(node(0, 3, { fanout: 1 })));
+  });
+});

@@ -1,0 +1,291 @@
+/**
+ * A small deterministic network for gossip tests: a seeded PRNG, an event list of timed message
+ * arrivals and ticks, links that delay (and so reorder), lose and duplicate messages, partitions that
+ * heal, and nodes that crash and restart from a subset of their Reqs. No retransmission: recovering
+ * from loss is the gossip layer's job (Creek §3.2).
+ */
+import type { OpId } from '../../src/core/op-id.js';
+import { opKey } from '../../src/core/op-id.js';
+import type { Req } from '../../src/core/types.js';
+import { Gossip, type GossipOptions } from '../../src/gossip/gossip.js';
+import { seenDots, type GossipMessage, type GossipOutput } from '../../src/gossip/messages.js';
+import { EventQueue } from '../../src/sim/event-queue.js';
+import { Prng } from '../../src/sim/prng.js';
+
+export function mkReq(replica: number, eventNo: number, ts = eventNo): Req {
+  return {
+    ts,
+    id: { replica, eventNo },
+    op: 'kv.put',
+    args: { key: 'k', value: 1 },
+    strong: false,
+    causalCtx: null,
+  };
+}
+
+export interface NetConfig {
+  readonly n: number;
+  readonly seed: number;
+  readonly lossRate?: number;
+  readonly duplicateRate?: number;
+  readonly minDelayMs?: number;
+  readonly maxDelayMs?: number;
+  /** How often each node's `tick` runs. */
+  readonly tickMs?: number;
+  readonly gossip?: Partial<Omit<GossipOptions, 'self' | 'peers'>>;
+}
+
+type Event =
+  | {
+      readonly kind: 'msg';
+      readonly from: number;
+      readonly to: number;
+      readonly msg: GossipMessage;
+    }
+  | { readonly kind: 'tick'; readonly node: number; readonly incarnation: number };
+
+interface NodeState {
+  gossip: Gossip;
+  up: boolean;
+  incarnation: number;
+  /** Reqs this incarnation has without a deliver: own casts and recovered ones. */
+  readonly local: Map<string, Req>;
+  /** Deliveries this incarnation: id -> count. */
+  readonly delivered: Map<string, number>;
+  /** Deliveries this incarnation, in order. */
+  readonly log: string[];
+  /** Deliver outputs of the node's own casts in this incarnation (must stay 0). */
+  ownDelivered: number;
+  /** Every Req this node ever cast, across incarnations. */
+  readonly cast: Req[];
+}
+
+export class Net {
+  readonly n: number;
+  now = 0;
+  readonly prng: Prng;
+  private readonly queue = new EventQueue<Event>();
+  private readonly nodes: NodeState[] = [];
+  private readonly blocked = new Set<string>();
+  private readonly lossRate: number;
+  private readonly duplicateRate: number;
+  private readonly minDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly tickMs: number;
+  private readonly gossipOptions: Partial<Omit<GossipOptions, 'self' | 'peers'>>;
+  /** Every Req cast anywhere, by key. */
+  readonly allCast = new Map<string, Req>();
+  readonly counters = { sent: 0, lost: 0, duplicated: 0, summaries: 0, maxSummaryDots: 0 };
+  /** Largest `push` message (number of Reqs) seen on the wire. */
+  maxPushSize = 0;
+
+  constructor(config: NetConfig) {
+    this.n = config.n;
+    this.prng = new Prng(config.seed);
+    this.lossRate = config.lossRate ?? 0;
+    this.duplicateRate = config.duplicateRate ?? 0;
+    this.minDelayMs = config.minDelayMs ?? 1;
+    this.maxDelayMs = config.maxDelayMs ?? 10;
+    this.tickMs = config.tickMs ?? 10;
+    this.gossipOptions = config.gossip ?? {};
+    for (let i = 0; i < this.n; i++) {
+      this.nodes.push({
+        gossip: this.newGossip(i),
+        up: true,
+        incarnation: 0,
+        local: new Map(),
+        delivered: new Map(),
+        log: [],
+        ownDelivered: 0,
+        cast: [],
+      });
+      // Stagger the first ticks so nodes do not run their rounds in lockstep.
+      this.queue.push(this.prng.float(0, this.tickMs), { kind: 'tick', node: i, incarnation: 0 });
+    }
+  }
+
+  gossip(node: number): Gossip {
+    return this.nodes[node]!.gossip;
+  }
+
+  private newGossip(self: number): Gossip {
+    const peers = Array.from({ length: this.n }, (_, i) => i);
+    return new Gossip({ ...this.gossipOptions, self, peers });
+  }
+
+  /** Node `node` creates a Req (the next event number of its origin) and RB-casts it. */
+  cast(node: number, req?: Req): Req {
+    const st = this.nodes[node]!;
+    if (!st.up) throw new Error(`node ${node} is down`);
+    const r = req ?? mkReq(node, st.cast.length + 1, this.now);
+    st.cast.push(r);
+    st.local.set(opKey(r.id), r);
+    this.allCast.set(opKey(r.id), r);
+    this.handle(node, st.gossip.cast(r));
+    return r;
+  }
+
+  want(node: number, ids: OpId[]): void {
+    this.handle(node, this.nodes[node]!.gossip.want(ids));
+  }
+
+  /** Cuts every link between nodes of different groups, both ways, until `heal`. */
+  partition(groups: readonly (readonly number[])[]): void {
+    this.blocked.clear();
+    for (const g of groups)
+      for (const h of groups)
+        if (g !== h) for (const a of g) for (const b of h) this.blocked.add(`${a}>${b}`);
+  }
+
+  heal(): void {
+    this.blocked.clear();
+  }
+
+  /** The node stops: its in-memory state is gone, messages to it are lost, it does not tick. */
+  crash(node: number): void {
+    const st = this.nodes[node]!;
+    st.up = false;
+    st.incarnation++;
+  }
+
+  /** A new Gossip for `node`, rebuilt with `recover(keep)`; keep must be Reqs the node had. */
+  restart(node: number, keep: readonly Req[]): void {
+    const st = this.nodes[node]!;
+    if (st.up) this.crash(node);
+    st.gossip = this.newGossip(node);
+    st.gossip.recover(keep);
+    st.local.clear();
+    st.delivered.clear();
+    st.log.length = 0;
+    st.ownDelivered = 0;
+    for (const r of keep) st.local.set(opKey(r.id), r);
+    st.up = true;
+    this.queue.push(this.now + this.prng.float(0, this.tickMs), {
+      kind: 'tick',
+      node,
+      incarnation: st.incarnation,
+    });
+  }
+
+  /** The Reqs node `node` has now (own casts and recovered, plus delivered). */
+  reqsAt(node: number): Req[] {
+    const st = this.nodes[node]!;
+    const out = [...st.local.values()];
+    for (const key of st.delivered.keys()) out.push(this.allCast.get(key)!);
+    return out;
+  }
+
+  deliveries(node: number): ReadonlyMap<string, number> {
+    return this.nodes[node]!.delivered;
+  }
+
+  /** The ids delivered at `node` this incarnation, in delivery order. */
+  deliveryLog(node: number): readonly string[] {
+    return this.nodes[node]!.log;
+  }
+
+  /** True when every up node has every Req cast anywhere. */
+  converged(): boolean {
+    for (const st of this.nodes) {
+      if (!st.up) continue;
+      for (const key of this.allCast.keys())
+        if (!st.local.has(key) && !st.delivered.has(key)) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Agreement and integrity: every up node has every cast Req exactly once (delivered once, or
+   * local), never has a delivery of a Req it already had locally, and nothing that was never cast.
+   * Returns the problems found (empty when fine).
+   */
+  problems(): string[] {
+    const out: string[] = [];
+    this.nodes.forEach((st, i) => {
+      if (!st.up) return;
+      if (st.ownDelivered > 0) out.push(`node ${i} delivered ${st.ownDelivered} of its own casts`);
+      for (const [key, count] of st.delivered) {
+        if (count !== 1) out.push(`node ${i} delivered ${key} ${count} times`);
+        if (st.local.has(key)) out.push(`node ${i} delivered ${key} it already had`);
+        if (!this.allCast.has(key)) out.push(`node ${i} delivered ${key}, never cast`);
+      }
+      for (const key of this.allCast.keys())
+        if (!st.local.has(key) && !st.delivered.has(key)) out.push(`node ${i} lacks ${key}`);
+    });
+    return out;
+  }
+
+  /** Runs events up to time `t`. */
+  runUntil(t: number): void {
+    for (;;) {
+      const at = this.queue.peekTime();
+      if (at === undefined || at > t) break;
+      const { event } = this.queue.pop()!;
+      this.now = at;
+      this.step(event);
+    }
+    this.now = t;
+  }
+
+  runFor(ms: number): void {
+    this.runUntil(this.now + ms);
+  }
+
+  /** Runs until every up node has every Req, or `limitMs` passes; returns whether it converged. */
+  runUntilConverged(limitMs: number): boolean {
+    const deadline = this.now + limitMs;
+    while (this.now < deadline) {
+      if (this.converged()) return true;
+      this.runUntil(Math.min(deadline, this.now + this.tickMs));
+    }
+    return this.converged();
+  }
+
+  private step(e: Event): void {
+    if (e.kind === 'tick') {
+      const st = this.nodes[e.node]!;
+      if (!st.up || st.incarnation !== e.incarnation) return;
+      this.handle(e.node, st.gossip.tick(this.now));
+      this.queue.push(this.now + this.tickMs, e);
+      return;
+    }
+    const st = this.nodes[e.to]!;
+    if (!st.up) return;
+    this.handle(e.to, st.gossip.receive(e.from, e.msg));
+  }
+
+  private handle(node: number, outputs: readonly GossipOutput[]): void {
+    const st = this.nodes[node]!;
+    for (const o of outputs) {
+      if (o.type === 'deliver') {
+        const key = opKey(o.req.id);
+        if (st.local.has(key)) st.ownDelivered += o.req.id.replica === node ? 1 : 0;
+        st.delivered.set(key, (st.delivered.get(key) ?? 0) + 1);
+        st.log.push(key);
+      } else {
+        this.transmit(node, o.to, o.msg);
+      }
+    }
+  }
+
+  private transmit(from: number, to: number, msg: GossipMessage): void {
+    this.counters.sent++;
+    if (msg.kind === 'summary') {
+      this.counters.summaries++;
+      this.counters.maxSummaryDots = Math.max(this.counters.maxSummaryDots, seenDots(msg.seen));
+    } else if (msg.kind === 'push') {
+      this.maxPushSize = Math.max(this.maxPushSize, msg.reqs.length);
+    }
+    if (this.blocked.has(`${from}>${to}`) || this.prng.chance(this.lossRate)) {
+      this.counters.lost++;
+      return;
+    }
+    const delay = this.prng.float(this.minDelayMs, this.maxDelayMs);
+    this.queue.push(this.now + delay, { kind: 'msg', from, to, msg });
+    if (this.prng.chance(this.duplicateRate)) {
+      this.counters.duplicated++;
+      const again = this.prng.float(this.minDelayMs, this.maxDelayMs * 3);
+      this.queue.push(this.now + again, { kind: 'msg', from, to, msg });
+    }
+  }
+}

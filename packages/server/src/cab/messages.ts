@@ -1,0 +1,88 @@
+import type { OpId } from '../core/op-id.js';
+
+/**
+ * A strong op id as CAB-cast by its origin, with the origin's previous strong op (0 if none):
+ * the leader orders each origin's ids in that chain, so CAB keeps per-origin invocation order.
+ */
+export interface CastId {
+  readonly id: OpId;
+  readonly prevStrong: number;
+}
+
+/** The value of one consensus instance: a batch of ids (empty for a gap filled by a new leader). */
+export type Batch = readonly CastId[];
+
+/** A ballot is `round * MAX_REPLICAS + leader id`: totally ordered and unique to its leader. */
+export const MAX_REPLICAS = 256;
+
+export function ballotOf(round: number, leader: number): number {
+  return round * MAX_REPLICAS + leader;
+}
+
+export function ballotLeader(ballot: number): number {
+  return ballot % MAX_REPLICAS;
+}
+
+export function ballotRound(ballot: number): number {
+  return Math.floor(ballot / MAX_REPLICAS);
+}
+
+export interface AcceptedEntry {
+  readonly instance: number;
+  readonly ballot: number;
+  readonly value: Batch;
+}
+
+/** Multi-Paxos over operation ids (Creek §5: indirect consensus, ids only). */
+export type PaxosMessage =
+  /** Origin → leader: ids to order. */
+  | { readonly type: 'forward'; readonly casts: readonly CastId[] }
+  /** Phase 1a, once per ballot, for every instance from `from` on. */
+  | { readonly type: 'prepare'; readonly ballot: number; readonly from: number }
+  /** Phase 1b: what the acceptor accepted from `from` on, and what it knows decided there. */
+  | {
+      readonly type: 'promise';
+      readonly ballot: number;
+      readonly accepted: readonly AcceptedEntry[];
+      readonly decided: readonly { readonly instance: number; readonly value: Batch }[];
+      /** Instances below this were delivered by every replica and are gone. */
+      readonly truncatedBelow: number;
+    }
+  /** The acceptor promised a higher ballot. */
+  | { readonly type: 'nack'; readonly ballot: number; readonly promised: number }
+  /** Phase 2a. */
+  | {
+      readonly type: 'accept';
+      readonly ballot: number;
+      readonly instance: number;
+      readonly value: Batch;
+    }
+  /** Phase 2b, sent to every replica: a majority of these decides the instance. */
+  | { readonly type: 'accepted'; readonly ballot: number; readonly instance: number }
+  /** Liveness (Ω), the leader's decided prefix, and how far the sender delivered (for truncation). */
+  | {
+      readonly type: 'heartbeat';
+      readonly ballot: number;
+      readonly leading: boolean;
+      readonly decidedBelow: number;
+      readonly deliveredBelow: number;
+    }
+  /** A learner that is behind asks for decisions from `from` on. */
+  | { readonly type: 'catchup'; readonly from: number }
+  | {
+      readonly type: 'decisions';
+      readonly entries: readonly { readonly instance: number; readonly value: Batch }[];
+      /** Instances below this were delivered by every replica and are gone. */
+      readonly truncatedBelow: number;
+    };
+
+/** Acceptor state the driver must make durable before sending anything that follows it. */
+export type AcceptorRecord =
+  | { readonly kind: 'promise'; readonly ballot: number }
+  | {
+      readonly kind: 'accept';
+      readonly instance: number;
+      readonly ballot: number;
+      readonly value: Batch;
+    }
+  | { readonly kind: 'truncate'; readonly below: number };

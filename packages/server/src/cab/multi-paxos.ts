@@ -1,0 +1,604 @@
+import { opKey, type OpId } from '../core/op-id.js';
+import {
+  ballotOf,
+  ballotRound,
+  type AcceptedEntry,
+  type AcceptorRecord,
+  type Batch,
+  type CastId,
+  type PaxosMessage,
+} from './messages.js';
+
+export interface PaxosOptions {
+  readonly self: number;
+  /** Every replica's id, this one included. */
+  readonly replicas: readonly number[];
+  /** How often every replica announces itself (Ω) and its progress. */
+  readonly heartbeatMs?: number;
+  /** Silence after which a replica is presumed down. */
+  readonly electionTimeoutMs?: number;
+  /** When unanswered prepares, accepts, forwards and catch-ups are sent again. */
+  readonly retransmitMs?: number;
+  /** Most ids in one instance. */
+  readonly maxBatch?: number;
+  /** Most undecided instances a leader keeps open (pipelining); beyond that, ids wait and batch. */
+  readonly maxInFlight?: number;
+  /** Whether an id was already decided (the delivery stream knows): a leader does not propose it again. */
+  readonly isOrdered?: (id: OpId) => boolean;
+}
+
+export type PaxosOutput =
+  | { readonly type: 'send'; readonly to: number; readonly msg: PaxosMessage }
+  /** Must be durable before any later output of this replica is acted on. */
+  | { readonly type: 'persist'; readonly record: AcceptorRecord }
+  /** An instance was decided (learned); decisions come in any order, each exactly once. */
+  | { readonly type: 'decide'; readonly instance: number; readonly value: Batch }
+  /** Every replica delivered everything below `below`, and those instances are gone: skip them. */
+  | { readonly type: 'skip'; readonly below: number };
+
+/** What a restarted replica recovers from its disk. */
+export interface PaxosRecovery {
+  readonly records: readonly AcceptorRecord[];
+}
+
+type Role = 'follower' | 'candidate' | 'leader';
+type PromiseMsg = Extract<PaxosMessage, { type: 'promise' }>;
+
+const CATCHUP_LIMIT = 512;
+
+/**
+ * Multi-Paxos on operation ids, the consensus under conditional atomic broadcast (Creek §3.3, §5):
+ * indirect consensus agrees on ids only, the Reqs travel by gossip.
+ *
+ * - Every replica is an acceptor and a learner; one is the distinguished leader (proposer).
+ * - Leader election is Ω by heartbeats: with no live leader, the lowest-numbered replica that is
+ *   heard from becomes candidate; a replica that hears a live leader defers to it, so one-way link
+ *   failures do not make two replicas duel.
+ * - Phase 1 runs once per ballot and covers every instance from the candidate's first undecided one;
+ *   the new leader re-proposes the highest-ballot value it learns for each open instance and fills
+ *   gaps with empty batches.
+ * - Phase 2 runs per instance; ids that arrive while `maxInFlight` instances are open wait and go
+ *   out together in the next instance (batching), and up to `maxInFlight` instances are open at once
+ *   (pipelining). Acceptors send their 2b to every replica, so a learner decides after 3 message
+ *   delays from the origin: forward, 2a, 2b.
+ * - An acceptor's promise or accept is a `persist` output placed before the messages that depend on
+ *   it; the driver must make it durable before acting on anything after it.
+ * - Learners that fall behind catch up from the leader; instances every replica has delivered are
+ *   truncated.
+ * - Each origin's ids are delivered in the origin's order (`prevStrong` chains); the delivery stream
+ *   (conditional-delivery.ts) enforces it, since a leader change can decide them out of order.
+ */
+export class MultiPaxos {
+  readonly self: number;
+  private readonly replicas: readonly number[];
+  private readonly majority: number;
+  private readonly heartbeatMs: number;
+  private readonly electionTimeoutMs: number;
+  private readonly retransmitMs: number;
+  private readonly maxBatch: number;
+  private readonly maxInFlight: number;
+  private readonly isOrdered: (id: OpId) => boolean;
+
+  // Acceptor (durable).
+  private promised = 0;
+  private readonly accepted = new Map<number, { ballot: number; value: Batch }>();
+  private truncatedBelow = 0;
+
+  // Learner.
+  private readonly decided = new Map<number, Batch>();
+  private decidedBelow = 0;
+  private readonly votes = new Map<number, Map<number, Set<number>>>();
+  private readonly peersDecided = new Map<number, number>();
+  private lastCatchupAt = Number.NEGATIVE_INFINITY;
+  private localDeliveredBelow = 0;
+  private readonly peersDelivered = new Map<number, number>();
+
+  // Leader.
+  private role: Role = 'follower';
+  private ballot = 0;
+  private maxSeenBallot = 0;
+  private readonly promises = new Map<number, PromiseMsg>();
+  private prepareFrom = 0;
+  private electionAt = Number.NEGATIVE_INFINITY;
+  private nextInstance = 0;
+  private readonly inFlight = new Map<number, { value: Batch; sentAt: number }>();
+  private readonly queue: CastId[] = [];
+  /** Ids this leader queued or proposed and has not seen decided. */
+  private readonly proposed = new Set<string>();
+
+  // Ω.
+  private readonly lastHeard = new Map<number, number>();
+  private leaderHint: { id: number; ballot: number; at: number } | null = null;
+  private lastHeartbeatAt = Number.NEGATIVE_INFINITY;
+
+  // Origin.
+  private readonly pending = new Map<string, CastId>();
+  private forwardedTo = -1;
+  private lastForwardAt = Number.NEGATIVE_INFINITY;
+
+  private now = 0;
+  private out: PaxosOutput[] = [];
+  /** Counters for benchmarks and status pages. */
+  readonly counters = {
+    elections: 0,
+    instancesProposed: 0,
+    idsProposed: 0,
+    decided: 0,
+    truncated: 0,
+  };
+
+  constructor(options: PaxosOptions, recovery?: PaxosRecovery) {
+    this.self = options.self;
+    this.replicas = [...options.replicas].sort((a, b) => a - b);
+    if (!this.replicas.includes(this.self)) throw new Error('replicas must include self');
+    this.majority = Math.floor(this.replicas.length / 2) + 1;
+    this.heartbeatMs = options.heartbeatMs ?? 10;
+    this.electionTimeoutMs = options.electionTimeoutMs ?? 60;
+    this.retransmitMs = options.retransmitMs ?? 30;
+    this.maxBatch = options.maxBatch ?? 1024;
+    this.maxInFlight = options.maxInFlight ?? 8;
+    this.isOrdered = options.isOrdered ?? (() => false);
+    if (recovery !== undefined) this.recover(recovery);
+  }
+
+  private recover(recovery: PaxosRecovery): void {
+    for (const r of recovery.records) {
+      if (r.kind === 'promise') this.promised = Math.max(this.promised, r.ballot);
+      else if (r.kind === 'accept') {
+        this.promised = Math.max(this.promised, r.ballot);
+        const prev = this.accepted.get(r.instance);
+        if (prev === undefined || prev.ballot <= r.ballot)
+          this.accepted.set(r.instance, { ballot: r.ballot, value: r.value });
+      } else {
+        this.truncatedBelow = Math.max(this.truncatedBelow, r.below);
+      }
+    }
+    for (const i of [...this.accepted.keys()]) if (i < this.truncatedBelow) this.accepted.delete(i);
+    this.maxSeenBallot = this.promised;
+    this.decidedBelow = this.truncatedBelow;
+    this.localDeliveredBelow = this.truncatedBelow;
+  }
+
+  // ---------------------------------------------------------------- inputs
+
+  /** CAB-cast of a local strong op id (`prevStrong`: the origin's previous strong op, 0 if none). */
+  cast(c: CastId): PaxosOutput[] {
+    this.pending.set(opKey(c.id), c);
+    const leader = this.currentLeader();
+    if (leader === this.self) this.enqueue([c]);
+    else if (leader !== null) this.send(leader, { type: 'forward', casts: [c] });
+    return this.flush();
+  }
+
+  /** The replica delivered `id` (its own pending casts are done) and everything below `instance`. */
+  delivered(id: OpId, deliveredBelow: number): void {
+    this.pending.delete(opKey(id));
+    this.localDeliveredBelow = Math.max(this.localDeliveredBelow, deliveredBelow);
+  }
+
+  receive(from: number, msg: PaxosMessage): PaxosOutput[] {
+    this.lastHeard.set(from, this.now);
+    switch (msg.type) {
+      case 'forward':
+        if (this.role === 'leader') this.enqueue(msg.casts);
+        break;
+      case 'prepare':
+        this.onPrepare(from, msg.ballot, msg.from);
+        break;
+      case 'promise':
+        this.onPromise(from, msg);
+        break;
+      case 'nack':
+        this.seeBallot(msg.promised);
+        if (msg.ballot === this.ballot && this.role !== 'follower' && msg.promised > this.ballot)
+          this.stepDown();
+        break;
+      case 'accept':
+        this.onAccept(from, msg.ballot, msg.instance, msg.value);
+        break;
+      case 'accepted':
+        this.onAccepted(from, msg.ballot, msg.instance);
+        break;
+      case 'heartbeat':
+        this.onHeartbeat(from, msg);
+        break;
+      case 'catchup':
+        this.onCatchup(from, msg.from);
+        break;
+      case 'decisions':
+        this.skipTo(msg.truncatedBelow);
+        for (const e of msg.entries) this.decide(e.instance, e.value);
+        break;
+    }
+    return this.flush();
+  }
+
+  tick(nowMs: number): PaxosOutput[] {
+    this.now = Math.max(this.now, nowMs);
+    const now = this.now;
+    if (now - this.lastHeartbeatAt >= this.heartbeatMs) {
+      this.lastHeartbeatAt = now;
+      const hb: PaxosMessage = {
+        type: 'heartbeat',
+        ballot: this.role === 'leader' ? this.ballot : 0,
+        leading: this.role === 'leader',
+        decidedBelow: this.decidedBelow,
+        deliveredBelow: this.localDeliveredBelow,
+      };
+      for (const r of this.replicas) if (r !== this.self) this.send(r, hb);
+      this.truncate();
+    }
+    this.elect();
+    if (this.role === 'leader') {
+      for (const [instance, f] of this.inFlight) {
+        if (now - f.sentAt >= this.retransmitMs) {
+          f.sentAt = now;
+          this.broadcast({ type: 'accept', ballot: this.ballot, instance, value: f.value });
+        }
+      }
+      this.tryPropose();
+    }
+    this.forwardPending();
+    this.maybeCatchup();
+    return this.flush();
+  }
+
+  // ---------------------------------------------------------------- acceptor
+
+  private onPrepare(from: number, ballot: number, fromInstance: number): void {
+    this.seeBallot(ballot);
+    if (ballot < this.promised) {
+      this.send(from, { type: 'nack', ballot, promised: this.promised });
+      return;
+    }
+    if (ballot > this.promised) {
+      this.promised = ballot;
+      this.out.push({ type: 'persist', record: { kind: 'promise', ballot } });
+    }
+    if (ballot > this.ballot && this.role !== 'follower') this.stepDown();
+    const accepted: AcceptedEntry[] = [];
+    for (const [instance, a] of this.accepted) {
+      if (instance >= fromInstance && !this.decided.has(instance))
+        accepted.push({ instance, ballot: a.ballot, value: a.value });
+    }
+    const decided: { instance: number; value: Batch }[] = [];
+    for (const [instance, value] of this.decided)
+      if (instance >= fromInstance) decided.push({ instance, value });
+    this.send(from, {
+      type: 'promise',
+      ballot,
+      accepted,
+      decided,
+      truncatedBelow: this.truncatedBelow,
+    });
+  }
+
+  private onAccept(from: number, ballot: number, instance: number, value: Batch): void {
+    this.seeBallot(ballot);
+    if (ballot < this.promised) {
+      this.send(from, { type: 'nack', ballot, promised: this.promised });
+      return;
+    }
+    this.promised = ballot;
+    if (ballot > this.ballot && this.role !== 'follower') this.stepDown();
+    if (instance < this.truncatedBelow) return;
+    const prev = this.accepted.get(instance);
+    if (prev === undefined || prev.ballot !== ballot) {
+      this.accepted.set(instance, { ballot, value });
+      this.out.push({ type: 'persist', record: { kind: 'accept', instance, ballot, value } });
+    }
+    this.broadcast({ type: 'accepted', ballot, instance });
+  }
+
+  // ---------------------------------------------------------------- learner
+
+  private onAccepted(from: number, ballot: number, instance: number): void {
+    if (instance < this.decidedBelow || this.decided.has(instance)) return;
+    let byBallot = this.votes.get(instance);
+    if (byBallot === undefined) {
+      byBallot = new Map();
+      this.votes.set(instance, byBallot);
+    }
+    let voters = byBallot.get(ballot);
+    if (voters === undefined) {
+      voters = new Set();
+      byBallot.set(ballot, voters);
+    }
+    voters.add(from);
+    if (voters.size < this.majority) return;
+    // Chosen at `ballot`. Any value this acceptor accepted at a ballot ≥ it is the chosen one
+    // (Paxos: every proposal above a chosen ballot carries the chosen value).
+    const mine = this.accepted.get(instance);
+    if (mine !== undefined && mine.ballot >= ballot) this.decide(instance, mine.value);
+    // Otherwise the 2a never reached us: maybeCatchup asks the leader for the value.
+  }
+
+  private decide(instance: number, value: Batch): void {
+    if (instance < this.decidedBelow || this.decided.has(instance)) return;
+    this.decided.set(instance, value);
+    this.votes.delete(instance);
+    this.inFlight.delete(instance);
+    this.counters.decided++;
+    for (const c of value) this.proposed.delete(opKey(c.id));
+    while (this.decided.has(this.decidedBelow)) this.decidedBelow++;
+    this.out.push({ type: 'decide', instance, value });
+    if (this.role === 'leader') this.tryPropose();
+  }
+
+  /**
+   * Instances below `below` were delivered by every replica, this one included (it reported so,
+   * durably, before anyone truncated), and are truncated elsewhere: jump past them.
+   */
+  private skipTo(below: number): void {
+    if (below <= this.decidedBelow) return;
+    for (const i of [...this.decided.keys()]) if (i < below) this.decided.delete(i);
+    for (const i of [...this.votes.keys()]) if (i < below) this.votes.delete(i);
+    for (const i of [...this.inFlight.keys()]) if (i < below) this.inFlight.delete(i);
+    this.decidedBelow = below;
+    while (this.decided.has(this.decidedBelow)) this.decidedBelow++;
+    if (this.nextInstance < this.decidedBelow) this.nextInstance = this.decidedBelow;
+    this.out.push({ type: 'skip', below });
+  }
+
+  private onCatchup(from: number, fromInstance: number): void {
+    const entries: { instance: number; value: Batch }[] = [];
+    for (
+      let i = Math.max(fromInstance, this.truncatedBelow);
+      i < this.decidedBelow && entries.length < CATCHUP_LIMIT;
+      i++
+    ) {
+      entries.push({ instance: i, value: this.decided.get(i)! });
+    }
+    // Decided instances past a gap help too (a learner may miss only some).
+    for (const [instance, value] of this.decided) {
+      if (entries.length >= CATCHUP_LIMIT) break;
+      if (instance >= this.decidedBelow && instance >= fromInstance)
+        entries.push({ instance, value });
+    }
+    if (entries.length > 0 || this.truncatedBelow > fromInstance) {
+      this.send(from, { type: 'decisions', entries, truncatedBelow: this.truncatedBelow });
+    }
+  }
+
+  /** A learner behind the most advanced replica it hears from, or missing a chosen value, asks it. */
+  private maybeCatchup(): void {
+    if (this.now - this.lastCatchupAt < this.retransmitMs) return;
+    let target: number | null = null;
+    let best = this.decidedBelow;
+    for (const [r, d] of this.peersDecided) {
+      if (
+        d > best &&
+        this.now - (this.lastHeard.get(r) ?? Number.NEGATIVE_INFINITY) <= this.electionTimeoutMs
+      ) {
+        best = d;
+        target = r;
+      }
+    }
+    if (target === null) {
+      let stuck = false;
+      for (const byBallot of this.votes.values()) {
+        for (const voters of byBallot.values()) if (voters.size >= this.majority) stuck = true;
+      }
+      const leader = this.currentLeader();
+      if (stuck && leader !== null && leader !== this.self) target = leader;
+    }
+    if (target === null) return;
+    this.lastCatchupAt = this.now;
+    this.send(target, { type: 'catchup', from: this.decidedBelow });
+  }
+
+  private onHeartbeat(from: number, msg: Extract<PaxosMessage, { type: 'heartbeat' }>): void {
+    this.peersDelivered.set(from, msg.deliveredBelow);
+    this.peersDecided.set(from, msg.decidedBelow);
+    if (!msg.leading) return;
+    this.seeBallot(msg.ballot);
+    if (msg.ballot > this.ballot && this.role !== 'follower') this.stepDown();
+    if (
+      this.leaderHint === null ||
+      msg.ballot >= this.leaderHint.ballot ||
+      this.now - this.leaderHint.at > this.electionTimeoutMs
+    ) {
+      this.leaderHint = { id: from, ballot: msg.ballot, at: this.now };
+    }
+    this.forwardPending();
+    this.maybeCatchup();
+  }
+
+  /** Drops instances every replica has delivered: nobody will ask for them again. */
+  private truncate(): void {
+    let below = this.localDeliveredBelow;
+    for (const r of this.replicas) {
+      if (r === this.self) continue;
+      below = Math.min(below, this.peersDelivered.get(r) ?? 0);
+    }
+    below = Math.min(below, this.decidedBelow);
+    if (below <= this.truncatedBelow) return;
+    for (let i = this.truncatedBelow; i < below; i++) {
+      this.accepted.delete(i);
+      this.decided.delete(i);
+      this.votes.delete(i);
+    }
+    this.counters.truncated += below - this.truncatedBelow;
+    this.truncatedBelow = below;
+    this.out.push({ type: 'persist', record: { kind: 'truncate', below } });
+  }
+
+  // ---------------------------------------------------------------- leader
+
+  private elect(): void {
+    const now = this.now;
+    const leaderAlive =
+      this.leaderHint !== null &&
+      this.leaderHint.id !== this.self &&
+      now - this.leaderHint.at <= this.electionTimeoutMs;
+    if (this.role === 'leader') return;
+    if (this.role === 'candidate') {
+      if (leaderAlive && this.leaderHint!.ballot > this.ballot) this.stepDown();
+      else if (now - this.electionAt >= this.retransmitMs * 2) this.startElection();
+      return;
+    }
+    if (leaderAlive || now - this.electionAt < this.electionTimeoutMs) return;
+    // Ω: the lowest-numbered replica we hear from leads.
+    const lowestAlive = this.replicas.find(
+      (r) =>
+        r === this.self ||
+        now - (this.lastHeard.get(r) ?? Number.NEGATIVE_INFINITY) <= this.electionTimeoutMs,
+    );
+    if (lowestAlive === this.self) this.startElection();
+  }
+
+  private startElection(): void {
+    this.counters.elections++;
+    this.role = 'candidate';
+    this.ballot = ballotOf(ballotRound(this.maxSeenBallot) + 1, this.self);
+    this.maxSeenBallot = this.ballot;
+    this.promises.clear();
+    this.prepareFrom = this.decidedBelow;
+    this.electionAt = this.now;
+    this.broadcast({ type: 'prepare', ballot: this.ballot, from: this.prepareFrom });
+  }
+
+  private onPromise(from: number, msg: PromiseMsg): void {
+    this.skipTo(msg.truncatedBelow);
+    for (const d of msg.decided) this.decide(d.instance, d.value);
+    if (this.role !== 'candidate' || msg.ballot !== this.ballot) return;
+    this.promises.set(from, msg);
+    if (this.promises.size >= this.majority) this.becomeLeader();
+  }
+
+  private becomeLeader(): void {
+    this.role = 'leader';
+    this.leaderHint = { id: this.self, ballot: this.ballot, at: this.now };
+    this.inFlight.clear();
+    this.queue.length = 0;
+    this.proposed.clear();
+    let top = this.decidedBelow - 1;
+    const best = new Map<number, { ballot: number; value: Batch }>();
+    for (const p of this.promises.values()) {
+      for (const a of p.accepted) {
+        top = Math.max(top, a.instance);
+        const b = best.get(a.instance);
+        if (b === undefined || a.ballot > b.ballot)
+          best.set(a.instance, { ballot: a.ballot, value: a.value });
+      }
+      for (const d of p.decided) top = Math.max(top, d.instance);
+    }
+    for (const i of this.decided.keys()) top = Math.max(top, i);
+    // Every open instance from the first one we have not decided: the highest-ballot value any
+    // acceptor of the majority accepted, or an empty batch.
+    for (let i = Math.max(this.prepareFrom, this.decidedBelow); i <= top; i++) {
+      if (this.decided.has(i)) continue;
+      const value = best.get(i)?.value ?? [];
+      for (const c of value) this.proposed.add(opKey(c.id));
+      this.propose(i, value);
+    }
+    this.nextInstance = Math.max(top + 1, this.decidedBelow);
+    // Announce at once, so origins re-forward their pending ids here.
+    this.lastHeartbeatAt = Number.NEGATIVE_INFINITY;
+  }
+
+  private stepDown(): void {
+    this.role = 'follower';
+    this.inFlight.clear();
+    this.queue.length = 0;
+    this.proposed.clear();
+    this.promises.clear();
+  }
+
+  private enqueue(casts: readonly CastId[]): void {
+    for (const c of casts) {
+      const key = opKey(c.id);
+      if (this.proposed.has(key) || this.isOrdered(c.id)) continue;
+      this.proposed.add(key);
+      this.queue.push(c);
+    }
+    this.tryPropose();
+  }
+
+  private tryPropose(): void {
+    while (
+      this.role === 'leader' &&
+      this.queue.length > 0 &&
+      this.inFlight.size < this.maxInFlight
+    ) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      this.propose(this.nextInstance++, batch);
+    }
+  }
+
+  private propose(instance: number, value: Batch): void {
+    this.counters.instancesProposed++;
+    this.counters.idsProposed += value.length;
+    this.inFlight.set(instance, { value, sentAt: this.now });
+    this.broadcast({ type: 'accept', ballot: this.ballot, instance, value });
+  }
+
+  // ---------------------------------------------------------------- origin and Ω helpers
+
+  private currentLeader(): number | null {
+    if (this.role === 'leader') return this.self;
+    const h = this.leaderHint;
+    if (h !== null && h.id !== this.self && this.now - h.at <= this.electionTimeoutMs) return h.id;
+    return null;
+  }
+
+  private forwardPending(): void {
+    if (this.pending.size === 0) return;
+    const leader = this.currentLeader();
+    if (leader === null) return;
+    if (leader === this.forwardedTo && this.now - this.lastForwardAt < this.retransmitMs) return;
+    this.forwardedTo = leader;
+    this.lastForwardAt = this.now;
+    const casts = [...this.pending.values()].sort((a, b) => a.id.eventNo - b.id.eventNo);
+    if (leader === this.self) this.enqueue(casts);
+    else this.send(leader, { type: 'forward', casts });
+  }
+
+  private seeBallot(b: number): void {
+    if (b > this.maxSeenBallot) this.maxSeenBallot = b;
+  }
+
+  private broadcast(msg: PaxosMessage): void {
+    for (const r of this.replicas) this.send(r, msg);
+  }
+
+  private send(to: number, msg: PaxosMessage): void {
+    this.out.push({ type: 'send', to, msg });
+  }
+
+  private flush(): PaxosOutput[] {
+    const out = this.out;
+    this.out = [];
+    return out;
+  }
+
+  // ---------------------------------------------------------------- inspection
+
+  status(): PaxosStatus {
+    return {
+      role: this.role,
+      ballot: this.role === 'leader' ? this.ballot : this.promised,
+      leader: this.currentLeader(),
+      decidedBelow: this.decidedBelow,
+      truncatedBelow: this.truncatedBelow,
+      inFlight: this.inFlight.size,
+      queued: this.queue.length,
+      pendingCasts: this.pending.size,
+      acceptedHeld: this.accepted.size,
+      decidedHeld: this.decided.size,
+    };
+  }
+}
+
+export interface PaxosStatus {
+  role: Role;
+  ballot: number;
+  leader: number | null;
+  decidedBelow: number;
+  truncatedBelow: number;
+  inFlight: number;
+  queued: number;
+  pendingCasts: number;
+  acceptedHeld: number;
+  decidedHeld: number;
+}

@@ -10,21 +10,42 @@ import { committedList, type RunRecord } from './run-record.js';
  * checker returns the violations it found, as sentences that name the ops involved.
  */
 export function checkRun(record: RunRecord, app: App, opts: { quiescent: boolean }): string[] {
-  const violations = [
-    ...checkCommittedPrefixes(record),
-    ...checkProgramOrder(record),
-    ...checkStableResponses(record, app),
-    ...checkTentativeResponses(record, app),
+  const checks: (() => string[])[] = [
+    () => checkCommittedPrefixes(record),
+    () => checkProgramOrder(record),
+    () => checkStableResponses(record, app),
+    () => checkTentativeResponses(record, app),
   ];
-  if (opts.quiescent) violations.push(...checkConvergence(record, app));
-  return violations;
+  if (opts.quiescent) checks.push(() => checkConvergence(record, app));
+  return checks.flatMap((check) => {
+    try {
+      return check();
+    } catch (err) {
+      // E.g. a committed op whose Req exists nowhere: its origin lost it in a crash after sending it.
+      return [`checker failed: ${(err as Error).message}`];
+    }
+  });
 }
 
 /** (a) The committed lists of all replicas are prefixes of one another. */
 export function checkCommittedPrefixes(record: RunRecord): string[] {
   const lists = Array.from({ length: record.replicas }, (_, r) => committedList(record, r));
-  const longest = lists.reduce((a, b) => (b.length > a.length ? b : a), []);
+  const longest = [...lists, ...record.crashedCommits.map((c) => c.list)].reduce(
+    (a, b) => (b.length > a.length ? b : a),
+    [],
+  );
   const out: string[] = [];
+  // Lists replicas held when they crashed (even records the crash lost) must agree too.
+  for (const c of record.crashedCommits) {
+    for (let i = 0; i < c.list.length; i++) {
+      if (!sameOpId(c.list[i]!, longest[i]!)) {
+        out.push(
+          `(a) replica ${c.replica} had committed ${formatOpId(c.list[i]!)} at position ${i} before a crash; another list has ${formatOpId(longest[i]!)}`,
+        );
+        break;
+      }
+    }
+  }
   lists.forEach((list, r) => {
     for (let i = 0; i < list.length; i++) {
       if (!sameOpId(list[i]!, longest[i]!)) {
@@ -159,9 +180,14 @@ export function checkTentativeResponses(record: RunRecord, app: App): string[] {
         inv.responses.filter((resp) => resp.level === 'tentative').map((resp) => ({ inv, resp })),
       )
       .sort((a, b) => a.resp.trace!.committedBefore - b.resp.trace!.committedBefore);
-    // Walk the committed list once, cloning the state at each prefix a response was computed on.
+    // Walk the committed list once. Within one committed prefix, successive responses saw
+    // tentative lists that mostly share a prefix with the previous one: states are kept every
+    // CHECKPOINT positions along the last list, and a new list resumes from the last checkpoint
+    // inside the shared prefix. Each op itself is evaluated as a dry run.
     const prefix = new ReferenceInterpreter(app);
     let applied = 0;
+    let checkpoints: { len: number; state: ReferenceInterpreter }[] = [];
+    let cursorIds: readonly OpId[] = [];
     for (const { inv, resp } of checks) {
       const trace = resp.trace;
       if (trace === undefined) {
@@ -174,14 +200,27 @@ export function checkTentativeResponses(record: RunRecord, app: App): string[] {
         );
         continue;
       }
-      while (applied < trace.committedBefore) prefix.apply(serialOp(record, committed[applied++]!));
-      const state = prefix.clone();
-      for (const id of trace.tentativeBefore) state.apply(serialOp(record, id));
+      if (applied < trace.committedBefore || checkpoints.length === 0) {
+        while (applied < trace.committedBefore)
+          prefix.apply(serialOp(record, committed[applied++]!));
+        checkpoints = [{ len: 0, state: prefix.clone() }];
+        cursorIds = [];
+      }
+      const ids = trace.tentativeBefore;
+      const shared = commonPrefix(cursorIds, ids);
+      while (checkpoints[checkpoints.length - 1]!.len > shared) checkpoints.pop();
+      const from = checkpoints[checkpoints.length - 1]!;
+      const cursor = from.state.clone();
+      for (let k = from.len; k < ids.length; k++) {
+        cursor.apply(serialOp(record, ids[k]!));
+        if ((k + 1) % CHECKPOINT === 0) checkpoints.push({ len: k + 1, state: cursor.clone() });
+      }
+      cursorIds = ids;
       const self: SerialOp =
         inv.id === null
           ? { op: inv.op, args: inv.args, ts: 0, id: null }
           : serialOp(record, inv.id);
-      const want = state.apply(self);
+      const want = cursor.apply(self, true);
       if (!outcomesEqual(want, resp.outcome)) {
         out.push(
           `(e) ${describe(inv)} tentative ${show(resp.outcome)}, serial execution of its order gives ${show(want)}`,
@@ -190,6 +229,15 @@ export function checkTentativeResponses(record: RunRecord, app: App): string[] {
     }
   }
   return out;
+}
+
+const CHECKPOINT = 16;
+
+function commonPrefix(a: readonly OpId[], b: readonly OpId[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && sameOpId(a[i]!, b[i]!)) i++;
+  return i;
 }
 
 function longestCommitted(record: RunRecord): OpId[] {

@@ -1,7 +1,7 @@
-import { runSimulation, type SimResult } from './simulation.js';
+import { FAULT_MODES, runSimulation, type FaultMode, type SimResult } from './simulation.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--seed S] [--first F] [--verbose]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all] [--seed S] [--first F] [--verbose]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`.
  */
 interface Options {
@@ -9,11 +9,19 @@ interface Options {
   seed: number | null;
   first: number;
   replicas: number;
+  faults: FaultMode;
   verbose: boolean;
 }
 
 function parse(argv: string[]): Options {
-  const o: Options = { seeds: 100, seed: null, first: 1, replicas: 3, verbose: false };
+  const o: Options = {
+    seeds: 100,
+    seed: null,
+    first: 1,
+    replicas: 3,
+    faults: 'all',
+    verbose: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     const value = (): number => {
@@ -37,6 +45,13 @@ function parse(argv: string[]): Options {
         o.replicas = value();
         if (o.replicas < 1 || o.replicas > 15) fail('--replicas must be between 1 and 15');
         break;
+      case '--faults': {
+        const mode = argv[++i];
+        if (!FAULT_MODES.includes(mode as FaultMode))
+          fail(`--faults must be one of ${FAULT_MODES.join(', ')}, got ${mode ?? 'nothing'}`);
+        o.faults = mode as FaultMode;
+        break;
+      }
       case '--verbose':
         o.verbose = true;
         break;
@@ -60,13 +75,15 @@ function fail(message: string): never {
 
 function report(r: SimResult, verbose: boolean): void {
   const s = r.stats;
-  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.partitions} partitions, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated`;
+  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.partitions} partitions, ${s.crashes} crashes, ${s.elections} elections, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated`;
   if (verbose || !r.ok) console.log(line);
   if (!r.ok) {
     console.log(`  parameters: ${JSON.stringify(r.parameters)}`);
     for (const v of r.violations.slice(0, 10)) console.log(`  ${v}`);
     if (r.violations.length > 10) console.log(`  ... and ${r.violations.length - 10} more`);
-    console.log(`  replay: npm run sim -- --seed ${r.seed} --replicas ${r.replicas} --verbose`);
+    console.log(
+      `  replay: npm run sim -- --seed ${r.seed} --replicas ${r.replicas} --faults ${r.parameters.faults} --verbose`,
+    );
   }
 }
 
@@ -79,13 +96,15 @@ const started = Date.now();
 for (const [i, seed] of seeds.entries()) {
   let result: SimResult;
   try {
-    result = runSimulation({ seed, replicas: opts.replicas });
+    result = runSimulation({ seed, replicas: opts.replicas, faults: opts.faults });
   } catch (err) {
     failed++;
     console.log(
       `seed ${seed} replicas ${opts.replicas}: CRASHED — ${(err as Error).stack ?? String(err)}`,
     );
-    console.log(`  replay: npm run sim -- --seed ${seed} --replicas ${opts.replicas} --verbose`);
+    console.log(
+      `  replay: npm run sim -- --seed ${seed} --replicas ${opts.replicas} --faults ${opts.faults} --verbose`,
+    );
     continue;
   }
   if (result.ok) passed++;

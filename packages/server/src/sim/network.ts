@@ -16,6 +16,8 @@ export interface Transmission<M> {
   readonly from: number;
   readonly to: number;
   readonly msg: M;
+  /** Retransmitted until delivered (a reliable link), or sent once and possibly lost. */
+  readonly reliable: boolean;
 }
 
 /**
@@ -40,40 +42,58 @@ export class SimNetwork<M> {
     private readonly deliver: (t: Transmission<M>) => void,
     /** The host a node runs on; partitions cut links between hosts. */
     private readonly hostOf: (node: number) => number = (node) => node,
+    /** Whether a node is up to receive; a message to a node that is down is lost. */
+    private readonly isUp: (node: number) => boolean = () => true,
   ) {}
 
-  send(now: number, from: number, to: number, msg: M): void {
+  send(now: number, from: number, to: number, msg: M, reliable = true): void {
     this.sent++;
-    this.inFlightCount++;
-    this.attempt(now, { from, to, msg }, true);
+    if (reliable) this.inFlightCount++;
+    this.attempt(now, { from, to, msg, reliable }, true);
   }
 
   private attempt(now: number, t: Transmission<M>, first: boolean): void {
     const from = this.hostOf(t.from);
     const to = this.hostOf(t.to);
     if (from === to) {
-      this.schedule(now, () => this.arrive(t));
+      this.schedule(now, () => this.arrive(now, t));
       return;
     }
     if (this.blocked.has(`${from}>${to}`) || this.prng.chance(this.config.lossRate)) {
-      this.lost++;
-      this.schedule(now + this.config.retransmitMs, () =>
-        this.attempt(now + this.config.retransmitMs, t, false),
-      );
+      this.lose(now, t);
       return;
     }
     const delay = this.prng.float(this.config.minDelayMs, this.config.maxDelayMs);
-    this.schedule(now + delay, () => this.arrive(t));
+    this.schedule(now + delay, () => this.arrive(now + delay, t));
     if (first && this.prng.chance(this.config.duplicateRate)) {
       const again = this.prng.float(this.config.minDelayMs, this.config.maxDelayMs * 2);
-      this.schedule(now + again, () => this.deliver(t));
+      this.schedule(now + again, () => {
+        if (this.isUp(t.to)) this.deliver(t);
+      });
     }
   }
 
-  private arrive(t: Transmission<M>): void {
-    this.inFlightCount--;
+  private lose(now: number, t: Transmission<M>): void {
+    this.lost++;
+    if (t.reliable) {
+      const at = now + this.config.retransmitMs;
+      this.schedule(at, () => this.attempt(at, t, false));
+    }
+  }
+
+  private arrive(now: number, t: Transmission<M>): void {
+    if (!this.isUp(t.to)) {
+      this.lose(now, t);
+      return;
+    }
+    if (t.reliable) this.inFlightCount--;
     this.delivered++;
     this.deliver(t);
+  }
+
+  /** Cuts the links from every host in `from` to every host in `to` (one way). */
+  block(from: readonly number[], to: readonly number[]): void {
+    for (const x of from) for (const y of to) if (x !== y) this.blocked.add(`${x}>${y}`);
   }
 
   /** Cuts every link between hosts of different groups, both ways. */
@@ -99,7 +119,7 @@ export class SimNetwork<M> {
     return this.blocked.size > 0;
   }
 
-  /** Messages sent and not yet delivered (duplicates aside). */
+  /** Reliable messages sent and not yet delivered (duplicates aside). */
   inFlight(): number {
     return this.inFlightCount;
   }

@@ -31,32 +31,19 @@ export class ReferenceInterpreter {
     return new ReferenceInterpreter(this.app, new Map(this.data));
   }
 
-  apply(o: SerialOp): Outcome {
+  /** Runs one op; with `dryRun`, returns its outcome and leaves the state as it was. */
+  apply(o: SerialOp, dryRun = false): Outcome {
     const def = this.app.lookup(o.op);
     if (def === undefined) return { ok: false, error: `unknown operation '${o.op}'` };
-    const pending = new Map<string, JsonValue | undefined>();
-    let rand: (() => number) | null = null;
-    const tx: Tx = {
-      get: (key) => (pending.has(key) ? pending.get(key) : this.data.get(key)),
-      put: (key, value) => void pending.set(key, toFrozenJson(value)),
-      delete: (key) => void pending.set(key, undefined),
-      scan: (prefix) => {
-        const merged = new Map<string, JsonValue | undefined>();
-        for (const [k, v] of this.data) if (k.startsWith(prefix)) merged.set(k, v);
-        for (const [k, v] of pending) if (k.startsWith(prefix)) merged.set(k, v);
-        return [...merged]
-          .filter((e): e is [string, JsonValue] => e[1] !== undefined)
-          .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-      },
-      now: () => hlcToMillis(o.ts),
-      random: () => (rand ??= opRandom(o.id, o.ts))(),
-    };
+    const tx = new SerialTx(this.data, o);
     try {
       const value: unknown = def.run(tx, o.args);
       const result = toFrozenJson(value === undefined ? null : value);
-      for (const [k, v] of pending) {
-        if (v === undefined) this.data.delete(k);
-        else this.data.set(k, v);
+      if (!dryRun) {
+        for (const [k, v] of tx.pending) {
+          if (v === undefined) this.data.delete(k);
+          else this.data.set(k, v);
+        }
       }
       return { ok: true, value: result };
     } catch (err) {
@@ -66,5 +53,46 @@ export class ReferenceInterpreter {
 
   digest(): string {
     return canonicalJson(Object.fromEntries([...this.data].sort((a, b) => (a[0] < b[0] ? -1 : 1))));
+  }
+}
+
+/** The transaction of the reference interpreter: the map, overlaid with the op's own writes. */
+class SerialTx implements Tx {
+  readonly pending = new Map<string, JsonValue | undefined>();
+  private rand: (() => number) | null = null;
+
+  constructor(
+    private readonly data: Map<string, JsonValue>,
+    private readonly o: SerialOp,
+  ) {}
+
+  get(key: string): JsonValue | undefined {
+    return this.pending.has(key) ? this.pending.get(key) : this.data.get(key);
+  }
+
+  put(key: string, value: JsonValue): void {
+    this.pending.set(key, toFrozenJson(value));
+  }
+
+  delete(key: string): void {
+    this.pending.set(key, undefined);
+  }
+
+  scan(prefix: string): Array<[string, JsonValue]> {
+    const merged = new Map<string, JsonValue | undefined>();
+    for (const [k, v] of this.data) if (k.startsWith(prefix)) merged.set(k, v);
+    for (const [k, v] of this.pending) if (k.startsWith(prefix)) merged.set(k, v);
+    return [...merged]
+      .filter((e): e is [string, JsonValue] => e[1] !== undefined)
+      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  }
+
+  now(): number {
+    return hlcToMillis(this.o.ts);
+  }
+
+  random(): number {
+    this.rand ??= opRandom(this.o.id, this.o.ts);
+    return this.rand();
   }
 }

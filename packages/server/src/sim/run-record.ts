@@ -7,8 +7,10 @@ export interface RunRecord {
   readonly replicas: number;
   /** Every Req that was ever RB-cast, by op key. */
   readonly reqs: Map<string, Req>;
-  /** Per replica: the commit records it asked to make durable, in order. */
+  /** Per replica: its commit records, in order (after a crash, those that survived on disk). */
   readonly commits: OpId[][][];
+  /** Committed lists replicas had when they crashed, including records the crash lost. */
+  readonly crashedCommits: { replica: number; list: OpId[] }[];
   readonly invocations: Invocation[];
   /** Per replica, at the end of the run. */
   readonly finals: FinalReplicaState[];
@@ -24,6 +26,8 @@ export interface Invocation {
   readonly invokedAt: number;
   id: OpId | null;
   readonly responses: RecordedResponse[];
+  /** Its replica crashed before the op completed: its client is gone. */
+  abandoned: boolean;
 }
 
 export interface RecordedResponse {

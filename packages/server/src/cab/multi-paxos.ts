@@ -117,6 +117,7 @@ export class MultiPaxos {
   private lastForwardAt = Number.NEGATIVE_INFINITY;
 
   private now = 0;
+  private startedAt: number | null = null;
   private out: PaxosOutput[] = [];
   /** Counters for benchmarks and status pages. */
   readonly counters = {
@@ -216,6 +217,12 @@ export class MultiPaxos {
   tick(nowMs: number): PaxosOutput[] {
     this.now = Math.max(this.now, nowMs);
     const now = this.now;
+    // A replica that just started listens for one election timeout before it may run: otherwise
+    // every replica of a starting cluster believes it is the lowest one alive.
+    if (this.startedAt === null) {
+      this.startedAt = now;
+      this.electionAt = now;
+    }
     if (now - this.lastHeartbeatAt >= this.heartbeatMs) {
       this.lastHeartbeatAt = now;
       const hb: PaxosMessage = {

@@ -15,6 +15,7 @@ export function checkRun(record: RunRecord, app: App, opts: { quiescent: boolean
     () => checkProgramOrder(record),
     () => checkStableResponses(record, app),
     () => checkTentativeResponses(record, app),
+    () => checkMinorityPartitions(record),
   ];
   if (opts.quiescent) checks.push(() => checkConvergence(record, app));
   return checks.flatMap((check) => {
@@ -225,6 +226,45 @@ export function checkTentativeResponses(record: RunRecord, app: App): string[] {
         out.push(
           `(e) ${describe(inv)} tentative ${show(resp.outcome)}, serial execution of its order gives ${show(want)}`,
         );
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Availability in a minority partition: weak ops still get their tentative response, strong ops a
+ * tentative one but no stable one until the partition heals (no majority, no consensus).
+ */
+export function checkMinorityPartitions(record: RunRecord): string[] {
+  const out: string[] = [];
+  const majority = Math.floor(record.replicas / 2) + 1;
+  // A response waits for the replica's disk (a few ms); ops invoked just before a heal may answer after it.
+  const margin = 10;
+  for (const split of record.splits) {
+    for (const group of split.groups) {
+      if (group.length >= majority) continue;
+      for (const inv of record.invocations) {
+        if (
+          !group.includes(inv.replica) ||
+          inv.invokedAt <= split.start ||
+          inv.invokedAt >= split.end
+        )
+          continue;
+        if (inv.strong && inv.responses.some((r) => r.level === 'stable' && r.at < split.end)) {
+          out.push(
+            `(partition) ${describe(inv)} got a stable response while its replica was in a minority`,
+          );
+        }
+        if (
+          !inv.abandoned &&
+          inv.invokedAt < split.end - margin &&
+          !inv.responses.some((r) => r.at < split.end)
+        ) {
+          out.push(
+            `(partition) ${describe(inv)} got no tentative response while its replica was in a minority`,
+          );
+        }
       }
     }
   }

@@ -8,9 +8,13 @@ export class SimDisk<R> {
   private records: { record: R; durableAt: number }[] = [];
   private lastDurableAt = 0;
 
-  /** Issues a write at `now`; returns when it will be durable. */
+  /**
+   * Issues a write at `now`; returns when it will be durable. Writes complete in order, but one
+   * flush covers everything written while it was in progress (group commit), so a busy disk adds
+   * latency, not an ever-growing queue.
+   */
   write(now: number, latencyMs: number, record: R): number {
-    this.lastDurableAt = Math.max(this.lastDurableAt, now) + latencyMs;
+    this.lastDurableAt = Math.max(this.lastDurableAt, now + latencyMs);
     this.records.push({ record, durableAt: this.lastDurableAt });
     return this.lastDurableAt;
   }

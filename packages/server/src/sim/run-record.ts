@@ -12,6 +12,12 @@ export interface RunRecord {
   /** Committed lists replicas had when they crashed, including records the crash lost. */
   readonly crashedCommits: { replica: number; list: OpId[] }[];
   readonly invocations: Invocation[];
+  /** Symmetric partitions: when they started and healed, and the groups they made. */
+  readonly splits: {
+    readonly start: number;
+    end: number;
+    readonly groups: readonly (readonly number[])[];
+  }[];
   /** Per replica, at the end of the run. */
   readonly finals: FinalReplicaState[];
 }

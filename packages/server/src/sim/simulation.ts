@@ -148,6 +148,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     commits: ids.map(() => []),
     crashedCommits: [],
     invocations: [],
+    splits: [],
     finals: [],
   };
   const byTag = new Map<number, Invocation>();
@@ -383,18 +384,24 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     partition: (groups) => {
       partitions++;
       network.partition(groups);
+      record.splits.push({ start: now, end: Number.POSITIVE_INFINITY, groups });
     },
     isolateLeader: () => {
       const leader = hosts.find((x) => x.up && x.paxos.status().role === 'leader');
       if (leader === undefined) return;
       partitions++;
-      network.partition([[leader.id], ids.filter((i) => i !== leader.id)]);
+      const groups = [[leader.id], ids.filter((i) => i !== leader.id)];
+      network.partition(groups);
+      record.splits.push({ start: now, end: Number.POSITIVE_INFINITY, groups });
     },
     oneWay: (from, to) => {
       partitions++;
       network.block(from, to);
     },
-    heal: () => network.heal(),
+    heal: () => {
+      network.heal();
+      for (const s of record.splits) if (s.end === Number.POSITIVE_INFINITY) s.end = now;
+    },
     crash: (which) => {
       const target =
         which === 'leader'

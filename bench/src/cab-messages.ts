@@ -22,7 +22,6 @@ import {
   InlineExecutor,
   type ExecutionResult,
   type Output,
-  type OpId,
 } from '@creek/server';
 import { Gossip, type GossipMessage, type GossipOutput } from '@creek/server/gossip';
 import { EventQueue } from '@creek/server/sim';

@@ -69,6 +69,7 @@ class Cluster {
       const tick = (): void => {
         this.core(h, h.replica.tick(this.now));
         this.gossip(h, h.gossip.tick(this.now));
+        h.paxos.setDeliveredBelow(h.delivery.deliveredBelow());
         this.paxos(h, h.paxos.tick(this.now));
         this.events.push(this.now + 1, tick);
       };
@@ -94,7 +95,7 @@ class Cluster {
         const id = h.delivery.next((x) => h.replica.checkDep(x));
         if (id === null) break;
         h.delivery.markDelivered(id);
-        h.paxos.delivered(id, h.delivery.deliveredBelow());
+        h.paxos.delivered(id);
         out.push(...h.replica.deliverStrong(id));
         if (i === out.length) continue;
       }

@@ -104,11 +104,15 @@ export class ConditionalDelivery {
     return id.eventNo <= (this.admitted.get(id.replica) ?? 0) || this.waitingIds.has(opKey(id));
   }
 
-  /** The first instance with an id not yet delivered here (everything below it is delivered). */
+  /**
+   * The first instance with an id not yet delivered here (everything below it is delivered). An id
+   * that waited for its predecessor sits in the stream behind ids of later instances, so every
+   * undelivered entry counts, not just the head.
+   */
   deliveredBelow(): number {
     let below = this.nextInstance;
-    const head = this.stream[this.streamHead];
-    if (head !== undefined) below = Math.min(below, head.instance);
+    for (let i = this.streamHead; i < this.stream.length; i++)
+      below = Math.min(below, this.stream[i]!.instance);
     for (const w of this.waiting.values()) below = Math.min(below, w.instance);
     return below;
   }

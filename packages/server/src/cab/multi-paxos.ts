@@ -171,10 +171,17 @@ export class MultiPaxos {
     return this.flush();
   }
 
-  /** The replica delivered `id` (its own pending casts are done) and everything below `instance`. */
-  delivered(id: OpId, deliveredBelow: number): void {
+  /** The replica delivered `id`: if it was one of its own casts, it is done. */
+  delivered(id: OpId): void {
     this.pending.delete(opKey(id));
-    this.localDeliveredBelow = Math.max(this.localDeliveredBelow, deliveredBelow);
+  }
+
+  /**
+   * Everything below `instance` is delivered here, and the commit records saying so are durable
+   * (the driver reports it no earlier). Heartbeats carry it; truncation waits for every replica's.
+   */
+  setDeliveredBelow(instance: number): void {
+    this.localDeliveredBelow = Math.max(this.localDeliveredBelow, instance);
   }
 
   receive(from: number, msg: PaxosMessage): PaxosOutput[] {
@@ -344,6 +351,12 @@ export class MultiPaxos {
     this.decidedBelow = below;
     while (this.decided.has(this.decidedBelow)) this.decidedBelow++;
     if (this.nextInstance < this.decidedBelow) this.nextInstance = this.decidedBelow;
+    // Truncated here too: this replica never has to serve what it skipped.
+    if (below > this.truncatedBelow) {
+      for (const i of [...this.accepted.keys()]) if (i < below) this.accepted.delete(i);
+      this.truncatedBelow = below;
+      this.out.push({ type: 'persist', record: { kind: 'truncate', below } });
+    }
     this.out.push({ type: 'skip', below });
   }
 

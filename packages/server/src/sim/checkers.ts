@@ -2,8 +2,16 @@ import type { App } from '../core/app.js';
 import { jsonEqual } from '../core/json.js';
 import { formatOpId, opKey, sameOpId, type OpId } from '../core/op-id.js';
 import type { Outcome } from '../core/types.js';
+import {
+  checkLinearizable,
+  queueModel,
+  registerModel,
+  type HistoryOp,
+  type Model,
+} from './linearizability.js';
 import { ReferenceInterpreter, type SerialOp } from './reference-interpreter.js';
-import { committedList, type RunRecord } from './run-record.js';
+import { committedList, type Invocation, type RunRecord } from './run-record.js';
+import { LINEARIZABLE_KEYS, LINEARIZABLE_QUEUE } from './workload.js';
 
 /**
  * The guarantees every simulated run must keep (DESIGN.md, "Guarantees, and how we know"). Each
@@ -16,6 +24,7 @@ export function checkRun(record: RunRecord, app: App, opts: { quiescent: boolean
     () => checkStableResponses(record, app),
     () => checkTentativeResponses(record, app),
     () => checkMinorityPartitions(record),
+    () => checkLinearizability(record),
   ];
   if (opts.quiescent) checks.push(() => checkConvergence(record, app));
   return checks.flatMap((check) => {
@@ -228,6 +237,51 @@ export function checkTentativeResponses(record: RunRecord, app: App): string[] {
         );
       }
     }
+  }
+  return out;
+}
+
+/**
+ * Strong ops are linearizable (Creek §4.3, Theorem 1): the objects only strong ops touch must have
+ * histories (invocation time, stable response time and value, from the clients' side) that some
+ * legal sequential order explains. Ops whose stable response never came may or may not have
+ * taken effect.
+ */
+export function checkLinearizability(record: RunRecord): string[] {
+  const out: string[] = [];
+  const objects: { name: string; model: Model<unknown>; ops: (inv: Invocation) => boolean }[] = [
+    ...LINEARIZABLE_KEYS.map((key) => ({
+      name: `key ${key}`,
+      model: registerModel as Model<unknown>,
+      ops: (inv: Invocation) =>
+        inv.op.startsWith('kv.') && (inv.args as { key?: string }).key === key,
+    })),
+    {
+      name: `queue ${LINEARIZABLE_QUEUE}`,
+      model: queueModel as Model<unknown>,
+      ops: (inv: Invocation) =>
+        inv.op.startsWith('queue.') &&
+        (inv.args as { queue?: string }).queue === LINEARIZABLE_QUEUE,
+    },
+  ];
+  for (const object of objects) {
+    const history: HistoryOp[] = record.invocations
+      .filter(
+        (inv) => inv.strong && object.ops(inv) && inv.responses.every((r) => r.level !== 'failed'),
+      )
+      .map((inv) => {
+        const stable = inv.responses.find((r) => r.level === 'stable');
+        return {
+          id: describe(inv),
+          op: inv.op,
+          args: inv.args,
+          invokedAt: inv.invokedAt,
+          completed: stable === undefined ? null : { at: stable.at, outcome: stable.outcome },
+        };
+      });
+    const result = checkLinearizable(history, object.model);
+    if (!result.ok)
+      out.push(`(linearizability) ${object.name}, ${history.length} ops: ${result.reason}`);
   }
   return out;
 }

@@ -201,7 +201,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         const id = h.delivery.next((x) => h.replica.checkDep(x));
         if (id === null) break;
         h.delivery.markDelivered(id);
-        h.paxos.delivered(id, h.delivery.deliveredBelow());
+        h.paxos.delivered(id);
         queue.push(...h.replica.deliverStrong(id));
         if (i === queue.length) continue;
       }
@@ -341,6 +341,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       if (h.up) {
         applyCore(h, h.replica.tick(physical(h.id)));
         applyGossip(h, h.gossip.tick(now));
+        // Heartbeats leave only after earlier writes (the commit records) are durable.
+        h.paxos.setDeliveredBelow(h.delivery.deliveredBelow());
         applyPaxos(h, h.paxos.tick(now));
         pullMissing(h);
       }

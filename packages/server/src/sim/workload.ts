@@ -71,8 +71,47 @@ export interface GeneratedOp {
   readonly strong: boolean;
 }
 
+/**
+ * Objects touched only by strong ops: their histories must be linearizable, which the
+ * linearizability checker verifies black-box from invocation and response times alone.
+ */
+export const LINEARIZABLE_KEYS = ['lin/0', 'lin/1'] as const;
+export const LINEARIZABLE_QUEUE = 'lq';
+
+/** A strong op on one of the strong-only objects. */
+function linearizableOp(prng: Prng): GeneratedOp {
+  const key = prng.pick(LINEARIZABLE_KEYS);
+  switch (prng.int(0, 7)) {
+    case 0:
+      return { op: 'kv.get', args: { key }, strong: true };
+    case 1:
+      return { op: 'kv.put', args: { key, value: prng.int(0, 9) }, strong: true };
+    case 2:
+      return {
+        op: 'kv.cas',
+        args: { key, expected: prng.chance(0.3) ? null : prng.int(0, 9), value: prng.int(0, 9) },
+        strong: true,
+      };
+    case 3:
+      return { op: 'kv.increment', args: { key, by: prng.int(1, 3) }, strong: true };
+    case 4:
+      return {
+        op: 'queue.enqueue',
+        args: { queue: LINEARIZABLE_QUEUE, item: prng.int(0, 99) },
+        strong: true,
+      };
+    case 5:
+      return { op: 'queue.dequeue', args: { queue: LINEARIZABLE_QUEUE }, strong: true };
+    case 6:
+      return { op: 'queue.size', args: { queue: LINEARIZABLE_QUEUE }, strong: true };
+    default:
+      return { op: 'queue.peek', args: { queue: LINEARIZABLE_QUEUE }, strong: true };
+  }
+}
+
 /** Draws one client operation over a small hot key set, so that ops conflict. */
 export function generateOp(prng: Prng, shape: WorkloadShape): GeneratedOp {
+  if (prng.chance(0.08)) return linearizableOp(prng);
   const k = (): string => `k/${prng.int(0, shape.keys - 1)}`;
   const acct = (): string => `acct/${prng.int(0, Math.max(1, Math.ceil(shape.keys / 2)) - 1)}`;
   const queue = (): string => `q${prng.int(0, 1)}`;

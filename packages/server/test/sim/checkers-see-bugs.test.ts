@@ -70,4 +70,29 @@ describe('the simulator catches planted bugs', () => {
     const v = violationsOver(seeds, 3, true);
     expect(v.some((x) => /^\((a|b|c|d|e)\)|^checker failed/.test(x))).toBe(true);
   });
+
+  it('answering strong ops stably from the speculative order is not linearizable', () => {
+    // The replica calls its first tentative response of a strong op "stable".
+    type Respond = (
+      tag: number,
+      id: unknown,
+      level: string,
+      outcome: unknown,
+      trace?: unknown,
+    ) => void;
+    const proto = Replica.prototype as unknown as { respond: Respond };
+    const original = proto.respond;
+    vi.spyOn(proto, 'respond').mockImplementation(function (
+      this: unknown,
+      tag,
+      id,
+      level,
+      outcome,
+      trace,
+    ) {
+      original.call(this, tag, id, level === 'tentative' ? 'stable' : level, outcome, trace);
+    });
+    const v = violationsOver(SEEDS);
+    expect(v.some((x) => x.startsWith('(linearizability)'))).toBe(true);
+  });
 });

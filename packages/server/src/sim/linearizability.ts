@@ -1,0 +1,578 @@
+import { canonicalJson, jsonEqual, type JsonValue } from '../core/json.js';
+import type { Outcome } from '../core/types.js';
+
+/**
+ * A linearizability checker for the history of one object (one key, one queue): Wing & Gong's
+ * search with Lowe's just-in-time linearization and memoization, as in Knossos and Porcupine.
+ *
+ * The history becomes a doubly linked list of call and return events in time order. The ops that
+ * may be linearized next are those whose call comes before the first return event still in the
+ * list (their invocation precedes the response of every completed op not yet linearized). The
+ * search linearizes one, checks the model gives the recorded outcome, removes ("lifts") the op's
+ * events and goes on; when no candidate fits, it backtracks. It keeps its own stack of frames, so
+ * long histories cannot overflow the call stack. Configurations already explored (the set of
+ * linearized ops, the model state) are remembered and not explored again.
+ *
+ * Ops that never got a response ("unanswered") impose no outcome and need not be linearized; they
+ * are what makes the search expensive, since each may take effect anywhere after its invocation.
+ * The search cuts that down in ways that never change the answer:
+ * - configurations are also skipped when one with the same completed ops, the same state and a
+ *   subset of the unanswered ops linearized was seen (the smaller set can do all the larger can);
+ * - an unanswered op that would not change the state is never linearized;
+ * - unanswered ops with the same op and arguments are interchangeable: only the earliest invoked
+ *   one not yet linearized is tried;
+ * - an unanswered op is linearized only where it matters to the op right after it (see
+ *   skipAfterUnanswered);
+ * - it runs in rounds that bound how many unanswered ops may be linearized in a row (1, 2, 4, ...),
+ *   and a failure is only final from a round the bound did not cut short.
+ * Completed candidates are tried before unanswered ones, earliest response first.
+ *
+ * Events at the same instant count as concurrent: an op whose response has the same time as another
+ * op's invocation may be linearized after it.
+ */
+
+export interface HistoryOp {
+  /** For messages. */
+  readonly id: string;
+  /** E.g. 'kv.put'. */
+  readonly op: string;
+  /** The op's arguments as invoked (already parsed: kv.increment has `by`). */
+  readonly args: JsonValue;
+  /** Real (simulated) time of invocation. */
+  readonly invokedAt: number;
+  /** Time of the response and its outcome; null when the op never got a response (it may or may not have taken effect). */
+  readonly completed: { readonly at: number; readonly outcome: Outcome } | null;
+}
+
+export interface Model<S> {
+  readonly init: S;
+  /** Applies op to state: the outcome it must return and the next state. Must be pure. */
+  step(state: S, op: string, args: JsonValue): { outcome: Outcome; next: S };
+  /** A string identifying the state, for memoization. */
+  key(state: S): string;
+}
+
+export type LinearizabilityResult = { ok: true } | { ok: false; reason: string };
+
+const DEFAULT_MAX_STATES = 1_000_000;
+
+// ---------------------------------------------------------------------------------------------
+// Models
+
+function field(args: JsonValue, name: string): JsonValue | undefined {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return undefined;
+  return Object.prototype.hasOwnProperty.call(args, name) ? args[name] : undefined;
+}
+
+const ok = (value: JsonValue): Outcome => ({ ok: true, value });
+const fail = (error: string): Outcome => ({ ok: false, error });
+
+/**
+ * One key under the built-in kv ops; `undefined` is "absent". The `key` argument only appears in
+ * error messages: a history for this model is a history of one key.
+ */
+export const registerModel: Model<JsonValue | undefined> = {
+  init: undefined,
+  step(state, op, args) {
+    switch (op) {
+      case 'kv.get':
+        return { outcome: ok(state ?? null), next: state };
+      case 'kv.put':
+        return { outcome: ok(null), next: field(args, 'value') ?? null };
+      case 'kv.delete':
+        return { outcome: ok(null), next: undefined };
+      case 'kv.cas': {
+        const current = state ?? null;
+        if (!jsonEqual(current, field(args, 'expected') ?? null)) {
+          return { outcome: ok({ ok: false, current }), next: state };
+        }
+        const value = field(args, 'value') ?? null;
+        return { outcome: ok({ ok: true, current: value }), next: value };
+      }
+      case 'kv.increment': {
+        const key = String(field(args, 'key'));
+        if (state !== undefined && typeof state !== 'number') {
+          const kind = Array.isArray(state) ? 'list' : typeof state;
+          return {
+            outcome: fail(`kv.increment: '${key}' holds a ${kind}, not a number`),
+            next: state,
+          };
+        }
+        const by = field(args, 'by');
+        const next = (state ?? 0) + (typeof by === 'number' ? by : 1);
+        // The store refuses a non-finite number (toFrozenJson in tx.put), which fails the op.
+        if (!Number.isFinite(next)) {
+          return { outcome: fail(`value of '${key}' is not a finite number`), next: state };
+        }
+        return { outcome: ok(next), next };
+      }
+      default:
+        throw new Error(`registerModel: unsupported op '${op}'`);
+    }
+  },
+  key: (state) => canonicalJson(state),
+};
+
+/** One queue: the position of its first item (`head`) and the items still in it, oldest first. */
+export interface QueueState {
+  readonly head: number;
+  readonly items: readonly JsonValue[];
+}
+
+/** One queue under the built-in queue ops. Positions count from 0 over the queue's life. */
+export const queueModel: Model<QueueState> = {
+  init: { head: 0, items: [] },
+  step(state, op, args) {
+    const { head, items } = state;
+    switch (op) {
+      case 'queue.enqueue':
+        return {
+          outcome: ok({ position: head + items.length }),
+          next: { head, items: [...items, field(args, 'item') ?? null] },
+        };
+      case 'queue.dequeue':
+        if (items.length === 0) return { outcome: ok(null), next: state };
+        return {
+          outcome: ok({ item: items[0]!, position: head, remaining: items.length - 1 }),
+          next: { head: head + 1, items: items.slice(1) },
+        };
+      case 'queue.peek':
+        if (items.length === 0) return { outcome: ok(null), next: state };
+        return { outcome: ok({ item: items[0]!, position: head }), next: state };
+      case 'queue.size':
+        return { outcome: ok(items.length), next: state };
+      default:
+        throw new Error(`queueModel: unsupported op '${op}'`);
+    }
+  },
+  key: (state) => `${state.head}:${canonicalJson(state.items as JsonValue[])}`,
+};
+
+// ---------------------------------------------------------------------------------------------
+// The checker
+
+function outcomeEqual(a: Outcome, b: Outcome): boolean {
+  if (a.ok) return b.ok && jsonEqual(a.value, b.value);
+  return !b.ok && a.error === b.error;
+}
+
+/** A 32-bit mix of an integer (murmur3's finalizer), for Zobrist hashing of the linearized set. */
+function mix32(x: number): number {
+  let h = (x + 0x9e3779b9) | 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+function sameWords(a: Uint32Array, b: Uint32Array): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** True when every bit of `a` is set in `b`. */
+function subsetOf(a: Uint32Array, b: Uint32Array): boolean {
+  for (let i = 0; i < a.length; i++) if ((a[i]! & ~b[i]!) !== 0) return false;
+  return true;
+}
+
+interface Seen {
+  readonly completed: Uint32Array;
+  readonly pending: Uint32Array;
+}
+
+function clip(s: string, max = 160): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+}
+
+function showOutcome(o: Outcome): string {
+  return clip(o.ok ? canonicalJson(o.value) : `error '${o.error}'`);
+}
+
+function showOp(h: HistoryOp): string {
+  return `${h.id} (${h.op} ${clip(canonicalJson(h.args), 120)})`;
+}
+
+function showIds(ids: readonly string[], max = 8): string {
+  if (ids.length === 0) return 'none';
+  if (ids.length <= max) return ids.join(', ');
+  return `…, ${ids.slice(-max).join(', ')}`;
+}
+
+/**
+ * Decides whether `history` (the ops on one object) has a linearization under `model`. On failure
+ * the reason names the longest linearizable prefix found and the op that could not be placed after
+ * it; a reason starting with 'search limit' means the search gave up after `maxStates`
+ * configurations (over all its rounds) without deciding.
+ */
+export function checkLinearizable<S>(
+  history: readonly HistoryOp[],
+  model: Model<S>,
+  opts: { maxStates?: number } = {},
+): LinearizabilityResult {
+  const maxStates = opts.maxStates ?? DEFAULT_MAX_STATES;
+  const n = history.length;
+
+  // Each op gets an index among the completed ops or among the pending ones (for the bitsets).
+  const slot = new Int32Array(n);
+  let nCompleted = 0;
+  let nPending = 0;
+  for (let i = 0; i < n; i++) {
+    const h = history[i]!;
+    if (!Number.isFinite(h.invokedAt)) throw new RangeError(`${h.id}: invokedAt is not finite`);
+    if (h.completed === null) {
+      slot[i] = nPending++;
+    } else {
+      if (!Number.isFinite(h.completed.at) || h.completed.at < h.invokedAt) {
+        throw new RangeError(
+          `${h.id}: response at ${h.completed.at} precedes invocation at ${h.invokedAt}`,
+        );
+      }
+      slot[i] = nCompleted++;
+    }
+  }
+  if (nCompleted === 0) return { ok: true };
+
+  // Events in time order; at equal times calls come first (so those ops count as concurrent).
+  type Ev = { readonly time: number; readonly isCall: boolean; readonly op: number };
+  const events: Ev[] = [];
+  for (let i = 0; i < n; i++) {
+    const h = history[i]!;
+    events.push({ time: h.invokedAt, isCall: true, op: i });
+    if (h.completed !== null) events.push({ time: h.completed.at, isCall: false, op: i });
+  }
+  events.sort(
+    (a, b) => a.time - b.time || (a.isCall === b.isCall ? 0 : a.isCall ? -1 : 1) || a.op - b.op,
+  );
+
+  // The linked list: node 0 is the head sentinel, node k + 1 is events[k]; -1 is the end.
+  const size = events.length + 1;
+  const next = new Int32Array(size);
+  const prev = new Int32Array(size);
+  const nodeOp = new Int32Array(size);
+  const nodeIsCall = new Uint8Array(size);
+  const callNode = new Int32Array(n);
+  const returnNode = new Int32Array(n).fill(-1);
+  for (let node = 0; node < size; node++) {
+    next[node] = node + 1 < size ? node + 1 : -1;
+    prev[node] = node - 1;
+    if (node === 0) continue;
+    const ev = events[node - 1]!;
+    nodeOp[node] = ev.op;
+    nodeIsCall[node] = ev.isCall ? 1 : 0;
+    if (ev.isCall) callNode[ev.op] = node;
+    else returnNode[ev.op] = node;
+  }
+  const unlink = (node: number): void => {
+    const p = prev[node]!;
+    const q = next[node]!;
+    next[p] = q;
+    if (q !== -1) prev[q] = p;
+  };
+  const relink = (node: number): void => {
+    const p = prev[node]!;
+    const q = next[node]!;
+    next[p] = node;
+    if (q !== -1) prev[q] = node;
+  };
+  // The call precedes its return in the list, so relinking in reverse order restores it exactly.
+  const lift = (op: number): void => {
+    unlink(callNode[op]!);
+    if (returnNode[op] !== -1) unlink(returnNode[op]!);
+  };
+  const unlift = (op: number): void => {
+    if (returnNode[op] !== -1) relink(returnNode[op]!);
+    relink(callNode[op]!);
+  };
+
+  // Unanswered ops with the same op and arguments are interchangeable, so of each such class only
+  // the earliest invoked one not yet linearized is ever tried (the linearized ones of a class are
+  // then always its first few). `classRank` orders the classes for the commutation rule.
+  const classRank = new Int32Array(n);
+  const prevInClass = new Int32Array(n).fill(-1);
+  const classes = new Map<string, { rank: number; last: number }>();
+  for (const ev of events) {
+    const h = history[ev.op]!;
+    if (!ev.isCall || h.completed !== null) continue;
+    const classKey = `${h.op} ${canonicalJson(h.args)}`;
+    let c = classes.get(classKey);
+    if (c === undefined) {
+      c = { rank: classes.size, last: -1 };
+      classes.set(classKey, c);
+    }
+    classRank[ev.op] = c.rank;
+    prevInClass[ev.op] = c.last;
+    c.last = ev.op;
+  }
+
+  // The linearized set, split into completed and pending ops, and a Zobrist hash of the former.
+  const completedBits = new Uint32Array(Math.ceil(nCompleted / 32));
+  const pendingBits = new Uint32Array(Math.ceil(nPending / 32));
+  const zobrist = new Uint32Array(nCompleted);
+  for (let i = 0; i < nCompleted; i++) zobrist[i] = mix32(i);
+  let hash = 0;
+  const toggle = (op: number): void => {
+    const sl = slot[op]!;
+    if (history[op]!.completed === null) {
+      pendingBits[sl >>> 5]! ^= 1 << (sl & 31);
+    } else {
+      completedBits[sl >>> 5]! ^= 1 << (sl & 31);
+      hash = (hash ^ zobrist[sl]!) >>> 0;
+    }
+  };
+  const pendingLinearized = (op: number): boolean => {
+    const sl = slot[op]!;
+    return (pendingBits[sl >>> 5]! & (1 << (sl & 31))) !== 0;
+  };
+
+  const stateIds = new Map<string, number>();
+  const stateId = (k: string): number => {
+    let sid = stateIds.get(k);
+    if (sid === undefined) {
+      sid = stateIds.size;
+      stateIds.set(k, sid);
+    }
+    return sid;
+  };
+  let states = 0;
+  let best: DeadEnd<S> | null = null;
+
+  /**
+   * One round of the search, linearizing at most `chainLimit` unanswered ops in a row. Returns
+   * the result, and whether the limit cut anything off (when it did, a failure is not final).
+   */
+  const search = (chainLimit: number): { result: LinearizabilityResult; cut: boolean } => {
+    let cut = false;
+    // Memo: (state id, hash, obligation) → configurations seen. The obligation is '' after an
+    // answered op; after an unanswered one it names that op, the state before it and the run of
+    // unanswered ops so far, which decide what may come next.
+    const seen = new Map<string, Seen[]>();
+    const dominated = (memoKey: string): boolean => {
+      const list = seen.get(memoKey);
+      if (list === undefined) return false;
+      for (const c of list) {
+        if (sameWords(c.completed, completedBits) && subsetOf(c.pending, pendingBits)) return true;
+      }
+      return false;
+    };
+    /** Records the current configuration; false if it (or one that subsumes it) was seen before. */
+    const visit = (k: string, obligation: string): boolean => {
+      const base = `${stateId(k)}:${hash}:`;
+      if (dominated(base)) return false;
+      const memoKey = base + obligation;
+      if (obligation !== '' && dominated(memoKey)) return false;
+      let list = seen.get(memoKey);
+      if (list === undefined) {
+        list = [];
+        seen.set(memoKey, list);
+      }
+      list.push({ completed: completedBits.slice(), pending: pendingBits.slice() });
+      states++;
+      return true;
+    };
+
+    // A frame per configuration on the current path: its state, the ops that may be linearized
+    // next in the order they are tried, and how far it has got through them.
+    interface Frame {
+      readonly state: S;
+      readonly key: string;
+      /** How many unanswered ops were linearized in a row just before this configuration. */
+      readonly chain: number;
+      readonly cands: number[];
+      /** The op whose response comes first among those not linearized (-1: none). */
+      readonly stuck: number;
+      idx: number;
+    }
+    /**
+     * The candidates of the current configuration: ops invoked before the first response still in
+     * the list. Answered ones come first, earliest response first (the most constrained); then one
+     * unanswered op of each class, latest invoked first (an op that took effect most likely did so
+     * soon after its invocation), so that those are only linearized when nothing else works.
+     */
+    const frameHere = (chain: number, prevOp: number, prevState: S | undefined): Frame => {
+      const answered: number[] = [];
+      const unanswered: number[] = [];
+      let c = next[0]!;
+      for (; c !== -1 && nodeIsCall[c] === 1; c = next[c]!) {
+        const op = nodeOp[c]!;
+        if (history[op]!.completed !== null) answered.push(op);
+        else if (prevInClass[op] === -1 || pendingLinearized(prevInClass[op]!)) unanswered.push(op);
+      }
+      answered.sort((x, y) => history[x]!.completed!.at - history[y]!.completed!.at || x - y);
+      if (chain < chainLimit) {
+        for (let i = unanswered.length - 1; i >= 0; i--) answered.push(unanswered[i]!);
+      } else if (!cut) {
+        // The bound cuts these off; note it if any of them could have been tried.
+        cut = unanswered.some((u) => {
+          const h = history[u]!;
+          const { outcome, next: after } = model.step(state, h.op, h.args);
+          const afterKey = model.key(after);
+          if (afterKey === stateKey) return false;
+          const p = history[prevOp]!;
+          const pRank = classRank[prevOp]!;
+          const uRank = classRank[u]!;
+          return !skipAfterUnanswered(model, p, pRank, prevState as S, h, uRank, outcome, afterKey);
+        });
+      }
+      const stuck = c === -1 ? -1 : nodeOp[c]!;
+      return { state, key: stateKey, chain, cands: answered, stuck, idx: 0 };
+    };
+
+    let state = model.init;
+    let stateKey = model.key(state);
+    let remaining = nCompleted;
+    visit(stateKey, '');
+    const frames: Frame[] = [frameHere(0, -1, undefined)];
+
+    for (;;) {
+      const f = frames[frames.length - 1]!;
+      if (f.idx >= f.cands.length) {
+        // No candidate can go next: this order is a dead end.
+        const depth = frames.length - 1;
+        if (best === null || depth > best.prefix.length) {
+          const prefix: number[] = [];
+          for (let i = 0; i < depth; i++) prefix.push(frames[i]!.cands[frames[i]!.idx]!);
+          best = { prefix, state, stuck: f.stuck, candidates: f.cands };
+        }
+        if (depth === 0) {
+          const reason = `not linearizable: ${failureReason(history, model, best)}`;
+          return { result: { ok: false, reason }, cut };
+        }
+        frames.pop();
+        const parent = frames[frames.length - 1]!;
+        const op = parent.cands[parent.idx]!;
+        state = parent.state;
+        stateKey = parent.key;
+        toggle(op);
+        unlift(op);
+        if (history[op]!.completed !== null) remaining++;
+        parent.idx++;
+        continue;
+      }
+
+      const op = f.cands[f.idx]!;
+      const h = history[op]!;
+      const answered = h.completed !== null;
+      const { outcome, next: after } = model.step(state, h.op, h.args);
+      if (answered && !outcomeEqual(outcome, h.completed.outcome)) {
+        f.idx++;
+        continue;
+      }
+      const afterKey = model.key(after);
+      // An unanswered op that changes nothing need never be linearized.
+      if (!answered && afterKey === stateKey) {
+        f.idx++;
+        continue;
+      }
+      if (f.chain > 0) {
+        const parent = frames[frames.length - 2]!;
+        const p = parent.cands[parent.idx]!;
+        if (
+          skipAfterUnanswered(
+            model,
+            history[p]!,
+            classRank[p]!,
+            parent.state,
+            h,
+            classRank[op]!,
+            outcome,
+            afterKey,
+          )
+        ) {
+          f.idx++;
+          continue;
+        }
+      }
+      const chain = answered ? 0 : f.chain + 1;
+      toggle(op);
+      if (!visit(afterKey, answered ? '' : `${op}@${stateId(stateKey)}#${chain}`)) {
+        toggle(op);
+        f.idx++;
+        continue;
+      }
+      if (states > maxStates) {
+        const deepest =
+          best === null ? '' : `; deepest dead end so far: ${failureReason(history, model, best)}`;
+        return {
+          result: {
+            ok: false,
+            reason: `search limit exceeded: explored ${maxStates} configurations of ${n} ops without deciding${deepest}`,
+          },
+          cut: false,
+        };
+      }
+      state = after;
+      stateKey = afterKey;
+      lift(op);
+      if (answered && --remaining === 0) return { result: { ok: true }, cut };
+      frames.push(frameHere(chain, op, f.state));
+    }
+  };
+
+  // Rounds with a growing bound on runs of unanswered ops: most histories that need them at all
+  // need them one at a time, and the bound keeps a failing round from trying every arrangement of
+  // them. A failure is final once no candidate was cut off.
+  for (let chainLimit = 1; ; chainLimit *= 2) {
+    const { result, cut } = search(chainLimit >= nPending ? Infinity : chainLimit);
+    if (result.ok || !cut) return result;
+    if (result.reason.startsWith('search limit')) return result;
+  }
+}
+
+interface DeadEnd<S> {
+  /** The ops linearized, in order. */
+  readonly prefix: number[];
+  readonly state: S;
+  /** The op whose response comes first among the rest (-1: none). */
+  readonly stuck: number;
+  readonly candidates: number[];
+}
+
+/**
+ * The reduction for the op `y` linearized right after the unanswered op `p` (which was applied to
+ * `before`; `y` then returned `outcome` and led to a state with key `afterKey`). `y` is skipped
+ * when `p` makes no difference to it (`y` alone from `before` returns the same and reaches the
+ * same state: `p` can be left out), or when the two commute (`y` returns the same from `before`,
+ * and `p` after `y` reaches the same state) and `y` is answered or of an earlier class than `p`:
+ * some linearization without the skipped arrangement does the same. Every linearization can be
+ * rearranged into one that is never skipped, by moving unanswered ops later, ordering commuting
+ * runs of them by class and dropping the ones that make no difference, so no answer changes.
+ */
+function skipAfterUnanswered<S>(
+  model: Model<S>,
+  p: HistoryOp,
+  pRank: number,
+  before: S,
+  y: HistoryOp,
+  yRank: number,
+  outcome: Outcome,
+  afterKey: string,
+): boolean {
+  const yFirst = model.step(before, y.op, y.args);
+  if (y.completed !== null && !outcomeEqual(yFirst.outcome, outcome)) return false;
+  if (model.key(yFirst.next) === afterKey) return true;
+  if (y.completed === null && pRank <= yRank) return false;
+  return model.key(model.step(yFirst.next, p.op, p.args).next) === afterKey;
+}
+
+/** Describes the deepest dead end: the prefix, the op that could not follow it and why. */
+function failureReason<S>(
+  history: readonly HistoryOp[],
+  model: Model<S>,
+  best: DeadEnd<S>,
+): string {
+  const prefixIds = best.prefix.map((i) => history[i]!.id);
+  const head = `the longest linearizable prefix found has ${prefixIds.length} of ${history.length} ops (${showIds(prefixIds)})`;
+  if (best.stuck === -1) return `${head}, and nothing can follow it`;
+  const stuck = history[best.stuck]!;
+  const recorded = stuck.completed!.outcome;
+  const expected = model.step(best.state, stuck.op, stuck.args).outcome;
+  const stateDesc = `state ${clip(model.key(best.state))}`;
+  const why = outcomeEqual(expected, recorded)
+    ? `it fits ${stateDesc} (returning ${showOutcome(recorded)}), but no order of the remaining ops works from there`
+    : `it returned ${showOutcome(recorded)}, but from ${stateDesc} it would return ${showOutcome(expected)}`;
+  const others = best.candidates.filter((i) => i !== best.stuck).map((i) => history[i]!.id);
+  return (
+    `${head}; after it ${showOp(stuck)} cannot be placed: ${why}` +
+    `; the ops that could go before it (${showIds(others)}) do not help`
+  );
+}

@@ -176,14 +176,18 @@ export class Replica {
 
   // ---------------------------------------------------------------- inputs
 
-  /** The replica's physical clock advanced. Issues a strong no-op when tentative work is stuck. */
+  /**
+   * The replica's physical clock advanced. Issues a strong no-op when a weak op has waited on the
+   * tentative list for the interval and nothing was committed meanwhile (§4.4). Only weak ops count:
+   * strong ones, other replicas' no-ops included, commit through CAB by themselves (counting them
+   * made replicas answer each other's no-ops with no-ops, forever).
+   */
   tick(nowMs: number): Output[] {
     this.advanceTime(nowMs);
     if (
       this.noopPending === null &&
-      this.committedEnd < this.order.length &&
       nowMs - this.lastCommitAt >= this.noopIntervalMs &&
-      nowMs - this.order[this.committedEnd]!.arrivedAt >= this.noopIntervalMs
+      this.oldestTentativeWeakArrival() <= nowMs - this.noopIntervalMs
     ) {
       this.metrics.noopsIssued++;
       const req = this.newReq(NOOP_OP, null, true);
@@ -191,6 +195,15 @@ export class Replica {
       this.admit(req, null);
     }
     return this.flush();
+  }
+
+  private oldestTentativeWeakArrival(): number {
+    let oldest = Number.POSITIVE_INFINITY;
+    for (let i = this.committedEnd; i < this.order.length; i++) {
+      const e = this.order[i]!;
+      if (!e.req.strong && e.arrivedAt < oldest) oldest = e.arrivedAt;
+    }
+    return oldest;
   }
 
   /** Algorithm 1 line 15: a client invokes an op at this replica. */

@@ -472,6 +472,10 @@ export class MultiPaxos {
     this.role = 'candidate';
     this.ballot = ballotOf(ballotRound(this.maxSeenBallot) + 1, this.self);
     this.maxSeenBallot = this.ballot;
+    // Promise our own ballot durably before anyone hears of it: a leader that restarts must never
+    // run with the same ballot again (two different accepts at one ballot could both be chosen).
+    this.promised = this.ballot;
+    this.out.push({ type: 'persist', record: { kind: 'promise', ballot: this.ballot } });
     this.promises.clear();
     this.prepareFrom = this.decidedBelow;
     this.electionAt = this.now;

@@ -1,0 +1,319 @@
+/**
+ * A small deterministic cluster of MultiPaxos nodes for CAB tests.
+ *
+ * - One global FIFO message queue; a message is dropped at delivery time if the `drop` predicate
+ *   says so, or if either end is down. A replica's messages to itself go through the queue too.
+ * - Time advances only through `tick()`/`advance()`; nothing here reads a clock.
+ * - Outputs are applied in order: a `persist` is appended to the node's durable records before any
+ *   later `send` of the same output list is queued.
+ * - Each node has a ConditionalDelivery stream (wired as the driver does: `isOrdered`, `decide`,
+ *   `skipTo`, `delivered(id)`, and `setDeliveredBelow` before each tick), delivering whenever
+ *   `predicate` allows.
+ * - `crash(i)` drops the node's volatile state and every undelivered message to or from it;
+ *   `restart(i)` rebuilds it from its records (`new MultiPaxos(opts, { records })`) and its
+ *   delivered ids (the commit records a real replica keeps).
+ */
+import { ConditionalDelivery } from '../../src/cab/conditional-delivery.js';
+import type { AcceptorRecord, Batch, CastId, PaxosMessage } from '../../src/cab/messages.js';
+import { MultiPaxos, type PaxosOptions, type PaxosOutput } from '../../src/cab/multi-paxos.js';
+import { opKey, type OpId } from '../../src/core/op-id.js';
+
+export interface Envelope {
+  readonly from: number;
+  readonly to: number;
+  readonly msg: PaxosMessage;
+}
+
+export type DropRule = (from: number, to: number, msg: PaxosMessage) => boolean;
+
+export interface Decision {
+  readonly instance: number;
+  readonly value: Batch;
+  /** The node's incarnation (0 before its first restart). */
+  readonly incarnation: number;
+}
+
+export interface ClusterOptions {
+  readonly n: number;
+  readonly paxos?: Partial<Omit<PaxosOptions, 'self' | 'replicas' | 'isOrdered'>>;
+  /** Wire each node's delivery stream into `isOrdered` (default true, as the real driver does). */
+  readonly isOrdered?: boolean;
+}
+
+/** A canonical string for a batch, to compare decided values. */
+export function batchKey(value: Batch): string {
+  return `[${value.map((c) => `${opKey(c.id)}<${c.prevStrong}`).join(',')}]`;
+}
+
+export const opId = (replica: number, eventNo: number): OpId => ({ replica, eventNo });
+
+export class Cluster {
+  readonly n: number;
+  readonly ids: readonly number[];
+  now = 0;
+  /** Checked when a message is about to be delivered. */
+  drop: DropRule | null = null;
+  /** The delivery predicate (`checkDep`): true unless a test holds some ids back. */
+  predicate: (node: number, id: OpId) => boolean = () => true;
+  readonly queue: Envelope[] = [];
+  readonly nodes: MultiPaxos[] = [];
+  readonly delivery: ConditionalDelivery[] = [];
+  readonly up: boolean[] = [];
+  readonly incarnation: number[] = [];
+  /** Durable acceptor records, per node, in the order they were persisted. */
+  readonly records: AcceptorRecord[][] = [];
+  /** Every `decide` output, per node, across incarnations. */
+  readonly decisions: Decision[][] = [];
+  /** Every `skip` output, per node. */
+  readonly skips: number[][] = [];
+  /** Ids delivered by the stream, per node, across incarnations (durable, like commit records). */
+  readonly deliveredIds: OpId[][] = [];
+  /** Every message delivered, in order (a trace for assertions). */
+  readonly trace: Envelope[] = [];
+  /** Every id cast anywhere, by key. */
+  readonly casts = new Map<string, CastId>();
+  private readonly lastStrong: number[] = [];
+  private readonly nextEvent: number[] = [];
+  private readonly options: ClusterOptions;
+
+  constructor(options: ClusterOptions) {
+    this.options = options;
+    this.n = options.n;
+    this.ids = Array.from({ length: options.n }, (_, i) => i);
+    for (const i of this.ids) {
+      this.up.push(true);
+      this.incarnation.push(0);
+      this.records.push([]);
+      this.decisions.push([]);
+      this.skips.push([]);
+      this.deliveredIds.push([]);
+      this.lastStrong.push(0);
+      this.nextEvent.push(0);
+      this.delivery.push(new ConditionalDelivery());
+      this.nodes.push(this.build(i));
+    }
+  }
+
+  paxosOptions(i: number): PaxosOptions {
+    const d = (): ConditionalDelivery => this.delivery[i]!;
+    return {
+      self: i,
+      replicas: this.ids,
+      ...this.options.paxos,
+      ...(this.options.isOrdered === false ? {} : { isOrdered: (id: OpId) => d().hasOrdered(id) }),
+    };
+  }
+
+  private build(i: number, records?: readonly AcceptorRecord[]): MultiPaxos {
+    const opts = this.paxosOptions(i);
+    return records === undefined ? new MultiPaxos(opts) : new MultiPaxos(opts, { records });
+  }
+
+  node(i: number): MultiPaxos {
+    return this.nodes[i]!;
+  }
+
+  // ------------------------------------------------------------------ inputs
+
+  /** A new strong op at `origin`, chained after the origin's previous one, CAB-cast there. */
+  cast(origin: number): CastId {
+    const eventNo = ++this.nextEvent[origin]!;
+    const c: CastId = { id: opId(origin, eventNo), prevStrong: this.lastStrong[origin]! };
+    this.lastStrong[origin] = eventNo;
+    this.castRaw(origin, c);
+    return c;
+  }
+
+  castRaw(at: number, c: CastId): void {
+    this.casts.set(opKey(c.id), c);
+    if (this.up[at]) this.apply(at, this.nodes[at]!.cast(c));
+  }
+
+  /** Hands `msg` to node `to` as if `from` sent it, applying the outputs. */
+  inject(from: number, to: number, msg: PaxosMessage): PaxosOutput[] {
+    const out = this.nodes[to]!.receive(from, msg);
+    this.apply(to, out);
+    return out;
+  }
+
+  /**
+   * Ticks the given nodes (every node that is up by default) at the current time. As the driver
+   * does, each first reports how far its stream delivered (its commit records are durable at once
+   * here), so the heartbeat of this tick carries it.
+   */
+  tick(which: readonly number[] = this.ids): void {
+    for (const i of which) {
+      if (!this.up[i]) continue;
+      this.nodes[i]!.setDeliveredBelow(this.delivery[i]!.deliveredBelow());
+      this.apply(i, this.nodes[i]!.tick(this.now));
+    }
+  }
+
+  /** Moves time on by `ms` in steps of `stepMs`: each step ticks every node, then runs the queue. */
+  advance(ms: number, stepMs = 1): void {
+    const end = this.now + ms;
+    while (this.now < end) {
+      this.now = Math.min(end, this.now + stepMs);
+      this.tick();
+      this.flush();
+    }
+  }
+
+  /** Like `advance`, but stops early once `done()` holds; returns whether it did. */
+  advanceUntil(done: () => boolean, limitMs: number, stepMs = 1): boolean {
+    const end = this.now + limitMs;
+    while (!done()) {
+      if (this.now >= end) return false;
+      this.now = Math.min(end, this.now + stepMs);
+      this.tick();
+      this.flush();
+    }
+    return true;
+  }
+
+  // ------------------------------------------------------------------ network
+
+  /** Delivers the message at the head of the queue (or drops it); false if the queue is empty. */
+  step(): boolean {
+    const e = this.queue.shift();
+    if (e === undefined) return false;
+    if (!this.up[e.to] || !this.up[e.from]) return true;
+    if (this.drop !== null && this.drop(e.from, e.to, e.msg)) return true;
+    this.trace.push(e);
+    this.apply(e.to, this.nodes[e.to]!.receive(e.from, e.msg));
+    return true;
+  }
+
+  /** Runs the queue until it is empty; returns how many messages were taken off it. */
+  flush(limit = 1_000_000): number {
+    let k = 0;
+    while (k < limit && this.step()) k++;
+    if (k >= limit) throw new Error('flush: message storm');
+    return k;
+  }
+
+  /** Removes queued messages matching `pred` without delivering them; returns them. */
+  take(pred: (e: Envelope) => boolean): Envelope[] {
+    const taken: Envelope[] = [];
+    for (let i = 0; i < this.queue.length;) {
+      if (pred(this.queue[i]!)) taken.push(...this.queue.splice(i, 1));
+      else i++;
+    }
+    return taken;
+  }
+
+  // ------------------------------------------------------------------ faults
+
+  /** Loses the node's volatile state and every undelivered message to or from it. */
+  crash(i: number): void {
+    this.up[i] = false;
+    this.take((e) => e.from === i || e.to === i);
+  }
+
+  /** Rebuilds the node from its durable records and delivered ids. */
+  restart(i: number): void {
+    const records = [...this.records[i]!];
+    const truncatedBelow = records.reduce(
+      (m, r) => (r.kind === 'truncate' ? Math.max(m, r.below) : m),
+      0,
+    );
+    this.incarnation[i]!++;
+    this.delivery[i] = new ConditionalDelivery(truncatedBelow, this.deliveredIds[i]!);
+    this.nodes[i] = this.build(i, records);
+    this.up[i] = true;
+  }
+
+  // ------------------------------------------------------------------ outputs
+
+  apply(i: number, outputs: readonly PaxosOutput[]): void {
+    let decided = false;
+    for (const o of outputs) {
+      switch (o.type) {
+        case 'send':
+          this.queue.push({ from: i, to: o.to, msg: o.msg });
+          break;
+        case 'persist':
+          this.records[i]!.push(o.record);
+          break;
+        case 'decide':
+          this.decisions[i]!.push({
+            instance: o.instance,
+            value: o.value,
+            incarnation: this.incarnation[i]!,
+          });
+          this.delivery[i]!.decide(o.instance, o.value);
+          decided = true;
+          break;
+        case 'skip':
+          this.skips[i]!.push(o.below);
+          this.delivery[i]!.skipTo(o.below);
+          decided = true;
+          break;
+      }
+    }
+    if (decided) this.drain(i);
+  }
+
+  /** Delivers what the node's stream lets through. */
+  drain(i: number): void {
+    const d = this.delivery[i]!;
+    for (;;) {
+      const id = d.next((x) => this.predicate(i, x));
+      if (id === null) return;
+      d.markDelivered(id);
+      this.deliveredIds[i]!.push(id);
+      this.nodes[i]!.delivered(id);
+    }
+  }
+
+  // ------------------------------------------------------------------ inspection
+
+  leaders(): number[] {
+    return this.ids.filter((i) => this.up[i] && this.nodes[i]!.status().role === 'leader');
+  }
+
+  /** The value node `i` decided for `instance` (any incarnation), or undefined. */
+  decidedAt(i: number, instance: number): Batch | undefined {
+    return this.decisions[i]!.find((d) => d.instance === instance)?.value;
+  }
+
+  /** instance -> the distinct values decided for it anywhere; agreement means one each. */
+  decidedValues(): Map<number, Set<string>> {
+    const m = new Map<number, Set<string>>();
+    for (const log of this.decisions) {
+      for (const d of log) {
+        let s = m.get(d.instance);
+        if (s === undefined) m.set(d.instance, (s = new Set()));
+        s.add(batchKey(d.value));
+      }
+    }
+    return m;
+  }
+
+  /** Instances decided with two different values anywhere (must be empty). */
+  conflicts(): { instance: number; values: string[] }[] {
+    const out: { instance: number; values: string[] }[] = [];
+    for (const [instance, s] of this.decidedValues())
+      if (s.size > 1) out.push({ instance, values: [...s] });
+    return out;
+  }
+
+  /** Instances a node decided twice within one incarnation (must be empty). */
+  duplicateDecides(): { node: number; instance: number }[] {
+    const out: { node: number; instance: number }[] = [];
+    for (const i of this.ids) {
+      const seen = new Set<string>();
+      for (const d of this.decisions[i]!) {
+        const k = `${d.incarnation}:${d.instance}`;
+        if (seen.has(k)) out.push({ node: i, instance: d.instance });
+        seen.add(k);
+      }
+    }
+    return out;
+  }
+
+  /** The keys of the ids node `i` delivered, in order. */
+  deliveredKeys(i: number): string[] {
+    return this.deliveredIds[i]!.map(opKey);
+  }
+}

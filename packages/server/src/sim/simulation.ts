@@ -1,18 +1,20 @@
-import { ConditionalDelivery } from '../cab/conditional-delivery.js';
-import type { AcceptorRecord, PaxosMessage } from '../cab/messages.js';
-import { MultiPaxos, type PaxosOutput } from '../cab/multi-paxos.js';
 import type { App } from '../core/app.js';
-import { opKey, type OpId } from '../core/op-id.js';
-import { Replica, type ReplicaOptions } from '../core/replica.js';
-import type { DurableRecord, ExecutionResult, Output } from '../core/types.js';
-import { Gossip, type GossipMessage, type GossipOutput } from '../gossip/index.js';
+import { opKey } from '../core/op-id.js';
+import type { ReplicaOptions } from '../core/replica.js';
+import type { Response } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
+import {
+  ReplicaHost,
+  type HostOptions,
+  type HostRecord,
+  type PeerMessage,
+} from '../host/replica-host.js';
 import { checkRun } from './checkers.js';
 import { SimDisk } from './disk.js';
 import { EventQueue } from './event-queue.js';
 import { SimNetwork, type NetworkConfig } from './network.js';
 import { Prng } from './prng.js';
-import type { Invocation, RecordedResponse, RunRecord } from './run-record.js';
+import type { Invocation, RunRecord } from './run-record.js';
 import { generateOp, simApp, type WorkloadShape } from './workload.js';
 
 export const FAULT_MODES = ['none', 'partition', 'crash', 'all'] as const;
@@ -71,26 +73,13 @@ export interface SimStats {
   simulatedMs: number;
 }
 
-type Msg =
-  | { readonly kind: 'gossip'; readonly msg: GossipMessage }
-  | { readonly kind: 'paxos'; readonly msg: PaxosMessage };
-
-type DiskRecord =
-  | { readonly layer: 'core'; readonly record: DurableRecord }
-  | { readonly layer: 'cab'; readonly record: AcceptorRecord };
-
-/** One replica process: the Creek core, its gossip, its Multi-Paxos CAB, its delivery queue and its disk. */
-interface Host {
+/** One simulated replica process: the host and the disk that outlives it. */
+interface SimProcess {
   readonly id: number;
   up: boolean;
   incarnation: number;
-  replica: Replica;
-  gossip: Gossip;
-  /** Since when the head of the delivery stream has been blocked on checkDep (for `want`). */
-  blockedSince: number | null;
-  paxos: MultiPaxos;
-  delivery: ConditionalDelivery;
-  readonly disk: SimDisk<DiskRecord>;
+  host: ReplicaHost;
+  readonly disk: SimDisk<HostRecord>;
 }
 
 /** Simulated wall clock starts at a realistic epoch so HLC timestamps look like real ones. */
@@ -119,27 +108,30 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
 
   const events = new EventQueue<() => void>();
   let now = 0;
-  const hosts: Host[] = [];
-  const network = new SimNetwork<Msg>(
+  const procs: SimProcess[] = [];
+  const network = new SimNetwork<PeerMessage>(
     netPrng,
     params.network,
     (at, run) => events.push(at, run),
-    (t) => receive(hosts[t.to]!, t.from, t.msg),
+    (t) => {
+      const p = procs[t.to]!;
+      if (p.up) p.host.receive(t.from, t.msg);
+    },
     (node) => node,
-    (node) => hosts[node]!.up,
+    (node) => procs[node]!.up,
   );
   const executor = new InlineExecutor(app);
   const physical = (r: number): number => EPOCH_MS + now + params.skewMs[r]!;
-  const replicaOptions = (id: number): ReplicaOptions => ({
-    id,
+  const replicaOptions: Omit<ReplicaOptions, 'id'> = {
     app,
     noopIntervalMs: params.noopIntervalMs,
     traceOrder: true,
-  });
-  const paxosOptions = (id: number) => ({
-    self: id,
+  };
+  const hostOptions = (id: number): HostOptions => ({
+    id,
     replicas: ids,
-    isOrdered: (x: OpId) => hosts[id]!.delivery.hasOrdered(x),
+    replica: replicaOptions,
+    executor,
   });
 
   const record: RunRecord = {
@@ -156,134 +148,59 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   let partitions = 0;
   let crashes = 0;
 
+  /** The driver side of a host: disk writes, messages and responses, in the order the host made them. */
+  function effects(p: SimProcess) {
+    return {
+      persist(rec: HostRecord): void {
+        p.disk.write(now, diskPrng.float(0, params.diskLatencyMs), rec);
+        if (rec.layer !== 'core') return;
+        if (rec.record.kind === 'commit') record.commits[p.id]!.push([...rec.record.ids]);
+        else record.reqs.set(opKey(rec.record.req.id), rec.record.req);
+      },
+      send(to: number, msg: PeerMessage): void {
+        afterDurable(p, () => network.send(now, p.id, to, msg, false));
+      },
+      respond(o: Response): void {
+        const inv = byTag.get(o.tag);
+        if (inv === undefined) throw new Error(`response for unknown tag ${o.tag}`);
+        afterDurable(p, () => {
+          inv.id ??= o.id;
+          inv.responses.push(
+            o.trace === undefined
+              ? { at: now, level: o.level, outcome: o.outcome }
+              : { at: now, level: o.level, outcome: o.outcome, trace: o.trace },
+          );
+        });
+      },
+    };
+  }
+
   for (const id of ids) {
-    hosts.push({
+    const p: SimProcess = {
       id,
       up: true,
       incarnation: 0,
-      replica: new Replica(replicaOptions(id)),
-      gossip: new Gossip({ self: id, peers: ids }),
-      blockedSince: null,
-      paxos: new MultiPaxos(paxosOptions(id)),
-      delivery: new ConditionalDelivery(),
+      host: undefined as unknown as ReplicaHost,
       disk: new SimDisk(),
-    });
+    };
+    p.host = new ReplicaHost(hostOptions(id), effects(p));
+    procs.push(p);
   }
 
-  /** Runs `fn` once the host's earlier writes are durable, unless it crashes first. */
-  function afterDurable(h: Host, fn: () => void): void {
-    const at = h.disk.durableAt();
+  /** Runs `fn` once the process's earlier writes are durable, unless it crashes first. */
+  function afterDurable(p: SimProcess, fn: () => void): void {
+    const at = p.disk.durableAt();
     if (at <= now || config.unsafeSendBeforeDurable) {
       fn();
       return;
     }
-    const incarnation = h.incarnation;
+    const incarnation = p.incarnation;
     events.push(at, () => {
-      if (h.up && h.incarnation === incarnation) fn();
+      if (p.up && p.incarnation === incarnation) fn();
     });
   }
 
-  function persist(h: Host, rec: DiskRecord): void {
-    h.disk.write(now, diskPrng.float(0, params.diskLatencyMs), rec);
-    if (rec.layer === 'core' && rec.record.kind === 'commit')
-      record.commits[h.id]!.push([...rec.record.ids]);
-  }
-
-  function transmit(h: Host, to: number, msg: Msg, reliable: boolean): void {
-    afterDurable(h, () => network.send(now, h.id, to, msg, reliable));
-  }
-
-  /** Applies a replica's outputs: runs executions inline, CAB-casts, delivers what became ready. */
-  function applyCore(h: Host, first: Output[]): void {
-    const queue = first;
-    for (let i = 0; ; i++) {
-      if (i === queue.length) {
-        const id = h.delivery.next((x) => h.replica.checkDep(x));
-        if (id === null) break;
-        h.delivery.markDelivered(id);
-        h.paxos.delivered(id);
-        queue.push(...h.replica.deliverStrong(id));
-        if (i === queue.length) continue;
-      }
-      const o = queue[i]!;
-      switch (o.type) {
-        case 'execute':
-          queue.push(...h.replica.executed(executor.execute(o.job) as ExecutionResult));
-          break;
-        case 'rbCast':
-          record.reqs.set(opKey(o.req.id), o.req);
-          applyGossip(h, h.gossip.cast(o.req));
-          break;
-        case 'cabCast':
-          applyPaxos(h, h.paxos.cast({ id: o.id, prevStrong: o.prevStrong }));
-          break;
-        case 'persist':
-          persist(h, { layer: 'core', record: o.record });
-          break;
-        case 'respond': {
-          const inv = byTag.get(o.tag);
-          if (inv === undefined) throw new Error(`response for unknown tag ${o.tag}`);
-          const resp: RecordedResponse =
-            o.trace === undefined
-              ? { at: 0, level: o.level, outcome: o.outcome }
-              : { at: 0, level: o.level, outcome: o.outcome, trace: o.trace };
-          afterDurable(h, () => {
-            inv.id ??= o.id;
-            inv.responses.push({ ...resp, at: now });
-          });
-          break;
-        }
-      }
-    }
-  }
-
-  function applyPaxos(h: Host, outputs: PaxosOutput[]): void {
-    let decided = false;
-    for (const o of outputs) {
-      if (o.type === 'send') transmit(h, o.to, { kind: 'paxos', msg: o.msg }, false);
-      else if (o.type === 'persist') persist(h, { layer: 'cab', record: o.record });
-      else if (o.type === 'skip') {
-        h.delivery.skipTo(o.below);
-        decided = true;
-      } else {
-        h.delivery.decide(o.instance, o.value);
-        decided = true;
-      }
-    }
-    if (decided) applyCore(h, []);
-  }
-
-  function applyGossip(h: Host, outputs: GossipOutput[]): void {
-    for (const o of outputs) {
-      if (o.type === 'send') transmit(h, o.to, { kind: 'gossip', msg: o.msg }, false);
-      else applyCore(h, h.replica.deliverReq(o.req));
-    }
-  }
-
-  /** If the head of the delivery stream has waited a while for its dependencies, pull them. */
-  function pullMissing(h: Host): void {
-    let blocked: OpId | null = null;
-    h.delivery.next((id) => {
-      blocked = id;
-      return false;
-    });
-    if (blocked === null || h.replica.checkDep(blocked)) {
-      h.blockedSince = null;
-      return;
-    }
-    h.blockedSince ??= now;
-    if (now - h.blockedSince < 20) return;
-    const missing = h.replica.missingDeps(blocked);
-    if (missing.length > 0) applyGossip(h, h.gossip.want(missing));
-  }
-
-  function receive(h: Host, from: number, msg: Msg): void {
-    if (!h.up) return;
-    if (msg.kind === 'gossip') applyGossip(h, h.gossip.receive(from, msg.msg));
-    else applyPaxos(h, h.paxos.receive(from, msg.msg));
-  }
-
-  function crash(h: Host): void {
+  function crash(h: SimProcess): void {
     if (!h.up) return;
     crashes++;
     record.crashedCommits.push({ replica: h.id, list: record.commits[h.id]!.flat() });
@@ -312,40 +229,19 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     }
   }
 
-  function restart(h: Host): void {
-    if (h.up) return;
-    const records = h.disk.read();
-    const core = records.flatMap((r) => (r.layer === 'core' ? [r.record] : []));
-    const cab = records.flatMap((r) => (r.layer === 'cab' ? [r.record] : []));
-    const delivered: OpId[] = core.flatMap((r) =>
-      r.kind === 'commit' ? [r.ids[r.ids.length - 1]!] : [],
-    );
-    const truncatedBelow = cab.reduce(
-      (m, r) => (r.kind === 'truncate' ? Math.max(m, r.below) : m),
-      0,
-    );
-    const recovered = Replica.recover(replicaOptions(h.id), core, physical(h.id));
-    h.replica = recovered.replica;
-    h.gossip = new Gossip({ self: h.id, peers: ids });
-    h.gossip.recover(core.flatMap((r) => (r.kind === 'req' ? [r.req] : [])));
-    h.blockedSince = null;
-    h.paxos = new MultiPaxos(paxosOptions(h.id), { records: cab });
-    h.delivery = new ConditionalDelivery(truncatedBelow, delivered);
-    h.up = true;
-    applyCore(h, recovered.outputs);
+  function restart(p: SimProcess): void {
+    if (p.up) return;
+    p.up = true;
+    p.host = new ReplicaHost(hostOptions(p.id), effects(p), {
+      records: p.disk.read(),
+      nowMs: physical(p.id),
+    });
   }
 
   // Ticks.
-  for (const h of hosts) {
+  for (const p of procs) {
     const tick = (): void => {
-      if (h.up) {
-        applyCore(h, h.replica.tick(physical(h.id)));
-        applyGossip(h, h.gossip.tick(now));
-        // Heartbeats leave only after earlier writes (the commit records) are durable.
-        h.paxos.setDeliveredBelow(h.delivery.deliveredBelow());
-        applyPaxos(h, h.paxos.tick(now));
-        pullMissing(h);
-      }
+      if (p.up) p.host.tick(physical(p.id));
       events.push(now + TICK_MS, tick);
     };
     events.push(faultPrng.float(0, TICK_MS), tick);
@@ -353,7 +249,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
 
   // Clients: open-loop arrivals at each replica during the workload phase.
   const meanGap = 1000 / params.opsPerSecondPerReplica;
-  for (const h of hosts) {
+  for (const h of procs) {
     const client = (): void => {
       if (now >= workloadMs) return;
       events.push(now + clientPrng.exponential(meanGap), client);
@@ -373,10 +269,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       };
       record.invocations.push(inv);
       byTag.set(tag, inv);
-      applyCore(
-        h,
-        h.replica.invoke(physical(h.id), { op: g.op, args: g.args, strong: g.strong, tag }),
-      );
+      h.host.invoke(physical(h.id), { op: g.op, args: g.args, strong: g.strong, tag });
     };
     events.push(clientPrng.exponential(meanGap), client);
   }
@@ -389,7 +282,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       record.splits.push({ start: now, end: Number.POSITIVE_INFINITY, groups });
     },
     isolateLeader: () => {
-      const leader = hosts.find((x) => x.up && x.paxos.status().role === 'leader');
+      const leader = procs.find((x) => x.up && x.host.paxos.status().role === 'leader');
       if (leader === undefined) return;
       partitions++;
       const groups = [[leader.id], ids.filter((i) => i !== leader.id)];
@@ -407,11 +300,11 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     crash: (which) => {
       const target =
         which === 'leader'
-          ? hosts.find((x) => x.up && x.paxos.status().role === 'leader')
-          : hosts[which];
+          ? procs.find((x) => x.up && x.host.paxos.status().role === 'leader')
+          : procs[which];
       if (target !== undefined) crash(target);
     },
-    restartAll: () => hosts.forEach(restart),
+    restartAll: () => procs.forEach(restart),
   });
 
   // Run: the workload, then settle until quiescent.
@@ -441,21 +334,19 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   }
 
   function isQuiescent(): boolean {
-    if (network.inFlight() > 0 || network.isPartitioned()) return false;
-    const committed = hosts[0]!.replica.stats().committed;
-    for (const h of hosts) {
-      if (!h.up) return false;
-      const s = h.replica.stats();
-      if (s.tentative !== 0 || s.unvalidated !== 0 || s.committed !== committed) return false;
-      if (h.paxos.status().pendingCasts !== 0 || h.delivery.backlog() !== 0) return false;
+    if (network.isPartitioned()) return false;
+    const committed = procs[0]!.host.replica.stats().committed;
+    for (const p of procs) {
+      if (!p.up || !p.host.settled() || p.host.replica.stats().committed !== committed)
+        return false;
     }
     return record.invocations.every((inv) => inv.abandoned || complete(inv));
   }
 
-  for (const h of hosts) {
-    const s = h.replica.stats();
+  for (const p of procs) {
+    const s = p.host.replica.stats();
     record.finals.push({
-      digest: h.replica.stateDigest(),
+      digest: p.host.replica.stateDigest(),
       tentative: s.tentative,
       unvalidated: s.unvalidated,
     });
@@ -465,11 +356,11 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   if (!quiescent) {
     const waiting = record.invocations.filter((inv) => !inv.abandoned && !complete(inv));
     violations.unshift(
-      `liveness: not quiescent ${settleMs} ms after faults ended (${waiting.length} invocations waiting; tentative ${hosts.map((x) => x.replica.stats().tentative).join('/')}; paxos ${JSON.stringify(hosts.map((x) => x.paxos.status()))})`,
+      `liveness: not quiescent ${settleMs} ms after faults ended (${waiting.length} invocations waiting; tentative ${procs.map((x) => x.host.replica.stats().tentative).join('/')}; paxos ${JSON.stringify(procs.map((x) => x.host.paxos.status()))})`,
     );
   }
 
-  const sum = (f: (h: Host) => number): number => hosts.reduce((s, h) => s + f(h), 0);
+  const sum = (f: (h: ReplicaHost) => number): number => procs.reduce((s, p) => s + f(p.host), 0);
   const stats: SimStats = {
     ops: record.invocations.length,
     strongOps: record.invocations.filter((i) => i.strong).length,

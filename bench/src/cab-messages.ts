@@ -7,128 +7,62 @@
  * Every message takes exactly one time unit (1 ms), executions and disk writes take none, so the
  * time from the moment the origin replica receives a strong op to its stable response is the number
  * of one-way message delays on the critical path. Creek's bar (§6.2) is 3 communication phases.
- * Messages per strong op count what the op causes: gossip pushes and Paxos forward/accept/accepted;
+ * Messages per strong op count network messages (not a replica's messages to itself) that the op
+ * causes: gossip pushes and Paxos forward/accept/accepted;
  * periodic heartbeats and anti-entropy summaries run regardless of load and are reported apart.
  */
-import {
-  ConditionalDelivery,
-  MultiPaxos,
-  type PaxosMessage,
-  type PaxosOutput,
-} from '@creek/server/cab';
-import {
-  defineApp,
-  Replica,
-  InlineExecutor,
-  type ExecutionResult,
-  type Output,
-} from '@creek/server';
-import { Gossip, type GossipMessage, type GossipOutput } from '@creek/server/gossip';
+import { defineApp, InlineExecutor } from '@creek/server';
+import { ReplicaHost, type PeerMessage } from '@creek/server/host';
 import { EventQueue } from '@creek/server/sim';
 
 const app = defineApp({});
 const DELAY = 1;
 
-type Msg = { kind: 'gossip'; msg: GossipMessage } | { kind: 'paxos'; msg: PaxosMessage };
-
-interface Host {
-  id: number;
-  replica: Replica;
-  gossip: Gossip;
-  paxos: MultiPaxos;
-  delivery: ConditionalDelivery;
-}
-
 class Cluster {
   now = 0;
   readonly events = new EventQueue<() => void>();
-  readonly hosts: Host[];
+  readonly hosts: ReplicaHost[];
   readonly stable = new Map<number, number>();
   readonly counts = new Map<string, number>();
-  private readonly executor = new InlineExecutor(app);
 
   constructor(n: number) {
     const ids = Array.from({ length: n }, (_, i) => i);
-    this.hosts = ids.map((id) => {
-      const h: Host = {
-        id,
-        replica: new Replica({ id, app, noopIntervalMs: 1e12 }),
-        gossip: new Gossip({ self: id, peers: ids }),
-        paxos: undefined as unknown as MultiPaxos,
-        delivery: new ConditionalDelivery(),
-      };
-      h.paxos = new MultiPaxos({
-        self: id,
-        replicas: ids,
-        maxInFlight: 4,
-        isOrdered: (x) => h.delivery.hasOrdered(x),
-      });
-      return h;
-    });
+    const executor = new InlineExecutor(app);
+    this.hosts = ids.map(
+      (id) =>
+        new ReplicaHost(
+          {
+            id,
+            replicas: ids,
+            replica: { app, noopIntervalMs: 1e12 },
+            paxos: { maxInFlight: 4 },
+            executor,
+          },
+          {
+            persist: () => undefined, // disk writes take no time here
+            send: (to, msg) => this.send(id, to, msg),
+            respond: (r) => {
+              if (r.level === 'stable') this.stable.set(r.tag, this.now);
+            },
+          },
+        ),
+    );
     for (const h of this.hosts) {
       const tick = (): void => {
-        this.core(h, h.replica.tick(this.now));
-        this.gossip(h, h.gossip.tick(this.now));
-        h.paxos.setDeliveredBelow(h.delivery.deliveredBelow());
-        this.paxos(h, h.paxos.tick(this.now));
+        h.tick(this.now);
         this.events.push(this.now + 1, tick);
       };
       this.events.push(0, tick);
     }
   }
 
-  private send(from: Host, to: number, msg: Msg): void {
+  private send(from: number, to: number, msg: PeerMessage): void {
     const kind = msg.kind === 'gossip' ? `gossip.${msg.msg.kind}` : `paxos.${msg.msg.type}`;
-    this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
-    const target = this.hosts[to]!;
-    const deliver = (): void => {
-      if (msg.kind === 'gossip') this.gossip(target, target.gossip.receive(from.id, msg.msg));
-      else this.paxos(target, target.paxos.receive(from.id, msg.msg));
-    };
+    if (to !== from) this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
     // A replica's messages to itself are local calls, not network hops.
-    this.events.push(this.now + (to === from.id ? 0 : DELAY), deliver);
-  }
-
-  core(h: Host, out: Output[]): void {
-    for (let i = 0; ; i++) {
-      if (i === out.length) {
-        const id = h.delivery.next((x) => h.replica.checkDep(x));
-        if (id === null) break;
-        h.delivery.markDelivered(id);
-        h.paxos.delivered(id);
-        out.push(...h.replica.deliverStrong(id));
-        if (i === out.length) continue;
-      }
-      const o = out[i]!;
-      if (o.type === 'execute')
-        out.push(...h.replica.executed(this.executor.execute(o.job) as ExecutionResult));
-      else if (o.type === 'rbCast') this.gossip(h, h.gossip.cast(o.req));
-      else if (o.type === 'cabCast')
-        this.paxos(h, h.paxos.cast({ id: o.id, prevStrong: o.prevStrong }));
-      else if (o.type === 'respond' && o.level === 'stable') this.stable.set(o.tag, this.now);
-    }
-  }
-
-  gossip(h: Host, out: GossipOutput[]): void {
-    for (const o of out) {
-      if (o.type === 'send') this.send(h, o.to, { kind: 'gossip', msg: o.msg });
-      else this.core(h, h.replica.deliverReq(o.req));
-    }
-  }
-
-  paxos(h: Host, out: PaxosOutput[]): void {
-    let changed = false;
-    for (const o of out) {
-      if (o.type === 'send') this.send(h, o.to, { kind: 'paxos', msg: o.msg });
-      else if (o.type === 'decide') {
-        h.delivery.decide(o.instance, o.value);
-        changed = true;
-      } else if (o.type === 'skip') {
-        h.delivery.skipTo(o.below);
-        changed = true;
-      }
-    }
-    if (changed) this.core(h, []);
+    this.events.push(this.now + (to === from ? 0 : DELAY), () =>
+      this.hosts[to]!.receive(from, msg),
+    );
   }
 
   runUntil(done: () => boolean, limit = 100_000): void {
@@ -141,16 +75,12 @@ class Cluster {
   }
 
   invoke(at: number, tag: number): void {
-    const h = this.hosts[at]!;
-    this.core(
-      h,
-      h.replica.invoke(this.now, {
-        op: 'kv.increment',
-        args: { key: `k${tag % 10}` },
-        strong: true,
-        tag,
-      }),
-    );
+    this.hosts[at]!.invoke(this.now, {
+      op: 'kv.increment',
+      args: { key: `k${tag % 10}` },
+      strong: true,
+      tag,
+    });
   }
 
   leader(): number | null {

@@ -1,0 +1,22 @@
+/**
+ * Error codes on the wire. Each error frame also carries a message that says what to do.
+ * - bad-frame: not parseable, not valid for its type, or too large: fix the sender.
+ * - version: the peer speaks another protocol version: upgrade one side.
+ * - unauthorized: missing or wrong token (clients) or cluster secret (peers).
+ * - invalid-arguments: the op's arguments failed its schema; nothing was ordered.
+ * - unknown-op: the app has no such operation.
+ * - busy: too many invocations in flight on this connection; wait for responses.
+ * - out-of-order: a frame that is not allowed yet (an invoke before hello, say).
+ * - unavailable: the replica is shutting down; retry at another replica.
+ */
+export const ERROR_CODES = [
+  'bad-frame',
+  'version',
+  'unauthorized',
+  'invalid-arguments',
+  'unknown-op',
+  'busy',
+  'out-of-order',
+  'unavailable',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];

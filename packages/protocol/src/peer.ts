@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { DvvSchema, JsonValueSchema, OpIdSchema } from './json-value.js';
+
+/**
+ * Replica ↔ replica. The connecting replica proves it holds the cluster secret by HMAC
+ * challenge–response (the secret never crosses the wire), then both sides exchange gossip (Reqs)
+ * and Multi-Paxos (ids) messages.
+ */
+export const ReqSchema = z.object({
+  ts: z.number().int().nonnegative(),
+  id: OpIdSchema,
+  op: z.string().min(1).max(256),
+  args: JsonValueSchema,
+  strong: z.boolean(),
+  causalCtx: DvvSchema.nullable(),
+});
+export type WireReq = z.infer<typeof ReqSchema>;
+
+const CastIdSchema = z.object({ id: OpIdSchema, prevStrong: z.number().int().nonnegative() });
+const BatchSchema = z.array(CastIdSchema);
+const instance = z.number().int().nonnegative();
+const ballot = z.number().int().nonnegative();
+
+export const GossipMessageSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('push'), reqs: z.array(ReqSchema) }),
+  z.object({ kind: z.literal('summary'), seen: DvvSchema, reply: z.boolean() }),
+  z.object({ kind: z.literal('pull'), ids: z.array(OpIdSchema) }),
+]);
+
+export const PaxosMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('forward'), casts: z.array(CastIdSchema) }),
+  z.object({ type: z.literal('prepare'), ballot, from: instance }),
+  z.object({
+    type: z.literal('promise'),
+    ballot,
+    accepted: z.array(z.object({ instance, ballot, value: BatchSchema })),
+    decided: z.array(z.object({ instance, value: BatchSchema })),
+    truncatedBelow: instance,
+  }),
+  z.object({ type: z.literal('nack'), ballot, promised: ballot }),
+  z.object({ type: z.literal('accept'), ballot, instance, value: BatchSchema }),
+  z.object({ type: z.literal('accepted'), ballot, instance }),
+  z.object({
+    type: z.literal('heartbeat'),
+    ballot,
+    leading: z.boolean(),
+    decidedBelow: instance,
+    deliveredBelow: instance,
+  }),
+  z.object({ type: z.literal('catchup'), from: instance }),
+  z.object({
+    type: z.literal('decisions'),
+    entries: z.array(z.object({ instance, value: BatchSchema })),
+    truncatedBelow: instance,
+  }),
+]);
+
+export const PeerFrameSchema = z.discriminatedUnion('t', [
+  /** Sent by the accepting side as soon as a peer connects. */
+  z.object({ t: z.literal('challenge'), version: z.number().int(), nonce: z.string().length(64) }),
+  /** HMAC-SHA256(secret, nonce + ':' + from) as hex. */
+  z.object({
+    t: z.literal('auth'),
+    from: z.number().int().nonnegative(),
+    mac: z.string().length(64),
+  }),
+  z.object({ t: z.literal('welcome'), replica: z.number().int().nonnegative() }),
+  z.object({ t: z.literal('gossip'), msg: GossipMessageSchema }),
+  z.object({ t: z.literal('paxos'), msg: PaxosMessageSchema }),
+  z.object({ t: z.literal('error'), code: z.string(), message: z.string() }),
+]);
+export type PeerFrame = z.infer<typeof PeerFrameSchema>;

@@ -1,0 +1,158 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { z } from 'zod';
+import { formatIssues, parseFlags, readSecretFile, StartFlagsSchema } from './config.js';
+import { loadApp } from './load-app.js';
+import { ReplicaServer } from './replica-server.js';
+
+const USAGE = `creek — run a Creek cluster
+
+  creek dev   [--replicas 3] [--app module] [--data .creek/dev] [--port 7100] [--host 127.0.0.1]
+      A local cluster of real replica processes on one machine; prints the client URLs and token.
+      Ctrl-C stops every replica.
+
+  creek start --id N --listen host:port --peers 0=ws://h0:p0,1=ws://h1:p1,... --data DIR
+              --secret-file F [--app module] [--token-file F] [--admin-token-file F] [--fsync]
+      One replica of a cluster whose replicas run on their own hosts.
+`;
+
+async function start(argv: string[]): Promise<void> {
+  const parsed = StartFlagsSchema.safeParse(parseFlags(argv, ['fsync']));
+  if (!parsed.success) throw new Error(`${formatIssues(parsed.error)}\n\n${USAGE}`);
+  const f = parsed.data;
+  if (!f.peers.some((p) => p.id === f.id))
+    throw new Error(`--peers must include this replica (id ${f.id})`);
+  const [host, port] = f.listen.split(':') as [string, string];
+  const log = pino({ name: `creek-${f.id}`, level: process.env.CREEK_LOG_LEVEL ?? 'info' });
+  const tokens =
+    f['token-file'] === undefined ? null : new Set([readSecretFile(f['token-file'], 'token')]);
+  const server = new ReplicaServer(
+    {
+      id: f.id,
+      host,
+      port: Number(port),
+      peers: f.peers,
+      dataDir: resolve(f.data),
+      app: await loadApp(f.app),
+      secret: readSecretFile(f['secret-file'], 'cluster secret'),
+      tokens,
+      adminToken:
+        f['admin-token-file'] === undefined
+          ? null
+          : readSecretFile(f['admin-token-file'], 'admin token'),
+      fsync: f.fsync,
+    },
+    log,
+  );
+  const { url } = await server.start();
+  log.info({ url: `${url}/client` }, 'replica ready');
+  const shutdown = (signal: string): void => {
+    log.info({ signal }, 'shutting down');
+    void server.stop().then(() => process.exit(0));
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+const DevFlagsSchema = z.object({
+  replicas: z.coerce
+    .number({ message: '--replicas must be a number' })
+    .int()
+    .min(1, '--replicas must be at least 1')
+    .max(15, '--replicas must be at most 15')
+    .default(3),
+  app: z.string().optional(),
+  data: z.string().default('.creek/dev'),
+  port: z.coerce
+    .number({ message: '--port must be a number' })
+    .int()
+    .min(1024)
+    .max(65000)
+    .default(7100),
+  host: z.string().default('127.0.0.1'),
+});
+
+async function dev(argv: string[]): Promise<void> {
+  const parsed = DevFlagsSchema.safeParse(parseFlags(argv, []));
+  if (!parsed.success) throw new Error(`${formatIssues(parsed.error)}\n\n${USAGE}`);
+  const f = parsed.data;
+  const dir = resolve(f.data);
+  mkdirSync(dir, { recursive: true });
+  const secretOf = (name: string): string => {
+    const file = join(dir, name);
+    if (!existsSync(file))
+      writeFileSync(file, randomBytes(24).toString('hex') + '\n', { mode: 0o600 });
+    return file;
+  };
+  const secretFile = secretOf('cluster.secret');
+  const tokenFile = secretOf('client.token');
+  const adminFile = secretOf('admin.token');
+  const ids = Array.from({ length: f.replicas }, (_, i) => i);
+  const peers = ids.map((i) => `${i}=ws://${f.host}:${f.port + i}`).join(',');
+  const entry = fileURLToPath(new URL('../../bin/creek.js', import.meta.url));
+  const children: ChildProcess[] = ids.map((i) => {
+    const args = [
+      entry,
+      'start',
+      '--id',
+      String(i),
+      '--listen',
+      `${f.host}:${f.port + i}`,
+      '--peers',
+      peers,
+      '--data',
+      join(dir, `replica-${i}`),
+      '--secret-file',
+      secretFile,
+      '--token-file',
+      tokenFile,
+      '--admin-token-file',
+      adminFile,
+    ];
+    if (f.app !== undefined) args.push('--app', resolve(f.app));
+    const child = spawn(process.execPath, args, {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, CREEK_LOG_LEVEL: process.env.CREEK_LOG_LEVEL ?? 'warn' },
+    });
+    child.on('exit', (code, signal) => {
+      if (!stopping)
+        console.error(`creek dev: replica ${i} exited (${signal ?? code}); stopping the cluster`);
+      stopAll();
+    });
+    return child;
+  });
+  let stopping = false;
+  const stopAll = (): void => {
+    if (stopping) return;
+    stopping = true;
+    for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+    setTimeout(() => process.exit(0), 2000).unref();
+  };
+  process.on('SIGINT', stopAll);
+  process.on('SIGTERM', stopAll);
+  console.log(`creek dev: ${f.replicas} replicas, data in ${dir}`);
+  for (const i of ids)
+    console.log(
+      `  replica ${i}: ws://${f.host}:${f.port + i}/client   status: http://${f.host}:${f.port + i}/status`,
+    );
+  console.log(`  client token: ${readFileSync(tokenFile, 'utf8').trim()}`);
+  console.log(`  admin token:  ${readFileSync(adminFile, 'utf8').trim()}`);
+  console.log('Press Ctrl-C to stop.');
+}
+
+async function main(): Promise<void> {
+  const [command, ...rest] = process.argv.slice(2);
+  if (command === 'start') return start(rest);
+  if (command === 'dev') return dev(rest);
+  console.log(USAGE);
+  process.exit(command === undefined || command === '--help' || command === 'help' ? 0 : 2);
+}
+
+main().catch((err: unknown) => {
+  console.error(`creek: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(2);
+});

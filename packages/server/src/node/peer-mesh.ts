@@ -1,0 +1,195 @@
+import { decodePeerFrame, encodeFrame, PROTOCOL_VERSION, type PeerFrame } from '@creek/protocol';
+import type { Logger } from 'pino';
+import WebSocket, { type WebSocketServer } from 'ws';
+import type { PeerMessage } from '../host/replica-host.js';
+import { answerChallenge, checkAnswer, newNonce } from './peer-auth.js';
+import { peerMessageFromFrame, peerMessageToFrame } from './wire.js';
+
+export interface PeerAddress {
+  readonly id: number;
+  /** ws://host:port */
+  readonly url: string;
+}
+
+export type PeerState = 'connecting' | 'connected' | 'down';
+
+/**
+ * The replica mesh over WebSocket. Each replica dials every other one and sends on its outbound
+ * connection; it receives on the connections others dialed to it, after they passed the HMAC
+ * challenge. Outbound connections reconnect with exponential backoff; while one is down, messages
+ * to that peer are dropped (gossip anti-entropy and Paxos retransmission recover them), and a
+ * per-peer send queue is bounded by the socket's buffered amount.
+ */
+export class PeerMesh {
+  private readonly outbound = new Map<
+    number,
+    { ws: WebSocket | null; state: PeerState; backoffMs: number; timer: NodeJS.Timeout | null }
+  >();
+  private closed = false;
+  readonly counters = {
+    sent: 0,
+    received: 0,
+    dropped: 0,
+    rejected: 0,
+    bytesSent: 0,
+    bytesReceived: 0,
+  };
+  /** Drop rules from the admin API: peer ids we neither send to nor accept from. */
+  readonly blocked = new Set<number>();
+  /** Extra one-way delay (ms) towards a peer, from the admin API. */
+  readonly delays = new Map<number, number>();
+
+  constructor(
+    private readonly self: number,
+    private readonly peers: readonly PeerAddress[],
+    private readonly secret: string,
+    private readonly onMessage: (from: number, msg: PeerMessage) => void,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    for (const p of this.peers) {
+      if (p.id === this.self) continue;
+      this.outbound.set(p.id, { ws: null, state: 'connecting', backoffMs: 50, timer: null });
+      this.dial(p);
+    }
+  }
+
+  private dial(p: PeerAddress): void {
+    if (this.closed) return;
+    const entry = this.outbound.get(p.id)!;
+    entry.state = 'connecting';
+    const ws = new WebSocket(`${p.url}/peer`, { maxPayload: 16 << 20 });
+    entry.ws = ws;
+    ws.on('message', (data) => {
+      const decoded = decodePeerFrame(data.toString());
+      if (!decoded.ok) return;
+      const f = decoded.frame;
+      if (f.t === 'challenge') {
+        if (f.version !== PROTOCOL_VERSION) {
+          this.log.error(
+            { peer: p.id, version: f.version },
+            'peer speaks another protocol version',
+          );
+          ws.close();
+          return;
+        }
+        ws.send(
+          encodeFrame({
+            t: 'auth',
+            from: this.self,
+            mac: answerChallenge(this.secret, f.nonce, this.self),
+          }),
+        );
+      } else if (f.t === 'welcome') {
+        entry.state = 'connected';
+        entry.backoffMs = 50;
+        this.log.info({ peer: p.id }, 'connected to peer');
+      } else if (f.t === 'error') {
+        this.log.error({ peer: p.id, code: f.code }, f.message);
+      }
+    });
+    const retry = (): void => {
+      if (entry.ws !== ws) return;
+      entry.ws = null;
+      if (entry.state === 'connected') this.log.warn({ peer: p.id }, 'lost connection to peer');
+      entry.state = 'down';
+      if (this.closed) return;
+      entry.timer = setTimeout(() => this.dial(p), entry.backoffMs);
+      entry.backoffMs = Math.min(entry.backoffMs * 2, 2000);
+    };
+    ws.on('close', retry);
+    ws.on('error', () => ws.close());
+  }
+
+  /** Accepts peers on `/peer` of this replica's server. */
+  attach(wss: WebSocketServer): void {
+    wss.on('connection', (ws) => {
+      const nonce = newNonce();
+      let from: number | null = null;
+      ws.send(encodeFrame({ t: 'challenge', version: PROTOCOL_VERSION, nonce }));
+      ws.on('message', (data) => {
+        const text = data.toString();
+        this.counters.bytesReceived += text.length;
+        const decoded = decodePeerFrame(text);
+        if (!decoded.ok) {
+          this.counters.rejected++;
+          ws.send(encodeFrame({ t: 'error', code: decoded.code, message: decoded.message }));
+          return;
+        }
+        const f: PeerFrame = decoded.frame;
+        if (from === null) {
+          if (
+            f.t !== 'auth' ||
+            !this.peers.some((p) => p.id === f.from) ||
+            !checkAnswer(this.secret, nonce, f.from, f.mac)
+          ) {
+            this.counters.rejected++;
+            this.log.warn({ frame: f.t }, 'peer failed authentication');
+            ws.send(
+              encodeFrame({
+                t: 'error',
+                code: 'unauthorized',
+                message: 'prove the cluster secret first (HMAC of the challenge)',
+              }),
+            );
+            ws.close();
+            return;
+          }
+          from = f.from;
+          ws.send(encodeFrame({ t: 'welcome', replica: this.self }));
+          return;
+        }
+        if (f.t !== 'gossip' && f.t !== 'paxos') return;
+        if (this.blocked.has(from)) return;
+        this.counters.received++;
+        this.onMessage(from, peerMessageFromFrame(f));
+      });
+    });
+  }
+
+  send(to: number, msg: PeerMessage): void {
+    if (to === this.self) {
+      // A replica's messages to itself never touch the network.
+      queueMicrotask(() => this.onMessage(this.self, msg));
+      return;
+    }
+    const entry = this.outbound.get(to);
+    const ws = entry?.ws;
+    if (
+      entry === undefined ||
+      ws === null ||
+      ws === undefined ||
+      entry.state !== 'connected' ||
+      this.blocked.has(to)
+    ) {
+      this.counters.dropped++;
+      return;
+    }
+    if (ws.bufferedAmount > 8 << 20) {
+      // Backpressure: the peer is not keeping up; protocols above retransmit what matters.
+      this.counters.dropped++;
+      return;
+    }
+    const text = encodeFrame(peerMessageToFrame(msg));
+    this.counters.sent++;
+    this.counters.bytesSent += text.length;
+    const delay = this.delays.get(to) ?? 0;
+    if (delay > 0) setTimeout(() => ws.readyState === WebSocket.OPEN && ws.send(text), delay);
+    else ws.send(text);
+  }
+
+  states(): Record<number, PeerState> {
+    const out: Record<number, PeerState> = {};
+    for (const [id, e] of this.outbound) out[id] = e.state;
+    return out;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const e of this.outbound.values()) {
+      if (e.timer !== null) clearTimeout(e.timer);
+      e.ws?.close();
+    }
+  }
+}

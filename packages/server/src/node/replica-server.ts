@@ -1,0 +1,244 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
+import type { Logger } from 'pino';
+import { WebSocketServer } from 'ws';
+import type { App } from '../core/app.js';
+import { NOOP_OP } from '../core/builtins.js';
+import type { Response } from '../core/types.js';
+import { InlineExecutor } from '../exec/inline-executor.js';
+import { ReplicaHost, type HostRecord, type PeerMessage } from '../host/replica-host.js';
+import { ClientEndpoint } from './client-endpoint.js';
+import { PeerMesh, type PeerAddress } from './peer-mesh.js';
+import { SqliteStorage } from './storage.js';
+
+export interface ReplicaServerConfig {
+  readonly id: number;
+  readonly host: string;
+  readonly port: number;
+  /** Every replica of the cluster, this one included. */
+  readonly peers: readonly PeerAddress[];
+  readonly dataDir: string;
+  readonly app: App;
+  /** The cluster secret peers prove they hold. */
+  readonly secret: string;
+  /** Client tokens; null lets any client in. */
+  readonly tokens: ReadonlySet<string> | null;
+  /** Needed for /admin; null disables it. */
+  readonly adminToken: string | null;
+  /** Sync every commit to disk (power loss), not just to the OS (process crash). */
+  readonly fsync: boolean;
+  readonly tickMs?: number;
+  readonly noopIntervalMs?: number;
+}
+
+/**
+ * One Creek replica process: drives a ReplicaHost with real time, WebSocket peers and clients and a
+ * SQLite disk. Every call into the host is one batch: its disk writes are committed in one
+ * transaction before any message or response it produced leaves the process, which is the
+ * durability contract of the pure modules (a promise or accept is never answered before it is on
+ * disk; no client hears of an op that a crash could lose).
+ */
+export class ReplicaServer {
+  private host!: ReplicaHost;
+  private storage!: SqliteStorage;
+  private readonly mesh: PeerMesh;
+  private readonly clients: ClientEndpoint;
+  private http: Server | null = null;
+  private ticker: NodeJS.Timeout | null = null;
+  private paused = false;
+  private stopping = false;
+  private readonly writes: HostRecord[] = [];
+  private readonly actions: (() => void)[] = [];
+  private readonly startedAt = Date.now();
+
+  constructor(
+    private readonly config: ReplicaServerConfig,
+    private readonly log: Logger,
+  ) {
+    this.mesh = new PeerMesh(
+      config.id,
+      config.peers,
+      config.secret,
+      (from, msg) => this.onPeer(from, msg),
+      log,
+    );
+    this.clients = new ClientEndpoint(
+      config.id,
+      () => config.app.names().filter((n) => n !== NOOP_OP),
+      config.tokens,
+      (request) => this.call(() => this.host.invoke(Date.now(), request)),
+      () => !this.paused && !this.stopping,
+      log,
+    );
+  }
+
+  async start(): Promise<{ url: string }> {
+    const c = this.config;
+    this.storage = SqliteStorage.open(c.dataDir, { replicaId: c.id, fsync: c.fsync });
+    const records = this.storage.load();
+    const effects = {
+      persist: (r: HostRecord) => this.writes.push(r),
+      send: (to: number, msg: PeerMessage) => this.actions.push(() => this.mesh.send(to, msg)),
+      respond: (r: Response) => this.actions.push(() => this.clients.respond(r)),
+    };
+    const options = {
+      id: c.id,
+      replicas: c.peers.map((p) => p.id),
+      replica: { app: c.app, noopIntervalMs: c.noopIntervalMs ?? 100 },
+      executor: new InlineExecutor(c.app),
+    };
+    this.call(() => {
+      this.host =
+        records.length === 0
+          ? new ReplicaHost(options, effects)
+          : new ReplicaHost(options, effects, { records, nowMs: Date.now() });
+    });
+    this.log.info(
+      { records: records.length, dataDir: c.dataDir },
+      records.length === 0 ? 'new replica' : 'recovered from disk',
+    );
+
+    const peerWss = new WebSocketServer({ noServer: true, maxPayload: 16 << 20 });
+    const clientWss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
+    this.mesh.attach(peerWss);
+    this.clients.attach(clientWss);
+    this.http = createServer((req, res) => this.onHttp(req, res));
+    this.http.on('upgrade', (req, socket, head) => {
+      const path = (req.url ?? '').split('?')[0];
+      const wss = path === '/peer' ? peerWss : path === '/client' ? clientWss : null;
+      if (wss === null) {
+        socket.destroy();
+        return;
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.http!.once('error', reject);
+      this.http!.listen(c.port, c.host, () => resolve());
+    });
+    this.mesh.start();
+    this.ticker = setInterval(() => {
+      if (!this.paused) this.call(() => this.host.tick(Date.now()));
+    }, this.config.tickMs ?? 5);
+    return { url: `ws://${c.host}:${c.port}` };
+  }
+
+  /** One batch: run `fn` against the host, commit its writes, then let its messages and responses out. */
+  private call(fn: () => void): void {
+    fn();
+    if (this.writes.length > 0) this.storage.append(this.writes.splice(0));
+    for (const action of this.actions.splice(0)) action();
+  }
+
+  private onPeer(from: number, msg: PeerMessage): void {
+    if (this.paused || this.stopping) return;
+    this.call(() => this.host.receive(from, msg));
+  }
+
+  private onHttp(req: IncomingMessage, res: ServerResponse): void {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const json = (code: number, body: unknown): void => {
+      res.writeHead(code, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (req.method === 'GET' && url.pathname === '/health')
+      return json(200, { ok: !this.stopping, replica: this.config.id });
+    if (req.method === 'GET' && url.pathname === '/status') return json(200, this.status());
+    if (url.pathname.startsWith('/admin/')) return this.onAdmin(req, url, json);
+    json(404, { error: 'not found: try /health, /status or /admin/*' });
+  }
+
+  /** Fault injection for tests, benchmarks and the visualizer; needs the admin token. */
+  private onAdmin(
+    req: IncomingMessage,
+    url: URL,
+    json: (code: number, body: unknown) => void,
+  ): void {
+    const given = Buffer.from((req.headers.authorization ?? '').replace(/^Bearer /, ''));
+    const expected = Buffer.from(this.config.adminToken ?? '');
+    if (
+      this.config.adminToken === null ||
+      given.length !== expected.length ||
+      !timingSafeEqual(given, expected)
+    ) {
+      this.log.warn({ path: url.pathname }, 'admin request without a valid admin token');
+      return json(401, { error: 'admin actions need `authorization: Bearer <admin token>`' });
+    }
+    if (req.method !== 'POST') return json(405, { error: 'admin actions are POST requests' });
+    const peer = Number(url.searchParams.get('peer'));
+    const knownPeer = this.config.peers.some((p) => p.id === peer && p.id !== this.config.id);
+    switch (url.pathname) {
+      case '/admin/block':
+        if (!knownPeer) return json(400, { error: 'block needs ?peer=<id of another replica>' });
+        this.mesh.blocked.add(peer);
+        break;
+      case '/admin/unblock':
+        if (url.searchParams.has('peer')) this.mesh.blocked.delete(peer);
+        else this.mesh.blocked.clear();
+        break;
+      case '/admin/delay': {
+        const ms = Number(url.searchParams.get('ms'));
+        if (!knownPeer || !Number.isFinite(ms) || ms < 0)
+          return json(400, { error: 'delay needs ?peer=<id>&ms=<non-negative number>' });
+        this.mesh.delays.set(peer, ms);
+        break;
+      }
+      case '/admin/pause':
+        this.paused = true;
+        break;
+      case '/admin/resume':
+        this.paused = false;
+        break;
+      default:
+        return json(404, { error: 'admin actions: block, unblock, delay, pause, resume' });
+    }
+    this.log.info({ action: url.pathname, peer: url.searchParams.get('peer') }, 'admin action');
+    json(200, {
+      ok: true,
+      blocked: [...this.mesh.blocked],
+      delays: Object.fromEntries(this.mesh.delays),
+      paused: this.paused,
+    });
+  }
+
+  status(): Record<string, unknown> {
+    const s = this.host.replica.stats();
+    const p = this.host.paxos.status();
+    return {
+      id: this.config.id,
+      role: p.role,
+      leader: p.leader,
+      ballot: p.ballot,
+      committed: s.committed,
+      tentative: s.tentative,
+      hlc: s.hlc,
+      digest: this.host.replica.stateDigest(),
+      settled: this.host.settled(),
+      peers: this.mesh.states(),
+      paused: this.paused,
+      uptimeMs: Date.now() - this.startedAt,
+      metrics: {
+        executionRatio: this.host.replica.metrics.executionRatio(),
+        accuracy: this.host.replica.metrics.accuracy(),
+        rollbacks: this.host.replica.metrics.rollbacks,
+        versions: s.versions,
+      },
+      storage: this.storage.stats(),
+      network: this.mesh.counters,
+      clients: this.clients.counters,
+    };
+  }
+
+  /** Stops taking work, closes sockets and the database. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.ticker !== null) clearInterval(this.ticker);
+    this.mesh.close();
+    await new Promise<void>((resolve) => {
+      if (this.http === null) return resolve();
+      this.http.close(() => resolve());
+      this.http.closeAllConnections();
+    });
+    this.storage.close();
+  }
+}

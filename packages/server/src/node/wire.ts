@@ -1,0 +1,44 @@
+import type { PeerFrame, WireReq } from '@creek/protocol';
+import type { PaxosMessage } from '../cab/messages.js';
+import { DottedVersionVector } from '../core/dvv.js';
+import { toFrozenJson } from '../core/json.js';
+import type { Req } from '../core/types.js';
+import type { PeerMessage } from '../host/replica-host.js';
+
+/** In-process Reqs carry a DottedVersionVector and frozen args; on the wire both are plain JSON. */
+export function reqToWire(req: Req): WireReq {
+  return { ...req, causalCtx: req.causalCtx === null ? null : req.causalCtx.toJSON() };
+}
+
+export function reqFromWire(w: WireReq): Req {
+  return {
+    ts: w.ts,
+    id: w.id,
+    op: w.op,
+    args: toFrozenJson(w.args),
+    strong: w.strong,
+    causalCtx: w.causalCtx === null ? null : DottedVersionVector.fromJSON(w.causalCtx),
+  };
+}
+
+/** A host's message as a peer frame. */
+export function peerMessageToFrame(
+  m: PeerMessage,
+): { t: 'gossip'; msg: unknown } | { t: 'paxos'; msg: PaxosMessage } {
+  if (m.kind === 'paxos') return { t: 'paxos', msg: m.msg };
+  const msg =
+    m.msg.kind === 'push' ? { kind: 'push' as const, reqs: m.msg.reqs.map(reqToWire) } : m.msg;
+  return { t: 'gossip', msg };
+}
+
+/** A validated peer frame (gossip or paxos) back into a host message. */
+export function peerMessageFromFrame(
+  frame: Extract<PeerFrame, { t: 'gossip' | 'paxos' }>,
+): PeerMessage {
+  if (frame.t === 'paxos') return { kind: 'paxos', msg: frame.msg };
+  const g = frame.msg;
+  return {
+    kind: 'gossip',
+    msg: g.kind === 'push' ? { kind: 'push', reqs: g.reqs.map(reqFromWire) } : g,
+  };
+}

@@ -1,0 +1,355 @@
+import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DottedVersionVector } from '../../src/core/dvv.js';
+import { toFrozenJson, type JsonValue } from '../../src/core/json.js';
+import type { Req } from '../../src/core/types.js';
+import type { HostRecord } from '../../src/host/replica-host.js';
+import { DB_FILE, SqliteStorage } from '../../src/node/storage.js';
+import { writerRecord } from './storage-writer.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '../../../..');
+const writerScript = path.join(here, 'storage-writer.ts');
+
+let tmp: string;
+const opened: SqliteStorage[] = [];
+
+beforeEach(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'creek-storage-'));
+});
+
+afterEach(() => {
+  for (const s of opened.splice(0)) s.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+function open(dir = path.join(tmp, 'data'), replicaId = 1, fsync?: boolean): SqliteStorage {
+  const s = SqliteStorage.open(dir, fsync === undefined ? { replicaId } : { replicaId, fsync });
+  opened.push(s);
+  return s;
+}
+
+function dvv(ids: ReadonlyArray<readonly [number, number]>): DottedVersionVector {
+  const v = new DottedVersionVector();
+  for (const [replica, eventNo] of ids) v.add({ replica, eventNo });
+  return v;
+}
+
+const weakReq: Req = {
+  ts: 1_700_000_000_123_456,
+  id: { replica: 1, eventNo: 7 },
+  op: 'put',
+  args: toFrozenJson({
+    key: 'a',
+    value: { n: 1.5, list: [true, null, 'x'], nested: { deep: [] } },
+  }),
+  strong: false,
+  causalCtx: null,
+};
+
+const strongReq: Req = {
+  ts: 1_700_000_000_123_999,
+  id: { replica: 2, eventNo: 3 },
+  op: 'transfer',
+  args: toFrozenJson(['from', 'to', 10]),
+  strong: true,
+  // Prefixes for replicas 0 and 1, gaps (dots) for replica 2.
+  causalCtx: dvv([
+    [0, 1],
+    [0, 2],
+    [1, 1],
+    [2, 2],
+    [2, 5],
+  ]),
+};
+
+const everyKind: HostRecord[] = [
+  { layer: 'core', record: { kind: 'req', req: weakReq } },
+  { layer: 'core', record: { kind: 'req', req: strongReq } },
+  {
+    layer: 'core',
+    record: {
+      kind: 'commit',
+      ids: [
+        { replica: 1, eventNo: 7 },
+        { replica: 2, eventNo: 3 },
+      ],
+    },
+  },
+  { layer: 'cab', record: { kind: 'promise', ballot: 513 } },
+  {
+    layer: 'cab',
+    record: {
+      kind: 'accept',
+      instance: 4,
+      ballot: 513,
+      value: [
+        { id: { replica: 2, eventNo: 3 }, prevStrong: 0 },
+        { id: { replica: 0, eventNo: 9 }, prevStrong: 4 },
+      ],
+    },
+  },
+  // A gap filled by a new leader: an empty batch.
+  { layer: 'cab', record: { kind: 'accept', instance: 5, ballot: 769, value: [] } },
+  { layer: 'cab', record: { kind: 'truncate', below: 3 } },
+  { layer: 'core', record: { kind: 'req', req: { ...weakReq, args: null } } },
+];
+
+function reqs(records: HostRecord[]): Req[] {
+  return records.flatMap((r) =>
+    r.layer === 'core' && r.record.kind === 'req' ? [r.record.req] : [],
+  );
+}
+
+function isDeepFrozen(v: JsonValue): boolean {
+  if (typeof v !== 'object' || v === null) return true;
+  return Object.isFrozen(v) && Object.values(v).every(isDeepFrozen);
+}
+
+describe('SqliteStorage', () => {
+  it('round-trips every record kind', () => {
+    const s = open();
+    s.append(everyKind);
+    const loaded = s.load();
+    expect(loaded).toEqual(everyKind);
+
+    const [weak, strong] = reqs(loaded);
+    expect(weak!.causalCtx).toBeNull();
+    expect(strong!.causalCtx).toBeInstanceOf(DottedVersionVector);
+    expect(strong!.causalCtx!.toJSON()).toEqual(strongReq.causalCtx!.toJSON());
+    expect(strong!.causalCtx!.has({ replica: 2, eventNo: 5 })).toBe(true);
+    expect(strong!.causalCtx!.has({ replica: 2, eventNo: 3 })).toBe(false);
+    expect(strong!.causalCtx!.includes(strongReq.causalCtx!)).toBe(true);
+  });
+
+  it('loads args as frozen JSON, like live Reqs', () => {
+    const s = open();
+    s.append(everyKind);
+    for (const req of reqs(s.load())) {
+      expect(isDeepFrozen(req.args)).toBe(true);
+      // Already-frozen JSON is returned as it is: the loaded value is branded like a live one.
+      expect(toFrozenJson(req.args)).toBe(req.args);
+    }
+  });
+
+  it('keeps write order across appends', () => {
+    const s = open();
+    const all: HostRecord[] = [];
+    for (let b = 0; b < 10; b++) {
+      const batch = Array.from({ length: b + 1 }, (_, i) => writerRecord(all.length + i));
+      s.append(batch);
+      all.push(...batch);
+    }
+    s.append([]);
+    expect(s.load()).toEqual(all);
+    expect(s.stats().records).toBe(all.length);
+  });
+
+  it('keeps everything across close and reopen', () => {
+    const dir = path.join(tmp, 'data');
+    const first = open(dir);
+    first.append(everyKind.slice(0, 3));
+    first.close();
+    first.close(); // idempotent
+    expect(() => first.append(everyKind)).toThrow(/closed/);
+
+    const second = open(dir);
+    expect(second.load()).toEqual(everyKind.slice(0, 3));
+    second.append(everyKind.slice(3));
+    second.close();
+
+    expect(open(dir).load()).toEqual(everyKind);
+  });
+
+  it('creates the directory and documents itself in meta', () => {
+    const dir = path.join(tmp, 'nested', 'replica-4');
+    const s = open(dir, 4);
+    s.append(everyKind);
+    expect(fs.existsSync(path.join(dir, DB_FILE))).toBe(true);
+    s.close();
+
+    const db = new Database(path.join(dir, DB_FILE), { readonly: true });
+    try {
+      const meta = Object.fromEntries(
+        db
+          .prepare('SELECT key, value FROM meta')
+          .raw()
+          .all()
+          .map((r) => r as [string, string]),
+      );
+      expect(meta).toEqual({ format: 'creek', version: '1', replica_id: '4' });
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      const rows = db.prepare('SELECT layer, kind FROM records ORDER BY seq').all();
+      expect(rows).toEqual(everyKind.map((r) => ({ layer: r.layer, kind: r.record.kind })));
+    } finally {
+      db.close();
+    }
+  });
+
+  it('refuses a directory written by another replica, naming both ids and the directory', () => {
+    const dir = path.join(tmp, 'data');
+    open(dir, 3).close();
+    let error: unknown;
+    try {
+      open(dir, 5);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(Error);
+    const msg = (error as Error).message;
+    expect(msg).toContain(dir);
+    expect(msg).toMatch(/replica 3\b/);
+    expect(msg).toMatch(/replica 5\b/);
+    // The refused open released the database: the owner can still open it.
+    expect(open(dir, 3).load()).toEqual([]);
+  });
+
+  it('refuses a file that is not a Creek database', () => {
+    const junkDir = path.join(tmp, 'junk');
+    fs.mkdirSync(junkDir);
+    fs.writeFileSync(path.join(junkDir, DB_FILE), 'this is not a database '.repeat(100));
+    expect(() => open(junkDir)).toThrow(/not a Creek database/);
+
+    const otherDir = path.join(tmp, 'other');
+    fs.mkdirSync(otherDir);
+    const db = new Database(path.join(otherDir, DB_FILE));
+    db.exec('CREATE TABLE users (name TEXT)');
+    db.close();
+    expect(() => open(otherDir)).toThrow(/not a Creek database/);
+  });
+
+  it('refuses a second open of a directory that is in use', () => {
+    const dir = path.join(tmp, 'data');
+    const s = open(dir);
+    s.append(everyKind.slice(0, 1));
+    expect(() => open(dir)).toThrow(/in use/);
+    // The first is unaffected.
+    s.append(everyKind.slice(1));
+    expect(s.load()).toEqual(everyKind);
+  });
+
+  it('opens with fsync', () => {
+    const dir = path.join(tmp, 'data');
+    const s = open(dir, 1, true);
+    s.append(everyKind);
+    expect(s.load()).toEqual(everyKind);
+    s.close();
+    expect(open(dir, 1, true).load()).toEqual(everyKind);
+  });
+
+  it('appends a batch as one transaction: a bad record mid-batch leaves nothing of it', () => {
+    const s = open();
+    s.append(everyKind.slice(0, 2));
+    const batch = Array.from({ length: 5000 }, (_, n) => writerRecord(n));
+    const bad: HostRecord = {
+      layer: 'core',
+      record: {
+        kind: 'req',
+        req: { ...weakReq, args: { n: 1n } as unknown as JsonValue },
+      },
+    };
+    batch[2500] = bad;
+    expect(() => s.append(batch)).toThrow(/req\.args\.n/);
+    expect(s.load()).toEqual(everyKind.slice(0, 2));
+    expect(s.stats().records).toBe(2);
+
+    // Other unencodable values are refused too, rather than silently written as null.
+    const nan: HostRecord = { layer: 'cab', record: { kind: 'promise', ballot: NaN } };
+    expect(() => s.append([...everyKind, nan])).toThrow(/ballot/);
+    expect(s.load()).toEqual(everyKind.slice(0, 2));
+
+    // The storage is still usable, and a large batch goes in whole.
+    batch[2500] = writerRecord(2500);
+    s.append(batch);
+    expect(s.load()).toEqual([...everyKind.slice(0, 2), ...batch]);
+  });
+
+  it('reports record count and size on disk', () => {
+    const s = open();
+    const empty = s.stats();
+    expect(empty.records).toBe(0);
+    expect(empty.bytes).toBeGreaterThan(0);
+    s.append(Array.from({ length: 1000 }, (_, n) => writerRecord(n)));
+    const full = s.stats();
+    expect(full.records).toBe(1000);
+    expect(full.bytes).toBeGreaterThan(empty.bytes);
+    s.append(everyKind);
+    expect(s.stats().records).toBe(1000 + everyKind.length);
+  });
+
+  it('reports a corrupt record with its position', () => {
+    const dir = path.join(tmp, 'data');
+    const s = open(dir);
+    s.append(everyKind);
+    s.close();
+    const db = new Database(path.join(dir, DB_FILE));
+    db.prepare('UPDATE records SET body = \'{"ballot":"x"}\' WHERE kind = \'promise\'').run();
+    db.close();
+    expect(() => open(dir).load()).toThrow(/record 4 \(cab\/promise\) is corrupt/);
+  });
+
+  it('keeps every batch reported appended when the writer is killed with SIGKILL', async () => {
+    const dir = path.join(tmp, 'data');
+    const batchSize = 200;
+    let reportedBefore = 0;
+    for (let round = 0; round < 3; round++) {
+      const reported = await runWriterAndKill(dir, batchSize, reportedBefore + 20 * batchSize);
+      expect(reported).toBeGreaterThanOrEqual(reportedBefore + 20 * batchSize);
+
+      const s = open(dir);
+      const loaded = s.load();
+      s.close();
+      // Every reported batch is there; at most the batch in flight beyond it, and only whole.
+      expect(loaded.length).toBeGreaterThanOrEqual(reported);
+      expect(loaded.length % batchSize).toBe(0);
+      expect(loaded).toEqual(Array.from({ length: loaded.length }, (_, n) => writerRecord(n)));
+      reportedBefore = loaded.length;
+    }
+  });
+});
+
+/**
+ * Runs the writer on `dir` until it reports at least `until` records, SIGKILLs it, and returns the
+ * highest count it reported.
+ */
+function runWriterAndKill(dir: string, batchSize: number, until: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', writerScript, dir, '1', String(batchSize)],
+      { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let reported = 0;
+    let pending = '';
+    let stderr = '';
+    let killed = false;
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      pending += chunk;
+      const lines = pending.split('\n');
+      pending = lines.pop()!;
+      for (const line of lines) reported = Math.max(reported, Number(line));
+      if (!killed && reported >= until) {
+        killed = true;
+        child.kill('SIGKILL');
+      }
+    });
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    // 'close': the process is gone and its output drained. A line written after the one that
+    // triggered the kill is also a committed batch, so counting it is sound.
+    child.on('close', (code, signal) => {
+      if (signal === 'SIGKILL') resolve(reported);
+      else
+        reject(
+          new Error(`writer exited (code ${code}, signal ${signal}) before the kill:\n${stderr}`),
+        );
+    });
+  });
+}

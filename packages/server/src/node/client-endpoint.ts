@@ -15,6 +15,7 @@ import { jsonEqual } from '../core/json.js';
 /** One client-chosen op id: who waits for it and what it was told so far. */
 interface ClientOp {
   readonly opId: string;
+  readonly startedAt: number;
   readonly strong: boolean;
   readonly views: ServerFrame[];
   readonly subscribers: Set<WebSocket>;
@@ -44,6 +45,9 @@ export class ClientEndpoint {
     private readonly invoke: (request: InvokeRequest) => void,
     private readonly available: () => boolean,
     private readonly log: Logger,
+    /** Seconds from an invoke to its first view ('tentative') or to its stable view ('stable'). */
+    private readonly observe: (level: 'tentative' | 'stable', seconds: number) => void = () =>
+      undefined,
   ) {}
 
   attach(wss: WebSocketServer): void {
@@ -113,6 +117,7 @@ export class ClientEndpoint {
         this.counters.invokes++;
         const op: ClientOp = {
           opId: f.opId,
+          startedAt: performance.now(),
           strong: f.level === 'strong',
           views: [],
           subscribers: new Set([ws]),
@@ -157,6 +162,10 @@ export class ClientEndpoint {
       // A weak op answers once; a strong op is done at its stable view.
       op.done = r.level === 'stable' || !op.strong;
     }
+    const seconds = (performance.now() - op.startedAt) / 1000;
+    if (op.views.length === 0 && frame.t !== 'error') this.observe('tentative', seconds);
+    if (frame.t === 'confirm' || (frame.t === 'view' && frame.level === 'stable'))
+      this.observe('stable', seconds);
     op.views.push(frame);
     for (const ws of op.subscribers) this.send(ws, frame);
     if (op.done) {

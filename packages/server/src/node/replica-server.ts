@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
+import { MAX_FRAME_BYTES } from '@creek/protocol';
 import { WebSocketServer } from 'ws';
 import type { App } from '../core/app.js';
 import { NOOP_OP } from '../core/builtins.js';
@@ -8,6 +9,7 @@ import type { Response } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import { ReplicaHost, type HostRecord, type PeerMessage } from '../host/replica-host.js';
 import { ClientEndpoint } from './client-endpoint.js';
+import { ReplicaMetricsExporter } from './metrics.js';
 import { PeerMesh, type PeerAddress } from './peer-mesh.js';
 import { SqliteStorage } from './storage.js';
 
@@ -43,6 +45,7 @@ export class ReplicaServer {
   private storage!: SqliteStorage;
   private readonly mesh: PeerMesh;
   private readonly clients: ClientEndpoint;
+  private readonly metrics: ReplicaMetricsExporter;
   private http: Server | null = null;
   private ticker: NodeJS.Timeout | null = null;
   private paused = false;
@@ -69,7 +72,9 @@ export class ReplicaServer {
       (request) => this.call(() => this.host.invoke(Date.now(), request)),
       () => !this.paused && !this.stopping,
       log,
+      (level, seconds) => this.metrics.latency.observe({ level }, seconds),
     );
+    this.metrics = new ReplicaMetricsExporter(() => this.host, this.mesh, config.id);
   }
 
   async start(): Promise<{ url: string }> {
@@ -99,7 +104,9 @@ export class ReplicaServer {
     );
 
     const peerWss = new WebSocketServer({ noServer: true, maxPayload: 16 << 20 });
-    const clientWss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
+    // Above the protocol limit, so that an oversized frame gets an error frame; far beyond it the
+    // connection is closed instead of buffering it.
+    const clientWss = new WebSocketServer({ noServer: true, maxPayload: 4 * MAX_FRAME_BYTES });
     this.mesh.attach(peerWss);
     this.clients.attach(clientWss);
     this.http = createServer((req, res) => this.onHttp(req, res));
@@ -144,8 +151,15 @@ export class ReplicaServer {
     if (req.method === 'GET' && url.pathname === '/health')
       return json(200, { ok: !this.stopping, replica: this.config.id });
     if (req.method === 'GET' && url.pathname === '/status') return json(200, this.status());
+    if (req.method === 'GET' && url.pathname === '/metrics') {
+      void this.metrics.registry.metrics().then((text) => {
+        res.writeHead(200, { 'content-type': this.metrics.registry.contentType });
+        res.end(text);
+      });
+      return;
+    }
     if (url.pathname.startsWith('/admin/')) return this.onAdmin(req, url, json);
-    json(404, { error: 'not found: try /health, /status or /admin/*' });
+    json(404, { error: 'not found: try /health, /status, /metrics or /admin/*' });
   }
 
   /** Fault injection for tests, benchmarks and the visualizer; needs the admin token. */

@@ -33,6 +33,10 @@ describe('a 3-replica cluster of real processes', () => {
     }
     const s = await cluster.converged();
     expect(JSON.parse(s[0]!.digest)).toEqual({ n: 30 });
+    // The operations view: Prometheus metrics count what the replica did.
+    const metrics = await (await fetch(`http://127.0.0.1:${cluster.basePort}/metrics`)).text();
+    expect(metrics).toMatch(/creek_ops_invoked_total\{kind="weak",replica="0"\} 12\b/);
+    expect(metrics).toMatch(/creek_response_seconds_count\{replica="0",level="stable"\} 3\b/);
     a.close();
     b.close();
   });

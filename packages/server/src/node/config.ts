@@ -4,10 +4,19 @@ import type { PeerAddress } from './peer-mesh.js';
 
 /** `creek start` flags, validated: each message names the bad setting and says what is expected. */
 export const StartFlagsSchema = z.object({
-  id: z.coerce.number({ message: '--id must be a number' }).int().min(0).max(255),
-  listen: z.string().regex(/^[^:]+:\d+$/, '--listen must be host:port, e.g. 127.0.0.1:7100'),
+  id: z.coerce
+    .number({ error: "--id is required: this replica's number (0-255)" })
+    .int('--id must be a whole number')
+    .min(0, '--id must be 0-255')
+    .max(255, '--id must be 0-255'),
+  listen: z
+    .string({ error: '--listen is required: host:port, e.g. 127.0.0.1:7100' })
+    .regex(/^[^:]+:\d+$/, '--listen must be host:port, e.g. 127.0.0.1:7100'),
   peers: z
-    .string()
+    .string({
+      error:
+        '--peers is required: every replica as id=ws://host:port, comma-separated, this one included',
+    })
     .min(
       1,
       '--peers is required: every replica as id=ws://host:port, comma-separated, this one included',
@@ -27,9 +36,16 @@ export const StartFlagsSchema = z.object({
       }
       return out;
     }),
-  data: z.string().min(1, '--data is required: the directory of this replica'),
+  data: z
+    .string({ error: '--data is required: the directory of this replica' })
+    .min(1, '--data is required: the directory of this replica'),
   app: z.string().optional(),
-  'secret-file': z.string().min(1, '--secret-file is required: a file holding the cluster secret'),
+  'secret-file': z
+    .string({
+      error:
+        '--secret-file is required: a file holding the cluster secret (at least 16 characters)',
+    })
+    .min(1, '--secret-file is required: a file holding the cluster secret'),
   'token-file': z.string().optional(),
   'admin-token-file': z.string().optional(),
   fsync: z.boolean().default(false),

@@ -5,7 +5,7 @@ import type { PeerAddress } from './peer-mesh.js';
 /** `creek start` flags, validated: each message names the bad setting and says what is expected. */
 export const StartFlagsSchema = z.object({
   id: z.coerce
-    .number({ error: "--id is required: this replica's number (0-255)" })
+    .number({ error: "--id must be this replica's number (0-255)" })
     .int('--id must be a whole number')
     .min(0, '--id must be 0-255')
     .max(255, '--id must be 0-255'),

@@ -51,7 +51,9 @@ async function start(argv: string[]): Promise<void> {
   const { url } = await server.start();
   log.info({ url: `${url}/client` }, 'replica ready');
   const shutdown = (signal: string): void => {
-    log.info({ signal }, 'shutting down');
+    log.info({ signal }, 'shutting down: draining ops in flight');
+    // The drain is bounded inside stop(); this bounds closing as well.
+    setTimeout(() => process.exit(0), 10_000).unref();
     void server.stop().then(() => process.exit(0));
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));

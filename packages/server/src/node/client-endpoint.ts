@@ -176,6 +176,11 @@ export class ClientEndpoint {
     }
   }
 
+  /** Invocations still waiting for their last view. */
+  pending(): number {
+    return this.byTag.size;
+  }
+
   private remember(op: ClientOp): void {
     this.byOpId.set(op.opId, op);
     if (this.byOpId.size > REMEMBERED_OPS) {

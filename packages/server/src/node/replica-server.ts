@@ -47,6 +47,7 @@ export class ReplicaServer {
   private readonly clients: ClientEndpoint;
   private readonly metrics: ReplicaMetricsExporter;
   private http: Server | null = null;
+  private readonly sockets: WebSocketServer[] = [];
   private ticker: NodeJS.Timeout | null = null;
   private paused = false;
   private stopping = false;
@@ -109,6 +110,7 @@ export class ReplicaServer {
     const clientWss = new WebSocketServer({ noServer: true, maxPayload: 4 * MAX_FRAME_BYTES });
     this.mesh.attach(peerWss);
     this.clients.attach(clientWss);
+    this.sockets.push(peerWss, clientWss);
     this.http = createServer((req, res) => this.onHttp(req, res));
     this.http.on('upgrade', (req, socket, head) => {
       const path = (req.url ?? '').split('?')[0];
@@ -138,7 +140,7 @@ export class ReplicaServer {
   }
 
   private onPeer(from: number, msg: PeerMessage): void {
-    if (this.paused || this.stopping) return;
+    if (this.paused) return;
     this.call(() => this.host.receive(from, msg));
   }
 
@@ -243,11 +245,24 @@ export class ReplicaServer {
     };
   }
 
-  /** Stops taking work, closes sockets and the database. */
-  async stop(): Promise<void> {
+  /**
+   * Stops taking new invocations (clients get `unavailable`), lets the ops in flight finish for up
+   * to `drainMs` while the replica keeps running, then closes sockets and the database.
+   */
+  async stop(drainMs = 5000): Promise<void> {
     this.stopping = true;
+    const deadline = Date.now() + drainMs;
+    while (this.clients.pending() > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    if (this.clients.pending() > 0)
+      this.log.warn({ pending: this.clients.pending() }, 'stopping with ops still in flight');
     if (this.ticker !== null) clearInterval(this.ticker);
     this.mesh.close();
+    // Upgraded WebSocket connections are not the HTTP server's to close.
+    for (const wss of this.sockets) {
+      for (const ws of wss.clients) ws.terminate();
+      wss.close();
+    }
     await new Promise<void>((resolve) => {
       if (this.http === null) return resolve();
       this.http.close(() => resolve());

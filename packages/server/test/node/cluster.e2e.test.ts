@@ -86,6 +86,19 @@ describe('a 3-replica cluster of real processes', () => {
     await within(strong.done, 20_000, 'the strong op stable after healing');
     const final = await cluster.converged();
     expect(JSON.parse(final[0]!.digest)).toEqual({ s: 1, w: 1 });
+    // SIGTERM: a strong op in flight still gets its stable view before the replica exits cleanly.
+    const late = isolated.invoke('kv.increment', { key: 's' }, 'strong');
+    const proc = cluster.procs[2]!;
+    const exited = new Promise<number | null>((resolve) =>
+      proc.once('exit', (code) => resolve(code)),
+    );
+    proc.kill('SIGTERM');
+    await within(late.done, 10_000, 'the op in flight answered during the drain');
+    const levels = late.views.frames.map((f) => (f.t === 'view' ? f.level : f.t));
+    expect(levels.pop()).toMatch(/stable|confirm/);
+    expect(await within(exited, 10_000, 'a clean exit')).toBe(0);
+    cluster.start(2);
+    await cluster.converged();
     // An admin action without the token is refused.
     const r = await fetch(`http://127.0.0.1:${cluster.basePort}/admin/pause`, { method: 'POST' });
     expect(r.status).toBe(401);

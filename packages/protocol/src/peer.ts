@@ -55,6 +55,9 @@ export const PaxosMessageSchema = z.discriminatedUnion('type', [
   }),
 ]);
 
+const GossipFrameSchema = z.object({ t: z.literal('gossip'), msg: GossipMessageSchema });
+const PaxosFrameSchema = z.object({ t: z.literal('paxos'), msg: PaxosMessageSchema });
+
 export const PeerFrameSchema = z.discriminatedUnion('t', [
   /** Sent by the accepting side as soon as a peer connects. */
   z.object({ t: z.literal('challenge'), version: z.number().int(), nonce: z.string().length(64) }),
@@ -65,8 +68,13 @@ export const PeerFrameSchema = z.discriminatedUnion('t', [
     mac: z.string().length(64),
   }),
   z.object({ t: z.literal('welcome'), replica: z.number().int().nonnegative() }),
-  z.object({ t: z.literal('gossip'), msg: GossipMessageSchema }),
-  z.object({ t: z.literal('paxos'), msg: PaxosMessageSchema }),
+  GossipFrameSchema,
+  PaxosFrameSchema,
+  /** Several messages to the same peer from one turn of the sender's event loop, in order. */
+  z.object({
+    t: z.literal('batch'),
+    frames: z.array(z.discriminatedUnion('t', [GossipFrameSchema, PaxosFrameSchema])).max(10_000),
+  }),
   z.object({ t: z.literal('error'), code: z.string(), message: z.string() }),
 ]);
 export type PeerFrame = z.infer<typeof PeerFrameSchema>;

@@ -140,18 +140,32 @@ export class PeerMesh {
           ws.send(encodeFrame({ t: 'welcome', replica: this.self }));
           return;
         }
-        if (f.t !== 'gossip' && f.t !== 'paxos') return;
         if (this.blocked.has(from)) return;
-        this.counters.received++;
-        this.onMessage(from, peerMessageFromFrame(f));
+        if (f.t === 'batch') {
+          for (const inner of f.frames) {
+            this.counters.received++;
+            this.onMessage(from, peerMessageFromFrame(inner));
+          }
+        } else if (f.t === 'gossip' || f.t === 'paxos') {
+          this.counters.received++;
+          this.onMessage(from, peerMessageFromFrame(f));
+        }
       });
     });
   }
 
   send(to: number, msg: PeerMessage): void {
+    this.sendMany(to, [msg]);
+  }
+
+  /** Sends messages to one peer in order, as one frame when there are several. */
+  sendMany(to: number, msgs: readonly PeerMessage[]): void {
+    if (msgs.length === 0) return;
     if (to === this.self) {
       // A replica's messages to itself never touch the network.
-      queueMicrotask(() => this.onMessage(this.self, msg));
+      queueMicrotask(() => {
+        for (const msg of msgs) this.onMessage(this.self, msg);
+      });
       return;
     }
     const entry = this.outbound.get(to);
@@ -163,16 +177,20 @@ export class PeerMesh {
       entry.state !== 'connected' ||
       this.blocked.has(to)
     ) {
-      this.counters.dropped++;
+      this.counters.dropped += msgs.length;
       return;
     }
     if (ws.bufferedAmount > 8 << 20) {
       // Backpressure: the peer is not keeping up; protocols above retransmit what matters.
-      this.counters.dropped++;
+      this.counters.dropped += msgs.length;
       return;
     }
-    const text = encodeFrame(peerMessageToFrame(msg));
-    this.counters.sent++;
+    const text = encodeFrame(
+      msgs.length === 1
+        ? peerMessageToFrame(msgs[0]!)
+        : { t: 'batch', frames: msgs.map(peerMessageToFrame) },
+    );
+    this.counters.sent += msgs.length;
     this.counters.bytesSent += text.length;
     const delay = this.delays.get(to) ?? 0;
     if (delay > 0) setTimeout(() => ws.readyState === WebSocket.OPEN && ws.send(text), delay);

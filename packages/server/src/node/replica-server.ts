@@ -53,6 +53,8 @@ export class ReplicaServer {
   private stopping = false;
   private readonly writes: HostRecord[] = [];
   private readonly actions: (() => void)[] = [];
+  private readonly outbox = new Map<number, PeerMessage[]>();
+  private flushScheduled = false;
   private readonly startedAt = Date.now();
 
   constructor(
@@ -84,13 +86,20 @@ export class ReplicaServer {
     const records = this.storage.load();
     const effects = {
       persist: (r: HostRecord) => this.writes.push(r),
-      send: (to: number, msg: PeerMessage) => this.actions.push(() => this.mesh.send(to, msg)),
+      send: (to: number, msg: PeerMessage) => {
+        const queue = this.outbox.get(to);
+        if (queue === undefined) this.outbox.set(to, [msg]);
+        else queue.push(msg);
+      },
       respond: (r: Response) => this.actions.push(() => this.clients.respond(r)),
     };
     const options = {
       id: c.id,
       replicas: c.peers.map((p) => p.id),
       replica: { app: c.app, noopIntervalMs: c.noopIntervalMs ?? 100 },
+      // Real processes stall (GC, a busy core): a 60 ms election timeout, fine in the simulator,
+      // made a loaded machine run needless elections.
+      paxos: { heartbeatMs: 25, electionTimeoutMs: 250, retransmitMs: 50 },
       executor: new InlineExecutor(c.app),
     };
     this.call(() => {
@@ -132,10 +141,28 @@ export class ReplicaServer {
     return { url: `ws://${c.host}:${c.port}` };
   }
 
-  /** One batch: run `fn` against the host, commit its writes, then let its messages and responses out. */
+  /**
+   * Runs `fn` against the host. What it writes, sends and answers waits for the end of this turn of
+   * the event loop: then all writes of the turn commit in one transaction (group commit), and only
+   * after that do the turn's messages (one frame per peer) and responses leave.
+   */
   private call(fn: () => void): void {
     fn();
+    if (
+      !this.flushScheduled &&
+      (this.writes.length > 0 || this.outbox.size > 0 || this.actions.length > 0)
+    ) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    if (!this.flushScheduled) return; // already flushed by stop()
+    this.flushScheduled = false;
     if (this.writes.length > 0) this.storage.append(this.writes.splice(0));
+    for (const [to, msgs] of this.outbox) this.mesh.sendMany(to, msgs);
+    this.outbox.clear();
     for (const action of this.actions.splice(0)) action();
   }
 
@@ -268,6 +295,7 @@ export class ReplicaServer {
       this.http.close(() => resolve());
       this.http.closeAllConnections();
     });
+    if (this.flushScheduled) this.flush();
     this.storage.close();
   }
 }

@@ -1,0 +1,61 @@
+import type { CreekError } from './errors.js';
+
+/**
+ * The storage binding of Correctables §5.1: the one module that knows how to reach a store. The
+ * library asks it which consistency levels it offers and hands it operations; the binding streams
+ * views of each operation's result back through a {@link ViewSink}.
+ */
+
+/** Consistency levels, weakest first (the order `consistencyLevels()` reports them in). */
+export const CONSISTENCY_LEVELS = ['weak', 'strong'] as const;
+export type ConsistencyLevel = (typeof CONSISTENCY_LEVELS)[number];
+
+export function isConsistencyLevel(x: unknown): x is ConsistencyLevel {
+  return x === 'weak' || x === 'strong';
+}
+
+/** Negative when `a` is weaker than `b`, zero when equal, positive when stronger. */
+export function compareLevels(a: ConsistencyLevel, b: ConsistencyLevel): number {
+  return CONSISTENCY_LEVELS.indexOf(a) - CONSISTENCY_LEVELS.indexOf(b);
+}
+
+/** The weakest of some levels (`'strong'` for none: nothing weakens the guarantee). */
+export function weakestLevel(levels: Iterable<ConsistencyLevel>): ConsistencyLevel {
+  let weakest: ConsistencyLevel = 'strong';
+  for (const l of levels) if (compareLevels(l, weakest) < 0) weakest = l;
+  return weakest;
+}
+
+/** One view of an operation's result: its value, the guarantee it comes with, and whether it is the last. */
+export interface View<T> {
+  readonly value: T;
+  readonly level: ConsistencyLevel;
+  readonly final: boolean;
+}
+
+/**
+ * Where a binding delivers an operation's views: `view` for each preliminary view, then once with
+ * `final: true` — or `error` once instead of the final view. Calls after the final view or an
+ * error are ignored.
+ */
+export interface ViewSink<T> {
+  view(v: View<T>): void;
+  error(e: CreekError): void;
+}
+
+export interface Binding {
+  /** The levels this binding offers, weakest first. */
+  consistencyLevels(): ConsistencyLevel[];
+  /**
+   * Runs `op(args)` and reports one view per requested level through `sink` (the last one with
+   * `final: true`), or an error. Must not throw: failures go to `sink.error`. When `signal`
+   * aborts, the binding may stop and need not report anything more.
+   */
+  submitOperation<T>(
+    op: string,
+    args: unknown,
+    levels: ConsistencyLevel[],
+    sink: ViewSink<T>,
+    signal?: AbortSignal,
+  ): void;
+}

@@ -1,0 +1,192 @@
+import type { ErrorCode } from '@creek/protocol';
+
+/**
+ * Errors the Creek client reports. Every one extends {@link CreekError}, carries a stable `code`
+ * to switch on, and a message that says what to do about it.
+ */
+export type CreekErrorCode =
+  | 'invalid-arguments'
+  | 'operation-failed'
+  | 'unavailable'
+  | 'timeout'
+  | 'unauthorized'
+  | 'protocol'
+  | 'cancelled';
+
+export class CreekError extends Error {
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+export interface InvalidArgumentsDetails {
+  op?: string;
+  field?: string;
+  fields?: readonly string[];
+  /** What is wrong, in words. */
+  problem: string;
+}
+
+/** The op's arguments failed its schema: nothing was applied. `field` names the first bad field. */
+export class InvalidArguments extends CreekError {
+  declare readonly code: 'invalid-arguments';
+  /** The op whose arguments were rejected, when known. */
+  readonly op: string | undefined;
+  /** The first offending field as a dotted path (`'(arguments)'` for the whole value). */
+  readonly field: string | undefined;
+  /** Every offending field, in the order the validator reported them. */
+  readonly fields: readonly string[];
+
+  /**
+   * From details, or from a replica's message (`invalid arguments for 'op': field: problem; …`),
+   * whose fields are read out of it.
+   */
+  constructor(details: string | InvalidArgumentsDetails, options?: { cause?: unknown }) {
+    const d = typeof details === 'string' ? parseServerMessage(details) : details;
+    const fields = d.fields ?? (d.field === undefined ? [] : [d.field]);
+    const field = d.field ?? fields[0];
+    const what = d.op === undefined ? 'invalid arguments' : `invalid arguments for '${d.op}'`;
+    const where = field === undefined ? '' : ` (field '${field}')`;
+    super(
+      'invalid-arguments',
+      `${what}${where}: ${d.problem} — fix the arguments to match the op's schema; nothing was applied`,
+      options,
+    );
+    this.op = d.op;
+    this.field = field;
+    this.fields = fields;
+  }
+}
+
+/**
+ * Reads a replica's message of the form `invalid arguments for 'op': field: problem; field: problem`
+ * (what the server's argument check produces); other text is kept whole as the problem.
+ */
+function parseServerMessage(message: string): InvalidArgumentsDetails {
+  const m = /^invalid arguments for '([^']*)': (.*)$/s.exec(message);
+  if (m === null) return { fields: [], problem: message };
+  const problem = m[2] ?? '';
+  const fields: string[] = [];
+  for (const part of problem.split('; ')) {
+    const colon = part.indexOf(': ');
+    if (colon > 0) fields.push(part.slice(0, colon));
+  }
+  return { op: m[1] ?? '', fields, problem };
+}
+
+/** The op's own code threw (or returned an error outcome); `reason` is the op's message. */
+export class OperationFailed extends CreekError {
+  declare readonly code: 'operation-failed';
+  readonly op: string | undefined;
+  /** The message the op failed with, unchanged. */
+  readonly reason: string;
+
+  /** From details, or from the op's message alone. */
+  constructor(details: string | { op?: string; reason: string }, options?: { cause?: unknown }) {
+    const d = typeof details === 'string' ? { reason: details } : details;
+    const what = d.op === undefined ? 'the operation' : `operation '${d.op}'`;
+    super(
+      'operation-failed',
+      `${what} failed: ${d.reason} — this is the app's own error; handle it like any rejected call`,
+      options,
+    );
+    this.op = d.op;
+    this.reason = d.reason;
+  }
+}
+
+/** No replica answered (in time). */
+export class Unavailable extends CreekError {
+  declare readonly code: 'unavailable';
+
+  constructor(detail?: string, options?: { cause?: unknown }) {
+    super(
+      'unavailable',
+      `${detail ?? 'no replica answered'}: try again later, and check that the cluster is running and reachable at the addresses you passed`,
+      options,
+    );
+  }
+}
+
+/** The per-call timeout elapsed before the final view arrived. */
+export class Timeout extends CreekError {
+  declare readonly code: 'timeout';
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number, options?: { cause?: unknown }) {
+    super(
+      'timeout',
+      `no final view within ${timeoutMs} ms: raise timeoutMs or retry; the op may still take effect at the replicas`,
+      options,
+    );
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The cluster wants a token and got none, or a wrong one. */
+export class Unauthorized extends CreekError {
+  declare readonly code: 'unauthorized';
+
+  constructor(detail?: string, options?: { cause?: unknown }) {
+    super(
+      'unauthorized',
+      `missing or wrong token: ${detail ?? "pass the cluster's token when connecting"}`,
+      options,
+    );
+  }
+}
+
+/** One side broke the wire protocol (a malformed frame, a version mismatch, a frame out of order). */
+export class ProtocolError extends CreekError {
+  declare readonly code: 'protocol';
+
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super(
+      'protocol',
+      `protocol error: ${detail} — make sure client and replicas run the same Creek version; if they do, this is a bug worth reporting`,
+      options,
+    );
+  }
+}
+
+/** The caller aborted the call through its AbortSignal. */
+export class Cancelled extends CreekError {
+  declare readonly code: 'cancelled';
+
+  constructor(reason?: unknown) {
+    const why =
+      reason instanceof Error
+        ? `: ${reason.message}`
+        : typeof reason === 'string'
+          ? `: ${reason}`
+          : '';
+    super(
+      'cancelled',
+      `the call was cancelled through its AbortSignal${why}; the op may still take effect at the replicas`,
+      reason === undefined ? undefined : { cause: reason },
+    );
+  }
+}
+
+/** Maps a replica's error frame (`{ t: 'error', code, message }`) to the client error to report. */
+export function errorFromWire(code: ErrorCode, message: string): CreekError {
+  switch (code) {
+    case 'invalid-arguments':
+      return new InvalidArguments(message);
+    case 'unknown-op':
+      return new InvalidArguments({ field: 'op', problem: message });
+    case 'unauthorized':
+      return new Unauthorized(message);
+    case 'unavailable':
+    case 'busy':
+      return new Unavailable(message);
+    case 'bad-frame':
+    case 'version':
+    case 'out-of-order':
+      return new ProtocolError(`${code}: ${message}`);
+  }
+}

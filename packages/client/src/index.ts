@@ -1,0 +1,18 @@
+export {
+  connect,
+  CreekClient,
+  type ConnectOptions,
+  type InvokeOptions,
+  type OpName,
+  type ArgsOf,
+  type ResultOf,
+} from './client.js';
+export {
+  Correctable,
+  type CorrectableController,
+  type CorrectableState,
+  type Callbacks,
+} from './correctable.js';
+export { CreekBinding, type CreekBindingOptions } from './creek-binding.js';
+export * from './binding.js';
+export * from './errors.js';

@@ -1,0 +1,94 @@
+import { defineApp } from '@creek/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { op } from '@creek/server';
+import { connect, InvalidArguments, OperationFailed, type CreekClient } from '../src/index.js';
+import { TestCluster } from '../../server/test/node/cluster-harness.js';
+
+/** The SDK against a real 3-replica cluster (built-in ops only). */
+const app = defineApp({
+  // Declared here only for its types and schema; the cluster runs the built-ins.
+  never: op({ args: z.object({ n: z.number() }), run: () => null }),
+});
+
+let cluster: TestCluster;
+let creek: CreekClient<typeof app>;
+beforeAll(async () => {
+  cluster = new TestCluster(3);
+  await cluster.startAll();
+  creek = connect<typeof app>({
+    urls: [cluster.url(1), cluster.url(2)],
+    token: cluster.token,
+    app,
+  });
+}, 60_000);
+afterAll(() => {
+  creek.close();
+  cluster.stop();
+});
+
+describe('Correctables over a Creek cluster', () => {
+  it('invoke yields a preliminary view, then the final one', async () => {
+    const updates: unknown[] = [];
+    const levels: string[] = [];
+    const c = creek.invoke('kv.increment', { key: 'views' }).setCallbacks({
+      onUpdate: (value, view) => {
+        updates.push(value);
+        levels.push(view.level);
+      },
+    });
+    const final = await c;
+    expect(updates).toEqual([1]);
+    expect(levels).toEqual(['weak']);
+    expect(final).toBe(1);
+    expect(c.state).toBe('final');
+    expect(c.level).toBe('strong');
+  });
+
+  it('invokeWeak and invokeStrong yield only a final view', async () => {
+    for (const call of [
+      () => creek.invokeWeak('kv.put', { key: 'w', value: 'x' }),
+      () => creek.invokeStrong('kv.get', { key: 'w' }),
+    ]) {
+      let updates = 0;
+      const c = call().setCallbacks({ onUpdate: () => updates++ });
+      await c;
+      expect(updates).toBe(0);
+    }
+    expect(await creek.invokeStrong('kv.get', { key: 'w' })).toBe('x');
+  });
+
+  it('speculates on the preliminary view and confirms it with the final one', async () => {
+    const runs: unknown[] = [];
+    const aborted: unknown[] = [];
+    const result = await creek.invoke('kv.increment', { key: 'spec', by: 5 }).speculate(
+      (n) => {
+        runs.push(n);
+        return `rendered ${String(n)}`;
+      },
+      (n) => aborted.push(n),
+    );
+    expect(result).toBe('rendered 5');
+    expect(runs).toEqual([5]);
+    expect(aborted).toEqual([]);
+  });
+
+  it('rejects bad arguments before sending, naming the field, and reports ops that throw', async () => {
+    await expect(creek.invoke('kv.put', { key: 7 } as never)).rejects.toBeInstanceOf(
+      InvalidArguments,
+    );
+    await expect(creek.invoke('kv.put', { key: 7 } as never)).rejects.toThrow(/key/);
+    await creek.invokeStrong('kv.put', { key: 'text', value: 'abc' });
+    await expect(creek.invokeStrong('kv.increment', { key: 'text' })).rejects.toBeInstanceOf(
+      OperationFailed,
+    );
+  });
+
+  it('many concurrent invocations from one client all complete, in agreement with the cluster', async () => {
+    const all = await Promise.all(
+      Array.from({ length: 50 }, () => creek.invoke('kv.increment', { key: 'many' })),
+    );
+    expect(new Set(all).size).toBe(50);
+    expect(await creek.invokeStrong('kv.get', { key: 'many' })).toBe(50);
+  });
+});

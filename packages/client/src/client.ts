@@ -1,6 +1,6 @@
 import type { App } from '@creek/server';
 import type { z } from 'zod';
-import type { ConsistencyLevel } from './binding.js';
+import type { Binding, ConsistencyLevel } from './binding.js';
 import { Correctable } from './correctable.js';
 import { CreekBinding, type CreekBindingOptions } from './creek-binding.js';
 import { InvalidArguments } from './errors.js';
@@ -47,11 +47,11 @@ export interface ConnectOptions<A> extends CreekBindingOptions {
  * ```
  */
 export class CreekClient<A = App> {
-  private readonly binding: CreekBinding;
-
-  constructor(private readonly options: ConnectOptions<A>) {
-    this.binding = new CreekBinding(options);
-  }
+  /** A client over any binding (Correctables §5.1): the Creek one, the in-memory one, a scripted one. */
+  constructor(
+    private readonly binding: Binding & { close?(): void; replica?: number | null },
+    private readonly options: { readonly app?: A } = {},
+  ) {}
 
   consistencyLevels(): ConsistencyLevel[] {
     return this.binding.consistencyLevels();
@@ -93,11 +93,11 @@ export class CreekClient<A = App> {
 
   /** The replica this client is connected to now (null while it connects). */
   replica(): number | null {
-    return this.binding.replica;
+    return this.binding.replica ?? null;
   }
 
   close(): void {
-    this.binding.close();
+    this.binding.close?.();
   }
 
   /** With the app at hand, arguments are checked (and defaults applied) before they are sent. */
@@ -120,5 +120,5 @@ export class CreekClient<A = App> {
 
 /** Connects to a Creek cluster (any of `urls`; it fails over to the others). */
 export function connect<A = App>(options: ConnectOptions<A>): CreekClient<A> {
-  return new CreekClient<A>(options);
+  return new CreekClient<A>(new CreekBinding(options), options);
 }

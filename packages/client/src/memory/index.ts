@@ -1,0 +1,27 @@
+import { CreekClient } from '../client.js';
+import { MemoryBinding } from './memory-binding.js';
+import { MemoryCluster, type MemoryClusterOptions } from './memory-cluster.js';
+
+export { MemoryBinding, MemoryCluster, type MemoryClusterOptions };
+
+/**
+ * A client over a Creek cluster that lives in this process: for application tests and demos.
+ *
+ * ```ts
+ * const { client, cluster } = connectInMemory({ app });
+ * await client.invoke('kv.increment', { key: 'n' });
+ * cluster.close();
+ * ```
+ */
+export function connectInMemory<A>(options: MemoryClusterOptions<A> & { replica?: number }): {
+  client: CreekClient<A>;
+  cluster: MemoryCluster;
+} {
+  const cluster = new MemoryCluster(options);
+  return {
+    client: new CreekClient<A>(new MemoryBinding(cluster, options.replica ?? 0), {
+      app: options.app,
+    }),
+    cluster,
+  };
+}

@@ -1,0 +1,93 @@
+import { InlineExecutor, type App, type Response } from '@creek/server';
+import { ReplicaHost, type PeerMessage } from '@creek/server/host';
+
+export interface MemoryClusterOptions<A> {
+  /** The app every replica runs (`defineApp(...)`). */
+  readonly app: A;
+  readonly replicas?: number;
+  /** One-way delay of every message between replicas, in ms (0: next turn of the event loop). */
+  readonly delayMs?: number;
+}
+
+/**
+ * A whole Creek cluster inside one process — the same replica hosts (core, gossip, Multi-Paxos) as
+ * real replicas, with messages passed through timers and no disk. For application tests and demos
+ * without a server; `isolate` and `heal` show what a partition does to tentative and stable views.
+ */
+export class MemoryCluster {
+  readonly hosts: ReplicaHost[];
+  private readonly waiting = new Map<number, (r: Response) => void>();
+  private readonly isolated = new Set<number>();
+  private readonly ticker: ReturnType<typeof setInterval>;
+  private readonly delayMs: number;
+  private nextTag = 1;
+  private closed = false;
+
+  constructor(options: MemoryClusterOptions<unknown>) {
+    const n = options.replicas ?? 3;
+    if (!Number.isInteger(n) || n < 1) throw new RangeError('replicas must be a positive integer');
+    this.delayMs = options.delayMs ?? 0;
+    const app = options.app as App;
+    const ids = Array.from({ length: n }, (_, i) => i);
+    const executor = new InlineExecutor(app);
+    this.hosts = ids.map(
+      (id) =>
+        new ReplicaHost(
+          { id, replicas: ids, replica: { app, noopIntervalMs: 50 }, executor },
+          {
+            persist: () => undefined,
+            send: (to, msg) => this.send(id, to, msg),
+            respond: (r) => this.waiting.get(r.tag)?.(r),
+          },
+        ),
+    );
+    this.ticker = setInterval(() => {
+      const now = Date.now();
+      for (const h of this.hosts) h.tick(now);
+    }, 5);
+    (this.ticker as { unref?: () => void }).unref?.();
+  }
+
+  /** Invokes at one replica; `onResponse` gets each of its responses (tentative, stable, failed). */
+  invoke(
+    replica: number,
+    op: string,
+    args: unknown,
+    strong: boolean,
+    onResponse: (r: Response) => void,
+  ): () => void {
+    const host = this.hosts[replica];
+    if (host === undefined)
+      throw new RangeError(`no replica ${replica} in a cluster of ${this.hosts.length}`);
+    const tag = this.nextTag++;
+    this.waiting.set(tag, onResponse);
+    host.invoke(Date.now(), { op, args, strong, tag });
+    return () => this.waiting.delete(tag);
+  }
+
+  /** Cuts a replica off from the others (both ways) until `heal`. */
+  isolate(replica: number): void {
+    this.isolated.add(replica);
+  }
+
+  heal(): void {
+    this.isolated.clear();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearInterval(this.ticker);
+    this.waiting.clear();
+  }
+
+  private send(from: number, to: number, msg: PeerMessage): void {
+    if (this.closed) return;
+    if (from !== to && (this.isolated.has(from) || this.isolated.has(to))) return;
+    setTimeout(
+      () => {
+        if (!this.closed) this.hosts[to]!.receive(from, msg);
+      },
+      from === to ? 0 : this.delayMs,
+    );
+  }
+}

@@ -1,0 +1,68 @@
+import { defineApp, op } from '@creek/server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { InvalidArguments, OperationFailed } from '../src/index.js';
+import { connectInMemory, MemoryBinding, type MemoryCluster } from '../src/memory/index.js';
+import { CreekClient } from '../src/client.js';
+
+const app = defineApp({
+  withdraw: op({
+    args: z.object({ account: z.string(), amount: z.number().positive() }),
+    run(tx, { account, amount }) {
+      const balance = (tx.get(account) as number | undefined) ?? 0;
+      if (balance < amount) throw new Error(`insufficient funds: ${balance} < ${amount}`);
+      tx.put(account, balance - amount);
+      return balance - amount;
+    },
+  }),
+});
+
+describe('the in-memory binding', () => {
+  let cluster: MemoryCluster | null = null;
+  afterEach(() => cluster?.close());
+
+  it('gives a preliminary and a final view, typed from the app', async () => {
+    const m = connectInMemory({ app });
+    cluster = m.cluster;
+    await m.client.invokeStrong('kv.put', { key: 'acct', value: 100 });
+    const views: [unknown, string][] = [];
+    const left = await m.client.invoke('withdraw', { account: 'acct', amount: 30 }).setCallbacks({
+      onUpdate: (v, view) => views.push([v, view.level]),
+    });
+    expect(views).toEqual([[70, 'weak']]);
+    expect(left).toBe(70);
+  });
+
+  it('reports a failing op and rejects bad arguments before ordering', async () => {
+    const m = connectInMemory({ app });
+    cluster = m.cluster;
+    await expect(
+      m.client.invokeStrong('withdraw', { account: 'empty', amount: 5 }),
+    ).rejects.toBeInstanceOf(OperationFailed);
+    await expect(m.client.invoke('withdraw', { account: 'x', amount: -1 })).rejects.toBeInstanceOf(
+      InvalidArguments,
+    );
+  });
+
+  it('answers weak ops at an isolated replica but holds its strong ops until the partition heals', async () => {
+    const m = connectInMemory({ app, replicas: 3, replica: 2 });
+    cluster = m.cluster;
+    await m.client.invokeStrong('kv.put', { key: 'warm', value: 1 });
+    m.cluster.isolate(2);
+    expect(await m.client.invokeWeak('kv.increment', { key: 'n' })).toBe(1);
+    let stable = false;
+    let tentative: unknown;
+    const c = m.client.invoke('kv.increment', { key: 'n' }).setCallbacks({
+      onUpdate: (v) => (tentative = v),
+      onFinal: () => (stable = true),
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(tentative).toBe(2);
+    expect(stable).toBe(false);
+    m.cluster.heal();
+    expect(await c).toBe(2);
+    // Another client at another replica sees both increments once everything is stable.
+    const other = new CreekClient(new MemoryBinding(m.cluster, 0));
+    expect(await other.invokeStrong('kv.get', { key: 'n' })).toBe(2);
+  });
+});

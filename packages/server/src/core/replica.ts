@@ -8,7 +8,7 @@ import { canonicalJson, jsonEqual, toFrozenJson, type JsonValue } from './json.j
 import { ReplicaMetrics } from './metrics.js';
 import { opKey, formatOpId, type OpId } from './op-id.js';
 import { RecordingSnapshot } from './snapshot.js';
-import { compareReq } from './types.js';
+import { compareReq, outcomesEqual } from './types.js';
 import type {
   DurableRecord,
   ExecutionResult,
@@ -668,10 +668,4 @@ function compareEntries(a: Entry, b: Entry): number {
   if (x.ts !== y.ts) return x.ts < y.ts ? -1 : 1;
   if (x.id.replica !== y.id.replica) return x.id.replica - y.id.replica;
   return x.id.eventNo - y.id.eventNo;
-}
-
-function outcomesEqual(a: Outcome, b: Outcome): boolean {
-  if (a.ok !== b.ok) return false;
-  if (a.ok) return jsonEqual(a.value, (b as { value: JsonValue }).value);
-  return a.error === (b as { error: string }).error;
 }

@@ -1,5 +1,5 @@
 import type { DottedVersionVector } from './dvv.js';
-import type { JsonValue } from './json.js';
+import { jsonEqual, type JsonValue } from './json.js';
 import type { OpId } from './op-id.js';
 
 /**
@@ -25,6 +25,13 @@ export function compareReq(a: Req, b: Req): number {
 /** The result of one execution of an op: its return value, or the message it threw. */
 export type Outcome =
   { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: string };
+
+/** Equal results: equal values (structurally), or the same error message. */
+export function outcomesEqual(a: Outcome, b: Outcome): boolean {
+  if (a.ok && b.ok) return jsonEqual(a.value, b.value);
+  if (!a.ok && !b.ok) return a.error === b.error;
+  return false;
+}
 
 /** What an op may read during execution: a consistent snapshot at the op's position in the order. */
 export interface SnapshotReader {

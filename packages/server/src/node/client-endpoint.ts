@@ -9,8 +9,7 @@ import {
 import type { Logger } from 'pino';
 import WebSocket, { type WebSocketServer } from 'ws';
 import type { InvokeRequest } from '../core/replica.js';
-import type { Outcome, Response } from '../core/types.js';
-import { jsonEqual } from '../core/json.js';
+import { outcomesEqual, type Outcome, type Response } from '../core/types.js';
 
 /** One client-chosen op id: who waits for it and what it was told so far. */
 interface ClientOp {
@@ -200,10 +199,4 @@ export class ClientEndpoint {
       opId === undefined ? { t: 'error', code, message } : { t: 'error', opId, code, message },
     );
   }
-}
-
-function outcomesEqual(a: Outcome, b: Outcome): boolean {
-  if (a.ok && b.ok) return jsonEqual(a.value, b.value);
-  if (!a.ok && !b.ok) return a.error === b.error;
-  return false;
 }

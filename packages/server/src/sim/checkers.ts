@@ -1,7 +1,6 @@
 import type { App } from '../core/app.js';
-import { jsonEqual } from '../core/json.js';
 import { formatOpId, opKey, sameOpId, type OpId } from '../core/op-id.js';
-import type { Outcome } from '../core/types.js';
+import { outcomesEqual, type Outcome } from '../core/types.js';
 import {
   checkLinearizable,
   queueModel,
@@ -347,12 +346,6 @@ function serialOp(record: RunRecord, id: OpId): SerialOp {
   const req = record.reqs.get(opKey(id));
   if (req === undefined) throw new Error(`checker: no Req recorded for ${formatOpId(id)}`);
   return req;
-}
-
-function outcomesEqual(a: Outcome, b: Outcome): boolean {
-  if (a.ok && b.ok) return jsonEqual(a.value, b.value);
-  if (!a.ok && !b.ok) return a.error === b.error;
-  return false;
 }
 
 function describe(inv: RunRecord['invocations'][number]): string {

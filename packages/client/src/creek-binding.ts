@@ -5,9 +5,9 @@ import {
   type ServerFrame,
 } from '@creek/protocol';
 import type { Binding, ConsistencyLevel, ViewSink } from './binding.js';
+import { OpViews } from './op-views.js';
 import {
   errorFromWire,
-  OperationFailed,
   ProtocolError,
   Unauthorized,
   Unavailable,
@@ -39,10 +39,7 @@ export interface CreekBindingOptions {
 interface Pending {
   readonly opId: string;
   readonly frame: string;
-  readonly levels: readonly ConsistencyLevel[];
-  readonly sink: ViewSink<unknown>;
-  /** The last tentative outcome, which a `confirm` refers to (it may be a failure). */
-  lastTentative: { ok: true; value: unknown } | { ok: false; error: string } | null;
+  readonly views: OpViews<unknown>;
 }
 
 /**
@@ -84,9 +81,7 @@ export class CreekBinding implements Binding {
     const p: Pending = {
       opId,
       frame: encodeFrame({ t: 'invoke', opId, op, args, level }),
-      levels,
-      sink: sink as ViewSink<unknown>,
-      lastTentative: null,
+      views: new OpViews(levels, sink as ViewSink<unknown>),
     };
     this.pending.set(opId, p);
     signal?.addEventListener('abort', () => this.pending.delete(opId), { once: true });
@@ -96,7 +91,7 @@ export class CreekBinding implements Binding {
   close(): void {
     this.closed = true;
     this.socket?.close();
-    for (const p of this.pending.values()) p.sink.error(new Unavailable('the client was closed'));
+    for (const p of this.pending.values()) p.views.error(new Unavailable('the client was closed'));
     this.pending.clear();
   }
 
@@ -123,13 +118,11 @@ export class CreekBinding implements Binding {
     const now = Date.now();
     this.failingSince ??= now;
     if (now - this.failingSince > (this.options.connectTimeoutMs ?? 10_000)) {
-      for (const p of this.pending.values())
-        p.sink.error(
-          new Unavailable(
-            `no replica answered for ${this.options.connectTimeoutMs ?? 10_000} ms (tried ${this.options.urls.join(', ')})`,
-          ),
-        );
-      this.pending.clear();
+      this.failAll(
+        new Unavailable(
+          `no replica answered for ${this.options.connectTimeoutMs ?? 10_000} ms (tried ${this.options.urls.join(', ')})`,
+        ),
+      );
       this.failingSince = now;
     }
     this.urlIndex++;
@@ -162,45 +155,17 @@ export class CreekBinding implements Binding {
     }
     const p = this.pending.get(f.opId!);
     if (p === undefined) return;
-    const wantsPreliminary = p.levels.includes('weak') && p.levels.includes('strong');
-    const strong = p.levels.includes('strong');
-    switch (f.t) {
-      case 'view': {
-        if (f.level === 'tentative' && strong) {
-          p.lastTentative = f.outcome;
-          // A preliminary view of a strong op. One that failed speculatively is not shown as a
-          // view (it has no value); the final view may still succeed.
-          if (f.outcome.ok && wantsPreliminary)
-            p.sink.view({ value: f.outcome.value, level: 'weak', final: false });
-          return;
-        }
-        this.pending.delete(p.opId);
-        if (!f.outcome.ok) return p.sink.error(new OperationFailed(f.outcome.error));
-        return p.sink.view({
-          value: f.outcome.value,
-          level: f.level === 'stable' ? 'strong' : 'weak',
-          final: true,
-        });
-      }
-      case 'confirm': {
-        // The stable outcome equals the last tentative one (Correctables §5.2).
-        this.pending.delete(p.opId);
-        const last = p.lastTentative;
-        if (last === null)
-          return p.sink.error(
-            new ProtocolError('a confirmation arrived before any tentative view'),
-          );
-        if (!last.ok) return p.sink.error(new OperationFailed(last.error));
-        return p.sink.view({ value: last.value, level: 'strong', final: true });
-      }
-      case 'error':
-        this.pending.delete(p.opId);
-        return p.sink.error(errorFromWire(f.code, f.message));
-    }
+    const done =
+      f.t === 'view'
+        ? p.views.outcome(f.level, f.outcome)
+        : f.t === 'confirm'
+          ? p.views.confirm()
+          : p.views.error(errorFromWire(f.code, f.message));
+    if (done) this.pending.delete(p.opId);
   }
 
   private failAll(e: CreekError): void {
-    for (const p of this.pending.values()) p.sink.error(e);
+    for (const p of this.pending.values()) p.views.error(e);
     this.pending.clear();
   }
 }

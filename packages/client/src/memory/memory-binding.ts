@@ -1,5 +1,6 @@
 import type { Binding, ConsistencyLevel, ViewSink } from '../binding.js';
-import { errorFromWire, OperationFailed } from '../errors.js';
+import { Cancelled, errorFromWire } from '../errors.js';
+import { OpViews } from '../op-views.js';
 import type { MemoryCluster } from './memory-cluster.js';
 
 /** The in-memory binding (Correctables §5.1): views straight from an in-process replica. */
@@ -21,45 +22,32 @@ export class MemoryBinding implements Binding {
     sink: ViewSink<T>,
     signal?: AbortSignal,
   ): void {
-    const strong = levels.includes('strong');
-    const preliminary = strong && levels.includes('weak');
-    let done = false;
+    const views = new OpViews(levels, sink);
     // A weak op may be answered inside invoke() itself, before it returns.
     let stop = (): void => undefined;
-    stop = this.cluster.invoke(this.replica, op, args, strong, (r) => {
-      if (done) return;
-      if (r.level === 'failed') {
-        done = true;
-        const message = r.outcome.ok ? 'rejected' : r.outcome.error;
-        return sink.error(
-          errorFromWire(
-            message.startsWith('unknown operation') ? 'unknown-op' : 'invalid-arguments',
-            message,
-          ),
-        );
-      }
-      if (r.level === 'tentative' && strong) {
-        if (preliminary && r.outcome.ok)
-          sink.view({ value: r.outcome.value as T, level: 'weak', final: false });
-        return;
-      }
-      done = true;
-      stop();
-      if (!r.outcome.ok) return sink.error(new OperationFailed(r.outcome.error));
-      sink.view({
-        value: r.outcome.value as T,
-        level: r.level === 'stable' ? 'strong' : 'weak',
-        final: true,
-      });
+    stop = this.cluster.invoke(this.replica, op, args, levels.includes('strong'), (r) => {
+      const finished =
+        r.level === 'failed'
+          ? views.error(rejection(r.outcome.ok ? 'rejected' : r.outcome.error))
+          : views.outcome(r.level, r.outcome);
+      if (finished) stop();
     });
-    if (done) stop(); // answered synchronously: forget it now
+    if (views.done) stop(); // answered synchronously: forget it now
     signal?.addEventListener(
       'abort',
       () => {
-        done = true;
+        views.error(new Cancelled());
         stop();
       },
       { once: true },
     );
   }
+}
+
+/** A replica refused the op before ordering it (unknown op, bad arguments). */
+function rejection(message: string) {
+  return errorFromWire(
+    message.startsWith('unknown operation') ? 'unknown-op' : 'invalid-arguments',
+    message,
+  );
 }

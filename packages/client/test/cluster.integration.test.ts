@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { op } from '@creek/server';
 import { connect, InvalidArguments, OperationFailed, type CreekClient } from '../src/index.js';
-import { TestCluster } from '../../server/test/node/cluster-harness.js';
+import { LocalCluster } from '@creek/server/node';
 
 /** The SDK against a real 3-replica cluster (built-in ops only). */
 const app = defineApp({
@@ -11,20 +11,19 @@ const app = defineApp({
   never: op({ args: z.object({ n: z.number() }), run: () => null }),
 });
 
-let cluster: TestCluster;
+let cluster: LocalCluster;
 let creek: CreekClient<typeof app>;
 beforeAll(async () => {
-  cluster = new TestCluster(3);
-  await cluster.startAll();
+  cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
   creek = connect<typeof app>({
     urls: [cluster.url(1), cluster.url(2)],
     token: cluster.token,
     app,
   });
 }, 60_000);
-afterAll(() => {
+afterAll(async () => {
   creek.close();
-  cluster.stop();
+  await cluster.stop(1_000);
 });
 
 describe('Correctables over a Creek cluster', () => {

@@ -1,12 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { formatIssues, parseFlags, readSecretFile, StartFlagsSchema } from './config.js';
 import { loadApp } from './load-app.js';
+import { LocalCluster } from './local-cluster.js';
 import { ReplicaServer } from './replica-server.js';
 
 const USAGE = `creek — run a Creek cluster
@@ -82,67 +79,32 @@ async function dev(argv: string[]): Promise<void> {
   const parsed = DevFlagsSchema.safeParse(parseFlags(argv, []));
   if (!parsed.success) throw new Error(`${formatIssues(parsed.error)}\n\n${USAGE}`);
   const f = parsed.data;
-  const dir = resolve(f.data);
-  mkdirSync(dir, { recursive: true });
-  const secretOf = (name: string): string => {
-    const file = join(dir, name);
-    if (!existsSync(file))
-      writeFileSync(file, randomBytes(24).toString('hex') + '\n', { mode: 0o600 });
-    return file;
-  };
-  const secretFile = secretOf('cluster.secret');
-  const tokenFile = secretOf('client.token');
-  const adminFile = secretOf('admin.token');
-  const ids = Array.from({ length: f.replicas }, (_, i) => i);
-  const peers = ids.map((i) => `${i}=ws://${f.host}:${f.port + i}`).join(',');
-  const entry = fileURLToPath(new URL('../../bin/creek.js', import.meta.url));
-  const children: ChildProcess[] = ids.map((i) => {
-    const args = [
-      entry,
-      'start',
-      '--id',
-      String(i),
-      '--listen',
-      `${f.host}:${f.port + i}`,
-      '--peers',
-      peers,
-      '--data',
-      join(dir, `replica-${i}`),
-      '--secret-file',
-      secretFile,
-      '--token-file',
-      tokenFile,
-      '--admin-token-file',
-      adminFile,
-    ];
-    if (f.app !== undefined) args.push('--app', resolve(f.app));
-    const child = spawn(process.execPath, args, {
-      stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, CREEK_LOG_LEVEL: process.env.CREEK_LOG_LEVEL ?? 'warn' },
-    });
-    child.on('exit', (code, signal) => {
-      if (!stopping)
-        console.error(`creek dev: replica ${i} exited (${signal ?? code}); stopping the cluster`);
-      stopAll();
-    });
-    return child;
-  });
   let stopping = false;
+  const cluster = await LocalCluster.start({
+    replicas: f.replicas,
+    dataDir: f.data,
+    basePort: f.port,
+    host: f.host,
+    ...(f.app === undefined ? {} : { app: f.app }),
+    logLevel: process.env.CREEK_LOG_LEVEL ?? 'warn',
+    stdio: 'inherit',
+    onExit: (i, code, signal) => {
+      console.error(`creek dev: replica ${i} exited (${signal ?? code}); stopping the cluster`);
+      stopAll();
+    },
+  });
   const stopAll = (): void => {
     if (stopping) return;
     stopping = true;
-    for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-    setTimeout(() => process.exit(0), 2000).unref();
+    void cluster.stop(2_000).then(() => process.exit(0));
   };
   process.on('SIGINT', stopAll);
   process.on('SIGTERM', stopAll);
-  console.log(`creek dev: ${f.replicas} replicas, data in ${dir}`);
-  for (const i of ids)
-    console.log(
-      `  replica ${i}: ws://${f.host}:${f.port + i}/client   status: http://${f.host}:${f.port + i}/status`,
-    );
-  console.log(`  client token: ${readFileSync(tokenFile, 'utf8').trim()}`);
-  console.log(`  admin token:  ${readFileSync(adminFile, 'utf8').trim()}`);
+  console.log(`creek dev: ${f.replicas} replicas, data in ${cluster.dir}`);
+  for (let i = 0; i < cluster.size; i++)
+    console.log(`  replica ${i}: ${cluster.url(i)}   status: ${cluster.httpUrl(i)}/status`);
+  console.log(`  client token: ${cluster.token}`);
+  console.log(`  admin token:  ${cluster.adminToken}`);
   console.log('Press Ctrl-C to stop.');
 }
 

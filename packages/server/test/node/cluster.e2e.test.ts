@@ -1,19 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { RawClient, TestCluster, within } from './cluster-harness.js';
+import { LocalCluster } from '../../src/node/local-cluster.js';
+import { RawClient, within } from './cluster-harness.js';
 
 /**
  * End to end, with three real replica processes on 127.0.0.1 (issue: Creek as a real cluster).
  */
 describe('a 3-replica cluster of real processes', () => {
-  let cluster: TestCluster | null = null;
-  afterEach(() => {
-    cluster?.stop();
+  let cluster: LocalCluster | null = null;
+  afterEach(async () => {
+    await cluster?.stop(1_000);
     cluster = null;
   });
 
   it('answers weak ops tentatively and strong ops tentatively then stably, from several clients', async () => {
-    cluster = new TestCluster(3);
-    await cluster.startAll();
+    cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
     const a = await RawClient.connect(cluster.url(0), cluster.token);
     const b = await RawClient.connect(cluster.url(2), cluster.token);
     const ops = [];
@@ -42,8 +42,7 @@ describe('a 3-replica cluster of real processes', () => {
   });
 
   it('loses nothing acknowledged and applies nothing twice when the leader is killed with SIGKILL mid-load', async () => {
-    cluster = new TestCluster(3);
-    await cluster.startAll();
+    cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
     const leader = (await cluster.status(0))!.leader!;
     const survivor = (leader + 1) % 3;
     const client = await RawClient.connect(cluster.url(survivor), cluster.token);
@@ -54,7 +53,7 @@ describe('a 3-replica cluster of real processes', () => {
       if (i === 150) cluster.kill(leader);
       if (i % 10 === 0) await new Promise((r) => setTimeout(r, 5));
     }
-    cluster.start(leader);
+    cluster.startReplica(leader);
     await within(
       Promise.all(ops.map((o) => o.done)),
       30_000,
@@ -70,34 +69,29 @@ describe('a 3-replica cluster of real processes', () => {
   });
 
   it('keeps answering weak ops at a partitioned replica, holds back stable answers, and converges after healing', async () => {
-    cluster = new TestCluster(3);
-    await cluster.startAll();
-    expect(await cluster.adminPost(2, 'block?peer=0')).toBe(200);
-    expect(await cluster.adminPost(2, 'block?peer=1')).toBe(200);
-    expect(await cluster.adminPost(0, 'block?peer=2')).toBe(200);
-    expect(await cluster.adminPost(1, 'block?peer=2')).toBe(200);
+    cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
+    await cluster.admin(2, 'block', { peer: 0 });
+    await cluster.admin(2, 'block', { peer: 1 });
+    await cluster.admin(0, 'block', { peer: 2 });
+    await cluster.admin(1, 'block', { peer: 2 });
     const isolated = await RawClient.connect(cluster.url(2), cluster.token);
     const weak = isolated.invoke('kv.put', { key: 'w', value: 1 }, 'weak');
     await within(weak.done, 5_000, 'a weak op answered in the minority');
     const strong = isolated.invoke('kv.increment', { key: 's' }, 'strong');
     await new Promise((r) => setTimeout(r, 1_500));
     expect(strong.views.frames.map((f) => (f.t === 'view' ? f.level : f.t))).toEqual(['tentative']);
-    for (const i of [0, 1, 2]) expect(await cluster.adminPost(i, 'unblock')).toBe(200);
+    for (const i of [0, 1, 2]) await cluster.admin(i, 'unblock');
     await within(strong.done, 20_000, 'the strong op stable after healing');
     const final = await cluster.converged();
     expect(JSON.parse(final[0]!.digest)).toEqual({ s: 1, w: 1 });
     // SIGTERM: a strong op in flight still gets its stable view before the replica exits cleanly.
     const late = isolated.invoke('kv.increment', { key: 's' }, 'strong');
-    const proc = cluster.procs[2]!;
-    const exited = new Promise<number | null>((resolve) =>
-      proc.once('exit', (code) => resolve(code)),
-    );
-    proc.kill('SIGTERM');
+    const exited = cluster.terminate(2);
     await within(late.done, 10_000, 'the op in flight answered during the drain');
     const levels = late.views.frames.map((f) => (f.t === 'view' ? f.level : f.t));
     expect(levels.pop()).toMatch(/stable|confirm/);
     expect(await within(exited, 10_000, 'a clean exit')).toBe(0);
-    cluster.start(2);
+    cluster.startReplica(2);
     await cluster.converged();
     // An admin action without the token is refused.
     const r = await fetch(`http://127.0.0.1:${cluster.basePort}/admin/pause`, { method: 'POST' });

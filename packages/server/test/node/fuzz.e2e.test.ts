@@ -2,18 +2,18 @@ import { decodeClientFrame, MAX_FRAME_BYTES } from '@creek/protocol';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { RawClient, TestCluster, within } from './cluster-harness.js';
+import { LocalCluster } from '../../src/node/local-cluster.js';
+import { RawClient, within } from './cluster-harness.js';
 
 /**
  * Bad input never crashes a replica or changes state (DESIGN.md, guarantees): 10,000 random and
  * malformed frames at a live replica each get an error frame, and the cluster's state is unchanged.
  */
-let cluster: TestCluster;
+let cluster: LocalCluster;
 beforeAll(async () => {
-  cluster = new TestCluster(3);
-  await cluster.startAll();
+  cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
 }, 60_000);
-afterAll(() => cluster.stop());
+afterAll(() => cluster.stop(1_000));
 
 type Frame = string | Buffer;
 

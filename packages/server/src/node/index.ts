@@ -1,0 +1,3 @@
+/** The runtime: real replica processes on sockets and disks. */
+export { LocalCluster, type LocalClusterOptions, type ReplicaStatus } from './local-cluster.js';
+export { ReplicaServer } from './replica-server.js';

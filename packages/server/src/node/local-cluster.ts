@@ -1,0 +1,307 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../bin/creek.js', import.meta.url));
+
+export interface LocalClusterOptions {
+  /** Number of replica processes; default 3. */
+  readonly replicas?: number;
+  /** Module whose default export is the app (see `defineApp`); default: the built-ins only. */
+  readonly app?: string;
+  /**
+   * Where the replicas keep their data and the cluster's secrets. Default: a fresh temporary
+   * directory, removed by `stop()`. A given directory is kept, and so are its secrets, so a
+   * cluster restarted on it comes back with its state.
+   */
+  readonly dataDir?: string;
+  /** Replica i listens on basePort + i; default: ports free at start. */
+  readonly basePort?: number;
+  readonly host?: string;
+  readonly fsync?: boolean;
+  /** pino level of the replicas' logs; default `warn`. */
+  readonly logLevel?: string;
+  /** Where the replicas' stdout and stderr go; default: stderr is inherited, stdout dropped. */
+  readonly stdio?: 'inherit' | 'ignore';
+  /** Called when a replica exits while the cluster is not stopping. */
+  readonly onExit?: (replica: number, code: number | null, signal: NodeJS.Signals | null) => void;
+}
+
+/** What `/status` of a replica says (the fields tools rely on). */
+export interface ReplicaStatus {
+  readonly id: number;
+  readonly role: string;
+  readonly leader: number | null;
+  readonly committed: number;
+  readonly tentative: number;
+  readonly digest: string;
+  readonly settled: boolean;
+}
+
+/**
+ * A cluster of real `creek start` processes on one machine: what `creek dev`, the examples, the
+ * benchmarks and the end-to-end tests run. Replicas are separate processes, so a test can kill one
+ * with SIGKILL, and faults go through each replica's authenticated admin API.
+ */
+export class LocalCluster {
+  readonly size: number;
+  readonly host: string;
+  readonly dir: string;
+  readonly token: string;
+  readonly adminToken: string;
+  private readonly procs: (ChildProcess | null)[];
+  private readonly peers: string;
+  private readonly ownsDir: boolean;
+  private stopping = false;
+
+  private constructor(
+    private readonly options: LocalClusterOptions,
+    readonly basePort: number,
+  ) {
+    this.size = options.replicas ?? 3;
+    if (!Number.isInteger(this.size) || this.size < 1 || this.size > 15)
+      throw new Error(`replicas must be an integer from 1 to 15, not ${this.size}`);
+    this.host = options.host ?? '127.0.0.1';
+    this.ownsDir = options.dataDir === undefined;
+    this.dir =
+      options.dataDir === undefined
+        ? mkdtempSync(join(tmpdir(), 'creek-cluster-'))
+        : resolve(options.dataDir);
+    mkdirSync(this.dir, { recursive: true });
+    this.secretFile('cluster.secret');
+    this.token = readFileSync(this.secretFile('client.token'), 'utf8').trim();
+    this.adminToken = readFileSync(this.secretFile('admin.token'), 'utf8').trim();
+    this.peers = Array.from({ length: this.size }, (_, i) => `${i}=${this.peerUrl(i)}`).join(',');
+    this.procs = Array.from({ length: this.size }, () => null);
+  }
+
+  /** Starts every replica and resolves once all of them answer and agree on a leader. */
+  static async start(options: LocalClusterOptions = {}, timeoutMs = 30_000): Promise<LocalCluster> {
+    const size = options.replicas ?? 3;
+    const basePort = options.basePort ?? (await freeRun(size, options.host ?? '127.0.0.1'));
+    const cluster = new LocalCluster(options, basePort);
+    for (let i = 0; i < cluster.size; i++) cluster.startReplica(i);
+    try {
+      await cluster.waitForLeader(timeoutMs);
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
+    return cluster;
+  }
+
+  /** The client URL of replica i. */
+  url(i: number): string {
+    return `ws://${this.host}:${this.basePort + i}/client`;
+  }
+
+  /** Every replica's client URL, for `connect({ urls })`. */
+  get urls(): string[] {
+    return Array.from({ length: this.size }, (_, i) => this.url(i));
+  }
+
+  httpUrl(i: number): string {
+    return `http://${this.host}:${this.basePort + i}`;
+  }
+
+  isRunning(i: number): boolean {
+    return this.procs[i] !== null;
+  }
+
+  /** (Re)starts replica i on its data directory. */
+  startReplica(i: number): void {
+    if (this.procs[i] !== null) throw new Error(`replica ${i} is already running`);
+    const args = [
+      BIN,
+      'start',
+      '--id',
+      String(i),
+      '--listen',
+      `${this.host}:${this.basePort + i}`,
+      '--peers',
+      this.peers,
+      '--data',
+      join(this.dir, `replica-${i}`),
+      '--secret-file',
+      join(this.dir, 'cluster.secret'),
+      '--token-file',
+      join(this.dir, 'client.token'),
+      '--admin-token-file',
+      join(this.dir, 'admin.token'),
+    ];
+    if (this.options.app !== undefined) args.push('--app', resolve(this.options.app));
+    if (this.options.fsync === true) args.push('--fsync');
+    const out = this.options.stdio ?? 'ignore';
+    const child = spawn(process.execPath, args, {
+      stdio: ['ignore', out, 'inherit'],
+      env: { ...process.env, CREEK_LOG_LEVEL: this.options.logLevel ?? 'warn' },
+    });
+    child.on('exit', (code, signal) => {
+      if (this.procs[i] === child) this.procs[i] = null;
+      if (!this.stopping) this.options.onExit?.(i, code, signal);
+    });
+    this.procs[i] = child;
+  }
+
+  /** SIGKILL: the replica dies at once, with whatever it had not yet written. */
+  kill(i: number): void {
+    this.procs[i]?.kill('SIGKILL');
+    this.procs[i] = null;
+  }
+
+  /**
+   * SIGTERM: the replica drains the ops in flight, then exits; resolves with its exit code (null if
+   * it was not running or died of a signal).
+   */
+  async terminate(i: number): Promise<number | null> {
+    const child = this.procs[i];
+    if (child === null || child === undefined) return null;
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.kill('SIGTERM');
+    const code = await exited;
+    this.procs[i] = null;
+    return code;
+  }
+
+  async status(i: number): Promise<ReplicaStatus | null> {
+    try {
+      const r = await fetch(`${this.httpUrl(i)}/status`);
+      return (await r.json()) as ReplicaStatus;
+    } catch {
+      return null;
+    }
+  }
+
+  async statuses(): Promise<(ReplicaStatus | null)[]> {
+    return Promise.all(Array.from({ length: this.size }, (_, i) => this.status(i)));
+  }
+
+  /** POSTs an admin action (block, unblock, delay, pause, resume) to replica i. */
+  async admin(
+    i: number,
+    action: string,
+    params: Record<string, string | number> = {},
+  ): Promise<unknown> {
+    const query = new URLSearchParams(
+      Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]),
+    ).toString();
+    const r = await fetch(`${this.httpUrl(i)}/admin/${action}${query === '' ? '' : `?${query}`}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.adminToken}` },
+    });
+    const body: unknown = await r.json();
+    if (!r.ok)
+      throw new Error(`admin ${action} on replica ${i}: ${r.status} ${JSON.stringify(body)}`);
+    return body;
+  }
+
+  /**
+   * Adds `ms` of one-way delay to every message between every two replicas: wide-area latency on
+   * one machine. 0 removes it.
+   */
+  async delayBetweenReplicas(ms: number): Promise<void> {
+    const calls: Promise<unknown>[] = [];
+    for (let i = 0; i < this.size; i++)
+      for (let j = 0; j < this.size; j++)
+        if (i !== j && this.isRunning(i)) calls.push(this.admin(i, 'delay', { peer: j, ms }));
+    await Promise.all(calls);
+  }
+
+  async waitForLeader(timeoutMs = 30_000): Promise<void> {
+    await this.until(
+      async () => (await this.statuses()).every((s) => s !== null && s.leader !== null),
+      timeoutMs,
+      'every replica to answer and know a leader',
+    );
+  }
+
+  /** Resolves once every replica is up, settled, with the same committed count and state digest. */
+  async converged(timeoutMs = 30_000): Promise<ReplicaStatus[]> {
+    let last: (ReplicaStatus | null)[] = [];
+    await this.until(
+      async () => {
+        last = await this.statuses();
+        const s = last as ReplicaStatus[];
+        return (
+          s.every((x) => x !== null && x.settled) &&
+          s.every((x) => x.committed === s[0]!.committed && x.digest === s[0]!.digest)
+        );
+      },
+      timeoutMs,
+      'convergence',
+    );
+    return last as ReplicaStatus[];
+  }
+
+  async until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (await check()) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await this.statuses())}`);
+  }
+
+  /** SIGTERMs every replica, waits for them (SIGKILL after `graceMs`), removes a temporary dir. */
+  async stop(graceMs = 5_000): Promise<void> {
+    this.stopping = true;
+    const running = this.procs.filter((p): p is ChildProcess => p !== null);
+    await Promise.all(
+      running.map(
+        (child) =>
+          new Promise<void>((r) => {
+            if (child.exitCode !== null || child.signalCode !== null) return r();
+            const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+            child.once('exit', () => {
+              clearTimeout(timer);
+              r();
+            });
+            child.kill('SIGTERM');
+          }),
+      ),
+    );
+    this.procs.fill(null);
+    if (this.ownsDir) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** Stops at once with SIGKILL (for exit handlers, which cannot wait). */
+  killAll(): void {
+    this.stopping = true;
+    for (let i = 0; i < this.size; i++) this.kill(i);
+    if (this.ownsDir) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private peerUrl(i: number): string {
+    return `ws://${this.host}:${this.basePort + i}`;
+  }
+
+  /** A secret file in the data dir, made once with 24 random bytes; returns its path. */
+  private secretFile(name: string): string {
+    const file = join(this.dir, name);
+    if (!existsSync(file))
+      writeFileSync(file, randomBytes(24).toString('hex') + '\n', { mode: 0o600 });
+    return file;
+  }
+}
+
+/** A first port p such that p .. p+n-1 are free right now on `host`. */
+async function freeRun(n: number, host: string): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 40_000);
+    const ok = await Promise.all(Array.from({ length: n }, (_, i) => isFree(base + i, host)));
+    if (ok.every(Boolean)) return base;
+  }
+  throw new Error(`found no ${n} consecutive free ports on ${host}`);
+}
+
+function isFree(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, host, () => s.close(() => resolve(true)));
+  });
+}

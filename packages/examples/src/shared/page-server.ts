@@ -1,0 +1,94 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { build } from 'esbuild';
+
+export interface PageOptions {
+  readonly title: string;
+  /** The page's script (TypeScript), bundled for the browser with esbuild when the server starts. */
+  readonly entry: string;
+  /** Handed to the script as `window.CREEK_PAGE` (cluster URLs, token, settings). */
+  readonly config: Record<string, unknown>;
+  /** Markup inside <body>; the script fills it in. */
+  readonly body: string;
+  readonly css?: string;
+  readonly port?: number;
+  readonly host?: string;
+}
+
+export interface ServedPage {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves an example's web page: one HTML document and one bundled script, built once at start.
+ * The page talks to the cluster itself, over the browser's WebSocket, with the client SDK.
+ */
+export async function servePage(options: PageOptions): Promise<ServedPage> {
+  const bundle = await build({
+    entryPoints: [options.entry],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    write: false,
+    sourcemap: 'inline',
+    logLevel: 'silent',
+  });
+  const script = bundle.outputFiles[0]!.text;
+  // JSON in a <script> must not close the element early.
+  const config = JSON.stringify(options.config).replace(/</g, '\\u003c');
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(options.title)}</title>
+<style>${BASE_CSS}${options.css ?? ''}</style>
+</head>
+<body>
+${options.body}
+<script>window.CREEK_PAGE = ${config};</script>
+<script type="module" src="/page.js"></script>
+</body>
+</html>
+`;
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    if (req.method !== 'GET') {
+      res.writeHead(405).end();
+    } else if (path === '/') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+    } else if (path === '/page.js') {
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(script);
+    } else {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+    }
+  });
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${host}:${port}/`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Reads the config the page server put into the page (call from the page's script). */
+export function pageConfig<T>(): T {
+  return (globalThis as unknown as { CREEK_PAGE: T }).CREEK_PAGE;
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const BASE_CSS = `
+body { font: 15px/1.45 system-ui, sans-serif; max-width: 46rem; margin: 2rem auto; padding: 0 1rem; color: #1d2330; }
+h1 { font-size: 1.4rem; } button { font: inherit; padding: .35rem .9rem; cursor: pointer; }
+.tentative { color: #8a6100; } .stable, .confirmed { color: #1f7a3a; } .revoked, .error { color: #b3261e; }
+table { border-collapse: collapse; } td, th { padding: .2rem .6rem; text-align: left; border-bottom: 1px solid #ddd; }
+`;

@@ -36,22 +36,44 @@ export interface CreekBindingOptions {
   readonly WebSocket?: new (url: string) => SocketLike;
 }
 
-interface Pending {
+/** An op of this client's session, from its submission until the cluster may forget it. */
+interface SessionOp {
   readonly opId: string;
-  readonly frame: string;
-  readonly views: OpViews<unknown>;
+  /** Its number in the session (exactly-once across replicas). */
+  readonly seq: number;
+  readonly op: string;
+  readonly args: unknown;
+  readonly level: 'weak' | 'strong';
+  /** The views still to deliver; null once the caller has its answer (or gave up). */
+  views: OpViews<unknown> | null;
+  /** Known committed (or never to be ordered): with `views` null, it may be acknowledged. */
+  committed: boolean;
+  /** The connection it was last sent on (`committed` frames speak for that connection only). */
+  sentOn: number;
 }
 
 /**
  * The Creek binding (Correctables §5.1) over the wire protocol: one connection to one replica at a
- * time. If it drops, the binding moves to the next replica and resubmits every op in flight with
- * the same op id, which the cluster answers without applying it twice.
+ * time, inside one session. If the connection drops, the binding moves to the next replica and
+ * resubmits every op that is not known committed, with the same op id and session number: the
+ * cluster applies each op once (core/session-dedupe.ts) and the caller gets its result once.
+ *
+ * Session guarantees across replicas: views say what their replica had (`seen`); the binding keeps
+ * the most it has seen and presents it when it reconnects, and a replica welcomes it only once it
+ * has caught up (else the binding tries the next one): read-your-writes and monotonic reads.
  */
 export class CreekBinding implements Binding {
   private socket: SocketLike | null = null;
   private ready = false;
   private urlIndex = 0;
-  private readonly pending = new Map<string, Pending>();
+  /** Session ops by op id, until committed and answered. */
+  private readonly ops = new Map<string, SessionOp>();
+  private readonly session = randomId();
+  private nextSeq = 1;
+  /** Per origin replica, how many of its ops this session has seen. */
+  private readonly seen: number[] = [];
+  /** Counts connections, so that a `committed` frame is applied to ops sent on its connection. */
+  private connection = 0;
   private closed = false;
   private failingSince: number | null = null;
   private backoffMs = 50;
@@ -76,23 +98,54 @@ export class CreekBinding implements Binding {
     sink: ViewSink<T>,
     signal?: AbortSignal,
   ): void {
-    const opId = randomId();
-    const level = levels.includes('strong') ? 'strong' : 'weak';
-    const p: Pending = {
-      opId,
-      frame: encodeFrame({ t: 'invoke', opId, op, args, level }),
+    const o: SessionOp = {
+      opId: randomId(),
+      seq: this.nextSeq++,
+      op,
+      args,
+      level: levels.includes('strong') ? 'strong' : 'weak',
       views: new OpViews(levels, sink as ViewSink<unknown>),
+      committed: false,
+      sentOn: 0,
     };
-    this.pending.set(opId, p);
-    signal?.addEventListener('abort', () => this.pending.delete(opId), { once: true });
-    if (this.ready) this.socket!.send(p.frame);
+    this.ops.set(o.opId, o);
+    // The caller stops listening; the op may still be applied, and is tracked until committed.
+    signal?.addEventListener('abort', () => this.answered(o), { once: true });
+    if (this.ready) this.send(o);
+  }
+
+  /** Ops of the session not yet acknowledged (answered and committed). */
+  unacknowledged(): number {
+    return this.ops.size;
   }
 
   close(): void {
     this.closed = true;
     this.socket?.close();
-    for (const p of this.pending.values()) p.views.error(new Unavailable('the client was closed'));
-    this.pending.clear();
+    for (const o of this.ops.values()) o.views?.error(new Unavailable('the client was closed'));
+    this.ops.clear();
+  }
+
+  private send(o: SessionOp): void {
+    o.sentOn = this.connection;
+    this.socket!.send(
+      encodeFrame({
+        t: 'invoke',
+        opId: o.opId,
+        op: o.op,
+        args: o.args as never,
+        level: o.level,
+        seq: o.seq,
+        acked: this.acked(),
+      }),
+    );
+  }
+
+  /** Every op of the session numbered below this is answered and committed. */
+  private acked(): number {
+    let min = this.nextSeq;
+    for (const o of this.ops.values()) if (o.seq < min) min = o.seq;
+    return min;
   }
 
   private async open(): Promise<void> {
@@ -101,8 +154,17 @@ export class CreekBinding implements Binding {
     const url = this.options.urls[this.urlIndex % this.options.urls.length]!;
     const ws = make(url);
     this.socket = ws;
+    this.connection++;
     ws.onopen = () =>
-      ws.send(encodeFrame({ t: 'hello', version: PROTOCOL_VERSION, token: this.options.token }));
+      ws.send(
+        encodeFrame({
+          t: 'hello',
+          version: PROTOCOL_VERSION,
+          token: this.options.token,
+          session: this.session,
+          ...(this.seen.some((n) => n > 0) ? { seen: [...this.seen] } : {}),
+        }),
+      );
     ws.onmessage = (ev) => this.onFrame(typeof ev.data === 'string' ? ev.data : String(ev.data));
     ws.onerror = () => undefined; // a close follows
     ws.onclose = () => {
@@ -142,8 +204,14 @@ export class CreekBinding implements Binding {
       this.replica = f.replica;
       this.failingSince = null;
       this.backoffMs = 50;
-      // Resubmit what is in flight: the same op ids, so nothing is applied twice.
-      for (const p of this.pending.values()) this.socket!.send(p.frame);
+      // Resubmit every op not known committed, answered ones too (their commit must be learnt):
+      // same op ids and numbers, so nothing is applied twice.
+      for (const o of this.ops.values()) if (!o.committed) this.send(o);
+      return;
+    }
+    if (f.t === 'committed') {
+      for (const o of [...this.ops.values()])
+        if (o.seq < f.below && o.sentOn === this.connection) this.commit(o);
       return;
     }
     if (f.t === 'error' && f.opId === undefined) {
@@ -151,22 +219,55 @@ export class CreekBinding implements Binding {
         this.closed = true;
         return this.failAll(new Unauthorized(f.message));
       }
-      return; // e.g. a bad frame we sent: per-op errors come with an op id
+      // E.g. `unavailable` when the replica has not caught up with this session: it closes the
+      // connection, and the binding tries the next replica.
+      return;
     }
-    const p = this.pending.get(f.opId!);
-    if (p === undefined) return;
-    const done =
-      f.t === 'view'
-        ? p.views.outcome(f.level, f.outcome)
-        : f.t === 'confirm'
-          ? p.views.confirm()
-          : p.views.error(errorFromWire(f.code, f.message));
-    if (done) this.pending.delete(p.opId);
+    const o = this.ops.get(f.opId!);
+    if (o === undefined) return;
+    if (f.t === 'view') {
+      this.see(f.seen, f.id);
+      // A stable view is a committed op; a view without id is of an op never ordered (a weak read).
+      if (f.level === 'stable' || f.id === null) o.committed = true;
+      if (o.views?.outcome(f.level, f.outcome) === true) this.answered(o);
+    } else if (f.t === 'confirm') {
+      o.committed = true;
+      if (o.views?.confirm() === true) this.answered(o);
+    } else {
+      // Refused arguments or op names are refused everywhere: never ordered. Busy or unavailable
+      // leave the op unanswered by this replica; it may be resubmitted at the next connection.
+      if (f.code === 'invalid-arguments' || f.code === 'unknown-op') o.committed = true;
+      o.views?.error(errorFromWire(f.code, f.message));
+      this.answered(o);
+    }
+  }
+
+  private see(
+    seen: readonly number[] | undefined,
+    id: { replica: number; eventNo: number } | null,
+  ): void {
+    if (seen !== undefined)
+      for (let i = 0; i < seen.length; i++) this.seen[i] = Math.max(this.seen[i] ?? 0, seen[i]!);
+    if (id !== null) this.seen[id.replica] = Math.max(this.seen[id.replica] ?? 0, id.eventNo);
+    for (let i = 0; i < this.seen.length; i++) this.seen[i] ??= 0;
+  }
+
+  /** The caller has its answer (or stopped listening): the op is forgotten once committed. */
+  private answered(o: SessionOp): void {
+    o.views = null;
+    if (o.committed) this.ops.delete(o.opId);
+  }
+
+  private commit(o: SessionOp): void {
+    o.committed = true;
+    if (o.views === null) this.ops.delete(o.opId);
   }
 
   private failAll(e: CreekError): void {
-    for (const p of this.pending.values()) p.views.error(e);
-    this.pending.clear();
+    for (const o of this.ops.values()) {
+      o.views?.error(e);
+      o.views = null;
+    }
   }
 }
 

@@ -10,10 +10,25 @@ import { JsonValueSchema, OpIdSchema } from './json-value.js';
  */
 export const LevelSchema = z.enum(['weak', 'strong']);
 
+/** A client session: random, chosen by the client, the same across reconnects and replicas. */
+export const SessionIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{8,64}$/, 'a session id is 8 to 64 letters, digits, - or _');
+
+/**
+ * Per origin replica, how many of its ops the client's session has seen (read or written through
+ * views). A replica serves the session only once it has all of them: read-your-writes and
+ * monotonic reads across replicas.
+ */
+export const SeenSchema = z.array(z.number().int().nonnegative()).max(64);
+
 export const ClientHelloSchema = z.object({
   t: z.literal('hello'),
   version: z.number().int(),
   token: z.string().max(4096).optional(),
+  session: SessionIdSchema.optional(),
+  /** What the session has seen, when it reconnects (see SeenSchema). */
+  seen: SeenSchema.optional(),
 });
 
 export const InvokeSchema = z.object({
@@ -24,6 +39,13 @@ export const InvokeSchema = z.object({
   args: JsonValueSchema,
   /** weak: one tentative view; strong: tentative views then the stable one. */
   level: LevelSchema,
+  /**
+   * With a session: the op's number in it (from 1). A resubmission of the op, to any replica,
+   * carries the same number and is applied once (exactly-once across replicas).
+   */
+  seq: z.number().int().positive().optional(),
+  /** Every op of the session numbered below this has its final answer and is committed. */
+  acked: z.number().int().nonnegative().optional(),
 });
 
 export const ClientFrameSchema = z.discriminatedUnion('t', [ClientHelloSchema, InvokeSchema]);
@@ -49,9 +71,16 @@ export const ServerFrameSchema = z.discriminatedUnion('t', [
     level: z.enum(['tentative', 'stable']),
     outcome: OutcomeSchema,
     id: OpIdSchema.nullable(),
+    /** What the replica had when it answered (see SeenSchema); absent when unchanged. */
+    seen: SeenSchema.optional(),
   }),
   /** The stable result equals the last tentative view the client got. */
   z.object({ t: z.literal('confirm'), opId: z.string() }),
+  /**
+   * Every op of the session numbered below `below` that was submitted on this connection is
+   * committed (weak ops included, which get no stable view): the client may acknowledge them.
+   */
+  z.object({ t: z.literal('committed'), below: z.number().int().nonnegative() }),
   z.object({
     t: z.literal('error'),
     opId: z.string().optional(),

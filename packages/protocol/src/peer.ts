@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SessionIdSchema } from './client.js';
 import { DvvSchema, JsonValueSchema, OpIdSchema } from './json-value.js';
 
 /**
@@ -13,6 +14,14 @@ export const ReqSchema = z.object({
   args: JsonValueSchema,
   strong: z.boolean(),
   causalCtx: DvvSchema.nullable(),
+  /** The client session's numbering of the op (exactly-once across replicas). */
+  session: z
+    .object({
+      id: SessionIdSchema,
+      seq: z.number().int().positive(),
+      acked: z.number().int().nonnegative(),
+    })
+    .optional(),
 });
 export type WireReq = z.infer<typeof ReqSchema>;
 

@@ -17,6 +17,7 @@ import type {
   Output,
   Req,
   ResponseLevel,
+  SessionStamp,
 } from './types.js';
 import { VersionStore } from './version-store.js';
 
@@ -39,6 +40,8 @@ export interface InvokeRequest {
   readonly strong: boolean;
   /** Echoed in every response to this invocation. */
   readonly tag: number;
+  /** The client session's numbering of the op, for exactly-once across replicas. */
+  readonly session?: SessionStamp;
 }
 
 interface Job {
@@ -241,7 +244,7 @@ export class Replica {
     }
     if (request.strong) this.metrics.invoked.strong++;
     else this.metrics.invoked.weak++;
-    this.admit(this.newReq(request.op, args, request.strong), request.tag);
+    this.admit(this.newReq(request.op, args, request.strong, request.session), request.tag);
     return this.flush();
   }
 
@@ -326,7 +329,7 @@ export class Replica {
 
   // ---------------------------------------------------------------- ordering (Algorithm 1)
 
-  private newReq(op: string, args: JsonValue, strong: boolean): Req {
+  private newReq(op: string, args: JsonValue, strong: boolean, session?: SessionStamp): Req {
     this.eventNo++;
     const id: OpId = { replica: this.id, eventNo: this.eventNo };
     const ts = this.clock.next(this.nowMs);
@@ -344,7 +347,9 @@ export class Replica {
       causalCtx = this.known.prefixes();
       causalCtx.addPrefix(this.id, id.eventNo - 1);
     }
-    return { ts, id, op, args, strong, causalCtx };
+    return session === undefined
+      ? { ts, id, op, args, strong, causalCtx }
+      : { ts, id, op, args, strong, causalCtx, session };
   }
 
   /** Lines 16-25 after the Req is built. */
@@ -460,7 +465,18 @@ export class Replica {
     const req = e.req;
     this.out.push({
       type: 'execute',
-      job: { jobId, op: req.op, args: req.args, ts: req.ts, id: req.id, snapshot },
+      job:
+        req.session === undefined
+          ? { jobId, op: req.op, args: req.args, ts: req.ts, id: req.id, snapshot }
+          : {
+              jobId,
+              op: req.op,
+              args: req.args,
+              ts: req.ts,
+              id: req.id,
+              snapshot,
+              session: req.session,
+            },
     });
   }
 
@@ -534,7 +550,10 @@ export class Replica {
       const local = e.local;
       // Lines 55-57 and 73: the stable response of a strong op, without re-execution when its
       // speculative execution held at its final position.
-      if (local !== null && e.req.strong) this.respond(local.tag, e.req.id, 'stable', exec.outcome);
+      // A weak op answered tentatively gets its stable outcome too: the driver tells the client
+      // the op is committed (a session acknowledges only committed ops; see session-dedupe.ts).
+      if (local !== null && (e.req.strong || local.firstWasTentative))
+        this.respond(local.tag, e.req.id, 'stable', exec.outcome);
       if (local !== null && local.firstWasTentative) {
         this.metrics.speculated++;
         if (outcomesEqual(local.first!, exec.outcome)) this.metrics.speculatedCorrectly++;
@@ -631,6 +650,30 @@ export class Replica {
   /** A canonical rendering of `state()`, equal across replicas that hold the same state. */
   stateDigest(): string {
     return canonicalJson(Object.fromEntries(this.state()));
+  }
+
+  /**
+   * For each of `origins`, how many of its ops this replica has received without a gap (its ops
+   * 1..n, strong ones not yet delivered included). What a client saw here is covered by this
+   * vector, except ops past a gap, which are rare and brief; another replica that has caught up with
+   * it can serve the client's session (read-your-writes, monotonic reads).
+   */
+  receivedPrefix(origins: Iterable<number>): Map<number, number> {
+    const out = new Map<number, number>();
+    for (const origin of origins) {
+      if (origin === this.id) {
+        out.set(origin, this.eventNo);
+        continue;
+      }
+      let n = this.known.base(origin);
+      for (;;) {
+        const next = { replica: origin, eventNo: n + 1 };
+        if (!this.known.has(next) && !this.live.has(opKey(next))) break;
+        n++;
+      }
+      out.set(origin, n);
+    }
+    return out;
   }
 
   /** Ids of the tentative list, in order. */

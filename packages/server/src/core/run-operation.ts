@@ -2,6 +2,7 @@ import type { AnyOpDefinition, Tx } from './app.js';
 import { hlcToMillis } from './hlc.js';
 import { toFrozenJson, type JsonValue } from './json.js';
 import { opRandom } from './seeded-random.js';
+import { RESERVED_PREFIX, reservedKeyError, runOnce } from './session-dedupe.js';
 import type { ExecutionJob, ExecutionResult, Outcome, Write } from './types.js';
 
 /**
@@ -17,17 +18,30 @@ export function runOperation(def: AnyOpDefinition | undefined, job: ExecutionJob
       outcome: { ok: false, error: `unknown operation '${job.op}'` },
     };
   }
+  const readOnly = def.readOnly === true;
+  // A read-only op changes nothing, so running a resubmission of it again is harmless.
+  if (job.session === undefined || readOnly) return { jobId: job.jobId, ...runCode(def, job) };
+  return {
+    jobId: job.jobId,
+    ...runOnce(job.session, job.op, job.snapshot, () => runCode(def, job)),
+  };
+}
+
+/** One run of the op's code: its buffered writes and outcome (no writes if it threw). */
+function runCode(def: AnyOpDefinition, job: ExecutionJob): { writes: Write[]; outcome: Outcome } {
   const tx = new OpTx(job, def.readOnly === true);
-  let outcome: Outcome;
   try {
     const value: unknown = def.run(tx, job.args);
     if (isThenable(value))
       throw new Error(`operation '${job.op}' returned a promise; run must be synchronous`);
-    outcome = { ok: true, value: toFrozenJson(value === undefined ? null : value, 'result') };
+    const outcome: Outcome = {
+      ok: true,
+      value: toFrozenJson(value === undefined ? null : value, 'result'),
+    };
+    return { writes: tx.writeList(), outcome };
   } catch (err) {
-    return { jobId: job.jobId, writes: [], outcome: { ok: false, error: errorMessage(err) } };
+    return { writes: [], outcome: { ok: false, error: errorMessage(err) } };
   }
-  return { jobId: job.jobId, writes: tx.writeList(), outcome };
 }
 
 /** The `Tx` an op sees: snapshot reads overlaid with its own buffered writes. */
@@ -42,11 +56,13 @@ class OpTx implements Tx {
 
   get(key: string): JsonValue | undefined {
     checkKey(key);
+    checkNotReserved(key);
     return this.writes.has(key) ? this.writes.get(key) : this.job.snapshot.get(key);
   }
 
   put(key: string, value: JsonValue): void {
     checkKey(key);
+    checkNotReserved(key);
     if (this.readOnly)
       throw new Error(`operation '${this.job.op}' is read-only and cannot put '${key}'`);
     this.writes.set(key, toFrozenJson(value, `value of '${key}'`));
@@ -54,6 +70,7 @@ class OpTx implements Tx {
 
   delete(key: string): void {
     checkKey(key);
+    checkNotReserved(key);
     if (this.readOnly)
       throw new Error(`operation '${this.job.op}' is read-only and cannot delete '${key}'`);
     this.writes.set(key, undefined);
@@ -64,7 +81,9 @@ class OpTx implements Tx {
     const merged = new Map<string, JsonValue | undefined>(this.job.snapshot.scan(prefix));
     for (const [k, v] of this.writes) if (k.startsWith(prefix)) merged.set(k, v);
     const out: Array<[string, JsonValue]> = [];
-    for (const [k, v] of merged) if (v !== undefined) out.push([k, v]);
+    // Creek's own bookkeeping is not the app's data.
+    for (const [k, v] of merged)
+      if (v !== undefined && !k.startsWith(RESERVED_PREFIX)) out.push([k, v]);
     return out.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
   }
 
@@ -85,6 +104,10 @@ class OpTx implements Tx {
 function checkKey(key: unknown): void {
   if (typeof key !== 'string' || key.length === 0)
     throw new TypeError('keys must be non-empty strings');
+}
+
+function checkNotReserved(key: string): void {
+  if (key.startsWith(RESERVED_PREFIX)) throw new Error(reservedKeyError(key));
 }
 
 function isThenable(v: unknown): boolean {

@@ -13,6 +13,20 @@ export interface Req {
   readonly args: JsonValue;
   readonly strong: boolean;
   readonly causalCtx: DottedVersionVector | null;
+  /** Set when a client session invoked the op: makes a retry at another replica apply once. */
+  readonly session?: SessionStamp;
+}
+
+/**
+ * A client session's numbering of its ops (see session-dedupe.ts). `seq` numbers the session's
+ * ops from 1; a resubmission of the same op, to any replica, carries the same `seq`. `acked`: every
+ * op of the session below it has its final answer at the client and is committed, so the client
+ * will never resubmit it.
+ */
+export interface SessionStamp {
+  readonly id: string;
+  readonly seq: number;
+  readonly acked: number;
 }
 
 /** Algorithm 1 line 2-3: `(timestamp, id)` lexicographic order of Reqs on the tentative list. */
@@ -53,6 +67,8 @@ export interface ExecutionJob {
   /** Seeds `tx.random()`; null for weak read-only ops, which are never ordered. */
   readonly id: OpId | null;
   readonly snapshot: SnapshotReader;
+  /** The invoking session's numbering, when a client session invoked the op. */
+  readonly session?: SessionStamp;
 }
 
 /** A write of `undefined` is a delete. */

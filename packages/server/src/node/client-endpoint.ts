@@ -3,37 +3,75 @@ import {
   encodeFrame,
   MAX_IN_FLIGHT_PER_CONNECTION,
   PROTOCOL_VERSION,
+  type ClientFrame,
   type ErrorCode,
   type ServerFrame,
 } from '@creek/protocol';
 import type { Logger } from 'pino';
 import WebSocket, { type WebSocketServer } from 'ws';
 import type { InvokeRequest } from '../core/replica.js';
-import { outcomesEqual, type Outcome, type Response } from '../core/types.js';
+import { outcomesEqual, type Outcome, type Response, type SessionStamp } from '../core/types.js';
 
 /** One client-chosen op id: who waits for it and what it was told so far. */
 interface ClientOp {
   readonly opId: string;
   readonly startedAt: number;
   readonly strong: boolean;
+  /** Its number in the client's session, if the client has one. */
+  readonly seq: number | null;
   readonly views: ServerFrame[];
   readonly subscribers: Set<WebSocket>;
   lastTentative: Outcome | null;
+  /** The client has its last view. */
   done: boolean;
+  /** Committed, or never to be ordered (a weak read, a rejection): the session may acknowledge it. */
+  settled: boolean;
+  /** Connections that will report it in a `committed` frame once it settles. */
+  readonly owners: Set<WebSocket>;
+}
+
+/** One client connection. */
+interface Connection {
+  greeted: boolean;
+  session: string | null;
+  inFlight: number;
+  /** Session ops submitted here that have not settled (for `committed` frames). */
+  readonly unsettled: Set<ClientOp>;
+  /** The highest session number submitted here. */
+  lastSeq: number;
+  /** The last `below` sent in a `committed` frame. */
+  committedBelow: number;
+  /** A weak op settled since the last `committed` frame (strong ops' stable views say it already). */
+  weakSettled: boolean;
+  /** The last `seen` vector sent, as a string (views carry it only when it changed). */
+  lastSeen: string;
+  /** A hello waiting for this replica to catch up with what the session saw elsewhere. */
+  waitingHello: { readonly seen: readonly number[]; readonly deadline: number } | null;
 }
 
 const REMEMBERED_OPS = 100_000;
+/** How long a reconnecting session waits for this replica to catch up before it is sent elsewhere. */
+const CATCH_UP_MS = 3_000;
 
 /**
- * Clients on `/client`: hello (protocol version, token), then invocations with client-chosen op ids.
- * Views stream back per op; when the stable result equals the last tentative view, a `confirm`
- * replaces it (Correctables §5.2). An invoke whose op id the replica already has (a retry after a
- * reconnect) is answered with that op's views so far, and never applied twice.
+ * Clients on `/client`: hello (protocol version, token, session), then invocations with
+ * client-chosen op ids. Views stream back per op; when the stable result equals the last tentative
+ * view, a `confirm` replaces it (Correctables §5.2). An invoke whose op id the replica already has
+ * (a retry after a reconnect) is answered with that op's views so far, and never applied twice.
+ *
+ * Sessions (exactly-once and session guarantees across replicas):
+ * - each invoke of a session carries its number and what the session acknowledged; the core makes
+ *   a resubmission to another replica apply once (core/session-dedupe.ts). `committed` frames tell
+ *   the client which of its weak ops are committed, so that it can acknowledge them.
+ * - views carry `seen`, what this replica had when it answered; a session reconnecting with `seen`
+ *   is welcomed only once this replica has all of it (read-your-writes, monotonic reads), or told
+ *   to try another replica after CATCH_UP_MS.
  */
 export class ClientEndpoint {
   private readonly byTag = new Map<number, ClientOp>();
   private readonly byOpId = new Map<string, ClientOp>();
-  private readonly inFlight = new Map<WebSocket, number>();
+  private readonly connections = new Map<WebSocket, Connection>();
+  private readonly dirty = new Set<WebSocket>();
   private nextTag = 1;
   readonly counters = { connections: 0, invokes: 0, retries: 0, rejected: 0, badFrames: 0 };
 
@@ -47,12 +85,25 @@ export class ClientEndpoint {
     /** Seconds from an invoke to its first view ('tentative') or to its stable view ('stable'). */
     private readonly observe: (level: 'tentative' | 'stable', seconds: number) => void = () =>
       undefined,
+    /** Per origin replica, how many of its ops this replica has without a gap. */
+    private readonly seen: () => number[] = () => [],
   ) {}
 
   attach(wss: WebSocketServer): void {
     wss.on('connection', (ws) => {
       this.counters.connections++;
-      let greeted = false;
+      const conn: Connection = {
+        greeted: false,
+        session: null,
+        inFlight: 0,
+        unsettled: new Set(),
+        lastSeq: 0,
+        committedBelow: 0,
+        weakSettled: false,
+        lastSeen: '',
+        waitingHello: null,
+      };
+      this.connections.set(ws, conn);
       ws.on('message', (data, isBinary) => {
         const decoded = decodeClientFrame(isBinary ? data : data.toString());
         if (!decoded.ok) {
@@ -60,86 +111,127 @@ export class ClientEndpoint {
           return this.error(ws, decoded.code, decoded.message);
         }
         const f = decoded.frame;
-        if (f.t === 'hello') {
-          if (f.version !== PROTOCOL_VERSION) {
-            return this.error(
-              ws,
-              'version',
-              `this replica speaks protocol ${PROTOCOL_VERSION}, the client ${f.version}: upgrade the older side`,
-            );
-          }
-          if (this.tokens !== null && (f.token === undefined || !this.tokens.has(f.token))) {
-            this.log.warn('client presented no valid token');
-            this.error(
-              ws,
-              'unauthorized',
-              'this cluster needs a token: pass the one `creek dev` printed (or your --token-file) to connect()',
-            );
-            ws.close();
-            return;
-          }
-          greeted = true;
-          this.send(ws, {
-            t: 'welcome',
-            version: PROTOCOL_VERSION,
-            replica: this.replicaId,
-            levels: ['weak', 'strong'],
-            ops: this.opNames(),
-          });
-          return;
-        }
-        if (!greeted) return this.error(ws, 'out-of-order', 'send hello before invoking', f.opId);
-        if (!this.available())
+        if (f.t === 'hello') return this.hello(ws, conn, f);
+        if (!conn.greeted)
           return this.error(
             ws,
-            'unavailable',
-            'this replica is paused or shutting down: try another replica',
+            'out-of-order',
+            'send hello and wait for welcome before invoking',
             f.opId,
           );
-        const known = this.byOpId.get(f.opId);
-        if (known !== undefined) {
-          // A retry: answer with what the op produced so far; later views reach this socket too.
-          this.counters.retries++;
-          for (const v of known.views) this.send(ws, v);
-          if (!known.done) known.subscribers.add(ws);
-          return;
-        }
-        const inFlight = this.inFlight.get(ws) ?? 0;
-        if (inFlight >= MAX_IN_FLIGHT_PER_CONNECTION) {
-          return this.error(
-            ws,
-            'busy',
-            `more than ${MAX_IN_FLIGHT_PER_CONNECTION} invocations in flight on this connection: wait for responses`,
-            f.opId,
-          );
-        }
-        this.counters.invokes++;
-        const op: ClientOp = {
-          opId: f.opId,
-          startedAt: performance.now(),
-          strong: f.level === 'strong',
-          views: [],
-          subscribers: new Set([ws]),
-          lastTentative: null,
-          done: false,
-        };
-        const tag = this.nextTag++;
-        this.byTag.set(tag, op);
-        this.remember(op);
-        this.inFlight.set(ws, inFlight + 1);
-        this.invoke({ op: f.op, args: f.args, strong: op.strong, tag });
+        this.invokeFrame(ws, conn, f);
       });
       ws.on('close', () => {
-        this.inFlight.delete(ws);
+        this.connections.delete(ws);
+        this.dirty.delete(ws);
+        for (const op of conn.unsettled) op.owners.delete(ws);
         for (const op of this.byTag.values()) op.subscribers.delete(ws);
       });
     });
+  }
+
+  private hello(ws: WebSocket, conn: Connection, f: Extract<ClientFrame, { t: 'hello' }>): void {
+    if (f.version !== PROTOCOL_VERSION) {
+      return this.error(
+        ws,
+        'version',
+        `this replica speaks protocol ${PROTOCOL_VERSION}, the client ${f.version}: upgrade the older side`,
+      );
+    }
+    if (this.tokens !== null && (f.token === undefined || !this.tokens.has(f.token))) {
+      this.log.warn('client presented no valid token');
+      this.error(
+        ws,
+        'unauthorized',
+        'this cluster needs a token: pass the one `creek dev` printed (or your --token-file) to connect()',
+      );
+      ws.close();
+      return;
+    }
+    conn.session = f.session ?? null;
+    if (f.seen !== undefined && !covers(this.seen(), f.seen)) {
+      conn.waitingHello = { seen: f.seen, deadline: performance.now() + CATCH_UP_MS };
+      return;
+    }
+    this.welcome(ws, conn);
+  }
+
+  private welcome(ws: WebSocket, conn: Connection): void {
+    conn.greeted = true;
+    conn.waitingHello = null;
+    this.send(ws, {
+      t: 'welcome',
+      version: PROTOCOL_VERSION,
+      replica: this.replicaId,
+      levels: ['weak', 'strong'],
+      ops: this.opNames(),
+    });
+  }
+
+  private invokeFrame(
+    ws: WebSocket,
+    conn: Connection,
+    f: Extract<ClientFrame, { t: 'invoke' }>,
+  ): void {
+    if (!this.available())
+      return this.error(
+        ws,
+        'unavailable',
+        'this replica is paused or shutting down: try another replica',
+        f.opId,
+      );
+    const known = this.byOpId.get(f.opId);
+    if (known !== undefined) {
+      // A retry: answer with what the op produced so far; later views reach this socket too.
+      this.counters.retries++;
+      for (const v of known.views) this.send(ws, v);
+      if (!known.done) known.subscribers.add(ws);
+      if (known.seq !== null && !known.settled && conn.session !== null) own(ws, conn, known);
+      return;
+    }
+    if (conn.inFlight >= MAX_IN_FLIGHT_PER_CONNECTION) {
+      return this.error(
+        ws,
+        'busy',
+        `more than ${MAX_IN_FLIGHT_PER_CONNECTION} invocations in flight on this connection: wait for responses`,
+        f.opId,
+      );
+    }
+    this.counters.invokes++;
+    const session: SessionStamp | undefined =
+      conn.session !== null && f.seq !== undefined
+        ? { id: conn.session, seq: f.seq, acked: f.acked ?? 0 }
+        : undefined;
+    const op: ClientOp = {
+      opId: f.opId,
+      startedAt: performance.now(),
+      strong: f.level === 'strong',
+      seq: session?.seq ?? null,
+      views: [],
+      subscribers: new Set([ws]),
+      lastTentative: null,
+      done: false,
+      settled: false,
+      owners: new Set(),
+    };
+    const tag = this.nextTag++;
+    this.byTag.set(tag, op);
+    this.remember(op);
+    conn.inFlight++;
+    if (session !== undefined) own(ws, conn, op);
+    const request = { op: f.op, args: f.args, strong: op.strong, tag };
+    this.invoke(session === undefined ? request : { ...request, session });
   }
 
   /** A response from the replica for one of our tags. */
   respond(r: Response): void {
     const op = this.byTag.get(r.tag);
     if (op === undefined) return;
+    if (op.done) {
+      // A weak op's stable response: nothing more for the client to see, but it is committed.
+      if (r.level === 'stable') this.settle(op, r.tag);
+      return;
+    }
     let frame: ServerFrame;
     if (r.level === 'failed') {
       const error = r.outcome.ok ? 'failed' : r.outcome.error;
@@ -166,18 +258,80 @@ export class ClientEndpoint {
     if (frame.t === 'confirm' || (frame.t === 'view' && frame.level === 'stable'))
       this.observe('stable', seconds);
     op.views.push(frame);
-    for (const ws of op.subscribers) this.send(ws, frame);
-    if (op.done) {
-      this.byTag.delete(r.tag);
-      for (const ws of op.subscribers)
-        this.inFlight.set(ws, Math.max(0, (this.inFlight.get(ws) ?? 1) - 1));
-      op.subscribers.clear();
+    for (const ws of op.subscribers)
+      this.send(ws, frame.t === 'view' ? this.withSeen(ws, frame) : frame);
+    if (!op.done) return;
+    for (const ws of op.subscribers) {
+      const conn = this.connections.get(ws);
+      if (conn !== undefined) conn.inFlight = Math.max(0, conn.inFlight - 1);
+    }
+    op.subscribers.clear();
+    // Settled: committed (a stable answer), or never to be ordered (a weak read, a rejection).
+    if (r.level !== 'tentative' || r.id === null || op.seq === null) this.settle(op, r.tag);
+  }
+
+  /**
+   * Call once per turn of the event loop, after responses: sends the turn's `committed` frames and
+   * welcomes (or turns away) sessions that were waiting for this replica to catch up.
+   */
+  afterTurn(): void {
+    for (const ws of this.dirty) {
+      const conn = this.connections.get(ws);
+      if (conn === undefined || !conn.weakSettled) continue;
+      let below = conn.lastSeq + 1;
+      for (const op of conn.unsettled) if (op.seq! < below) below = op.seq!;
+      if (below > conn.committedBelow) {
+        conn.committedBelow = below;
+        conn.weakSettled = false;
+        this.send(ws, { t: 'committed', below });
+      }
+    }
+    this.dirty.clear();
+    for (const [ws, conn] of this.connections) {
+      if (conn.waitingHello === null) continue;
+      if (covers(this.seen(), conn.waitingHello.seen)) this.welcome(ws, conn);
+      else if (performance.now() > conn.waitingHello.deadline) {
+        conn.waitingHello = null;
+        this.error(
+          ws,
+          'unavailable',
+          'this replica has not caught up with what your session saw at another replica: try another replica',
+        );
+        ws.close();
+      }
     }
   }
 
   /** Invocations still waiting for their last view. */
   pending(): number {
-    return this.byTag.size;
+    let n = 0;
+    for (const op of this.byTag.values()) if (!op.done) n++;
+    return n;
+  }
+
+  private settle(op: ClientOp, tag: number): void {
+    this.byTag.delete(tag);
+    if (op.settled) return;
+    op.settled = true;
+    for (const ws of op.owners) {
+      const conn = this.connections.get(ws);
+      if (conn === undefined) continue;
+      conn.unsettled.delete(op);
+      if (!op.strong) conn.weakSettled = true;
+      this.dirty.add(ws);
+    }
+    op.owners.clear();
+  }
+
+  /** A view with `seen` added when it differs from the last one this connection got. */
+  private withSeen(ws: WebSocket, frame: Extract<ServerFrame, { t: 'view' }>): ServerFrame {
+    const conn = this.connections.get(ws);
+    if (conn === undefined || conn.session === null) return frame;
+    const seen = this.seen();
+    const key = seen.join(',');
+    if (key === conn.lastSeen) return frame;
+    conn.lastSeen = key;
+    return { ...frame, seen };
   }
 
   private remember(op: ClientOp): void {
@@ -199,4 +353,17 @@ export class ClientEndpoint {
       opId === undefined ? { t: 'error', code, message } : { t: 'error', opId, code, message },
     );
   }
+}
+
+/** Connection `ws` reports `op` in a `committed` frame once it settles. */
+function own(ws: WebSocket, conn: Connection, op: ClientOp): void {
+  conn.unsettled.add(op);
+  op.owners.add(ws);
+  if (op.seq! > conn.lastSeq) conn.lastSeq = op.seq!;
+}
+
+/** Whether `have` includes everything in `want` (per origin counts). */
+function covers(have: readonly number[], want: readonly number[]): boolean {
+  for (let i = 0; i < want.length; i++) if ((have[i] ?? 0) < want[i]!) return false;
+  return true;
 }

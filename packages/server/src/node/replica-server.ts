@@ -76,6 +76,7 @@ export class ReplicaServer {
       () => !this.paused && !this.stopping,
       log,
       (level, seconds) => this.metrics.latency.observe({ level }, seconds),
+      () => this.seenVector(),
     );
     this.metrics = new ReplicaMetricsExporter(() => this.host, this.mesh, config.id);
   }
@@ -136,7 +137,9 @@ export class ReplicaServer {
     });
     this.mesh.start();
     this.ticker = setInterval(() => {
-      if (!this.paused) this.call(() => this.host.tick(Date.now()));
+      if (this.paused) return;
+      this.call(() => this.host.tick(Date.now()));
+      this.clients.afterTurn();
     }, this.config.tickMs ?? 5);
     return { url: `ws://${c.host}:${c.port}` };
   }
@@ -164,6 +167,16 @@ export class ReplicaServer {
     for (const [to, msgs] of this.outbox) this.mesh.sendMany(to, msgs);
     this.outbox.clear();
     for (const action of this.actions.splice(0)) action();
+    this.clients.afterTurn();
+  }
+
+  /** Per replica id, how many of its ops this replica has without a gap (client sessions). */
+  private seenVector(): number[] {
+    const ids = this.config.peers.map((p) => p.id);
+    const prefix = this.host.replica.receivedPrefix(ids);
+    const out = new Array<number>(Math.max(...ids) + 1).fill(0);
+    for (const [id, n] of prefix) out[id] = n;
+    return out;
   }
 
   private onPeer(from: number, msg: PeerMessage): void {

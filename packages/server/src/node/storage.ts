@@ -25,7 +25,8 @@
  *     layer  'core' | 'cab'
  *     kind   'req' | 'commit' (core), 'promise' | 'accept' | 'truncate' (cab)
  *     body   JSON of the record's other fields:
- *              req       {"req":{"ts","id":{"replica","eventNo"},"op","args","strong","causalCtx"}}
+ *              req       {"req":{"ts","id":{"replica","eventNo"},"op","args","strong","causalCtx",
+ *                               "session"?:{"id","seq","acked"}}}
  *                        where causalCtx is DottedVersionVector#toJSON() or null
  *              commit    {"ids":[{"replica","eventNo"},...]}
  *              promise   {"ballot"}
@@ -44,7 +45,7 @@ import type { AcceptorRecord, CastId } from '../cab/messages.js';
 import { DottedVersionVector } from '../core/dvv.js';
 import { toFrozenJson } from '../core/json.js';
 import type { OpId } from '../core/op-id.js';
-import type { DurableRecord, Req } from '../core/types.js';
+import type { DurableRecord, Req, SessionStamp } from '../core/types.js';
 import type { HostRecord } from '../host/replica-host.js';
 
 export interface StorageOptions {
@@ -285,6 +286,15 @@ function encodeCore(r: DurableRecord): object {
           args: toFrozenJson(q.args, 'req.args'),
           strong: bool(q.strong, 'req.strong'),
           causalCtx: q.causalCtx === null ? null : q.causalCtx.toJSON(),
+          ...(q.session === undefined
+            ? {}
+            : {
+                session: {
+                  id: str(q.session.id, 'req.session.id'),
+                  seq: num(q.session.seq, 'req.session.seq'),
+                  acked: num(q.session.acked, 'req.session.acked'),
+                },
+              }),
         },
       };
     }
@@ -387,6 +397,15 @@ function decodeReq(q: Obj): Req {
     args: toFrozenJson(q.args, 'req.args'),
     strong: bool(q.strong, 'req.strong'),
     causalCtx: ctx === null ? null : DottedVersionVector.fromJSON(dvvJson(ctx)),
+    ...(q.session === undefined ? {} : { session: decodeSession(obj(q.session, 'req.session')) }),
+  };
+}
+
+function decodeSession(s: Obj): SessionStamp {
+  return {
+    id: str(s.id, 'req.session.id'),
+    seq: num(s.seq, 'req.session.seq'),
+    acked: num(s.acked, 'req.session.acked'),
   };
 }
 

@@ -18,6 +18,7 @@ export function reqFromWire(w: WireReq): Req {
     args: toFrozenJson(w.args),
     strong: w.strong,
     causalCtx: w.causalCtx === null ? null : DottedVersionVector.fromJSON(w.causalCtx),
+    ...(w.session === undefined ? {} : { session: w.session }),
   };
 }
 

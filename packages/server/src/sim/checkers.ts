@@ -10,7 +10,7 @@ import {
 } from './linearizability.js';
 import { ReferenceInterpreter, type SerialOp } from './reference-interpreter.js';
 import { committedList, type Invocation, type RunRecord } from './run-record.js';
-import { LINEARIZABLE_KEYS, LINEARIZABLE_QUEUE } from './workload.js';
+import { LINEARIZABLE_KEYS, LINEARIZABLE_QUEUE, ONCE_PREFIX } from './workload.js';
 
 /**
  * The guarantees every simulated run must keep (DESIGN.md, "Guarantees, and how we know"). Each
@@ -25,7 +25,10 @@ export function checkRun(record: RunRecord, app: App, opts: { quiescent: boolean
     () => checkMinorityPartitions(record),
     () => checkLinearizability(record),
   ];
-  if (opts.quiescent) checks.push(() => checkConvergence(record, app));
+  if (opts.quiescent) {
+    checks.push(() => checkConvergence(record, app));
+    checks.push(() => checkExactlyOnce(record));
+  }
   return checks.flatMap((check) => {
     try {
       return check();
@@ -34,6 +37,32 @@ export function checkRun(record: RunRecord, app: App, opts: { quiescent: boolean
       return [`checker failed: ${(err as Error).message}`];
     }
   });
+}
+
+/**
+ * (f) Exactly once across replicas: every exactly-once probe (an increment of a key of its own,
+ * possibly submitted at several replicas) that was committed in any submission ends at exactly 1
+ * in every replica's final state: applied once, neither lost nor applied again.
+ */
+export function checkExactlyOnce(record: RunRecord): string[] {
+  const out: string[] = [];
+  const committed = new Set(longestCommitted(record).map(opKey));
+  const probes = new Set<string>();
+  for (const [key, req] of record.reqs) {
+    const k = (req.args as { key?: unknown } | null)?.key;
+    if (req.op === 'kv.increment' && typeof k === 'string' && k.startsWith(ONCE_PREFIX))
+      if (committed.has(key)) probes.add(k);
+  }
+  record.finals.forEach((f, r) => {
+    const state = JSON.parse(f.digest) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(state))
+      if (k.startsWith(ONCE_PREFIX) && v !== 1)
+        out.push(`(f) replica ${r}: exactly-once probe ${k} = ${JSON.stringify(v)}, not 1`);
+    for (const k of probes)
+      if (state[k] === undefined)
+        out.push(`(f) replica ${r}: exactly-once probe ${k} was committed but never applied`);
+  });
+  return out;
 }
 
 /** (a) The committed lists of all replicas are prefixes of one another. */

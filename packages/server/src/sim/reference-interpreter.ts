@@ -3,13 +3,22 @@ import { hlcToMillis } from '../core/hlc.js';
 import { canonicalJson, toFrozenJson, type JsonValue } from '../core/json.js';
 import type { OpId } from '../core/op-id.js';
 import { opRandom } from '../core/seeded-random.js';
-import type { Outcome } from '../core/types.js';
+import {
+  duplicateError,
+  outcomeKey,
+  RESERVED_PREFIX,
+  reservedKeyError,
+  reusedSeqError,
+  sessionKey,
+} from '../core/session-dedupe.js';
+import type { Outcome, SessionStamp } from '../core/types.js';
 
 export interface SerialOp {
   readonly op: string;
   readonly args: JsonValue;
   readonly ts: number;
   readonly id: OpId | null;
+  readonly session?: SessionStamp;
 }
 
 /**
@@ -31,10 +40,44 @@ export class ReferenceInterpreter {
     return new ReferenceInterpreter(this.app, new Map(this.data));
   }
 
-  /** Runs one op; with `dryRun`, returns its outcome and leaves the state as it was. */
+  /**
+   * Runs one op; with `dryRun`, returns its outcome and leaves the state as it was. An op of a
+   * client session runs once per (session, seq): written out here on its own, from the rule in
+   * session-dedupe.ts, so that the checkers compare two implementations of it.
+   */
   apply(o: SerialOp, dryRun = false): Outcome {
     const def = this.app.lookup(o.op);
     if (def === undefined) return { ok: false, error: `unknown operation '${o.op}'` };
+    const s = o.session;
+    if (s === undefined || def.readOnly === true) return this.run(o, dryRun);
+    const sessionRec = this.data.get(sessionKey(s.id)) as { acked: number } | undefined;
+    const acked = sessionRec?.acked ?? 0;
+    if (s.seq < acked) return { ok: false, error: duplicateError(s.seq) };
+    const earlier = this.data.get(outcomeKey(s.id, s.seq)) as
+      { op: string; outcome: Outcome } | undefined;
+    let outcome: Outcome;
+    if (earlier !== undefined)
+      outcome =
+        earlier.op === o.op
+          ? earlier.outcome
+          : { ok: false, error: reusedSeqError(s.seq, earlier.op) };
+    else outcome = this.run(o, dryRun);
+    if (dryRun) return outcome;
+    if (earlier === undefined)
+      this.data.set(
+        outcomeKey(s.id, s.seq),
+        toFrozenJson({ op: o.op, outcome } as unknown as JsonValue),
+      );
+    const next = Math.min(s.acked, s.seq);
+    if (next > acked) {
+      this.data.set(sessionKey(s.id), toFrozenJson({ acked: next }));
+      for (let k = acked; k < next; k++) this.data.delete(outcomeKey(s.id, k));
+    }
+    return outcome;
+  }
+
+  private run(o: SerialOp, dryRun: boolean): Outcome {
+    const def = this.app.lookup(o.op)!;
     const tx = new SerialTx(this.data, o);
     try {
       const value: unknown = def.run(tx, o.args);
@@ -67,14 +110,17 @@ class SerialTx implements Tx {
   ) {}
 
   get(key: string): JsonValue | undefined {
+    if (key.startsWith(RESERVED_PREFIX)) throw new Error(reservedKeyError(key));
     return this.pending.has(key) ? this.pending.get(key) : this.data.get(key);
   }
 
   put(key: string, value: JsonValue): void {
+    if (key.startsWith(RESERVED_PREFIX)) throw new Error(reservedKeyError(key));
     this.pending.set(key, toFrozenJson(value));
   }
 
   delete(key: string): void {
+    if (key.startsWith(RESERVED_PREFIX)) throw new Error(reservedKeyError(key));
     this.pending.set(key, undefined);
   }
 
@@ -83,7 +129,9 @@ class SerialTx implements Tx {
     for (const [k, v] of this.data) if (k.startsWith(prefix)) merged.set(k, v);
     for (const [k, v] of this.pending) if (k.startsWith(prefix)) merged.set(k, v);
     return [...merged]
-      .filter((e): e is [string, JsonValue] => e[1] !== undefined)
+      .filter(
+        (e): e is [string, JsonValue] => e[1] !== undefined && !e[0].startsWith(RESERVED_PREFIX),
+      )
       .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   }
 

@@ -1,6 +1,6 @@
 import type { JsonValue } from '../core/json.js';
 import type { OpId } from '../core/op-id.js';
-import type { OrderTrace, Outcome, Req, ResponseLevel } from '../core/types.js';
+import type { OrderTrace, Outcome, Req, ResponseLevel, SessionStamp } from '../core/types.js';
 
 /** Everything the checkers look at after a run. */
 export interface RunRecord {
@@ -34,6 +34,8 @@ export interface Invocation {
   readonly responses: RecordedResponse[];
   /** Its replica crashed before the op completed: its client is gone. */
   abandoned: boolean;
+  /** The client session's numbering; a resubmission elsewhere has the same id and seq. */
+  readonly session?: SessionStamp;
 }
 
 export interface RecordedResponse {

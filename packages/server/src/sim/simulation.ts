@@ -1,7 +1,7 @@
 import type { App } from '../core/app.js';
 import { opKey } from '../core/op-id.js';
 import type { ReplicaOptions } from '../core/replica.js';
-import type { Response } from '../core/types.js';
+import type { Response, SessionStamp } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import {
   ReplicaHost,
@@ -15,7 +15,16 @@ import { EventQueue } from './event-queue.js';
 import { SimNetwork, type NetworkConfig } from './network.js';
 import { Prng } from './prng.js';
 import type { Invocation, RunRecord } from './run-record.js';
-import { generateOp, simApp, type WorkloadShape } from './workload.js';
+import { ClientSessions } from './client-sessions.js';
+import {
+  generateOp,
+  LINEARIZABLE_KEYS,
+  LINEARIZABLE_QUEUE,
+  ONCE_PREFIX,
+  simApp,
+  type GeneratedOp,
+  type WorkloadShape,
+} from './workload.js';
 
 export const FAULT_MODES = ['none', 'partition', 'crash', 'all'] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
@@ -57,6 +66,9 @@ export interface SimResult {
 }
 
 export interface SimStats {
+  /** Ops submitted again at another replica (failover), and how many of those ops had two or more submissions committed (deduplicated). */
+  resubmissions: number;
+  duplicatesCommitted: number;
   ops: number;
   strongOps: number;
   committed: number;
@@ -104,6 +116,9 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const clientPrng = prng.fork();
   const faultPrng = prng.fork();
   const diskPrng = prng.fork();
+  // Drawn last, so that adding sessions left every other stream of a seed as it was.
+  const retryPrng = prng.fork();
+  const sessions = new ClientSessions();
   const ids = Array.from({ length: n }, (_, i) => i);
 
   const events = new EventQueue<() => void>();
@@ -147,6 +162,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   let nextTag = 1;
   let partitions = 0;
   let crashes = 0;
+  let resubmissions = 0;
 
   /** The driver side of a host: disk writes, messages and responses, in the order the host made them. */
   function effects(p: SimProcess) {
@@ -164,6 +180,10 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         const inv = byTag.get(o.tag);
         if (inv === undefined) throw new Error(`response for unknown tag ${o.tag}`);
         afterDurable(p, () => {
+          // A stable response is the final answer and proof of commit; an op that is never
+          // ordered (a weak read) is done at its answer.
+          if (inv.session !== undefined && (o.level === 'stable' || o.id === null))
+            sessions.acknowledge(inv.session);
           inv.id ??= o.id;
           inv.responses.push(
             o.trace === undefined
@@ -225,7 +245,14 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         r.layer === 'core' && r.record.kind === 'commit' ? [[...r.record.ids]] : [],
       );
     for (const inv of record.invocations) {
-      if (inv.replica === h.id && !complete(inv)) inv.abandoned = true;
+      if (inv.replica === h.id && !complete(inv)) {
+        inv.abandoned = true;
+        // Most clients fail over and resubmit (Correctables §5.1 binding, exactly-once).
+        if (retryPrng.chance(0.8)) {
+          const again = inv;
+          events.push(now + retryPrng.float(1, 200), () => resubmit(again));
+        }
+      }
     }
   }
 
@@ -255,23 +282,58 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       events.push(now + clientPrng.exponential(meanGap), client);
       if (!h.up) return; // nobody can reach a replica that is down
       const g = generateOp(clientPrng, params.workload);
-      const tag = nextTag++;
-      const inv: Invocation = {
-        replica: h.id,
-        tag,
-        op: g.op,
-        args: g.args,
-        strong: g.strong,
-        invokedAt: now,
-        id: null,
-        responses: [],
-        abandoned: false,
-      };
-      record.invocations.push(inv);
-      byTag.set(tag, inv);
-      h.host.invoke(physical(h.id), { op: g.op, args: g.args, strong: g.strong, tag });
+      const session = sessions.stamp(`s${h.id}`);
+      // Exactly-once probes: an increment of a key of its own, which must end at exactly 1.
+      const op = retryPrng.chance(0.05)
+        ? {
+            op: 'kv.increment',
+            args: { key: `${ONCE_PREFIX}${session.id}/${session.seq}` },
+            strong: retryPrng.chance(0.5),
+          }
+        : g;
+      const inv = submit(h, op, session);
+      // A client that lost its connection resubmits elsewhere, the first submission still alive.
+      if (retryPrng.chance(0.03)) events.push(now + retryPrng.float(1, 300), () => resubmit(inv));
     };
     events.push(clientPrng.exponential(meanGap), client);
+  }
+
+  function submit(h: SimProcess, g: GeneratedOp, session: SessionStamp): Invocation {
+    const tag = nextTag++;
+    const inv: Invocation = {
+      replica: h.id,
+      tag,
+      op: g.op,
+      args: g.args,
+      strong: g.strong,
+      invokedAt: now,
+      id: null,
+      responses: [],
+      abandoned: false,
+      session,
+    };
+    record.invocations.push(inv);
+    byTag.set(tag, inv);
+    h.host.invoke(physical(h.id), { op: g.op, args: g.args, strong: g.strong, tag, session });
+    return inv;
+  }
+
+  /** The op again, same session number, at another live replica, unless it is answered by now. */
+  function resubmit(inv: Invocation): void {
+    if (inv.session === undefined || sessions.isAcknowledged(inv.session)) return;
+    // The linearizability checker sees each submission as an op of its own: leave those alone.
+    if (onLinearizableObject(inv)) return;
+    const others = procs.filter((x) => x.up && x.id !== inv.replica);
+    if (others.length === 0) return;
+    resubmissions++;
+    submit(retryPrng.pick(others), inv, sessions.restamp(inv.session));
+  }
+
+  function onLinearizableObject(inv: Invocation): boolean {
+    const a = inv.args as { key?: unknown; queue?: unknown } | null;
+    return (
+      (LINEARIZABLE_KEYS as readonly unknown[]).includes(a?.key) || a?.queue === LINEARIZABLE_QUEUE
+    );
   }
 
   scheduleFaults(faultPrng, faults, n, workloadMs, {
@@ -361,7 +423,16 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   }
 
   const sum = (f: (h: ReplicaHost) => number): number => procs.reduce((s, p) => s + f(p.host), 0);
+  const committedSubmissions = new Map<string, number>();
+  for (const id of record.commits[0]!.flat()) {
+    const session = record.reqs.get(opKey(id))?.session;
+    if (session === undefined) continue;
+    const key = `${session.id}/${session.seq}`;
+    committedSubmissions.set(key, (committedSubmissions.get(key) ?? 0) + 1);
+  }
   const stats: SimStats = {
+    resubmissions,
+    duplicatesCommitted: [...committedSubmissions.values()].filter((c) => c > 1).length,
     ops: record.invocations.length,
     strongOps: record.invocations.filter((i) => i.strong).length,
     committed: record.commits[0]!.flat().length,

@@ -78,6 +78,9 @@ export interface GeneratedOp {
 export const LINEARIZABLE_KEYS = ['lin/0', 'lin/1'] as const;
 export const LINEARIZABLE_QUEUE = 'lq';
 
+/** Keys of exactly-once probes: each incremented by one op, which may be resubmitted elsewhere. */
+export const ONCE_PREFIX = 'once/';
+
 /** A strong op on one of the strong-only objects. */
 function linearizableOp(prng: Prng): GeneratedOp {
   const key = prng.pick(LINEARIZABLE_KEYS);

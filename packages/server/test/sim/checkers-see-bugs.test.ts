@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DottedVersionVector } from '../../src/core/dvv.js';
 import { Replica } from '../../src/core/replica.js';
+import type { ExecutionJob } from '../../src/core/types.js';
 import { VersionStore } from '../../src/core/version-store.js';
+import { InlineExecutor } from '../../src/exec/inline-executor.js';
 import { runSimulation } from '../../src/sim/simulation.js';
 
 /**
@@ -94,5 +96,19 @@ describe('the simulator catches planted bugs', () => {
     });
     const v = violationsOver(SEEDS);
     expect(v.some((x) => x.startsWith('(linearizability)'))).toBe(true);
+  });
+
+  it('ignoring client sessions applies resubmitted ops twice (checker f)', () => {
+    // An executor that runs every submission, as if ops carried no session.
+    const execute = InlineExecutor.prototype.execute;
+    vi.spyOn(InlineExecutor.prototype, 'execute').mockImplementation(function (
+      this: InlineExecutor,
+      job: ExecutionJob,
+    ) {
+      const { session: _ignored, ...withoutSession } = job;
+      return execute.call(this, withoutSession);
+    });
+    const v = violationsOver(SEEDS);
+    expect(v.some((x) => x.startsWith('(f)'))).toBe(true);
   });
 });

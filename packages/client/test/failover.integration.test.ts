@@ -1,0 +1,69 @@
+import { LocalCluster } from '@creek/server/node';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connect, type CreekClient } from '../src/index.js';
+
+/**
+ * A client whose replica dies: every op it had in flight is resubmitted to another replica and
+ * applied once; the session keeps read-your-writes across the move (issue: client SDK).
+ */
+let cluster: LocalCluster | null = null;
+let creek: CreekClient | null = null;
+afterEach(async () => {
+  creek?.close();
+  creek = null;
+  await cluster?.stop(1_000);
+  cluster = null;
+});
+
+async function connectedTo(c: CreekClient, replica: number): Promise<void> {
+  await c.invokeWeak('kv.get', { key: 'warm-up' });
+  expect(c.replica()).toBe(replica);
+}
+
+describe('failover to another replica', () => {
+  it('gives every op in flight its result once when its replica is killed', async () => {
+    cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
+    const c = (creek = connect({ urls: cluster.urls, token: cluster.token }));
+    await connectedTo(c, 0);
+    // Each op increments a key of its own: a loss leaves it absent, a double application at 2.
+    const n = 150;
+    let answered = 0;
+    const ops = Array.from({ length: n }, (_, i) => {
+      const args = { key: `once/${i}` };
+      const op = i % 4 === 0 ? c.invoke('kv.increment', args) : c.invokeWeak('kv.increment', args);
+      void op.then(() => answered++);
+      return op;
+    });
+    while (answered < 20) await new Promise((r) => setTimeout(r, 1));
+    cluster.kill(0);
+    const results = await Promise.all(ops);
+    expect(results).toEqual(Array.from({ length: n }, () => 1));
+    expect(c.replica()).not.toBe(0);
+    // The killed replica comes back with what it had made durable, re-gossips it and converges:
+    // submissions it held are now found to be duplicates.
+    cluster.startReplica(0);
+    await cluster.converged();
+    for (let i = 0; i < n; i++)
+      expect(await c.invokeStrong('kv.get', { key: `once/${i}` }), `once/${i}`).toBe(1);
+  });
+
+  it('keeps read-your-writes when the write reached no other replica before its replica died', async () => {
+    cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
+    const c = (creek = connect({ urls: cluster.urls, token: cluster.token }));
+    await connectedTo(c, 0);
+    await c.invokeStrong('kv.put', { key: 'mine', value: 'old' });
+    // Replica 0's messages to the others now take 60 s: the next write stays on its disk alone.
+    await cluster.admin(0, 'delay', { peer: 1, ms: 60_000 });
+    await cluster.admin(0, 'delay', { peer: 2, ms: 60_000 });
+    expect(await c.invokeWeak('kv.put', { key: 'mine', value: 'new' })).toBeNull();
+    cluster.kill(0);
+    // The read goes to replica 1 or 2, which must not answer before they have the write: replica
+    // 0 restarts and re-gossips it.
+    const read = c.invokeWeak('kv.get', { key: 'mine' });
+    await new Promise((r) => setTimeout(r, 1_000));
+    cluster.startReplica(0);
+    expect(await read).toBe('new');
+    // And every later read, wherever it runs, sees it too (monotonic reads).
+    expect(await c.invokeWeak('kv.get', { key: 'mine' })).toBe('new');
+  });
+});

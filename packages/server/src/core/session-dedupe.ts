@@ -1,0 +1,108 @@
+import { toFrozenJson, type JsonValue } from './json.js';
+import type { Outcome, SessionStamp, SnapshotReader, Write } from './types.js';
+
+/**
+ * Exactly-once across replicas for client sessions.
+ *
+ * A client whose replica dies resubmits its op elsewhere with the same session `seq`. The first
+ * submission may still be applied (it was durable and gossiped before the crash), so the cluster
+ * may hold two Reqs for one op. Both are ordered like any op; the decision is made in the state,
+ * at each Req's position in the total order, so every replica makes the same one:
+ *
+ * - the first of them in the order runs the op and records its outcome under
+ *   `~creek/session/<id>/<seq>`;
+ * - a later one finds that record and answers with the recorded outcome, changing nothing else.
+ *
+ * Records are forgotten by the client's acknowledgements: each invoke carries `acked`, below which
+ * every op of the session has its final answer at the client *and is committed*. An op carrying
+ * `acked` is invoked after those ops were committed, so it follows all of them in the committed
+ * order (a committed prefix only grows at its end), and it deletes their records
+ * (`~creek/session/<id>` keeps the session's `acked`). A Req of the session with `seq < acked`
+ * found later in the order is therefore a resubmission of an op that was applied: it is refused
+ * without running. Memory is one small record per session plus one per op the client has not
+ * acknowledged, not one per op ever run.
+ *
+ * Reads of the session record are value-compared like any read, and `acked` does not depend on op
+ * results, so re-executions of one op of a session do not cascade to its later ops.
+ */
+export const RESERVED_PREFIX = '~creek/';
+const SESSION_PREFIX = `${RESERVED_PREFIX}session/`;
+
+/** At most this many outcome records are deleted by one op (a bound on the work a client causes). */
+const MAX_FORGET_PER_OP = 4096;
+
+export function sessionKey(session: string): string {
+  return `${SESSION_PREFIX}${session}`;
+}
+
+export function outcomeKey(session: string, seq: number): string {
+  return `${SESSION_PREFIX}${session}/${seq}`;
+}
+
+export function reservedKeyError(key: string): string {
+  return `keys starting with '${RESERVED_PREFIX}' are reserved for Creek: '${key}'`;
+}
+
+export function duplicateError(seq: number): string {
+  return `creek: op ${seq} of this session was already applied and answered; this resubmission was not applied again`;
+}
+
+export function reusedSeqError(seq: number, was: string): string {
+  return `creek: op ${seq} of this session was '${was}'; a different op cannot reuse its number`;
+}
+
+/** What a session's ops have acknowledged, from the session record (0 when there is none). */
+function ackedOf(record: JsonValue | undefined): number {
+  if (typeof record === 'object' && record !== null && !Array.isArray(record)) {
+    const acked = (record as { acked?: unknown }).acked;
+    if (typeof acked === 'number') return acked;
+  }
+  return 0;
+}
+
+function recordedOutcome(record: JsonValue | undefined): { op: string; outcome: Outcome } | null {
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) return null;
+  const r = record as { op?: unknown; outcome?: unknown };
+  if (typeof r.op !== 'string' || typeof r.outcome !== 'object' || r.outcome === null) return null;
+  return { op: r.op, outcome: r.outcome as Outcome };
+}
+
+/**
+ * Runs `run` (the op itself) at most once per session op: the outcome of an op recorded earlier in
+ * the order is returned instead, and an acknowledged op is refused. Returns the writes to install:
+ * the op's own (if it ran) plus the session's bookkeeping.
+ */
+export function runOnce(
+  stamp: SessionStamp,
+  op: string,
+  snapshot: SnapshotReader,
+  run: () => { writes: readonly Write[]; outcome: Outcome },
+): { writes: Write[]; outcome: Outcome } {
+  const recordKey = sessionKey(stamp.id);
+  const acked = ackedOf(snapshot.get(recordKey));
+  if (stamp.seq < acked)
+    return { writes: [], outcome: { ok: false, error: duplicateError(stamp.seq) } };
+  const writes: Write[] = [];
+  const key = outcomeKey(stamp.id, stamp.seq);
+  const earlier = recordedOutcome(snapshot.get(key));
+  let outcome: Outcome;
+  if (earlier !== null) {
+    outcome =
+      earlier.op === op
+        ? earlier.outcome
+        : { ok: false, error: reusedSeqError(stamp.seq, earlier.op) };
+  } else {
+    const result = run();
+    outcome = result.outcome;
+    writes.push(...result.writes);
+    writes.push([key, toFrozenJson({ op, outcome } as unknown as JsonValue, 'session record')]);
+  }
+  // The op being run is not answered yet, so a correct client's `acked` is at most its `seq`.
+  const nextAcked = Math.min(stamp.acked, stamp.seq);
+  if (nextAcked > acked) {
+    writes.push([recordKey, toFrozenJson({ acked: nextAcked }, 'session record')]);
+    for (let s = Math.max(acked, 1, nextAcked - MAX_FORGET_PER_OP); s < nextAcked; s++)
+      writes.push([outcomeKey(stamp.id, s), undefined]);
+  }
+  return { writes, outcome };
+}

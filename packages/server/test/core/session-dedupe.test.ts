@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import type { Tx } from '../../src/core/app.js';
+import { defineApp } from '../../src/core/define-app.js';
+import type { JsonValue } from '../../src/core/json.js';
+import { runOperation } from '../../src/core/run-operation.js';
+import { outcomeKey, sessionKey } from '../../src/core/session-dedupe.js';
+import type { ExecutionResult, SessionStamp } from '../../src/core/types.js';
+
+/** A serial store that applies each result's writes: enough to see what runOnce decides. */
+class Store {
+  readonly data = new Map<string, JsonValue>();
+  run(op: string, args: JsonValue, session?: SessionStamp): ExecutionResult {
+    const app = defineApp({});
+    const snapshot = {
+      get: (k: string) => this.data.get(k),
+      scan: (p: string) => [...this.data].filter(([k]) => k.startsWith(p)).sort(),
+    };
+    const job = { jobId: 1, op, args, ts: 1, id: { replica: 0, eventNo: 1 }, snapshot };
+    const r = runOperation(app.lookup(op), session === undefined ? job : { ...job, session });
+    for (const [k, v] of r.writes) {
+      if (v === undefined) this.data.delete(k);
+      else this.data.set(k, v);
+    }
+    return r;
+  }
+}
+
+const stamp = (seq: number, acked = seq): SessionStamp => ({ id: 'sess', seq, acked });
+
+describe('exactly-once for session ops (session-dedupe.ts)', () => {
+  it('applies the first submission and answers a resubmission with its outcome, applying nothing', () => {
+    const s = new Store();
+    const first = s.run('kv.increment', { key: 'n', by: 1 }, stamp(1));
+    const again = s.run('kv.increment', { key: 'n', by: 1 }, stamp(1));
+    expect(first.outcome).toEqual({ ok: true, value: 1 });
+    expect(again.outcome).toEqual({ ok: true, value: 1 });
+    expect(again.writes).toEqual([]);
+    expect(s.data.get('n')).toBe(1);
+  });
+
+  it('records a failure too, so a resubmission fails the same way without running', () => {
+    const s = new Store();
+    s.data.set('n', 'text');
+    const first = s.run('kv.increment', { key: 'n', by: 1 }, stamp(1));
+    s.data.set('n', 5);
+    const again = s.run('kv.increment', { key: 'n', by: 1 }, stamp(1));
+    expect(first.outcome.ok).toBe(false);
+    expect(again.outcome).toEqual(first.outcome);
+    expect(s.data.get('n')).toBe(5);
+  });
+
+  it('forgets outcomes the client acknowledged and refuses a late resubmission of them', () => {
+    const s = new Store();
+    s.run('kv.increment', { key: 'n', by: 1 }, stamp(1, 1));
+    s.run('kv.increment', { key: 'n', by: 1 }, stamp(2, 1));
+    expect(s.data.has(outcomeKey('sess', 1))).toBe(true);
+    // Op 3 says ops 1 and 2 are answered and committed.
+    s.run('kv.increment', { key: 'n', by: 1 }, stamp(3, 3));
+    expect(s.data.get(sessionKey('sess'))).toEqual({ acked: 3 });
+    expect(s.data.has(outcomeKey('sess', 1))).toBe(false);
+    expect(s.data.has(outcomeKey('sess', 2))).toBe(false);
+    expect(s.data.has(outcomeKey('sess', 3))).toBe(true);
+    const late = s.run('kv.increment', { key: 'n', by: 1 }, stamp(1, 1));
+    expect(late.outcome.ok).toBe(false);
+    expect(late.writes).toEqual([]);
+    expect(s.data.get('n')).toBe(3);
+  });
+
+  it('never lets acked run past the op carrying it (an op is not answered before it runs)', () => {
+    const s = new Store();
+    s.run('kv.increment', { key: 'n', by: 1 }, stamp(1, 99));
+    expect(s.data.get(sessionKey('sess'))).toEqual({ acked: 1 });
+    expect(s.data.get('n')).toBe(1);
+  });
+
+  it('refuses a different op under a number already used', () => {
+    const s = new Store();
+    s.run('kv.increment', { key: 'n', by: 1 }, stamp(1));
+    const other = s.run('kv.put', { key: 'm', value: 1 }, stamp(1));
+    expect(other.outcome).toMatchObject({ ok: false });
+    expect(s.data.has('m')).toBe(false);
+  });
+
+  it('keeps its bookkeeping out of the app: reserved keys cannot be touched and scans skip them', () => {
+    const s = new Store();
+    s.run('kv.put', { key: 'a', value: 1 }, stamp(1));
+    const put = s.run('kv.put', { key: sessionKey('sess'), value: 1 });
+    expect(put.outcome).toMatchObject({ ok: false, error: expect.stringContaining('reserved') });
+    const app = defineApp({});
+    const scan = runOperation(
+      {
+        args: app.lookup('kv.get')!.args,
+        run: (tx: Tx) => tx.scan('').map(([k]: [string, JsonValue]) => k),
+      } as never,
+      {
+        jobId: 1,
+        op: 'scan',
+        args: null,
+        ts: 1,
+        id: null,
+        snapshot: {
+          get: (k) => s.data.get(k),
+          scan: (p) => [...s.data].filter(([k]) => k.startsWith(p)).sort(),
+        },
+      },
+    );
+    expect(scan.outcome).toEqual({ ok: true, value: ['a'] });
+  });
+
+  it('runs read-only ops every time: a repeated read changes nothing', () => {
+    const s = new Store();
+    s.data.set('k', 7);
+    expect(s.run('kv.get', { key: 'k' }, stamp(1)).outcome).toEqual({ ok: true, value: 7 });
+    expect(s.run('kv.get', { key: 'k' }, stamp(1)).writes).toEqual([]);
+    expect(s.data.has(outcomeKey('sess', 1))).toBe(false);
+  });
+});

@@ -6,7 +6,10 @@ export interface PageOptions {
   readonly title: string;
   /** The page's script (TypeScript), bundled for the browser with esbuild when the server starts. */
   readonly entry: string;
-  /** Handed to the script as `window.CREEK_PAGE` (cluster URLs, token, settings). */
+  /**
+   * Handed to the script as `window.CREEK_PAGE` (cluster URLs, token, settings). The script reads
+   * it from there itself: importing this module into a page would pull Node's http into the bundle.
+   */
   readonly config: Record<string, unknown>;
   /** Markup inside <body>; the script fills it in. */
   readonly body: string;
@@ -59,6 +62,8 @@ ${options.body}
       res.writeHead(405).end();
     } else if (path === '/') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+    } else if (path === '/favicon.ico') {
+      res.writeHead(204).end();
     } else if (path === '/page.js') {
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(script);
     } else {
@@ -75,11 +80,6 @@ ${options.body}
     url: `http://${host}:${port}/`,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
-}
-
-/** Reads the config the page server put into the page (call from the page's script). */
-export function pageConfig<T>(): T {
-  return (globalThis as unknown as { CREEK_PAGE: T }).CREEK_PAGE;
 }
 
 function escapeHtml(s: string): string {

@@ -1,0 +1,87 @@
+import { builtins, defineApp, op } from '@creek/server';
+import { z } from 'zod';
+
+/**
+ * The ticketing app (Correctables §4.3, Listing 5): an event's ticket stock is a FIFO queue that
+ * organizers fill and retailers drain. A queue, not a counter in a key, because dequeue serializes
+ * access to the stock, which is what rules out overselling in the final (stable) state.
+ *
+ * The ops reuse the built-in queue (`queue.enqueue` / `queue.dequeue` run inside our own ops), so
+ * `queue.size {queue: 'tickets/<event>'}` and friends see the same stock. Each sale is also
+ * recorded under `ticketing/<event>/sale/<ticket>` so the final state can be audited on the server's
+ * own committed data, not only on what clients were told.
+ *
+ * This module is the `--app` of the replicas and the type of the client (`connect<typeof app>`).
+ */
+
+/** Event names become key prefixes: no '/', so one event's keys never fall under another's. */
+const EventSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1–64 letters, digits, "_" or "-"');
+
+export const queueOf = (event: string): string => `tickets/${event}`;
+const salePrefix = (event: string): string => `ticketing/${event}/sale/`;
+const issuedKey = (event: string): string => `ticketing/${event}/issued`;
+
+/** The name of the event's n-th ticket (from 0): T0001, T0002, … */
+export function ticketName(n: number): string {
+  return `T${String(n + 1).padStart(4, '0')}`;
+}
+
+/** What a purchase returns: the ticket, its queue position and how many were left after it. */
+export type Bought = { ticket: string; position: number; remaining: number };
+
+const app = defineApp({
+  /** The organizer puts `count` more tickets on sale (one op, so they appear all at once). */
+  'tickets.stock': op({
+    args: z.object({ event: EventSchema, count: z.number().int().min(1).max(100_000) }),
+    run: (tx, { event, count }) => {
+      const queue = queueOf(event);
+      // Our own counter of tickets ever stocked: a restock continues the numbering (T0501, …)
+      // instead of reusing the names of tickets already sold.
+      const issued = tx.get(issuedKey(event));
+      const first = typeof issued === 'number' ? issued : 0;
+      for (let i = 0; i < count; i++)
+        builtins['queue.enqueue'].run(tx, { queue, item: ticketName(first + i) });
+      tx.put(issuedKey(event), first + count);
+      return { first, count, stock: builtins['queue.size'].run(tx, { queue }) };
+    },
+  }),
+
+  /**
+   * One purchase: dequeue a ticket and record who bought it; null when sold out. Which ticket a
+   * customer gets is irrelevant (no seating, §4.3), so a retailer may sell on the tentative answer.
+   */
+  'tickets.buy': op({
+    args: z.object({ event: EventSchema, customer: z.string().min(1).max(100) }),
+    run: (tx, { event, customer }): Bought | null => {
+      const got = builtins['queue.dequeue'].run(tx, { queue: queueOf(event) });
+      if (got === null) return null;
+      if (typeof got.item !== 'string')
+        throw new Error(`tickets/${event}: item ${got.position} is not a ticket name`);
+      tx.put(salePrefix(event) + got.item, customer);
+      return { ticket: got.item, position: got.position, remaining: got.remaining };
+    },
+  }),
+
+  /** Tickets still in stock. */
+  'tickets.left': op({
+    args: z.object({ event: EventSchema }),
+    readOnly: true,
+    run: (tx, { event }) => builtins['queue.size'].run(tx, { queue: queueOf(event) }),
+  }),
+
+  /** Every sale of the event, as the state says: ticket → customer, in ticket order. */
+  'tickets.sales': op({
+    args: z.object({ event: EventSchema }),
+    readOnly: true,
+    run: (tx, { event }) =>
+      tx.scan(salePrefix(event)).map(([key, customer]) => ({
+        ticket: key.slice(salePrefix(event).length),
+        customer: typeof customer === 'string' ? customer : JSON.stringify(customer),
+      })),
+  }),
+});
+
+export default app;
+export type TicketingApp = typeof app;

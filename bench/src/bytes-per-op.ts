@@ -39,8 +39,14 @@ export class ByteCounter {
   readonly sent = new Map<string, Tally>();
   readonly received = new Map<string, Tally>();
 
+  /** Ops confirmed, one per `confirm` frame and one per op id of a `confirms` frame. */
+  confirmed = 0;
+
   note(direction: 'sent' | 'received', text: string): void {
     const type = messageType(text);
+    if (type === 'confirm') this.confirmed++;
+    if (type === 'confirms')
+      this.confirmed += (JSON.parse(text) as { opIds: unknown[] }).opIds.length;
     const m = this[direction];
     const c = m.get(type) ?? { messages: 0, bytes: 0, wire: 0 };
     const bytes = Buffer.byteLength(text, 'utf8');
@@ -72,6 +78,7 @@ export class ByteCounter {
   reset(): void {
     this.sent.clear();
     this.received.clear();
+    this.confirmed = 0;
   }
 
   /** A copy of the numbers as they are now. */
@@ -79,6 +86,7 @@ export class ByteCounter {
     const copy = new ByteCounter();
     for (const dir of ['sent', 'received'] as const)
       for (const [k, v] of this[dir]) copy[dir].set(k, { ...v });
+    copy.confirmed = this.confirmed;
     return copy;
   }
 }
@@ -373,7 +381,7 @@ async function main(): Promise<void> {
       const c = r.invoke.counter;
       const all = (x: ByteCounter, k: 'bytes' | 'wire'): number =>
         x.total('sent')[k] + x.total('received')[k];
-      const confirms = c.of('received', 'confirm');
+      const confirms = { messages: c.confirmed };
       const stable = c.of('received', 'view:stable');
       const tentative = c.of('received', 'view:tentative');
       // Where the extra bytes per op go, by message type: the invokes ("strong" for "weak"), the

@@ -69,9 +69,8 @@ describe('bytes per op, counted on the client socket', () => {
     expect(await settled('received')).toEqual({ 'view:tentative': 3, confirm: 3 });
     // The confirm names the op and nothing else: no value, however large.
     const confirm = counter.of('received', 'confirm');
-    expect(confirm.bytes / confirm.messages).toBe(
-      JSON.stringify({ t: 'confirm', opId: crypto.randomUUID() }).length,
-    );
+    expect(confirm.bytes / confirm.messages).toBeLessThan(40);
+    expect(counter.confirmed).toBe(3);
     // The two reads' tentative views carry the value.
     expect(counter.of('received', 'view:tentative').bytes).toBeGreaterThan(2 * 512);
   });

@@ -98,9 +98,12 @@ export class CreekBinding implements Binding {
     sink: ViewSink<T>,
     signal?: AbortSignal,
   ): void {
+    const seq = this.nextSeq++;
     const o: SessionOp = {
-      opId: randomId(),
-      seq: this.nextSeq++,
+      // Unique within the session, which is all op ids need to be; short, since every frame
+      // about the op carries it.
+      opId: String(seq),
+      seq,
       op,
       args,
       level: levels.includes('strong') ? 'strong' : 'weak',
@@ -214,6 +217,15 @@ export class CreekBinding implements Binding {
         if (o.seq < f.below && o.sentOn === this.connection) this.commit(o);
       return;
     }
+    if (f.t === 'confirms') {
+      for (const opId of f.opIds) {
+        const o = this.ops.get(opId);
+        if (o === undefined) continue;
+        o.committed = true;
+        if (o.views?.confirm() === true) this.answered(o);
+      }
+      return;
+    }
     if (f.t === 'error' && f.opId === undefined) {
       if (f.code === 'unauthorized') {
         this.closed = true;
@@ -226,9 +238,11 @@ export class CreekBinding implements Binding {
     const o = this.ops.get(f.opId!);
     if (o === undefined) return;
     if (f.t === 'view') {
-      this.see(f.seen, f.id);
-      // A stable view is a committed op; a view without id is of an op never ordered (a weak read).
-      if (f.level === 'stable' || f.id === null) o.committed = true;
+      this.see(f.seen, f.id ?? null);
+      // A stable view is of a committed op. A weak view without an op id is of an op that is never
+      // ordered (a read, answered from the replica's state): the cluster keeps nothing to forget.
+      if (f.level === 'stable' || (o.level === 'weak' && (f.id ?? null) === null))
+        o.committed = true;
       if (o.views?.outcome(f.level, f.outcome) === true) this.answered(o);
     } else if (f.t === 'confirm') {
       o.committed = true;

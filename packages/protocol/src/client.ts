@@ -70,12 +70,15 @@ export const ServerFrameSchema = z.discriminatedUnion('t', [
     /** Tentative views may repeat as the op is re-executed; `stable` is the last one. */
     level: z.enum(['tentative', 'stable']),
     outcome: OutcomeSchema,
-    id: OpIdSchema.nullable(),
+    /** The op's id in the cluster (null if it is never ordered); left out for sessions. */
+    id: OpIdSchema.nullable().optional(),
     /** What the replica had when it answered (see SeenSchema); absent when unchanged. */
     seen: SeenSchema.optional(),
   }),
   /** The stable result equals the last tentative view the client got. */
   z.object({ t: z.literal('confirm'), opId: z.string() }),
+  /** Confirmations of several ops at once: a replica sends a session those of a turn together. */
+  z.object({ t: z.literal('confirms'), opIds: z.array(z.string()).min(1) }),
   /**
    * Every op of the session numbered below `below` that was submitted on this connection is
    * committed (weak ops included, which get no stable view): the client may acknowledge them.

@@ -15,6 +15,8 @@ import { outcomesEqual, type Outcome, type Response, type SessionStamp } from '.
 /** One client-chosen op id: who waits for it and what it was told so far. */
 interface ClientOp {
   readonly opId: string;
+  /** The op id within its session (op ids are unique per client, not across clients). */
+  readonly key: string;
   readonly startedAt: number;
   readonly strong: boolean;
   /** Its number in the client's session, if the client has one. */
@@ -43,13 +45,20 @@ interface Connection {
   committedBelow: number;
   /** A weak op settled since the last `committed` frame (strong ops' stable views say it already). */
   weakSettled: boolean;
+  /** Confirmations of this turn, sent together at its end (sessions only). */
+  confirms: string[];
   /** The last `seen` vector sent, as a string (views carry it only when it changed). */
   lastSeen: string;
   /** A hello waiting for this replica to catch up with what the session saw elsewhere. */
   waitingHello: { readonly seen: readonly number[]; readonly deadline: number } | null;
 }
 
-const REMEMBERED_OPS = 100_000;
+/**
+ * Op ids remembered to answer a retry (a client resubmitting after a reconnect does so within
+ * seconds). Each costs its views and bookkeeping, about a kilobyte: 100,000 held ~100 MB per
+ * replica under steady load; sessions make an older resubmission apply once anyway.
+ */
+const REMEMBERED_OPS = 10_000;
 /** How long a reconnecting session waits for this replica to catch up before it is sent elsewhere. */
 const CATCH_UP_MS = 3_000;
 
@@ -100,6 +109,7 @@ export class ClientEndpoint {
         lastSeq: 0,
         committedBelow: 0,
         weakSettled: false,
+        confirms: [],
         lastSeen: '',
         waitingHello: null,
       };
@@ -180,7 +190,8 @@ export class ClientEndpoint {
         'this replica is paused or shutting down: try another replica',
         f.opId,
       );
-    const known = this.byOpId.get(f.opId);
+    const key = conn.session === null ? f.opId : `${conn.session}/${f.opId}`;
+    const known = this.byOpId.get(key);
     if (known !== undefined) {
       // A retry: answer with what the op produced so far; later views reach this socket too.
       this.counters.retries++;
@@ -204,6 +215,7 @@ export class ClientEndpoint {
         : undefined;
     const op: ClientOp = {
       opId: f.opId,
+      key,
       startedAt: performance.now(),
       strong: f.level === 'strong',
       seq: session?.seq ?? null,
@@ -229,7 +241,7 @@ export class ClientEndpoint {
     if (op === undefined) return;
     if (op.done) {
       // A weak op's stable response: nothing more for the client to see, but it is committed.
-      if (r.level === 'stable') this.settle(op, r.tag);
+      if (r.level === 'stable') this.settle(op, r.tag, true);
       return;
     }
     let frame: ServerFrame;
@@ -258,8 +270,11 @@ export class ClientEndpoint {
     if (frame.t === 'confirm' || (frame.t === 'view' && frame.level === 'stable'))
       this.observe('stable', seconds);
     op.views.push(frame);
-    for (const ws of op.subscribers)
-      this.send(ws, frame.t === 'view' ? this.withSeen(ws, frame) : frame);
+    for (const ws of op.subscribers) {
+      if (frame.t === 'view') this.send(ws, this.forConnection(ws, frame, op));
+      else if (frame.t === 'confirm') this.confirm(ws, op.opId);
+      else this.send(ws, frame);
+    }
     if (!op.done) return;
     for (const ws of op.subscribers) {
       const conn = this.connections.get(ws);
@@ -267,7 +282,9 @@ export class ClientEndpoint {
     }
     op.subscribers.clear();
     // Settled: committed (a stable answer), or never to be ordered (a weak read, a rejection).
-    if (r.level !== 'tentative' || r.id === null || op.seq === null) this.settle(op, r.tag);
+    // The client learns these from the frame itself; a weak op answered tentatively needs a
+    // `committed` frame later.
+    if (r.level !== 'tentative' || r.id === null || op.seq === null) this.settle(op, r.tag, false);
   }
 
   /**
@@ -277,7 +294,11 @@ export class ClientEndpoint {
   afterTurn(): void {
     for (const ws of this.dirty) {
       const conn = this.connections.get(ws);
-      if (conn === undefined || !conn.weakSettled) continue;
+      if (conn === undefined) continue;
+      if (conn.confirms.length === 1) this.send(ws, { t: 'confirm', opId: conn.confirms[0]! });
+      else if (conn.confirms.length > 1) this.send(ws, { t: 'confirms', opIds: conn.confirms });
+      conn.confirms = [];
+      if (!conn.weakSettled) continue;
       let below = conn.lastSeq + 1;
       for (const op of conn.unsettled) if (op.seq! < below) below = op.seq!;
       if (below > conn.committedBelow) {
@@ -309,7 +330,18 @@ export class ClientEndpoint {
     return n;
   }
 
-  private settle(op: ClientOp, tag: number): void {
+  /**
+   * A session's confirmations of one turn go out in one frame at its end, after the turn's views;
+   * a client without a session gets each at once.
+   */
+  private confirm(ws: WebSocket, opId: string): void {
+    const conn = this.connections.get(ws);
+    if (conn === undefined || conn.session === null) return this.send(ws, { t: 'confirm', opId });
+    conn.confirms.push(opId);
+    this.dirty.add(ws);
+  }
+
+  private settle(op: ClientOp, tag: number, report: boolean): void {
     this.byTag.delete(tag);
     if (op.settled) return;
     op.settled = true;
@@ -317,25 +349,36 @@ export class ClientEndpoint {
       const conn = this.connections.get(ws);
       if (conn === undefined) continue;
       conn.unsettled.delete(op);
-      if (!op.strong) conn.weakSettled = true;
+      if (report) conn.weakSettled = true;
       this.dirty.add(ws);
     }
     op.owners.clear();
   }
 
-  /** A view with `seen` added when it differs from the last one this connection got. */
-  private withSeen(ws: WebSocket, frame: Extract<ServerFrame, { t: 'view' }>): ServerFrame {
+  /**
+   * A view as this connection gets it. A session gets `seen` when it differs from the last one it
+   * got, and an op id only on a weak op that is ordered: that one the client must see committed
+   * before it acknowledges it, while a weak read never is, and a strong op's stable view says so.
+   * (`seen` covers the session's own ops; fewer bytes per op, Correctables §6.)
+   */
+  private forConnection(
+    ws: WebSocket,
+    frame: Extract<ServerFrame, { t: 'view' }>,
+    op: ClientOp,
+  ): ServerFrame {
     const conn = this.connections.get(ws);
     if (conn === undefined || conn.session === null) return frame;
+    const { id, ...rest } = frame;
+    const view = !op.strong && id !== null && id !== undefined ? frame : rest;
     const seen = this.seen();
     const key = seen.join(',');
-    if (key === conn.lastSeen) return frame;
+    if (key === conn.lastSeen) return view;
     conn.lastSeen = key;
-    return { ...frame, seen };
+    return { ...view, seen };
   }
 
   private remember(op: ClientOp): void {
-    this.byOpId.set(op.opId, op);
+    this.byOpId.set(op.key, op);
     if (this.byOpId.size > REMEMBERED_OPS) {
       const oldest = this.byOpId.keys().next().value as string;
       this.byOpId.delete(oldest);

@@ -124,7 +124,7 @@ export function countingWebSocket(counter: ByteCounter): CreekBindingOptions['We
     }
   }
   // The SDK types its socket's handlers as `(ev: unknown) => void`; ws declares `(ev: Event)`.
-  return CountingWebSocket as unknown as CreekBindingOptions['WebSocket'];
+  return CountingWebSocket;
 }
 
 function rawText(data: WebSocket.RawData): string {

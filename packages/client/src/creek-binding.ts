@@ -19,10 +19,11 @@ interface SocketLike {
   readyState: number;
   send(data: string): void;
   close(): void;
-  onopen: ((ev: unknown) => void) | null;
-  onmessage: ((ev: { data: unknown }) => void) | null;
-  onclose: ((ev: unknown) => void) | null;
-  onerror: ((ev: unknown) => void) | null;
+  // `never` parameters: the browser's WebSocket, `ws` and their subclasses all fit.
+  onopen: ((ev: never) => void) | null;
+  onmessage: ((ev: never) => void) | null;
+  onclose: ((ev: never) => void) | null;
+  onerror: ((ev: never) => void) | null;
 }
 type SocketFactory = (url: string) => SocketLike;
 
@@ -168,7 +169,8 @@ export class CreekBinding implements Binding {
           ...(this.seen.some((n) => n > 0) ? { seen: [...this.seen] } : {}),
         }),
       );
-    ws.onmessage = (ev) => this.onFrame(typeof ev.data === 'string' ? ev.data : String(ev.data));
+    ws.onmessage = (ev: { data: unknown }) =>
+      this.onFrame(typeof ev.data === 'string' ? ev.data : String(ev.data));
     ws.onerror = () => undefined; // a close follows
     ws.onclose = () => {
       if (this.socket !== ws) return;
@@ -285,8 +287,12 @@ export class CreekBinding implements Binding {
   }
 }
 
+/** A random session id. `randomUUID` exists only in secure contexts (https, localhost). */
 function randomId(): string {
-  return globalThis.crypto.randomUUID();
+  const c = globalThis.crypto;
+  if (typeof c.randomUUID === 'function') return c.randomUUID();
+  const bytes = c.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 async function socketFactory(given: CreekBindingOptions['WebSocket']): Promise<SocketFactory> {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ERROR_CODES } from './errors.js';
 import { JsonValueSchema, OpIdSchema } from './json-value.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Any JSON value: operation arguments and results. */
 export const JsonValueSchema = z.json();

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { SessionIdSchema } from './client.js';
 import { DvvSchema, JsonValueSchema, OpIdSchema } from './json-value.js';
 

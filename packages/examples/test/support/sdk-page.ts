@@ -3,7 +3,7 @@
  * browser's own WebSocket. It runs a fixed script of calls, shows every view in the page as it
  * arrives, and leaves the record in `window.SDK_RESULT` (or the failure in `window.SDK_ERROR`).
  */
-import { connect, type CreekBindingOptions } from '@creek/client';
+import { connect } from '@creek/client';
 
 interface Config {
   readonly urls: string[];
@@ -89,7 +89,7 @@ async function run(): Promise<SdkPageResult> {
     token: config.token,
     // The cast: the SDK's socket type takes `(ev: unknown) => void` handlers, and the DOM's
     // WebSocket (like ws's) declares `(ev: Event) => any`, which TypeScript will not accept.
-    WebSocket: ObservedWebSocket as unknown as CreekBindingOptions['WebSocket'],
+    WebSocket: ObservedWebSocket,
   });
   const key = config.key;
   await watch('increment', creek.invoke('kv.increment', { key }));

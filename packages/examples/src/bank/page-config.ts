@@ -1,0 +1,25 @@
+import { z } from 'zod';
+
+/**
+ * What the page server hands the bank's page (`window.CREEK_PAGE`). A module of its own, with
+ * nothing Node-only in it, so the browser script can import and check it.
+ */
+export const PageConfigSchema = z.object({
+  token: z.string(),
+  account: z.string().min(1),
+  /** Interest per accrual, in basis points (100 = 1 %). */
+  rateBps: z.number().int().min(0).max(10_000),
+  /** Re-read the balances this often (ms) so each branch sees the other's ops; 0: never. */
+  refreshMs: z.number().int().min(0),
+  /** Each branch: a name, the replica it talks to, and its URLs (its replica first). */
+  branches: z
+    .array(
+      z.object({
+        name: z.string(),
+        replica: z.number().int().min(0),
+        urls: z.array(z.string()).min(1),
+      }),
+    )
+    .min(1),
+});
+export type PageConfig = z.infer<typeof PageConfigSchema>;

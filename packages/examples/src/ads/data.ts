@@ -6,19 +6,9 @@
  */
 import type { Ad, Profile } from './app.js';
 
-/** A seeded generator of numbers in [0, 1) (mulberry32): small, fast, good enough for a load. */
-export type Rng = () => number;
+import { seededRng, type Rng } from '../shared/random.js';
 
-export function seededRng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+export { seededRng, type Rng };
 
 /** An integer in [lo, hi]. */
 export function randomInt(rng: Rng, lo: number, hi: number): number {

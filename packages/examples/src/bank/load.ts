@@ -1,4 +1,5 @@
 import type { Bank, WithdrawResult } from './bank.js';
+import { seededRng } from '../shared/random.js';
 
 /**
  * A concurrent randomized load on the bank: `banks.length` clients (branches), each connected to
@@ -110,7 +111,7 @@ export async function runLoad(banks: readonly Bank[], options: LoadOptions): Pro
   await Promise.all(
     banks.map(async (bank, client) => {
       // One PRNG per client, so each client's ops do not depend on how the clients interleave.
-      const random = mulberry32(options.seed * 7919 + client);
+      const random = seededRng(options.seed * 7919 + client);
       for (let i = 0; i < options.opsPerClient; i++) {
         const account = options.accounts[Math.floor(random() * options.accounts.length)]!;
         const cents = 1 + Math.floor(random() * options.maxCents);
@@ -220,16 +221,4 @@ function pick(mix: OpMix, u: number): keyof OpMix {
     if (x < 0) return k;
   }
   return kinds[kinds.length - 1]!;
-}
-
-/** A small seeded PRNG (mulberry32): the same seed gives the same draws on every run. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }

@@ -596,6 +596,21 @@ export class MultiPaxos {
     return out;
   }
 
+  /**
+   * The acceptor's durable state, compacted: the records that rebuild it (`recovery`) in place of
+   * every acceptor record written so far. Its promise, the truncation point, and the value accepted
+   * for each instance not truncated. Every value here was persisted before it was acted on, so the
+   * driver may write these and drop the older records (a checkpoint does, atomically).
+   */
+  durableState(): AcceptorRecord[] {
+    const out: AcceptorRecord[] = [];
+    if (this.promised > 0) out.push({ kind: 'promise', ballot: this.promised });
+    if (this.truncatedBelow > 0) out.push({ kind: 'truncate', below: this.truncatedBelow });
+    for (const [instance, a] of [...this.accepted].sort((x, y) => x[0] - y[0]))
+      out.push({ kind: 'accept', instance, ballot: a.ballot, value: a.value });
+    return out;
+  }
+
   // ---------------------------------------------------------------- inspection
 
   status(): PaxosStatus {

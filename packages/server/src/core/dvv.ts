@@ -54,6 +54,14 @@ export class DottedVersionVector {
     while (e.dots.delete(e.base + 1)) e.base++;
   }
 
+  /** Adds every id of `other` (set union). */
+  addAll(other: DottedVersionVector): void {
+    for (const [replica, o] of other.entries) {
+      this.addPrefix(replica, o.base);
+      for (const d of o.dots) this.add({ replica, eventNo: d });
+    }
+  }
+
   /** True when every id in `other` is in this set. */
   includes(other: DottedVersionVector): boolean {
     for (const [replica, o] of other.entries) {

@@ -1,6 +1,7 @@
 import type { App } from './app.js';
 import { checkArgs } from './app.js';
 import { NOOP_OP } from './builtins.js';
+import type { ReplicaCheckpoint } from './checkpoint.js';
 import { DottedVersionVector } from './dvv.js';
 import { Entry, type Execution, type Version } from './entry.js';
 import { HybridLogicalClock } from './hlc.js';
@@ -79,6 +80,8 @@ export class Replica {
   private readonly store = new VersionStore();
   private eventNo = 0;
   private lastStrongEventNo = 0;
+  /** Event number of this replica's last strong op that is final (for checkpoints). */
+  private finalizedOwnStrong = 0;
 
   private order: Entry[] = [];
   private head = 0;
@@ -113,21 +116,33 @@ export class Replica {
    * timestamp. The returned outputs re-cast this replica's own strong ops that are not committed yet
    * (in their order), since the CAB may never have received them, and re-gossip its own tentative
    * Reqs, since their first broadcast may never have left.
+   *
+   * With `checkpoint` (see `checkpoint()`), `records` are those written after it: the replica
+   * starts from the checkpoint's finalized state and Reqs instead of the records it superseded.
    */
   static recover(
     options: ReplicaOptions,
     records: readonly DurableRecord[],
     nowMs: number,
+    checkpoint?: ReplicaCheckpoint,
   ): { replica: Replica; outputs: Output[] } {
     const r = new Replica(options);
     r.advanceTime(nowMs);
     const reqs = new Map<string, Req>();
     const commits: OpId[][] = [];
+    const ownStrong: number[] = [];
+    if (checkpoint !== undefined) {
+      r.restore(checkpoint);
+      for (const req of checkpoint.reqs) reqs.set(opKey(req.id), req);
+      if (checkpoint.committedLive > 0)
+        commits.push(checkpoint.reqs.slice(0, checkpoint.committedLive).map((q) => q.id));
+      // Every own strong op before the checkpoint's Reqs is final: the last one is their prevStrong.
+      if (checkpoint.finalizedOwnStrong > 0) ownStrong.push(checkpoint.finalizedOwnStrong);
+    }
     for (const rec of records) {
       if (rec.kind === 'req') reqs.set(opKey(rec.req.id), rec.req);
       else commits.push([...rec.ids]);
     }
-    const ownStrong: number[] = [];
     for (const req of reqs.values()) {
       r.clock.observe(req.ts);
       if (req.id.replica === r.id) {
@@ -137,7 +152,7 @@ export class Replica {
       if (!req.strong) r.known.add(req.id);
     }
     ownStrong.sort((a, b) => a - b);
-    r.lastStrongEventNo = ownStrong[ownStrong.length - 1] ?? 0;
+    r.lastStrongEventNo = Math.max(r.lastStrongEventNo, ownStrong[ownStrong.length - 1] ?? 0);
     const committed = new Set<string>();
     for (const group of commits) {
       for (const id of group) {
@@ -175,6 +190,61 @@ export class Replica {
     r.lastCommitAt = nowMs;
     r.pump();
     return { replica: r, outputs: r.flush() };
+  }
+
+  // ---------------------------------------------------------------- checkpoints
+
+  /**
+   * Everything recovery needs about the finalized prefix, so that the records written before this
+   * call can be dropped (see ReplicaCheckpoint). The driver must have made every earlier `persist`
+   * output durable no later than the checkpoint itself: the checkpoint refers to Reqs and commits
+   * those records hold. Pure: it changes nothing.
+   */
+  checkpoint(): ReplicaCheckpoint {
+    const finalized = this.finalizedCount();
+    // A reader placed right after the finalized prefix sees exactly the finalized versions.
+    const reader = new Entry(END_REQ, null, this.nowMs);
+    reader.commitSeq = finalized;
+    const reqs: Req[] = [];
+    for (let i = this.head; i < this.order.length; i++) reqs.push(this.order[i]!.req);
+    return {
+      finalized,
+      state: this.store.stateBefore(reader),
+      reqs,
+      committedLive: this.committedEnd - this.head,
+      known: this.known.clone(),
+      hlc: this.clock.current(),
+      eventNo: this.eventNo,
+      lastStrongEventNo: this.lastStrongEventNo,
+      finalizedOwnStrong: this.finalizedOwnStrong,
+    };
+  }
+
+  /** How many ops of the committed list are final (they can be summed up by a checkpoint). */
+  finalizedCount(): number {
+    return this.committedCount - (this.committedEnd - this.head);
+  }
+
+  /**
+   * True once the op is final here: delivered, committed and executed at its final position. Its
+   * Req is no longer needed by this replica (gossip may drop it once every peer has it).
+   */
+  isFinal(id: OpId): boolean {
+    return this.known.has(id) && !this.live.has(opKey(id));
+  }
+
+  /** Starts a fresh replica from a checkpoint's finalized prefix (its live Reqs are `recover`'s). */
+  private restore(c: ReplicaCheckpoint): void {
+    this.clock.observe(c.hlc);
+    this.known.addAll(c.known);
+    this.eventNo = c.eventNo;
+    this.lastStrongEventNo = c.lastStrongEventNo;
+    this.finalizedOwnStrong = c.finalizedOwnStrong;
+    this.committedCount = c.finalized;
+    // The finalized state as versions of one entry placed before every other.
+    const base = new Entry(END_REQ, null, this.nowMs);
+    base.commitSeq = -1;
+    this.store.install(c.state.map(([key, value]) => ({ writer: base, key, value })));
   }
 
   // ---------------------------------------------------------------- inputs
@@ -547,6 +617,7 @@ export class Replica {
       this.live.delete(opKey(e.req.id));
       this.metrics.finalized++;
       this.metrics.executionsOfFinalized += e.executions;
+      if (e.req.strong && e.req.id.replica === this.id) this.finalizedOwnStrong = e.req.id.eventNo;
       const local = e.local;
       // Lines 55-57 and 73: the stable response of a strong op, without re-execution when its
       // speculative execution held at its final position.
@@ -652,6 +723,12 @@ export class Replica {
     return canonicalJson(Object.fromEntries(this.state()));
   }
 
+  /** True when this replica has the op with this id (issued it, or received its Req). */
+  hasReceived(id: OpId): boolean {
+    if (id.replica === this.id) return id.eventNo <= this.eventNo;
+    return this.known.has(id) || this.live.has(opKey(id));
+  }
+
   /**
    * For each of `origins`, how many of its ops this replica has received without a gap (its ops
    * 1..n, strong ones not yet delivered included). What a client saw here is covered by this
@@ -666,11 +743,7 @@ export class Replica {
         continue;
       }
       let n = this.known.base(origin);
-      for (;;) {
-        const next = { replica: origin, eventNo: n + 1 };
-        if (!this.known.has(next) && !this.live.has(opKey(next))) break;
-        n++;
-      }
+      while (this.hasReceived({ replica: origin, eventNo: n + 1 })) n++;
       out.set(origin, n);
     }
     return out;

@@ -1,4 +1,5 @@
 import { precedes, type Entry, type Version } from './entry.js';
+import type { JsonValue } from './json.js';
 
 /**
  * The multiversion store of Creek §4.4. Each key has a chain of immutable versions sorted by the
@@ -98,6 +99,20 @@ export class VersionStore {
         this.versions--;
       }
     }
+  }
+
+  /**
+   * What `reader` sees of every key that has a live (non-deleted) version before it, sorted by
+   * key: the state of the serial order up to `reader` (a checkpoint reads it after the finalized
+   * prefix).
+   */
+  stateBefore(reader: Entry): [string, JsonValue][] {
+    const out: [string, JsonValue][] = [];
+    for (const key of this.chains.keys()) {
+      const v = this.visible(key, reader);
+      if (v !== null && v.value !== undefined) out.push([key, v.value]);
+    }
+    return out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   }
 
   /** The newest version of every key: the replica's state once nothing is tentative. */

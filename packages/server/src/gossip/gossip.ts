@@ -114,9 +114,12 @@ export class Gossip {
    * Rebuilds after a restart from the Reqs the replica kept durably: they count as seen (never
    * delivered again by this object) and are kept to serve peers. Delivers nothing. Call it before
    * feeding any other input; the first `tick` then starts anti-entropy, which fetches the rest.
+   * `seen`: ids the replica has without their Reqs (final ops a checkpoint summed up): seen, so
+   * never delivered again, but not held, so not served.
    */
-  recover(reqs: Iterable<Req>): void {
+  recover(reqs: Iterable<Req>, seen?: DottedVersionVector): void {
     for (const req of reqs) this.remember(req);
+    if (seen !== undefined) this.seen.addAll(seen);
   }
 
   /**
@@ -180,16 +183,29 @@ export class Gossip {
 
   /**
    * Drops held Reqs that are in `stable` and that every other replica is known to have (from its
-   * summaries and the Reqs it sent). Returns how many were dropped. Dropped ids stay in the seen-set,
-   * so they are never delivered again. `stable` should only contain ids no replica can lose any more
-   * (e.g. durable at every replica and committed), because a replica that restarts without a Req it
-   * once reported could then not get it back from anyone.
+   * summaries and the Reqs it sent). Per origin it goes from the lowest event number up to the
+   * first Req that must stay (ops become final, and reach every replica, in about that order; the
+   * rest go in a later call), so a call costs what it drops. Returns how many were dropped. Dropped
+   * ids stay in the seen-set, so they are never delivered again.
+   *
+   * `stable` (a set, or a predicate) should only contain ids no replica can lose any more (e.g.
+   * durable at every replica and committed), because a replica that restarts without a Req it
+   * once reported could then not get it back from anyone. The host passes the ops final at this
+   * replica; its drivers send a summary or a push only once the Reqs it covers are durable, so a
+   * peer that reported a Req still has it after a restart (in its records, or in a checkpoint: as
+   * a Req while it can change or may be needed by a peer, as state once final).
    */
-  prune(stable: DottedVersionVector): number {
-    return this.store.removeWhere(
+  prune(stable: DottedVersionVector | ((id: OpId) => boolean)): number {
+    const isStable = typeof stable === 'function' ? stable : (id: OpId) => stable.has(id);
+    return this.store.dropPrefixes(
       (req) =>
-        stable.has(req.id) && this.others.every((p) => this.peerSeen.get(p)?.has(req.id) === true),
+        isStable(req.id) && this.others.every((p) => this.peerSeen.get(p)?.has(req.id) === true),
     );
+  }
+
+  /** Every Req held to serve peers (a checkpoint keeps them, so a restart can still serve them). */
+  heldReqs(): Req[] {
+    return this.store.all();
   }
 
   /** True once this replica has the Req with this id (cast, delivered or recovered). */

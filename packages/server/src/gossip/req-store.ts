@@ -82,20 +82,30 @@ export class ReqStore {
     return out;
   }
 
-  /** Drops every held Req for which `drop` is true; returns how many were dropped. */
-  removeWhere(drop: (req: Req) => boolean): number {
+  /** Every held Req, by origin, each origin's in ascending event order. */
+  all(): Req[] {
+    const out: Req[] = [];
+    for (const origin of [...this.byOrigin.keys()].sort((a, b) => a - b)) {
+      const o = this.byOrigin.get(origin)!;
+      for (const no of o.nos) out.push(o.reqs.get(no)!);
+    }
+    return out;
+  }
+
+  /**
+   * Per origin, drops held Reqs from the lowest event number on while `drop` is true, stopping at
+   * the first it keeps; returns how many were dropped. Costs what it drops plus one check per
+   * origin, however many Reqs are held behind the first one kept.
+   */
+  dropPrefixes(drop: (req: Req) => boolean): number {
     let removed = 0;
     for (const [origin, o] of this.byOrigin) {
-      const kept: number[] = [];
-      for (const no of o.nos) {
-        const req = o.reqs.get(no)!;
-        if (drop(req)) {
-          o.reqs.delete(no);
-          removed++;
-        } else kept.push(no);
-      }
-      o.nos = kept;
-      if (kept.length === 0) this.byOrigin.delete(origin);
+      let k = 0;
+      while (k < o.nos.length && drop(o.reqs.get(o.nos[k]!)!)) o.reqs.delete(o.nos[k++]!);
+      if (k === 0) continue;
+      removed += k;
+      if (k === o.nos.length) this.byOrigin.delete(origin);
+      else o.nos.splice(0, k);
     }
     this.count -= removed;
     return removed;

@@ -1,7 +1,8 @@
 import { ConditionalDelivery } from '../cab/conditional-delivery.js';
 import type { AcceptorRecord, PaxosMessage } from '../cab/messages.js';
 import { MultiPaxos, type PaxosOptions, type PaxosOutput } from '../cab/multi-paxos.js';
-import type { OpId } from '../core/op-id.js';
+import type { ReplicaCheckpoint } from '../core/checkpoint.js';
+import { opKey, type OpId } from '../core/op-id.js';
 import { Replica, type InvokeRequest, type ReplicaOptions } from '../core/replica.js';
 import type { DurableRecord, ExecutionResult, Output, Req, Response } from '../core/types.js';
 import type { Executor } from '../exec/executor.js';
@@ -16,7 +17,32 @@ export type PeerMessage =
 /** Everything a replica writes to its disk. */
 export type HostRecord =
   | { readonly layer: 'core'; readonly record: DurableRecord }
-  | { readonly layer: 'cab'; readonly record: AcceptorRecord };
+  | { readonly layer: 'cab'; readonly record: AcceptorRecord }
+  /**
+   * Supersedes every record written before it: once it is durable, a driver may drop them (and
+   * should, in the same transaction or right after). Recovery starts from the last checkpoint on
+   * disk and the records after it.
+   */
+  | { readonly layer: 'checkpoint'; readonly record: HostCheckpoint };
+
+/** What a replica needs to recover in place of every record it wrote before (see `checkpoint`). */
+export interface HostCheckpoint {
+  readonly kind: 'checkpoint';
+  /** The core: finalized state, the Reqs of ops not final, its clocks and counters. */
+  readonly core: ReplicaCheckpoint;
+  /** The acceptor's state, compacted (`MultiPaxos.durableState`). */
+  readonly cab: readonly AcceptorRecord[];
+  /**
+   * Reqs gossip still holds for peers that are not among the core's: final here, but not yet known
+   * to every replica, which may still need them (a lagging or restarted one).
+   */
+  readonly held: readonly Req[];
+  /** Per origin, the last strong op delivered here: the delivery stream resumes after it. */
+  readonly delivered: readonly OpId[];
+}
+
+/** Default `checkpointEvery`: finalized ops between two checkpoints. */
+export const DEFAULT_CHECKPOINT_EVERY = 10_000;
 
 /**
  * What the host asks of its driver, in order. A driver must make each record durable before it
@@ -39,6 +65,15 @@ export interface HostOptions {
   readonly executor: Executor;
   /** How long the head of the delivery stream may wait for missing Reqs before they are pulled. */
   readonly pullAfterMs?: number;
+  /**
+   * Take a checkpoint (a `checkpoint` record) once this many more ops are final, and at least as
+   * many as the last checkpoint held keys and Reqs; 0: never. Default DEFAULT_CHECKPOINT_EVERY.
+   * Disk and restart time stay proportional to it and to the state, not to the number of ops
+   * ever run.
+   */
+  readonly checkpointEvery?: number;
+  /** How often gossip drops Reqs that are final here and every peer has. Default: 50 ms. */
+  readonly pruneEveryMs?: number;
 }
 
 /**
@@ -55,8 +90,19 @@ export class ReplicaHost {
   readonly delivery: ConditionalDelivery;
   private readonly executor: Executor;
   private readonly pullAfterMs: number;
+  private readonly checkpointEvery: number;
+  private readonly pruneEveryMs: number;
   private blockedSince: number | null = null;
   private now = 0;
+  private lastPruneAt = Number.NEGATIVE_INFINITY;
+  /** `finalized` of the last checkpoint written (or recovered from). */
+  private checkpointedAt = 0;
+  /** Items (keys, Reqs) in the last checkpoint: the next waits at least as many final ops. */
+  private checkpointItems = 0;
+  /** Per origin, the event number of the last strong op delivered here. */
+  private readonly lastDelivered = new Map<number, number>();
+  /** Counters for status pages and tests. */
+  readonly counters = { checkpoints: 0, pruned: 0 };
 
   /** A fresh replica, or one rebuilt from `recovered` (everything it had made durable). */
   constructor(
@@ -67,6 +113,8 @@ export class ReplicaHost {
     this.id = options.id;
     this.executor = options.executor;
     this.pullAfterMs = options.pullAfterMs ?? 20;
+    this.checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
+    this.pruneEveryMs = options.pruneEveryMs ?? 50;
     const replicaOptions: ReplicaOptions = { ...options.replica, id: options.id };
     const paxosOptions: PaxosOptions = {
       ...options.paxos,
@@ -81,22 +129,53 @@ export class ReplicaHost {
       this.delivery = new ConditionalDelivery();
       return;
     }
-    const core = recovered.records.flatMap((r) => (r.layer === 'core' ? [r.record] : []));
-    const cab = recovered.records.flatMap((r) => (r.layer === 'cab' ? [r.record] : []));
+    // The last checkpoint supersedes everything before it (a driver may not have dropped it yet).
+    let checkpoint: HostCheckpoint | undefined;
+    let tail = recovered.records;
+    recovered.records.forEach((r, i) => {
+      if (r.layer === 'checkpoint') {
+        checkpoint = r.record;
+        tail = recovered.records.slice(i + 1);
+      }
+    });
+    const core = tail.flatMap((r) => (r.layer === 'core' ? [r.record] : []));
+    const cab = [
+      ...(checkpoint?.cab ?? []),
+      ...tail.flatMap((r) => (r.layer === 'cab' ? [r.record] : [])),
+    ];
     // The strong ids this replica delivered are the last id of each of its commit records.
-    const delivered: OpId[] = core.flatMap((r) =>
-      r.kind === 'commit' ? [r.ids[r.ids.length - 1]!] : [],
-    );
+    const delivered: OpId[] = [
+      ...(checkpoint?.delivered ?? []),
+      ...core.flatMap((r) => (r.kind === 'commit' ? [r.ids[r.ids.length - 1]!] : [])),
+    ];
     const truncatedBelow = cab.reduce(
       (m, r) => (r.kind === 'truncate' ? Math.max(m, r.below) : m),
       0,
     );
     this.now = recovered.nowMs;
-    const { replica, outputs } = Replica.recover(replicaOptions, core, recovered.nowMs);
+    const { replica, outputs } = Replica.recover(
+      replicaOptions,
+      core,
+      recovered.nowMs,
+      checkpoint?.core,
+    );
     this.replica = replica;
     this.paxos = new MultiPaxos(paxosOptions, { records: cab });
     this.delivery = new ConditionalDelivery(truncatedBelow, delivered);
-    this.gossip.recover(core.flatMap((r) => (r.kind === 'req' ? [r.req] : [])));
+    for (const id of delivered) this.noteDelivered(id);
+    this.checkpointedAt = checkpoint?.core.finalized ?? 0;
+    this.checkpointItems =
+      checkpoint === undefined
+        ? 0
+        : checkpoint.core.state.length + checkpoint.core.reqs.length + checkpoint.held.length;
+    this.gossip.recover(
+      [
+        ...(checkpoint?.core.reqs ?? []),
+        ...(checkpoint?.held ?? []),
+        ...core.flatMap((r) => (r.kind === 'req' ? [r.req] : [])),
+      ],
+      checkpoint?.core.known,
+    );
     this.applyCore(outputs);
   }
 
@@ -118,6 +197,44 @@ export class ReplicaHost {
     this.paxos.setDeliveredBelow(this.delivery.deliveredBelow());
     this.applyPaxos(this.paxos.tick(nowMs));
     this.pullMissing();
+    if (nowMs - this.lastPruneAt >= this.pruneEveryMs) {
+      this.lastPruneAt = nowMs;
+      this.counters.pruned += this.gossip.prune((id) => this.replica.isFinal(id));
+    }
+    // Here, between inputs, every earlier output has gone to the driver: the checkpoint follows
+    // every record it refers to. A checkpoint costs its size (the state, and the Reqs of ops not
+    // final or still held for a peer that lags), so it waits for at least that many final ops:
+    // the cost per op stays bounded when the state or a lagging peer's backlog is large.
+    if (
+      this.checkpointEvery > 0 &&
+      this.replica.finalizedCount() - this.checkpointedAt >=
+        Math.max(this.checkpointEvery, this.checkpointItems)
+    )
+      this.checkpoint();
+  }
+
+  /**
+   * Writes a checkpoint now: the core's finalized state and the Reqs of what is not final, the
+   * acceptor's compacted state, the Reqs gossip holds for peers, and the delivery position. Call it
+   * only between inputs (as `tick` does).
+   */
+  checkpoint(): void {
+    const core = this.replica.checkpoint();
+    const live = new Set(core.reqs.map((q) => opKey(q.id)));
+    const held = this.gossip.heldReqs().filter((q) => !live.has(opKey(q.id)));
+    const delivered = [...this.lastDelivered].map(([replica, eventNo]) => ({ replica, eventNo }));
+    this.effects.persist({
+      layer: 'checkpoint',
+      record: { kind: 'checkpoint', core, cab: this.paxos.durableState(), held, delivered },
+    });
+    this.checkpointedAt = core.finalized;
+    this.checkpointItems = core.state.length + core.reqs.length + held.length;
+    this.counters.checkpoints++;
+  }
+
+  private noteDelivered(id: OpId): void {
+    if ((this.lastDelivered.get(id.replica) ?? 0) < id.eventNo)
+      this.lastDelivered.set(id.replica, id.eventNo);
   }
 
   /** Runs executions inline, CAB-casts, gossips, and delivers what became deliverable. */
@@ -129,6 +246,7 @@ export class ReplicaHost {
         if (id === null) break;
         this.delivery.markDelivered(id);
         this.paxos.delivered(id);
+        this.noteDelivered(id);
         queue.push(...this.replica.deliverStrong(id));
         if (i === queue.length) continue;
       }

@@ -14,7 +14,9 @@ const USAGE = `creek — run a Creek cluster
 
   creek start --id N --listen host:port --peers 0=ws://h0:p0,1=ws://h1:p1,... --data DIR
               --secret-file F [--app module] [--token-file F] [--admin-token-file F] [--fsync]
-      One replica of a cluster whose replicas run on their own hosts.
+              [--checkpoint-every 10000]
+      One replica of a cluster whose replicas run on their own hosts. Every --checkpoint-every
+      finalized ops it writes a checkpoint and deletes the records before it (0: never).
 `;
 
 async function start(argv: string[]): Promise<void> {
@@ -42,6 +44,7 @@ async function start(argv: string[]): Promise<void> {
           ? null
           : readSecretFile(f['admin-token-file'], 'admin token'),
       fsync: f.fsync,
+      ...(f['checkpoint-every'] === undefined ? {} : { checkpointEvery: f['checkpoint-every'] }),
     },
     log,
   );

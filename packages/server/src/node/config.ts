@@ -49,6 +49,11 @@ export const StartFlagsSchema = z.object({
   'token-file': z.string().optional(),
   'admin-token-file': z.string().optional(),
   fsync: z.boolean().default(false),
+  'checkpoint-every': z.coerce
+    .number({ error: '--checkpoint-every must be a number of ops' })
+    .int('--checkpoint-every must be a whole number')
+    .min(0, '--checkpoint-every must be 0 (never) or more')
+    .optional(),
 });
 export type StartFlags = z.infer<typeof StartFlagsSchema>;
 

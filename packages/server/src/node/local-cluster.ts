@@ -23,6 +23,8 @@ export interface LocalClusterOptions {
   readonly basePort?: number;
   readonly host?: string;
   readonly fsync?: boolean;
+  /** Finalized ops between two checkpoints of each replica (`creek start --checkpoint-every`). */
+  readonly checkpointEvery?: number;
   /** pino level of the replicas' logs; default `warn`. */
   readonly logLevel?: string;
   /** Where the replicas' stdout and stderr go; default: stderr is inherited, stdout dropped. */
@@ -135,6 +137,8 @@ export class LocalCluster {
     ];
     if (this.options.app !== undefined) args.push('--app', resolve(this.options.app));
     if (this.options.fsync === true) args.push('--fsync');
+    if (this.options.checkpointEvery !== undefined)
+      args.push('--checkpoint-every', String(this.options.checkpointEvery));
     const out = this.options.stdio ?? 'ignore';
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', out, 'inherit'],

@@ -31,6 +31,8 @@ export interface ReplicaServerConfig {
   readonly fsync: boolean;
   readonly tickMs?: number;
   readonly noopIntervalMs?: number;
+  /** Finalized ops between two checkpoints (older records are then deleted); 0: never. */
+  readonly checkpointEvery?: number;
 }
 
 /**
@@ -102,6 +104,7 @@ export class ReplicaServer {
       // made a loaded machine run needless elections.
       paxos: { heartbeatMs: 25, electionTimeoutMs: 250, retransmitMs: 50 },
       executor: new InlineExecutor(c.app),
+      ...(c.checkpointEvery === undefined ? {} : { checkpointEvery: c.checkpointEvery }),
     };
     this.call(() => {
       this.host =
@@ -280,6 +283,20 @@ export class ReplicaServer {
         versions: s.versions,
       },
       storage: this.storage.stats(),
+      // Resident set size of this process, in bytes.
+      rss: process.memoryUsage.rss(),
+      // What the replica holds that would grow with the op count if nothing bounded it.
+      memory: {
+        heapUsed: process.memoryUsage().heapUsed,
+        finalized: s.finalized,
+        keys: s.keys,
+        gossipHeld: this.host.gossip.stats().heldReqs,
+        paxosAccepted: p.acceptedHeld,
+        paxosDecided: p.decidedHeld,
+        deliveryBacklog: this.host.delivery.backlog(),
+        checkpoints: this.host.counters.checkpoints,
+        pruned: this.host.counters.pruned,
+      },
       network: this.mesh.counters,
       clients: this.clients.counters,
     };

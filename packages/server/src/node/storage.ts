@@ -16,12 +16,13 @@
  *
  *   meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)
  *     'format'     'creek'
- *     'version'    the format version, currently '1'
+ *     'version'    the format version, currently '2' (a version-1 directory, which has no
+ *                  checkpoint table, is upgraded in place when opened)
  *     'replica_id' the id of the replica that owns the directory, in decimal
  *
  *   records(seq INTEGER PRIMARY KEY AUTOINCREMENT, layer TEXT, kind TEXT, body TEXT)
- *     One row per HostRecord, `seq` increasing in write order (AUTOINCREMENT: never reused, even
- *     if a future compaction deletes rows).
+ *     One row per HostRecord written since the last checkpoint, `seq` increasing in write order
+ *     (AUTOINCREMENT: never reused, though rows a checkpoint superseded are deleted).
  *     layer  'core' | 'cab'
  *     kind   'req' | 'commit' (core), 'promise' | 'accept' | 'truncate' (cab)
  *     body   JSON of the record's other fields:
@@ -33,6 +34,18 @@
  *              accept    {"instance","ballot","value":[{"id":{"replica","eventNo"},"prevStrong"},...]}
  *              truncate  {"below"}
  *
+ *   checkpoint(id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER, body TEXT)
+ *     At most one row: the last checkpoint (HostCheckpoint). It supersedes every record written
+ *     before it; the transaction that writes it deletes those rows from `records`, so the disk
+ *     holds one checkpoint plus the records after it, not every record ever written.
+ *     seq    the highest records.seq it superseded
+ *     body   {"core":{"finalized","state":[[key,value],...],"reqs":[req,...],"committedLive",
+ *                     "known","hlc","eventNo","lastStrongEventNo","finalizedOwnStrong"},
+ *             "cab":[{"kind",...the cab record's body}, ...],
+ *             "held":[req,...],
+ *             "delivered":[{"replica","eventNo"},...]}
+ *            where each req is written as in a req record, and known as a causalCtx
+ *
  * Durability: each `append` is one transaction. With the default synchronous=NORMAL a committed
  * append survives a crash or kill -9 of the process (the WAL is written before commit returns) but
  * not necessarily a power loss; `fsync: true` selects synchronous=FULL, which syncs the WAL on every
@@ -43,10 +56,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { AcceptorRecord, CastId } from '../cab/messages.js';
 import { DottedVersionVector } from '../core/dvv.js';
-import { toFrozenJson } from '../core/json.js';
+import type { ReplicaCheckpoint } from '../core/checkpoint.js';
+import { toFrozenJson, type JsonValue } from '../core/json.js';
 import type { OpId } from '../core/op-id.js';
 import type { DurableRecord, Req, SessionStamp } from '../core/types.js';
-import type { HostRecord } from '../host/replica-host.js';
+import type { HostCheckpoint, HostRecord } from '../host/replica-host.js';
 
 export interface StorageOptions {
   /** The replica that owns the directory; opening it as another replica is an error. */
@@ -56,27 +70,35 @@ export interface StorageOptions {
 }
 
 export interface StorageStats {
-  /** Records in the log. */
+  /** Records in the log (those after the checkpoint). */
   readonly records: number;
+  /** Bytes of the stored checkpoint's body; 0 when there is none. */
+  readonly checkpointBytes: number;
   /** Bytes the database files (creek.db and its WAL) take on disk. */
   readonly bytes: number;
 }
 
 /** The file name inside the data directory. */
 export const DB_FILE = 'creek.db';
-/** The on-disk format this code writes and reads. */
-export const FORMAT_VERSION = 1;
+/** The on-disk format this code writes and reads (and the older one it upgrades). */
+export const FORMAT_VERSION = 2;
 /** SQLite header `application_id`: "CREK". */
 const APPLICATION_ID = 0x4352454b;
 
 type Row = [seq: number, layer: string, kind: string, body: string];
+const SUPERSEDED_SEQ =
+  "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'records'), 0)";
 
 export class SqliteStorage {
   private readonly insert: Database.Statement<[string, string, string]>;
   private readonly selectAll: Database.Statement<[], Row>;
+  private readonly deleteRecords: Database.Statement<[]>;
+  private readonly putCheckpoint: Database.Statement<[string]>;
+  private readonly selectCheckpoint: Database.Statement<[], string>;
   private readonly appendAll: (records: readonly HostRecord[]) => void;
   /** Null until `stats` first counts; then kept up to date by `append`. */
   private count: number | null = null;
+  private checkpointBytes: number | null = null;
 
   private constructor(
     private readonly db: Database.Database,
@@ -88,12 +110,36 @@ export class SqliteStorage {
     this.selectAll = db
       .prepare<[], Row>('SELECT seq, layer, kind, body FROM records ORDER BY seq')
       .raw();
+    this.deleteRecords = db.prepare('DELETE FROM records');
+    this.putCheckpoint = db.prepare(
+      `INSERT OR REPLACE INTO checkpoint (id, seq, body) VALUES (1, (${SUPERSEDED_SEQ}), ?)`,
+    );
+    this.selectCheckpoint = db.prepare<[], string>('SELECT body FROM checkpoint').pluck();
     // Records are encoded inside the transaction, so a record that cannot be encoded aborts the
     // whole batch after earlier ones were inserted: better-sqlite3 rolls the transaction back.
+    // A checkpoint deletes every row before it in the same transaction; records of the batch that
+    // come before the batch's last checkpoint are superseded already and not written at all.
     this.appendAll = db.transaction((records: readonly HostRecord[]) => {
-      for (const r of records) {
+      let from = 0;
+      for (let i = records.length - 1; i >= 0; i--) {
+        if (records[i]!.layer === 'checkpoint') {
+          from = i;
+          break;
+        }
+      }
+      for (let i = from; i < records.length; i++) {
+        const r = records[i]!;
+        if (r.layer === 'checkpoint') {
+          const body = JSON.stringify(encodeCheckpoint(r.record));
+          this.deleteRecords.run();
+          this.putCheckpoint.run(body);
+          this.count = 0;
+          this.checkpointBytes = Buffer.byteLength(body);
+          continue;
+        }
         const [layer, kind, body] = encode(r);
         this.insert.run(layer, kind, body);
+        if (this.count !== null) this.count++;
       }
     });
   }
@@ -122,8 +168,10 @@ export class SqliteStorage {
         db.pragma('fullfsync = ON');
         db.pragma('checkpoint_fullfsync = ON');
       }
+      // Bounds the WAL file: SQLite truncates it to this size after checkpointing it.
+      db.pragma(`journal_size_limit = ${8 << 20}`);
       if (state === 'fresh') initialize(db, replicaId);
-      else checkMeta(db, file, dir, replicaId);
+      else if (checkMeta(db, file, dir, replicaId) === 1) upgradeFrom1(db);
       return new SqliteStorage(db, dir, replicaId);
     } catch (e) {
       db.close();
@@ -138,14 +186,36 @@ export class SqliteStorage {
   append(records: readonly HostRecord[]): void {
     this.checkOpen();
     if (records.length === 0) return;
-    this.appendAll(records);
-    if (this.count !== null) this.count += records.length;
+    const count = this.count;
+    const checkpointBytes = this.checkpointBytes;
+    try {
+      this.appendAll(records);
+    } catch (e) {
+      // Rolled back: so are the counts.
+      this.count = count;
+      this.checkpointBytes = checkpointBytes;
+      throw e;
+    }
   }
 
-  /** Every record, in write order, decoded to the shapes the host wrote. */
+  /**
+   * What recovery needs, decoded to the shapes the host wrote: the last checkpoint (if any), then
+   * every record after it, in write order.
+   */
   load(): HostRecord[] {
     this.checkOpen();
     const out: HostRecord[] = [];
+    const checkpoint = this.selectCheckpoint.get();
+    if (checkpoint !== undefined) {
+      try {
+        out.push({ layer: 'checkpoint', record: decodeCheckpoint(JSON.parse(checkpoint)) });
+      } catch (e) {
+        throw new Error(
+          `${path.join(this.dir, DB_FILE)}: the checkpoint is corrupt: ${message(e)}`,
+          { cause: e },
+        );
+      }
+    }
     for (const [seq, layer, kind, body] of this.selectAll.iterate()) {
       try {
         out.push(decode(layer, kind, body));
@@ -162,6 +232,10 @@ export class SqliteStorage {
   stats(): StorageStats {
     this.checkOpen();
     this.count ??= this.db.prepare('SELECT count(*) FROM records').pluck().get() as number;
+    this.checkpointBytes ??= this.db
+      .prepare('SELECT COALESCE(SUM(length(CAST(body AS BLOB))), 0) FROM checkpoint')
+      .pluck()
+      .get() as number;
     const file = path.join(this.dir, DB_FILE);
     let bytes = 0;
     for (const f of [file, `${file}-wal`, `${file}-shm`]) {
@@ -171,7 +245,7 @@ export class SqliteStorage {
         // Absent (no WAL yet, or no shm in exclusive mode).
       }
     }
-    return { records: this.count, bytes };
+    return { records: this.count, checkpointBytes: this.checkpointBytes, bytes };
   }
 
   /** Checkpoints the WAL into creek.db and releases the directory. Idempotent. */
@@ -230,6 +304,7 @@ function initialize(db: Database.Database, replicaId: number): void {
         kind TEXT NOT NULL,
         body TEXT NOT NULL
       );
+      ${CHECKPOINT_TABLE}
     `);
     const put = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
     put.run('format', 'creek');
@@ -239,7 +314,23 @@ function initialize(db: Database.Database, replicaId: number): void {
   })();
 }
 
-function checkMeta(db: Database.Database, file: string, dir: string, replicaId: number): void {
+const CHECKPOINT_TABLE = `
+  CREATE TABLE checkpoint (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL
+  );`;
+
+/** Version 1 had no checkpoints: its records are a version-2 log with no checkpoint yet. */
+function upgradeFrom1(db: Database.Database): void {
+  db.transaction(() => {
+    db.exec(CHECKPOINT_TABLE);
+    db.prepare("UPDATE meta SET value = ? WHERE key = 'version'").run(String(FORMAT_VERSION));
+  })();
+}
+
+/** Checks the directory's meta; returns its format version (this one, or 1 to upgrade). */
+function checkMeta(db: Database.Database, file: string, dir: string, replicaId: number): number {
   let rows: { key: string; value: string }[];
   try {
     rows = db.prepare('SELECT key, value FROM meta').all() as { key: string; value: string }[];
@@ -252,15 +343,16 @@ function checkMeta(db: Database.Database, file: string, dir: string, replicaId: 
   if (meta.get('format') !== 'creek')
     throw new Error(`${file} is not a Creek database (meta has no format 'creek')`);
   const version = meta.get('version');
-  if (version !== String(FORMAT_VERSION))
+  if (version !== String(FORMAT_VERSION) && version !== '1')
     throw new Error(
-      `${file} has storage format version ${version ?? '(none)'}; this build reads version ${FORMAT_VERSION}`,
+      `${file} has storage format version ${version ?? '(none)'}; this build reads versions 1 and ${FORMAT_VERSION}`,
     );
   const owner = meta.get('replica_id');
   if (owner !== String(replicaId))
     throw new Error(
       `data directory ${dir} belongs to replica ${owner ?? '(unknown)'}, not replica ${replicaId}`,
     );
+  return Number(version);
 }
 
 // ---- encoding ----
@@ -329,6 +421,32 @@ function encodeCab(r: AcceptorRecord): object {
   }
 }
 
+function encodeCheckpoint(c: HostCheckpoint): object {
+  const k = c.core;
+  const req = (q: Req) => (encodeCore({ kind: 'req', req: q }) as { req: object }).req;
+  if (!(k.known instanceof DottedVersionVector))
+    throw new TypeError('checkpoint.core.known is not a DottedVersionVector');
+  return {
+    core: {
+      finalized: num(k.finalized, 'checkpoint.core.finalized'),
+      state: k.state.map(([key, value]) => [
+        str(key, 'checkpoint.core.state key'),
+        toFrozenJson(value, `checkpoint.core.state['${key}']`),
+      ]),
+      reqs: k.reqs.map(req),
+      committedLive: num(k.committedLive, 'checkpoint.core.committedLive'),
+      known: k.known.toJSON(),
+      hlc: num(k.hlc, 'checkpoint.core.hlc'),
+      eventNo: num(k.eventNo, 'checkpoint.core.eventNo'),
+      lastStrongEventNo: num(k.lastStrongEventNo, 'checkpoint.core.lastStrongEventNo'),
+      finalizedOwnStrong: num(k.finalizedOwnStrong, 'checkpoint.core.finalizedOwnStrong'),
+    },
+    cab: c.cab.map((r) => ({ kind: r.kind, ...encodeCab(r) })),
+    held: c.held.map(req),
+    delivered: c.delivered.map((id, i) => opId(id, `checkpoint.delivered[${i}]`)),
+  };
+}
+
 /** JSON.stringify would write NaN and Infinity as null: refuse them instead of corrupting. */
 function num(v: unknown, at: string): number {
   if (typeof v !== 'number' || !Number.isFinite(v))
@@ -357,7 +475,10 @@ function opId(v: unknown, at: string): OpId {
 type Obj = Record<string, unknown>;
 
 function decode(layer: string, kind: string, body: string): HostRecord {
-  const b = obj(JSON.parse(body) as unknown, 'body');
+  return decodeBody(layer, kind, obj(JSON.parse(body) as unknown, 'body'));
+}
+
+function decodeBody(layer: string, kind: string, b: Obj): HostRecord {
   if (layer === 'core') {
     if (kind === 'req') return { layer, record: { kind, req: decodeReq(obj(b.req, 'req')) } };
     if (kind === 'commit')
@@ -388,6 +509,38 @@ function decode(layer: string, kind: string, body: string): HostRecord {
   throw new Error(`unknown record type ${layer}/${kind}`);
 }
 
+function decodeCheckpoint(v: unknown): HostCheckpoint {
+  const b = obj(v, 'checkpoint');
+  const k = obj(b.core, 'core');
+  const core: ReplicaCheckpoint = {
+    finalized: num(k.finalized, 'core.finalized'),
+    state: arr(k.state, 'core.state').map((e, i): [string, JsonValue] => {
+      const [key, value] = arr(e, `core.state[${i}]`);
+      return [str(key, `core.state[${i}][0]`), toFrozenJson(value, `core.state[${i}][1]`)];
+    }),
+    reqs: arr(k.reqs, 'core.reqs').map((q, i) => decodeReq(obj(q, `core.reqs[${i}]`))),
+    committedLive: num(k.committedLive, 'core.committedLive'),
+    known: DottedVersionVector.fromJSON(dvvJson(k.known, 'core.known')),
+    hlc: num(k.hlc, 'core.hlc'),
+    eventNo: num(k.eventNo, 'core.eventNo'),
+    lastStrongEventNo: num(k.lastStrongEventNo, 'core.lastStrongEventNo'),
+    finalizedOwnStrong: num(k.finalizedOwnStrong, 'core.finalizedOwnStrong'),
+  };
+  const cab = arr(b.cab, 'cab').map((e, i): AcceptorRecord => {
+    const { kind, ...rest } = obj(e, `cab[${i}]`);
+    const r = decodeBody('cab', str(kind, `cab[${i}].kind`), rest);
+    if (r.layer !== 'cab') throw new Error(`cab[${i}] is not an acceptor record`);
+    return r.record;
+  });
+  return {
+    kind: 'checkpoint',
+    core,
+    cab,
+    held: arr(b.held, 'held').map((q, i) => decodeReq(obj(q, `held[${i}]`))),
+    delivered: arr(b.delivered, 'delivered').map((id, i) => opId(id, `delivered[${i}]`)),
+  };
+}
+
 function decodeReq(q: Obj): Req {
   const ctx = q.causalCtx;
   return {
@@ -410,10 +563,10 @@ function decodeSession(s: Obj): SessionStamp {
 }
 
 /** `{ [replica]: [base, ...dots] }`, as DottedVersionVector#toJSON writes it. */
-function dvvJson(v: unknown): Record<string, number[]> {
-  const o = obj(v, 'req.causalCtx');
+function dvvJson(v: unknown, name = 'req.causalCtx'): Record<string, number[]> {
+  const o = obj(v, name);
   for (const [replica, e] of Object.entries(o)) {
-    const at = `req.causalCtx[${replica}]`;
+    const at = `${name}[${replica}]`;
     arr(e, at).forEach((n, i) => num(n, `${at}[${i}]`));
   }
   return o as Record<string, number[]>;

@@ -1,10 +1,11 @@
 import type { App } from '../core/app.js';
-import { opKey } from '../core/op-id.js';
+import { opKey, type OpId } from '../core/op-id.js';
 import type { ReplicaOptions } from '../core/replica.js';
 import type { Response, SessionStamp } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import {
   ReplicaHost,
+  type HostCheckpoint,
   type HostOptions,
   type HostRecord,
   type PeerMessage,
@@ -54,6 +55,8 @@ export interface SimParameters {
   readonly skewMs: number[];
   readonly noopIntervalMs: number;
   readonly diskLatencyMs: number;
+  /** Finalized ops between two checkpoints, after which a replica's disk drops older records. */
+  readonly checkpointEvery: number;
 }
 
 export interface SimResult {
@@ -66,6 +69,10 @@ export interface SimResult {
 }
 
 export interface SimStats {
+  /** Checkpoints written, records the disks dropped behind them, and restarts from a checkpoint. */
+  checkpoints: number;
+  truncatedRecords: number;
+  restartsFromCheckpoint: number;
   /** Ops submitted again at another replica (failover), and how many of those ops had two or more submissions committed (deduplicated). */
   resubmissions: number;
   duplicatesCommitted: number;
@@ -111,13 +118,18 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const faults = config.faults ?? 'all';
   const workloadMs = config.workloadMs ?? 1500;
   const settleMs = config.settleMs ?? 20_000;
-  const params = drawParameters(prng.fork(), n, faults);
+  const drawn = drawParameters(prng.fork(), n, faults);
   const netPrng = prng.fork();
   const clientPrng = prng.fork();
   const faultPrng = prng.fork();
   const diskPrng = prng.fork();
   // Drawn last, so that adding sessions left every other stream of a seed as it was.
   const retryPrng = prng.fork();
+  // Drawn after every other stream, so that checkpoints left each seed's other draws as they were.
+  const params: SimParameters = {
+    ...drawn,
+    checkpointEvery: prng.fork().pick(CHECKPOINT_EVERY),
+  };
   const sessions = new ClientSessions();
   const ids = Array.from({ length: n }, (_, i) => i);
 
@@ -147,6 +159,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     replicas: ids,
     replica: replicaOptions,
     executor,
+    checkpointEvery: params.checkpointEvery,
   });
 
   const record: RunRecord = {
@@ -163,12 +176,15 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   let partitions = 0;
   let crashes = 0;
   let resubmissions = 0;
+  let checkpoints = 0;
+  let restartsFromCheckpoint = 0;
 
   /** The driver side of a host: disk writes, messages and responses, in the order the host made them. */
   function effects(p: SimProcess) {
     return {
       persist(rec: HostRecord): void {
-        p.disk.write(now, diskPrng.float(0, params.diskLatencyMs), rec);
+        p.disk.write(now, diskPrng.float(0, params.diskLatencyMs), rec, rec.layer === 'checkpoint');
+        if (rec.layer === 'checkpoint') checkpoints++;
         if (rec.layer !== 'core') return;
         if (rec.record.kind === 'commit') record.commits[p.id]!.push([...rec.record.ids]);
         else record.reqs.set(opKey(rec.record.req.id), rec.record.req);
@@ -227,23 +243,25 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     h.up = false;
     h.incarnation++;
     h.disk.crash(now);
+    // What survives is what the disk holds: the last durable checkpoint and the records after it.
+    const { checkpoint, tail } = lastCheckpoint(h.disk.read());
     // Ops whose Req write the crash lost were never sent anywhere: they do not exist (and their
-    // ids will be reused).
+    // ids will be reused). A durable checkpoint covers every op its replica had issued.
     const survived = new Set(
-      h.disk
-        .read()
-        .flatMap((r) =>
-          r.layer === 'core' && r.record.kind === 'req' ? [opKey(r.record.req.id)] : [],
-        ),
+      tail.flatMap((r) =>
+        r.layer === 'core' && r.record.kind === 'req' ? [opKey(r.record.req.id)] : [],
+      ),
     );
+    const issuedBefore = checkpoint?.core.eventNo ?? 0;
     for (const [key, req] of record.reqs)
-      if (req.id.replica === h.id && !survived.has(key)) record.reqs.delete(key);
-    // What survives is what the disk holds.
-    record.commits[h.id] = h.disk
-      .read()
-      .flatMap((r) =>
-        r.layer === 'core' && r.record.kind === 'commit' ? [[...r.record.ids]] : [],
-      );
+      if (req.id.replica === h.id && req.id.eventNo > issuedBefore && !survived.has(key))
+        record.reqs.delete(key);
+    // The commit records that survived: those the checkpoint counts, then those after it.
+    let committed =
+      checkpoint === undefined ? 0 : checkpoint.core.finalized + checkpoint.core.committedLive;
+    for (const r of tail)
+      if (r.layer === 'core' && r.record.kind === 'commit') committed += r.record.ids.length;
+    record.commits[h.id] = commitPrefix(record.commits[h.id]!, committed, h.id);
     for (const inv of record.invocations) {
       if (inv.replica === h.id && !complete(inv)) {
         inv.abandoned = true;
@@ -259,10 +277,9 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   function restart(p: SimProcess): void {
     if (p.up) return;
     p.up = true;
-    p.host = new ReplicaHost(hostOptions(p.id), effects(p), {
-      records: p.disk.read(),
-      nowMs: physical(p.id),
-    });
+    const records = p.disk.read();
+    if (records.some((r) => r.layer === 'checkpoint')) restartsFromCheckpoint++;
+    p.host = new ReplicaHost(hostOptions(p.id), effects(p), { records, nowMs: physical(p.id) });
   }
 
   // Ticks.
@@ -431,6 +448,9 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     committedSubmissions.set(key, (committedSubmissions.get(key) ?? 0) + 1);
   }
   const stats: SimStats = {
+    checkpoints,
+    truncatedRecords: procs.reduce((t, p) => t + p.disk.truncated, 0),
+    restartsFromCheckpoint,
     resubmissions,
     duplicatesCommitted: [...committedSubmissions.values()].filter((c) => c > 1).length,
     ops: record.invocations.length,
@@ -523,7 +543,11 @@ function scheduleFaults(
   });
 }
 
-function drawParameters(prng: Prng, n: number, faults: FaultMode): SimParameters {
+function drawParameters(
+  prng: Prng,
+  n: number,
+  faults: FaultMode,
+): Omit<SimParameters, 'checkpointEvery'> {
   const maxDelay = prng.pick([1, 5, 20, 50]);
   const benign = faults === 'none';
   return {
@@ -547,6 +571,32 @@ function drawParameters(prng: Prng, n: number, faults: FaultMode): SimParameters
     noopIntervalMs: prng.pick([20, 60, 150]),
     diskLatencyMs: prng.pick([0.1, 1, 5]),
   };
+}
+
+const CHECKPOINT_EVERY = [3, 10, 30, 100] as const;
+
+/** The last checkpoint among a disk's records, and the records after it. */
+function lastCheckpoint(records: HostRecord[]): {
+  checkpoint: HostCheckpoint | undefined;
+  tail: HostRecord[];
+} {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const r = records[i]!;
+    if (r.layer === 'checkpoint') return { checkpoint: r.record, tail: records.slice(i + 1) };
+  }
+  return { checkpoint: undefined, tail: records };
+}
+
+/** The first commit records of `groups` that hold `count` ids in all (a crash keeps a prefix). */
+function commitPrefix(groups: OpId[][], count: number, replica: number): OpId[][] {
+  let total = 0;
+  let g = 0;
+  while (g < groups.length && total < count) total += groups[g++]!.length;
+  if (total !== count)
+    throw new Error(
+      `replica ${replica}: its disk holds ${count} committed ops, not a prefix of the ${groups.flat().length} it wrote`,
+    );
+  return groups.slice(0, g);
 }
 
 /** Two non-empty groups, at random. */

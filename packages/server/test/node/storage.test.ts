@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DottedVersionVector } from '../../src/core/dvv.js';
 import { toFrozenJson, type JsonValue } from '../../src/core/json.js';
 import type { Req } from '../../src/core/types.js';
-import type { HostRecord } from '../../src/host/replica-host.js';
+import type { HostCheckpoint, HostRecord } from '../../src/host/replica-host.js';
 import { DB_FILE, SqliteStorage } from '../../src/node/storage.js';
 import { writerRecord } from './storage-writer.js';
 
@@ -100,6 +100,53 @@ const everyKind: HostRecord[] = [
   { layer: 'core', record: { kind: 'req', req: { ...weakReq, args: null } } },
 ];
 
+function checkpointRecord(finalized: number): HostRecord {
+  const record: HostCheckpoint = {
+    kind: 'checkpoint',
+    core: {
+      finalized,
+      state: [
+        ['a', toFrozenJson({ n: finalized, list: [1, 'two', null] })],
+        ['b', toFrozenJson('text')],
+      ],
+      reqs: [weakReq, strongReq],
+      committedLive: 1,
+      known: dvv([
+        [0, 1],
+        [1, 1],
+        [1, 2],
+        [1, 7],
+        [2, 9],
+      ]),
+      hlc: 1_700_000_000_200_000,
+      eventNo: 2,
+      lastStrongEventNo: 2,
+      finalizedOwnStrong: 1,
+    },
+    cab: [
+      { kind: 'promise', ballot: 769 },
+      { kind: 'truncate', below: 4 },
+      { kind: 'accept', instance: 5, ballot: 769, value: [{ id: strongReq.id, prevStrong: 0 }] },
+      { kind: 'accept', instance: 6, ballot: 769, value: [] },
+    ],
+    held: [{ ...weakReq, id: { replica: 2, eventNo: 1 } }],
+    delivered: [
+      { replica: 0, eventNo: 4 },
+      { replica: 2, eventNo: 3 },
+    ],
+  };
+  return { layer: 'checkpoint', record };
+}
+
+function rowCount(dir: string): number {
+  const db = new Database(path.join(dir, DB_FILE), { readonly: true });
+  try {
+    return db.prepare('SELECT count(*) FROM records').pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
 function reqs(records: HostRecord[]): Req[] {
   return records.flatMap((r) =>
     r.layer === 'core' && r.record.kind === 'req' ? [r.record.req] : [],
@@ -182,7 +229,7 @@ describe('SqliteStorage', () => {
           .all()
           .map((r) => r as [string, string]),
       );
-      expect(meta).toEqual({ format: 'creek', version: '1', replica_id: '4' });
+      expect(meta).toEqual({ format: 'creek', version: '2', replica_id: '4' });
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       const rows = db.prepare('SELECT layer, kind FROM records ORDER BY seq').all();
       expect(rows).toEqual(everyKind.map((r) => ({ layer: r.layer, kind: r.record.kind })));
@@ -291,6 +338,119 @@ describe('SqliteStorage', () => {
     db.prepare('UPDATE records SET body = \'{"ballot":"x"}\' WHERE kind = \'promise\'').run();
     db.close();
     expect(() => open(dir).load()).toThrow(/record 4 \(cab\/promise\) is corrupt/);
+  });
+
+  it('a checkpoint deletes every record before it, in its transaction; load returns it first', () => {
+    const dir = path.join(tmp, 'data');
+    const s = open(dir);
+    s.append(everyKind);
+    const first = checkpointRecord(10);
+    const after = [writerRecord(0), writerRecord(1)];
+    s.append([writerRecord(7), first, ...after]);
+    expect(s.load()).toEqual([first, ...after]);
+    expect(s.stats().records).toBe(2);
+    expect(s.stats().checkpointBytes).toBeGreaterThan(100);
+
+    // The last checkpoint of a batch wins; what a batch writes before it is not even written.
+    const second = checkpointRecord(20);
+    s.append([writerRecord(2), second, writerRecord(3), checkpointRecord(30), writerRecord(4)]);
+    expect(s.load()).toEqual([checkpointRecord(30), writerRecord(4)]);
+    s.close();
+    expect(rowCount(dir)).toBe(1);
+
+    // Across a reopen, with every field of the checkpoint as it was written.
+    const again = open(dir);
+    const [loaded] = again.load();
+    expect(loaded).toEqual(checkpointRecord(30));
+    const core = (loaded as Extract<HostRecord, { layer: 'checkpoint' }>).record.core;
+    expect(core.known).toBeInstanceOf(DottedVersionVector);
+    expect(core.known.has({ replica: 1, eventNo: 7 })).toBe(true);
+    expect(core.known.has({ replica: 1, eventNo: 3 })).toBe(false);
+    expect(core.reqs[1]!.causalCtx).toBeInstanceOf(DottedVersionVector);
+    expect(isDeepFrozen(core.state[0]![1])).toBe(true);
+    expect(again.stats().records).toBe(1);
+  });
+
+  it('a batch that fails after its checkpoint deletes nothing', () => {
+    const s = open();
+    s.append(everyKind);
+    const bad: HostRecord = { layer: 'cab', record: { kind: 'promise', ballot: NaN } };
+    expect(() => s.append([checkpointRecord(1), writerRecord(0), bad])).toThrow(/ballot/);
+    expect(s.load()).toEqual(everyKind);
+    expect(s.stats().records).toBe(everyKind.length);
+    expect(s.stats().checkpointBytes).toBe(0);
+    // A checkpoint that cannot be encoded is refused too.
+    const broken = checkpointRecord(2) as Extract<HostRecord, { layer: 'checkpoint' }>;
+    const nanState: HostRecord = {
+      layer: 'checkpoint',
+      record: { ...broken.record, core: { ...broken.record.core, hlc: Infinity } },
+    };
+    expect(() => s.append([nanState])).toThrow(/hlc/);
+    expect(s.load()).toEqual(everyKind);
+  });
+
+  it('keeps the disk bounded when checkpoints come regularly', () => {
+    const dir = path.join(tmp, 'data');
+    const withCheckpoints = open(dir);
+    let n = 0;
+    for (let round = 0; round < 40; round++) {
+      withCheckpoints.append(Array.from({ length: 1000 }, () => writerRecord(n++)));
+      withCheckpoints.append([checkpointRecord(n)]);
+    }
+    const bounded = fs.statSync(path.join(dir, DB_FILE)).size;
+    expect(withCheckpoints.stats().records).toBe(0);
+    // 40,000 records of about 150 bytes were written; the database keeps one checkpoint (the WAL,
+    // which SQLite recycles, is bounded by its own limit).
+    expect(bounded).toBeLessThan(512 * 1024);
+    expect(withCheckpoints.stats().bytes).toBeLessThan(9 * 1024 * 1024);
+
+    const other = path.join(tmp, 'without');
+    const without = open(other);
+    for (let k = 0; k < 40_000; k += 1000)
+      without.append(Array.from({ length: 1000 }, (_, i) => writerRecord(k + i)));
+    expect(fs.statSync(path.join(other, DB_FILE)).size).toBeGreaterThan(4 * bounded);
+  });
+
+  it('upgrades a version-1 directory in place, keeping its records', () => {
+    const dir = path.join(tmp, 'data');
+    open(dir).append(everyKind);
+    opened.pop()!.close();
+    // Make it what version 1 wrote: no checkpoint table.
+    const db = new Database(path.join(dir, DB_FILE));
+    db.exec("DROP TABLE checkpoint; UPDATE meta SET value = '1' WHERE key = 'version'");
+    db.close();
+
+    const s = open(dir);
+    expect(s.load()).toEqual(everyKind);
+    s.append([checkpointRecord(5), writerRecord(0)]);
+    expect(s.load()).toEqual([checkpointRecord(5), writerRecord(0)]);
+    s.close();
+    const check = new Database(path.join(dir, DB_FILE), { readonly: true });
+    try {
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe('2');
+    } finally {
+      check.close();
+    }
+  });
+
+  it('refuses a format version it does not know', () => {
+    const dir = path.join(tmp, 'data');
+    open(dir).close();
+    const db = new Database(path.join(dir, DB_FILE));
+    db.exec("UPDATE meta SET value = '3' WHERE key = 'version'");
+    db.close();
+    expect(() => open(dir)).toThrow(/format version 3; this build reads versions 1 and 2/);
+  });
+
+  it('reports a corrupt checkpoint', () => {
+    const dir = path.join(tmp, 'data');
+    const s = open(dir);
+    s.append([checkpointRecord(1)]);
+    s.close();
+    const db = new Database(path.join(dir, DB_FILE));
+    db.prepare(`UPDATE checkpoint SET body = '{"core":{"finalized":"x"}}'`).run();
+    db.close();
+    expect(() => open(dir).load()).toThrow(/the checkpoint is corrupt: core.finalized/);
   });
 
   it('keeps every batch reported appended when the writer is killed with SIGKILL', async () => {

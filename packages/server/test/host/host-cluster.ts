@@ -1,0 +1,171 @@
+/**
+ * A small deterministic cluster of ReplicaHosts for tests of checkpoints, truncation and gossip
+ * pruning: time moves in steps of `STEP_MS`; a message is delivered one to three steps after it is
+ * sent unless a partition drops it; disk writes are durable at once. Each replica's disk drops the
+ * records a checkpoint supersedes, as the SQLite storage does; `log` keeps every record anyway, so
+ * a test can compare recovery from a checkpoint with recovery from everything.
+ */
+import { defineApp } from '../../src/core/define-app.js';
+import type { Response } from '../../src/core/types.js';
+import { InlineExecutor } from '../../src/exec/inline-executor.js';
+import {
+  ReplicaHost,
+  type HostOptions,
+  type HostRecord,
+  type PeerMessage,
+} from '../../src/host/replica-host.js';
+import { Prng } from '../../src/sim/prng.js';
+
+export const app = defineApp({});
+export const STEP_MS = 5;
+const EPOCH_MS = 1_700_000_000_000;
+
+interface Node {
+  host: ReplicaHost | null;
+  /** What a restart reads: the last checkpoint and the records after it. */
+  disk: HostRecord[];
+  /** Every record ever written, checkpoints included. */
+  readonly log: HostRecord[];
+}
+
+interface InFlight {
+  readonly at: number;
+  readonly from: number;
+  readonly to: number;
+  readonly msg: PeerMessage;
+}
+
+export class HostCluster {
+  readonly nodes: Node[] = [];
+  readonly responses: Response[][] = [];
+  now = 0;
+  private queue: InFlight[] = [];
+  /** Replica ids cut off from every other replica. */
+  readonly isolated = new Set<number>();
+  private readonly prng: Prng;
+  private tag = 1;
+
+  constructor(
+    readonly n: number,
+    seed: number,
+    private readonly options: Partial<HostOptions> = {},
+  ) {
+    this.prng = new Prng(seed);
+    for (let i = 0; i < n; i++) {
+      const node: Node = { host: null, disk: [], log: [] };
+      this.nodes.push(node);
+      this.responses.push([]);
+      node.host = new ReplicaHost(this.hostOptions(i), this.effects(i));
+    }
+  }
+
+  hostOptions(id: number): HostOptions {
+    return {
+      id,
+      replicas: Array.from({ length: this.n }, (_, i) => i),
+      replica: { app, noopIntervalMs: 50 },
+      executor: new InlineExecutor(app),
+      ...this.options,
+    };
+  }
+
+  host(i: number): ReplicaHost {
+    const h = this.nodes[i]!.host;
+    if (h === null) throw new Error(`replica ${i} is down`);
+    return h;
+  }
+
+  physical(): number {
+    return EPOCH_MS + this.now;
+  }
+
+  private effects(i: number) {
+    const node = this.nodes[i]!;
+    return {
+      persist: (r: HostRecord) => {
+        node.log.push(r);
+        if (r.layer === 'checkpoint') node.disk = [r];
+        else node.disk.push(r);
+      },
+      send: (to: number, msg: PeerMessage) => {
+        this.queue.push({ at: this.now + STEP_MS * this.prng.int(1, 3), from: i, to, msg });
+      },
+      respond: (r: Response) => this.responses[i]!.push(r),
+    };
+  }
+
+  invoke(i: number, op: string, args: unknown, strong = false): void {
+    this.host(i).invoke(this.physical(), { op, args, strong, tag: this.tag++ });
+  }
+
+  /** Advances time by one step: delivers what is due, then ticks every live replica. */
+  step(): void {
+    this.now += STEP_MS;
+    const due = this.queue.filter((m) => m.at <= this.now);
+    this.queue = this.queue.filter((m) => m.at > this.now);
+    for (const m of due) {
+      const to = this.nodes[m.to]!.host;
+      if (to === null || this.nodes[m.from]!.host === null) continue;
+      if (m.from !== m.to && (this.isolated.has(m.from) || this.isolated.has(m.to))) continue;
+      to.receive(m.from, m.msg);
+    }
+    for (const node of this.nodes) node.host?.tick(this.physical());
+  }
+
+  run(ms: number): void {
+    for (let t = 0; t < ms; t += STEP_MS) this.step();
+  }
+
+  crash(i: number): void {
+    this.nodes[i]!.host = null;
+    this.queue = this.queue.filter((m) => m.from !== i && m.to !== i);
+  }
+
+  restart(i: number): void {
+    const node = this.nodes[i]!;
+    node.host = new ReplicaHost(this.hostOptions(i), this.effects(i), {
+      records: [...node.disk],
+      nowMs: this.physical(),
+    });
+  }
+
+  /** Runs until every replica is up, settled and agrees, or throws after `limitMs`. */
+  settle(limitMs = 20_000): void {
+    for (let t = 0; t < limitMs; t += STEP_MS) {
+      this.step();
+      if (this.converged()) return;
+    }
+    throw new Error(
+      `not settled after ${limitMs} ms: ${JSON.stringify(
+        this.nodes.map((x) => ({
+          stats: x.host?.replica.stats(),
+          settled: x.host?.settled(),
+          gossip: x.host?.gossip.stats(),
+        })),
+      )}`,
+    );
+  }
+
+  converged(): boolean {
+    if (this.nodes.some((x) => x.host === null)) return false;
+    const first = this.host(0);
+    return this.nodes.every(
+      (x) =>
+        x.host!.settled() &&
+        x.host!.replica.stats().committed === first.replica.stats().committed &&
+        x.host!.replica.stateDigest() === first.replica.stateDigest(),
+    );
+  }
+
+  /** `count` ops at random replicas not isolated (or at `at`): increments on `keys` keys, every `strongEvery`th strong. */
+  workload(count: number, opts: { keys: number; strongEvery: number; at?: number[] }): void {
+    const at = opts.at ?? Array.from({ length: this.n }, (_, i) => i);
+    for (let k = 1; k <= count; k++) {
+      const i = this.prng.pick(at.filter((r) => this.nodes[r]!.host !== null));
+      const key = `k${this.prng.int(0, opts.keys - 1)}`;
+      if (k % opts.strongEvery === 0) this.invoke(i, 'kv.put', { key, value: k }, true);
+      else this.invoke(i, 'kv.increment', { key });
+      if (k % 4 === 0) this.step();
+    }
+  }
+}

@@ -50,7 +50,11 @@ interface Connection {
   /** The last `seen` vector sent, as a string (views carry it only when it changed). */
   lastSeen: string;
   /** A hello waiting for this replica to catch up with what the session saw elsewhere. */
-  waitingHello: { readonly seen: readonly number[]; readonly deadline: number } | null;
+  waitingHello: {
+    readonly seen: readonly number[];
+    readonly own: readonly (readonly number[])[];
+    readonly deadline: number;
+  } | null;
 }
 
 /**
@@ -74,7 +78,9 @@ const CATCH_UP_MS = 3_000;
  *   the client which of its weak ops are committed, so that it can acknowledge them.
  * - views carry `seen`, what this replica had when it answered; a session reconnecting with `seen`
  *   is welcomed only once this replica has all of it (read-your-writes, monotonic reads), or told
- *   to try another replica after CATCH_UP_MS.
+ *   to try another replica after CATCH_UP_MS. Its own uncommitted ops (`own`) are exempt: the
+ *   client resubmits them right after the welcome, so a session whose replica died before
+ *   gossiping them is not stranded.
  */
 export class ClientEndpoint {
   private readonly byTag = new Map<number, ClientOp>();
@@ -94,8 +100,14 @@ export class ClientEndpoint {
     /** Seconds from an invoke to its first view ('tentative') or to its stable view ('stable'). */
     private readonly observe: (level: 'tentative' | 'stable', seconds: number) => void = () =>
       undefined,
-    /** Per origin replica, how many of its ops this replica has without a gap. */
-    private readonly seen: () => number[] = () => [],
+    /**
+     * Per origin replica, how many of its ops this replica has without a gap. With `upTo`, an op
+     * this replica ordered, its own component stops at that op: a view of it reflects none of this
+     * replica's later ops (they sort after it), and a session must not wait for those elsewhere.
+     */
+    private readonly seen: (upTo?: { replica: number; eventNo: number }) => number[] = () => [],
+    /** True when this replica has the op with this id (above the gapless prefix too). */
+    private readonly received: (replica: number, eventNo: number) => boolean = () => false,
   ) {}
 
   attach(wss: WebSocketServer): void {
@@ -159,8 +171,12 @@ export class ClientEndpoint {
       return;
     }
     conn.session = f.session ?? null;
-    if (f.seen !== undefined && !covers(this.seen(), f.seen)) {
-      conn.waitingHello = { seen: f.seen, deadline: performance.now() + CATCH_UP_MS };
+    if (f.seen !== undefined && !this.caughtUp(f.seen, f.own ?? [])) {
+      conn.waitingHello = {
+        seen: f.seen,
+        own: f.own ?? [],
+        deadline: performance.now() + CATCH_UP_MS,
+      };
       return;
     }
     this.welcome(ws, conn);
@@ -271,7 +287,7 @@ export class ClientEndpoint {
       this.observe('stable', seconds);
     op.views.push(frame);
     for (const ws of op.subscribers) {
-      if (frame.t === 'view') this.send(ws, this.forConnection(ws, frame, op));
+      if (frame.t === 'view') this.send(ws, this.forConnection(ws, frame));
       else if (frame.t === 'confirm') this.confirm(ws, op.opId);
       else this.send(ws, frame);
     }
@@ -310,7 +326,7 @@ export class ClientEndpoint {
     this.dirty.clear();
     for (const [ws, conn] of this.connections) {
       if (conn.waitingHello === null) continue;
-      if (covers(this.seen(), conn.waitingHello.seen)) this.welcome(ws, conn);
+      if (this.caughtUp(conn.waitingHello.seen, conn.waitingHello.own)) this.welcome(ws, conn);
       else if (performance.now() > conn.waitingHello.deadline) {
         conn.waitingHello = null;
         this.error(
@@ -356,21 +372,35 @@ export class ClientEndpoint {
   }
 
   /**
+   * True when this replica has every op a session saw (`seen`, per origin a count), except the
+   * session's own uncommitted ops (`own`), which the client resubmits after the welcome. Stops at
+   * the first op missing, so a replica far behind costs one step per origin.
+   */
+  private caughtUp(seen: readonly number[], own: readonly (readonly number[])[]): boolean {
+    const have = this.seen();
+    for (let origin = 0; origin < seen.length; origin++) {
+      const from = have[origin] ?? 0;
+      if (from >= seen[origin]!) continue;
+      const mine = new Set(own[origin] ?? []);
+      for (let e = from + 1; e <= seen[origin]!; e++)
+        if (!mine.has(e) && !this.received(origin, e)) return false;
+    }
+    return true;
+  }
+
+  /**
    * A view as this connection gets it. A session gets `seen` when it differs from the last one it
-   * got, and an op id only on a weak op that is ordered: that one the client must see committed
-   * before it acknowledges it, while a weak read never is, and a strong op's stable view says so.
+   * got, and an op id only on a tentative view of an ordered op: the client needs it to
+   * acknowledge a weak op once committed and to name its uncommitted ops when it moves to another
+   * replica; a weak read is never ordered, and a strong op's stable view says it is committed.
    * (`seen` covers the session's own ops; fewer bytes per op, Correctables §6.)
    */
-  private forConnection(
-    ws: WebSocket,
-    frame: Extract<ServerFrame, { t: 'view' }>,
-    op: ClientOp,
-  ): ServerFrame {
+  private forConnection(ws: WebSocket, frame: Extract<ServerFrame, { t: 'view' }>): ServerFrame {
     const conn = this.connections.get(ws);
     if (conn === undefined || conn.session === null) return frame;
     const { id, ...rest } = frame;
-    const view = !op.strong && id !== null && id !== undefined ? frame : rest;
-    const seen = this.seen();
+    const view = frame.level === 'tentative' && id !== null && id !== undefined ? frame : rest;
+    const seen = this.seen(id ?? undefined);
     const key = seen.join(',');
     if (key === conn.lastSeen) return view;
     conn.lastSeen = key;
@@ -403,10 +433,4 @@ function own(ws: WebSocket, conn: Connection, op: ClientOp): void {
   conn.unsettled.add(op);
   op.owners.add(ws);
   if (op.seq! > conn.lastSeq) conn.lastSeq = op.seq!;
-}
-
-/** Whether `have` includes everything in `want` (per origin counts). */
-function covers(have: readonly number[], want: readonly number[]): boolean {
-  for (let i = 0; i < want.length; i++) if ((have[i] ?? 0) < want[i]!) return false;
-  return true;
 }

@@ -5,6 +5,7 @@ import { MAX_FRAME_BYTES } from '@creek/protocol';
 import { WebSocketServer } from 'ws';
 import type { App } from '../core/app.js';
 import { NOOP_OP } from '../core/builtins.js';
+import type { OpId } from '../core/op-id.js';
 import type { Response } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import { ReplicaHost, type HostRecord, type PeerMessage } from '../host/replica-host.js';
@@ -78,7 +79,8 @@ export class ReplicaServer {
       () => !this.paused && !this.stopping,
       log,
       (level, seconds) => this.metrics.latency.observe({ level }, seconds),
-      () => this.seenVector(),
+      (upTo) => this.seenVector(upTo),
+      (replica, eventNo) => this.host.replica.hasReceived({ replica, eventNo }),
     );
     this.metrics = new ReplicaMetricsExporter(() => this.host, this.mesh, config.id);
   }
@@ -167,18 +169,25 @@ export class ReplicaServer {
     if (!this.flushScheduled) return; // already flushed by stop()
     this.flushScheduled = false;
     if (this.writes.length > 0) this.storage.append(this.writes.splice(0));
-    for (const [to, msgs] of this.outbox) this.mesh.sendMany(to, msgs);
-    this.outbox.clear();
+    // Clients first: a weak op's answer is all its caller waits for, while peers' messages are a
+    // step of protocols that take several anyway.
     for (const action of this.actions.splice(0)) action();
     this.clients.afterTurn();
+    for (const [to, msgs] of this.outbox) this.mesh.sendMany(to, msgs);
+    this.outbox.clear();
   }
 
-  /** Per replica id, how many of its ops this replica has without a gap (client sessions). */
-  private seenVector(): number[] {
+  /**
+   * Per replica id, how many of its ops this replica has without a gap (client sessions); for a
+   * view of `upTo`, an op this replica ordered, only its ops up to that one (ClientEndpoint).
+   */
+  private seenVector(upTo?: OpId): number[] {
     const ids = this.config.peers.map((p) => p.id);
     const prefix = this.host.replica.receivedPrefix(ids);
     const out = new Array<number>(Math.max(...ids) + 1).fill(0);
     for (const [id, n] of prefix) out[id] = n;
+    const self = this.config.id;
+    if (upTo !== undefined && upTo.replica === self) out[self] = Math.min(out[self]!, upTo.eventNo);
     return out;
   }
 

@@ -1,7 +1,6 @@
 import {
   decodeServerFrame,
   encodeFrame,
-  MAX_OWN_PER_ORIGIN,
   PROTOCOL_VERSION,
   type ServerFrame,
 } from '@creek/protocol';
@@ -52,8 +51,6 @@ interface SessionOp {
   committed: boolean;
   /** The connection it was last sent on (`committed` frames speak for that connection only). */
   sentOn: number;
-  /** Its ids in the cluster, one per replica that ordered a submission of it (from its views). */
-  readonly ids: { readonly replica: number; readonly eventNo: number }[];
 }
 
 /**
@@ -64,10 +61,10 @@ interface SessionOp {
  *
  * Session guarantees across replicas: views say what their replica had (`seen`); the binding keeps
  * the most it has seen and presents it when it reconnects, and a replica welcomes it only once it
- * has caught up (else the binding tries the next one): read-your-writes and monotonic reads. The
- * session's own uncommitted ops are named in the hello (`own`) and need not have reached the new
- * replica, since the binding resubmits them: a replica that dies before gossiping what it answered
- * strands no session that saw only its own writes there.
+ * has caught up (else the binding tries the next one): read-your-writes and monotonic reads. A
+ * replica's `seen` leaves out the session's own uncommitted ops at the top of its own ops, which
+ * the binding resubmits: a replica that dies before gossiping what it answered strands no session
+ * that saw only its own writes there.
  */
 export class CreekBinding implements Binding {
   private socket: SocketLike | null = null;
@@ -117,7 +114,6 @@ export class CreekBinding implements Binding {
       views: new OpViews(levels, sink as ViewSink<unknown>),
       committed: false,
       sentOn: 0,
-      ids: [],
     };
     this.ops.set(o.opId, o);
     // The caller stops listening; the op may still be applied, and is tracked until committed.
@@ -152,20 +148,6 @@ export class CreekBinding implements Binding {
     );
   }
 
-  /** Per origin replica, the ids of the session's ops not known committed (the hello's `own`). */
-  private ownIds(): number[][] {
-    const own: number[][] = this.seen.map(() => []);
-    for (const o of this.ops.values()) {
-      if (o.committed) continue;
-      for (const id of o.ids) {
-        const list = (own[id.replica] ??= []);
-        if (list.length < MAX_OWN_PER_ORIGIN) list.push(id.eventNo);
-      }
-    }
-    for (let i = 0; i < own.length; i++) own[i] ??= [];
-    return own;
-  }
-
   /** Every op of the session numbered below this is answered and committed. */
   private acked(): number {
     let min = this.nextSeq;
@@ -187,7 +169,7 @@ export class CreekBinding implements Binding {
           version: PROTOCOL_VERSION,
           token: this.options.token,
           session: this.session,
-          ...(this.seen.some((n) => n > 0) ? { seen: [...this.seen], own: this.ownIds() } : {}),
+          ...(this.seen.some((n) => n > 0) ? { seen: [...this.seen] } : {}),
         }),
       );
     ws.onmessage = (ev: { data: unknown }) =>
@@ -261,9 +243,7 @@ export class CreekBinding implements Binding {
     const o = this.ops.get(f.opId!);
     if (o === undefined) return;
     if (f.t === 'view') {
-      this.see(f.seen, f.id ?? null);
-      if (f.id !== undefined && f.id !== null && !o.ids.some((i) => i.replica === f.id!.replica))
-        o.ids.push(f.id);
+      this.see(f.seen);
       // A stable view is of a committed op. A weak view without an op id is of an op that is never
       // ordered (a read, answered from the replica's state): the cluster keeps nothing to forget.
       if (f.level === 'stable' || (o.level === 'weak' && (f.id ?? null) === null))
@@ -281,14 +261,13 @@ export class CreekBinding implements Binding {
     }
   }
 
-  private see(
-    seen: readonly number[] | undefined,
-    id: { replica: number; eventNo: number } | null,
-  ): void {
-    if (seen !== undefined)
-      for (let i = 0; i < seen.length; i++) this.seen[i] = Math.max(this.seen[i] ?? 0, seen[i]!);
-    if (id !== null) this.seen[id.replica] = Math.max(this.seen[id.replica] ?? 0, id.eventNo);
-    for (let i = 0; i < this.seen.length; i++) this.seen[i] ??= 0;
+  /**
+   * Keeps the most the session has seen. A view's own id is not counted: the session's own ops
+   * that are not committed are resubmitted when it moves, so no replica needs to have them first.
+   */
+  private see(seen: readonly number[] | undefined): void {
+    if (seen === undefined) return;
+    for (let i = 0; i < seen.length; i++) this.seen[i] = Math.max(this.seen[i] ?? 0, seen[i]!);
   }
 
   /** The caller has its answer (or stopped listening): the op is forgotten once committed. */

@@ -18,21 +18,11 @@ export const SessionIdSchema = z
 /**
  * Per origin replica, how many of its ops the client's session has seen (read or written through
  * views). A replica serves the session only once it has all of them: read-your-writes and
- * monotonic reads across replicas.
+ * monotonic reads across replicas. The answering replica counts its own ops only up to the last
+ * one the session cannot resubmit itself: the session's own ops not yet committed (and no-ops) at
+ * the top are left out, since the client resubmits those when it moves.
  */
 export const SeenSchema = z.array(z.number().int().nonnegative()).max(64);
-
-/** Most op ids a hello may list per origin replica in `own`. */
-export const MAX_OWN_PER_ORIGIN = 65_536;
-
-/**
- * Per origin replica, the event numbers of the session's own ops that are not committed yet: the
- * client resubmits them on the new connection, so a replica that lacks them (their origin died
- * before gossiping them) need not have them to serve the session.
- */
-export const OwnSchema = z
-  .array(z.array(z.number().int().positive()).max(MAX_OWN_PER_ORIGIN))
-  .max(64);
 
 export const ClientHelloSchema = z.object({
   t: z.literal('hello'),
@@ -41,8 +31,6 @@ export const ClientHelloSchema = z.object({
   session: SessionIdSchema.optional(),
   /** What the session has seen, when it reconnects (see SeenSchema). */
   seen: SeenSchema.optional(),
-  /** The session's own uncommitted ops among `seen`, which it resubmits (see OwnSchema). */
-  own: OwnSchema.optional(),
 });
 
 export const InvokeSchema = z.object({
@@ -84,11 +72,7 @@ export const ServerFrameSchema = z.discriminatedUnion('t', [
     /** Tentative views may repeat as the op is re-executed; `stable` is the last one. */
     level: z.enum(['tentative', 'stable']),
     outcome: OutcomeSchema,
-    /**
-     * The op's id in the cluster (null if it is never ordered). Sessions get it on tentative views
-     * of ordered ops only: the client needs it to acknowledge weak ops and to name its own
-     * uncommitted ops when it moves to another replica (`own` in hello).
-     */
+    /** The op's id in the cluster (null if it is never ordered); left out for sessions. */
     id: OpIdSchema.nullable().optional(),
     /** What the replica had when it answered (see SeenSchema); absent when unchanged. */
     seen: SeenSchema.optional(),

@@ -723,6 +723,23 @@ export class Replica {
     return canonicalJson(Object.fromEntries(this.state()));
   }
 
+  /**
+   * The newest op this replica issued that a session cannot resubmit itself: below the session's
+   * own ops still tentative at the top of this replica's ops (and strong no-ops among them, which
+   * change nothing). A session moving to another replica resubmits its uncommitted ops, so the
+   * other replica need not have them before it serves the session; everything below this one it
+   * must have (gossip sends a replica's ops in order, so it has them all or waits for them).
+   */
+  lastOpNotPendingOf(session: string): number {
+    let e = this.eventNo;
+    for (; e > 0; e--) {
+      const entry = this.live.get(opKey({ replica: this.id, eventNo: e }));
+      if (entry === undefined || entry.committed) break;
+      if (entry.req.session?.id !== session && entry.req.op !== NOOP_OP) break;
+    }
+    return e;
+  }
+
   /** True when this replica has the op with this id (issued it, or received its Req). */
   hasReceived(id: OpId): boolean {
     if (id.replica === this.id) return id.eventNo <= this.eventNo;

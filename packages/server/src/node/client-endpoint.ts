@@ -50,11 +50,7 @@ interface Connection {
   /** The last `seen` vector sent, as a string (views carry it only when it changed). */
   lastSeen: string;
   /** A hello waiting for this replica to catch up with what the session saw elsewhere. */
-  waitingHello: {
-    readonly seen: readonly number[];
-    readonly own: readonly (readonly number[])[];
-    readonly deadline: number;
-  } | null;
+  waitingHello: { readonly seen: readonly number[]; readonly deadline: number } | null;
 }
 
 /**
@@ -78,9 +74,9 @@ const CATCH_UP_MS = 3_000;
  *   the client which of its weak ops are committed, so that it can acknowledge them.
  * - views carry `seen`, what this replica had when it answered; a session reconnecting with `seen`
  *   is welcomed only once this replica has all of it (read-your-writes, monotonic reads), or told
- *   to try another replica after CATCH_UP_MS. Its own uncommitted ops (`own`) are exempt: the
- *   client resubmits them right after the welcome, so a session whose replica died before
- *   gossiping them is not stranded.
+ *   to try another replica after CATCH_UP_MS. A replica's `seen` counts its own ops only up to the
+ *   last one the session cannot resubmit itself (see `seen` below), so a session whose replica
+ *   died before gossiping the session's writes is not stranded.
  */
 export class ClientEndpoint {
   private readonly byTag = new Map<number, ClientOp>();
@@ -101,11 +97,11 @@ export class ClientEndpoint {
     private readonly observe: (level: 'tentative' | 'stable', seconds: number) => void = () =>
       undefined,
     /**
-     * Per origin replica, how many of its ops this replica has without a gap. With `upTo`, an op
-     * this replica ordered, its own component stops at that op: a view of it reflects none of this
-     * replica's later ops (they sort after it), and a session must not wait for those elsewhere.
+     * Per origin replica, how many of its ops this replica has without a gap. For a session, this
+     * replica's own component stops below the session's own uncommitted ops at the top of its ops
+     * (the client resubmits those when it moves, so no replica needs them first).
      */
-    private readonly seen: (upTo?: { replica: number; eventNo: number }) => number[] = () => [],
+    private readonly seen: (session: string | null) => number[] = () => [],
     /** True when this replica has the op with this id (above the gapless prefix too). */
     private readonly received: (replica: number, eventNo: number) => boolean = () => false,
   ) {}
@@ -171,12 +167,8 @@ export class ClientEndpoint {
       return;
     }
     conn.session = f.session ?? null;
-    if (f.seen !== undefined && !this.caughtUp(f.seen, f.own ?? [])) {
-      conn.waitingHello = {
-        seen: f.seen,
-        own: f.own ?? [],
-        deadline: performance.now() + CATCH_UP_MS,
-      };
+    if (f.seen !== undefined && !this.caughtUp(f.seen)) {
+      conn.waitingHello = { seen: f.seen, deadline: performance.now() + CATCH_UP_MS };
       return;
     }
     this.welcome(ws, conn);
@@ -287,7 +279,7 @@ export class ClientEndpoint {
       this.observe('stable', seconds);
     op.views.push(frame);
     for (const ws of op.subscribers) {
-      if (frame.t === 'view') this.send(ws, this.forConnection(ws, frame));
+      if (frame.t === 'view') this.send(ws, this.forConnection(ws, frame, op));
       else if (frame.t === 'confirm') this.confirm(ws, op.opId);
       else this.send(ws, frame);
     }
@@ -326,7 +318,7 @@ export class ClientEndpoint {
     this.dirty.clear();
     for (const [ws, conn] of this.connections) {
       if (conn.waitingHello === null) continue;
-      if (this.caughtUp(conn.waitingHello.seen, conn.waitingHello.own)) this.welcome(ws, conn);
+      if (this.caughtUp(conn.waitingHello.seen)) this.welcome(ws, conn);
       else if (performance.now() > conn.waitingHello.deadline) {
         conn.waitingHello = null;
         this.error(
@@ -372,35 +364,34 @@ export class ClientEndpoint {
   }
 
   /**
-   * True when this replica has every op a session saw (`seen`, per origin a count), except the
-   * session's own uncommitted ops (`own`), which the client resubmits after the welcome. Stops at
-   * the first op missing, so a replica far behind costs one step per origin.
+   * True when this replica has every op a session saw (`seen`, per origin a count): its gapless
+   * prefix, then the ops it has past a gap. Stops at the first op missing, so a replica far behind
+   * costs one step per origin.
    */
-  private caughtUp(seen: readonly number[], own: readonly (readonly number[])[]): boolean {
-    const have = this.seen();
-    for (let origin = 0; origin < seen.length; origin++) {
-      const from = have[origin] ?? 0;
-      if (from >= seen[origin]!) continue;
-      const mine = new Set(own[origin] ?? []);
-      for (let e = from + 1; e <= seen[origin]!; e++)
-        if (!mine.has(e) && !this.received(origin, e)) return false;
-    }
+  private caughtUp(seen: readonly number[]): boolean {
+    const have = this.seen(null);
+    for (let origin = 0; origin < seen.length; origin++)
+      for (let e = (have[origin] ?? 0) + 1; e <= seen[origin]!; e++)
+        if (!this.received(origin, e)) return false;
     return true;
   }
 
   /**
    * A view as this connection gets it. A session gets `seen` when it differs from the last one it
-   * got, and an op id only on a tentative view of an ordered op: the client needs it to
-   * acknowledge a weak op once committed and to name its uncommitted ops when it moves to another
-   * replica; a weak read is never ordered, and a strong op's stable view says it is committed.
-   * (`seen` covers the session's own ops; fewer bytes per op, Correctables §6.)
+   * got, and an op id only on a weak op that is ordered: that one the client must see committed
+   * before it acknowledges it, while a weak read never is, and a strong op's stable view says so.
+   * (Fewer bytes per op, Correctables §6.)
    */
-  private forConnection(ws: WebSocket, frame: Extract<ServerFrame, { t: 'view' }>): ServerFrame {
+  private forConnection(
+    ws: WebSocket,
+    frame: Extract<ServerFrame, { t: 'view' }>,
+    op: ClientOp,
+  ): ServerFrame {
     const conn = this.connections.get(ws);
     if (conn === undefined || conn.session === null) return frame;
     const { id, ...rest } = frame;
-    const view = frame.level === 'tentative' && id !== null && id !== undefined ? frame : rest;
-    const seen = this.seen(id ?? undefined);
+    const view = !op.strong && id !== null && id !== undefined ? frame : rest;
+    const seen = this.seen(conn.session);
     const key = seen.join(',');
     if (key === conn.lastSeen) return view;
     conn.lastSeen = key;

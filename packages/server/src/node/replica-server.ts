@@ -5,7 +5,6 @@ import { MAX_FRAME_BYTES } from '@creek/protocol';
 import { WebSocketServer } from 'ws';
 import type { App } from '../core/app.js';
 import { NOOP_OP } from '../core/builtins.js';
-import type { OpId } from '../core/op-id.js';
 import type { Response } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import { ReplicaHost, type HostRecord, type PeerMessage } from '../host/replica-host.js';
@@ -79,7 +78,7 @@ export class ReplicaServer {
       () => !this.paused && !this.stopping,
       log,
       (level, seconds) => this.metrics.latency.observe({ level }, seconds),
-      (upTo) => this.seenVector(upTo),
+      (session) => this.seenVector(session),
       (replica, eventNo) => this.host.replica.hasReceived({ replica, eventNo }),
     );
     this.metrics = new ReplicaMetricsExporter(() => this.host, this.mesh, config.id);
@@ -179,15 +178,15 @@ export class ReplicaServer {
 
   /**
    * Per replica id, how many of its ops this replica has without a gap (client sessions); for a
-   * view of `upTo`, an op this replica ordered, only its ops up to that one (ClientEndpoint).
+   * session, this replica's own ops only up to the last one the session cannot resubmit itself
+   * (`Replica.lastOpNotPendingOf`).
    */
-  private seenVector(upTo?: OpId): number[] {
+  private seenVector(session: string | null): number[] {
     const ids = this.config.peers.map((p) => p.id);
     const prefix = this.host.replica.receivedPrefix(ids);
     const out = new Array<number>(Math.max(...ids) + 1).fill(0);
     for (const [id, n] of prefix) out[id] = n;
-    const self = this.config.id;
-    if (upTo !== undefined && upTo.replica === self) out[self] = Math.min(out[self]!, upTo.eventNo);
+    if (session !== null) out[this.config.id] = this.host.replica.lastOpNotPendingOf(session);
     return out;
   }
 

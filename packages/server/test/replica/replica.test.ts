@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DottedVersionVector } from '../../src/core/dvv.js';
 import { NOOP_OP } from '../../src/core/builtins.js';
-import { Driven, remoteReq } from './harness.js';
+import { Driven, remoteReq, T0 } from './harness.js';
 
 describe('replica: invocation', () => {
   it('answers a weak op tentatively after its first execution and gossips it without CAB', () => {
@@ -181,5 +181,48 @@ describe('replica: strong no-ops and memory', () => {
     expect(peaks[0]).toBeLessThanOrEqual(20);
     expect(r.replica.metrics.executionRatio()).toBe(1);
     expect(r.replica.metrics.accuracy()).toBe(1);
+  });
+});
+
+describe('replica: what a session saw of this replica (session guarantees)', () => {
+  /** Invokes a session's op; returns its event number. */
+  function invoke(r: Driven, at: number, session: string | null, seq: number, strong = false) {
+    const stamp = session === null ? {} : { session: { id: session, seq, acked: 0 } };
+    r.handle(
+      r.replica.invoke(T0 + at, {
+        op: 'kv.increment',
+        args: { key: `k${seq}` },
+        strong,
+        tag: 1000 + at,
+        ...stamp,
+      }),
+    );
+    return r.rbCast.length > 0 ? r.rbCast[r.rbCast.length - 1]!.id.eventNo : 0;
+  }
+
+  it("leaves out the session's own tentative ops at the top, and nothing below another's op", () => {
+    const r = new Driven({ id: 0 });
+    expect(invoke(r, 1, 'other', 1)).toBe(1);
+    expect(invoke(r, 2, 'mine', 1)).toBe(2);
+    expect(invoke(r, 3, 'mine', 2, true)).toBe(3);
+    // Its own ops 2 and 3 it will resubmit if it moves; op 1 (another session's) it may have seen.
+    expect(r.replica.lastOpNotPendingOf('mine')).toBe(1);
+    // The other session saw ops 2 and 3 (they are not its own).
+    expect(r.replica.lastOpNotPendingOf('other')).toBe(3);
+    // An op without a session above the session's ops: everything counts again.
+    invoke(r, 4, null, 1);
+    expect(r.replica.lastOpNotPendingOf('mine')).toBe(4);
+    invoke(r, 5, 'mine', 3);
+    expect(r.replica.lastOpNotPendingOf('mine')).toBe(4);
+  });
+
+  it('counts a committed own op: the client may have forgotten it, so it is not resubmitted', () => {
+    const r = new Driven({ id: 0 });
+    invoke(r, 1, 'mine', 1);
+    const strong = invoke(r, 2, 'mine', 2, true);
+    expect(r.replica.lastOpNotPendingOf('mine')).toBe(0);
+    r.deliverStrong({ replica: 0, eventNo: strong });
+    expect(r.commits).toHaveLength(1);
+    expect(r.replica.lastOpNotPendingOf('mine')).toBe(2);
   });
 });

@@ -11,6 +11,7 @@ import { ReplicaHost, type HostRecord, type PeerMessage } from '../host/replica-
 import { ClientEndpoint } from './client-endpoint.js';
 import { ReplicaMetricsExporter } from './metrics.js';
 import { PeerMesh, type PeerAddress } from './peer-mesh.js';
+import { PeerOutbox } from './peer-outbox.js';
 import { SqliteStorage } from './storage.js';
 
 export interface ReplicaServerConfig {
@@ -33,7 +34,12 @@ export interface ReplicaServerConfig {
   readonly noopIntervalMs?: number;
   /** Finalized ops between two checkpoints (older records are then deleted); 0: never. */
   readonly checkpointEvery?: number;
+  /** How long a frame that only pushes weak Reqs may wait to travel with more (PeerOutbox). */
+  readonly gossipLingerMs?: number;
 }
+
+/** Default `gossipLingerMs`: about ten times a weak op's round trip on one machine. */
+export const DEFAULT_GOSSIP_LINGER_MS = 2;
 
 /**
  * One Creek replica process: drives a ReplicaHost with real time, WebSocket peers and clients and a
@@ -55,7 +61,7 @@ export class ReplicaServer {
   private stopping = false;
   private readonly writes: HostRecord[] = [];
   private readonly actions: (() => void)[] = [];
-  private readonly outbox = new Map<number, PeerMessage[]>();
+  private readonly outbox: PeerOutbox;
   private flushScheduled = false;
   private readonly startedAt = Date.now();
 
@@ -81,6 +87,10 @@ export class ReplicaServer {
       (session) => this.seenVector(session),
       (replica, eventNo) => this.host.replica.hasReceived({ replica, eventNo }),
     );
+    this.outbox = new PeerOutbox(
+      (to, msgs) => this.mesh.sendMany(to, msgs),
+      config.gossipLingerMs ?? DEFAULT_GOSSIP_LINGER_MS,
+    );
     this.metrics = new ReplicaMetricsExporter(() => this.host, this.mesh, config.id);
   }
 
@@ -91,9 +101,7 @@ export class ReplicaServer {
     const effects = {
       persist: (r: HostRecord) => this.writes.push(r),
       send: (to: number, msg: PeerMessage) => {
-        const queue = this.outbox.get(to);
-        if (queue === undefined) this.outbox.set(to, [msg]);
-        else queue.push(msg);
+        this.outbox.add(to, msg);
       },
       respond: (r: Response) => this.actions.push(() => this.clients.respond(r)),
     };
@@ -157,7 +165,7 @@ export class ReplicaServer {
     fn();
     if (
       !this.flushScheduled &&
-      (this.writes.length > 0 || this.outbox.size > 0 || this.actions.length > 0)
+      (this.writes.length > 0 || this.outbox.pending || this.actions.length > 0)
     ) {
       this.flushScheduled = true;
       setImmediate(() => this.flush());
@@ -172,8 +180,7 @@ export class ReplicaServer {
     // step of protocols that take several anyway.
     for (const action of this.actions.splice(0)) action();
     this.clients.afterTurn();
-    for (const [to, msgs] of this.outbox) this.mesh.sendMany(to, msgs);
-    this.outbox.clear();
+    this.outbox.flushTurn();
   }
 
   /**
@@ -334,6 +341,7 @@ export class ReplicaServer {
       this.http.closeAllConnections();
     });
     if (this.flushScheduled) this.flush();
+    this.outbox.release();
     this.storage.close();
   }
 }

@@ -1,0 +1,90 @@
+import type { PeerMessage } from '../host/replica-host.js';
+
+/** Where the outbox hands messages: one call per peer and batch, in order (PeerMesh.sendMany). */
+export type SendMany = (to: number, msgs: readonly PeerMessage[]) => void;
+
+/** Timers, injectable so tests need no real clock. */
+export interface LingerTimers {
+  set(fn: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+const realTimers: LingerTimers = {
+  set: (fn, ms) => setTimeout(fn, ms),
+  clear: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+/**
+ * A replica's messages to its peers, one batch per peer per turn of the event loop, where a batch
+ * that only pushes weak Reqs may linger up to `lingerMs` to travel with later ones (as TCP's
+ * Nagle does). Every other message — a strong Req, Paxos, an anti-entropy summary or pull — goes
+ * at once and takes the lingering pushes with it, ahead of it: per peer, messages leave in the
+ * order the host made them, only some of them later.
+ *
+ * Why: each frame costs every peer a wake-up, a parse, a check and a disk write. A weak op's
+ * caller already has its answer from the origin, and nothing waits for its Req elsewhere except a
+ * strong op's causal context, whose own push flushes it; so under load, pushes of a few ops per
+ * frame become pushes of many, and the cluster does several times fewer frames and transactions
+ * per weak op (`npm run bench:latency`). Delaying messages is within what the protocols already
+ * survive (the simulator delays and reorders every message), so this is a transport choice, not a
+ * protocol change.
+ */
+export class PeerOutbox {
+  private readonly turn = new Map<number, PeerMessage[]>();
+  private readonly held = new Map<number, PeerMessage[]>();
+  private timer: unknown = null;
+
+  constructor(
+    private readonly sendMany: SendMany,
+    private readonly lingerMs: number,
+    private readonly timers: LingerTimers = realTimers,
+  ) {}
+
+  /** Queues a message of this turn. */
+  add(to: number, msg: PeerMessage): void {
+    const queue = this.turn.get(to);
+    if (queue === undefined) this.turn.set(to, [msg]);
+    else queue.push(msg);
+  }
+
+  /** True when this turn has messages not yet handed to `flushTurn`. */
+  get pending(): boolean {
+    return this.turn.size > 0;
+  }
+
+  /** Sends (or holds) the turn's messages: call once at the end of each turn. */
+  flushTurn(): void {
+    for (const [to, msgs] of this.turn) {
+      const held = this.held.get(to);
+      if (this.lingerMs > 0 && msgs.every(isWeakPush)) {
+        if (held === undefined) this.held.set(to, msgs);
+        else held.push(...msgs);
+        this.timer ??= this.timers.set(() => this.release(), this.lingerMs);
+        continue;
+      }
+      if (held === undefined) this.sendMany(to, msgs);
+      else {
+        this.held.delete(to);
+        held.push(...msgs);
+        this.sendMany(to, held);
+      }
+    }
+    this.turn.clear();
+    if (this.held.size === 0 && this.timer !== null) {
+      this.timers.clear(this.timer);
+      this.timer = null;
+    }
+  }
+
+  /** Sends everything held now (the linger ran out, or the replica is stopping). */
+  release(): void {
+    if (this.timer !== null) this.timers.clear(this.timer);
+    this.timer = null;
+    for (const [to, msgs] of this.held) this.sendMany(to, msgs);
+    this.held.clear();
+  }
+}
+
+function isWeakPush(m: PeerMessage): boolean {
+  return m.kind === 'gossip' && m.msg.kind === 'push' && m.msg.reqs.every((r) => !r.strong);
+}

@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import type { Req } from '../../src/core/types.js';
+import type { PeerMessage } from '../../src/host/replica-host.js';
+import { PeerOutbox, type LingerTimers } from '../../src/node/peer-outbox.js';
+
+/** A Req that only needs its id and level for the outbox. */
+function req(eventNo: number, strong = false): Req {
+  return {
+    ts: eventNo,
+    id: { replica: 0, eventNo },
+    op: 'kv.put',
+    args: { key: 'k', value: eventNo },
+    strong,
+    causalCtx: null,
+  };
+}
+const push = (...reqs: Req[]): PeerMessage => ({ kind: 'gossip', msg: { kind: 'push', reqs } });
+const paxos: PeerMessage = { kind: 'paxos', msg: { kind: 'heartbeat', ballot: 1 } as never };
+
+/** Timers the test fires by hand. */
+class ManualTimers implements LingerTimers {
+  pending: { fn: () => void; ms: number } | null = null;
+  set(fn: () => void, ms: number): unknown {
+    this.pending = { fn, ms };
+    return this.pending;
+  }
+  clear(h: unknown): void {
+    if (this.pending === h) this.pending = null;
+  }
+  fire(): void {
+    const p = this.pending;
+    this.pending = null;
+    p?.fn();
+  }
+}
+
+function setup(lingerMs = 2) {
+  const sent: { to: number; msgs: PeerMessage[] }[] = [];
+  const timers = new ManualTimers();
+  const outbox = new PeerOutbox((to, msgs) => sent.push({ to, msgs: [...msgs] }), lingerMs, timers);
+  /** Event numbers of the pushed Reqs, or 'paxos', in the order peer `to` got them. */
+  const got = (to: number): (number | 'paxos')[] =>
+    sent
+      .filter((s) => s.to === to)
+      .flatMap((s) =>
+        s.msgs.flatMap((m): (number | 'paxos')[] =>
+          m.kind === 'gossip' && m.msg.kind === 'push'
+            ? m.msg.reqs.map((r) => r.id.eventNo)
+            : ['paxos'],
+        ),
+      );
+  return { sent, timers, outbox, got };
+}
+
+describe('PeerOutbox: weak pushes linger, everything else goes at once and in order', () => {
+  it('holds turns that only push weak Reqs and sends them together when the linger ends', () => {
+    const { sent, timers, outbox, got } = setup();
+    outbox.add(1, push(req(1)));
+    outbox.add(2, push(req(1)));
+    outbox.flushTurn();
+    outbox.add(1, push(req(2)));
+    outbox.flushTurn();
+    expect(sent).toEqual([]);
+    expect(timers.pending?.ms).toBe(2);
+    timers.fire();
+    expect(got(1)).toEqual([1, 2]);
+    expect(got(2)).toEqual([1]);
+    // One frame per peer for both turns.
+    expect(sent.filter((s) => s.to === 1)).toHaveLength(1);
+  });
+
+  it('sends a strong Req at once, with the weak pushes held for that peer ahead of it', () => {
+    const { timers, outbox, got } = setup();
+    outbox.add(1, push(req(1)));
+    outbox.add(2, push(req(1)));
+    outbox.flushTurn();
+    outbox.add(1, push(req(2), req(3, true)));
+    outbox.flushTurn();
+    expect(got(1)).toEqual([1, 2, 3]);
+    // Peer 2's push still lingers, and the timer with it.
+    expect(got(2)).toEqual([]);
+    expect(timers.pending).not.toBeNull();
+    timers.fire();
+    expect(got(2)).toEqual([1]);
+  });
+
+  it('lets Paxos and anti-entropy through at once, after what was held, and clears the timer', () => {
+    const { timers, outbox, got } = setup();
+    outbox.add(1, push(req(1)));
+    outbox.flushTurn();
+    outbox.add(1, paxos);
+    outbox.flushTurn();
+    expect(got(1)).toEqual([1, 'paxos']);
+    expect(timers.pending).toBeNull();
+  });
+
+  it('sends everything at once with a linger of 0, and on release', () => {
+    const a = setup(0);
+    a.outbox.add(1, push(req(1)));
+    a.outbox.flushTurn();
+    expect(a.got(1)).toEqual([1]);
+    const b = setup();
+    b.outbox.add(1, push(req(1)));
+    b.outbox.flushTurn();
+    b.outbox.release();
+    expect(b.got(1)).toEqual([1]);
+    expect(b.timers.pending).toBeNull();
+  });
+});

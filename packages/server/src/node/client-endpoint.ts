@@ -10,6 +10,7 @@ import {
 import type { Logger } from 'pino';
 import WebSocket, { type WebSocketServer } from 'ws';
 import type { InvokeRequest } from '../core/replica.js';
+import { TurnCork } from './turn-cork.js';
 import { outcomesEqual, type Outcome, type Response, type SessionStamp } from '../core/types.js';
 
 /** One client-chosen op id: who waits for it and what it was told so far. */
@@ -84,6 +85,7 @@ export class ClientEndpoint {
   private readonly connections = new Map<WebSocket, Connection>();
   private readonly dirty = new Set<WebSocket>();
   private nextTag = 1;
+  private readonly cork = new TurnCork();
   readonly counters = { connections: 0, invokes: 0, retries: 0, rejected: 0, badFrames: 0 };
 
   constructor(
@@ -300,6 +302,12 @@ export class ClientEndpoint {
    * welcomes (or turns away) sessions that were waiting for this replica to catch up.
    */
   afterTurn(): void {
+    this.sendTurnFrames();
+    // Every frame of the turn, views included, leaves now: one write per connection.
+    this.cork.release();
+  }
+
+  private sendTurnFrames(): void {
     for (const ws of this.dirty) {
       const conn = this.connections.get(ws);
       if (conn === undefined) continue;
@@ -407,7 +415,9 @@ export class ClientEndpoint {
   }
 
   private send(ws: WebSocket, frame: ServerFrame): void {
-    if (ws.readyState === WebSocket.OPEN) ws.send(encodeFrame(frame));
+    if (ws.readyState !== WebSocket.OPEN) return;
+    this.cork.hold(ws);
+    ws.send(encodeFrame(frame));
   }
 
   private error(ws: WebSocket, code: ErrorCode, message: string, opId?: string): void {

@@ -159,7 +159,7 @@ export class ReplicaServer {
   /**
    * Runs `fn` against the host. What it writes, sends and answers waits for the end of this turn of
    * the event loop: then all writes of the turn commit in one transaction (group commit), and only
-   * after that do the turn's messages (one frame per peer) and responses leave.
+   * after that do the turn's responses and messages (one frame per peer, see PeerOutbox) leave.
    */
   private call(fn: () => void): void {
     fn();

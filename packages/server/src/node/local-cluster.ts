@@ -293,9 +293,17 @@ export class LocalCluster {
 }
 
 /** A first port p such that p .. p+n-1 are free right now on `host`. */
+/**
+ * Below Linux's default ephemeral range (32768–60999): a port found free there can be taken by an
+ * outgoing connection's local port before the replica binds it, which made a replica of a busy
+ * test run fail to start now and then.
+ */
+const PORTS_FROM = 20_000;
+const PORTS_TO = 32_000;
+
 async function freeRun(n: number, host: string): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 40_000);
+    const base = PORTS_FROM + Math.floor(Math.random() * (PORTS_TO - PORTS_FROM - n));
     const ok = await Promise.all(Array.from({ length: n }, (_, i) => isFree(base + i, host)));
     if (ok.every(Boolean)) return base;
   }

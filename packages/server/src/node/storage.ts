@@ -21,14 +21,17 @@
  *     'replica_id' the id of the replica that owns the directory, in decimal
  *
  *   records(seq INTEGER PRIMARY KEY AUTOINCREMENT, layer TEXT, kind TEXT, body TEXT)
- *     One row per HostRecord written since the last checkpoint, `seq` increasing in write order
- *     (AUTOINCREMENT: never reused, though rows a checkpoint superseded are deleted).
+ *     The HostRecords written since the last checkpoint, `seq` increasing in write order
+ *     (AUTOINCREMENT: never reused, though rows a checkpoint superseded are deleted): one row per
+ *     record, except that consecutive Reqs of one append share a row (kind 'reqs'), as a peer
+ *     receiving a gossip push writes dozens at once and a row costs more than its bytes.
  *     layer  'core' | 'cab'
- *     kind   'req' | 'commit' (core), 'promise' | 'accept' | 'truncate' (cab)
+ *     kind   'req' | 'reqs' | 'commit' (core), 'promise' | 'accept' | 'truncate' (cab)
  *     body   JSON of the record's other fields:
  *              req       {"req":{"ts","id":{"replica","eventNo"},"op","args","strong","causalCtx",
  *                               "session"?:{"id","seq","acked"}}}
  *                        where causalCtx is DottedVersionVector#toJSON() or null
+ *              reqs      {"reqs":[req,...]}: two or more req records, each as "req" above
  *              commit    {"ids":[{"replica","eventNo"},...]}
  *              promise   {"ballot"}
  *              accept    {"instance","ballot","value":[{"id":{"replica","eventNo"},"prevStrong"},...]}
@@ -137,9 +140,18 @@ export class SqliteStorage {
           this.checkpointBytes = Buffer.byteLength(body);
           continue;
         }
-        const [layer, kind, body] = encode(r);
-        this.insert.run(layer, kind, body);
-        if (this.count !== null) this.count++;
+        // Consecutive Reqs go in one row.
+        let end = i + 1;
+        if (isReq(r)) while (end < records.length && isReq(records[end]!)) end++;
+        if (end - i > 1) {
+          const reqs = records.slice(i, end).map((q) => encodeReq((q as ReqRecord).record.req));
+          this.insert.run('core', 'reqs', JSON.stringify({ reqs }));
+        } else {
+          const [layer, kind, body] = encode(r);
+          this.insert.run(layer, kind, body);
+        }
+        if (this.count !== null) this.count += end - i;
+        i = end - 1;
       }
     });
   }
@@ -218,7 +230,8 @@ export class SqliteStorage {
     }
     for (const [seq, layer, kind, body] of this.selectAll.iterate()) {
       try {
-        out.push(decode(layer, kind, body));
+        if (layer === 'core' && kind === 'reqs') out.push(...decodeReqs(body));
+        else out.push(decode(layer, kind, body));
       } catch (e) {
         throw new Error(
           `${path.join(this.dir, DB_FILE)}: record ${seq} (${layer}/${kind}) is corrupt: ${message(e)}`,
@@ -231,7 +244,12 @@ export class SqliteStorage {
 
   stats(): StorageStats {
     this.checkOpen();
-    this.count ??= this.db.prepare('SELECT count(*) FROM records').pluck().get() as number;
+    this.count ??= this.db
+      .prepare(
+        "SELECT COALESCE(SUM(CASE kind WHEN 'reqs' THEN json_array_length(body, '$.reqs') ELSE 1 END), 0) FROM records",
+      )
+      .pluck()
+      .get() as number;
     this.checkpointBytes ??= this.db
       .prepare('SELECT COALESCE(SUM(length(CAST(body AS BLOB))), 0) FROM checkpoint')
       .pluck()
@@ -363,33 +381,33 @@ function encode(r: HostRecord): [layer: string, kind: string, body: string] {
   throw new TypeError(`unknown record layer ${JSON.stringify((r as { layer: unknown }).layer)}`);
 }
 
+function encodeReq(q: Req): object {
+  if (q.causalCtx !== null && !(q.causalCtx instanceof DottedVersionVector))
+    throw new TypeError('req.causalCtx is neither a DottedVersionVector nor null');
+  return {
+    ts: num(q.ts, 'req.ts'),
+    id: opId(q.id, 'req.id'),
+    op: str(q.op, 'req.op'),
+    // Live args are already frozen JSON (returned as they are); anything else is checked.
+    args: toFrozenJson(q.args, 'req.args'),
+    strong: bool(q.strong, 'req.strong'),
+    causalCtx: q.causalCtx === null ? null : q.causalCtx.toJSON(),
+    ...(q.session === undefined
+      ? {}
+      : {
+          session: {
+            id: str(q.session.id, 'req.session.id'),
+            seq: num(q.session.seq, 'req.session.seq'),
+            acked: num(q.session.acked, 'req.session.acked'),
+          },
+        }),
+  };
+}
+
 function encodeCore(r: DurableRecord): object {
   switch (r.kind) {
-    case 'req': {
-      const q = r.req;
-      if (q.causalCtx !== null && !(q.causalCtx instanceof DottedVersionVector))
-        throw new TypeError('req.causalCtx is neither a DottedVersionVector nor null');
-      return {
-        req: {
-          ts: num(q.ts, 'req.ts'),
-          id: opId(q.id, 'req.id'),
-          op: str(q.op, 'req.op'),
-          // Live args are already frozen JSON (returned as they are); anything else is checked.
-          args: toFrozenJson(q.args, 'req.args'),
-          strong: bool(q.strong, 'req.strong'),
-          causalCtx: q.causalCtx === null ? null : q.causalCtx.toJSON(),
-          ...(q.session === undefined
-            ? {}
-            : {
-                session: {
-                  id: str(q.session.id, 'req.session.id'),
-                  seq: num(q.session.seq, 'req.session.seq'),
-                  acked: num(q.session.acked, 'req.session.acked'),
-                },
-              }),
-        },
-      };
-    }
+    case 'req':
+      return { req: encodeReq(r.req) };
     case 'commit':
       return { ids: r.ids.map((id, i) => opId(id, `commit.ids[${i}]`)) };
     default:
@@ -423,7 +441,6 @@ function encodeCab(r: AcceptorRecord): object {
 
 function encodeCheckpoint(c: HostCheckpoint): object {
   const k = c.core;
-  const req = (q: Req) => (encodeCore({ kind: 'req', req: q }) as { req: object }).req;
   if (!(k.known instanceof DottedVersionVector))
     throw new TypeError('checkpoint.core.known is not a DottedVersionVector');
   return {
@@ -433,7 +450,7 @@ function encodeCheckpoint(c: HostCheckpoint): object {
         str(key, 'checkpoint.core.state key'),
         toFrozenJson(value, `checkpoint.core.state['${key}']`),
       ]),
-      reqs: k.reqs.map(req),
+      reqs: k.reqs.map(encodeReq),
       committedLive: num(k.committedLive, 'checkpoint.core.committedLive'),
       known: k.known.toJSON(),
       hlc: num(k.hlc, 'checkpoint.core.hlc'),
@@ -442,7 +459,7 @@ function encodeCheckpoint(c: HostCheckpoint): object {
       finalizedOwnStrong: num(k.finalizedOwnStrong, 'checkpoint.core.finalizedOwnStrong'),
     },
     cab: c.cab.map((r) => ({ kind: r.kind, ...encodeCab(r) })),
-    held: c.held.map(req),
+    held: c.held.map(encodeReq),
     delivered: c.delivered.map((id, i) => opId(id, `checkpoint.delivered[${i}]`)),
   };
 }
@@ -473,6 +490,20 @@ function opId(v: unknown, at: string): OpId {
 // ---- decoding ----
 
 type Obj = Record<string, unknown>;
+
+type ReqRecord = { layer: 'core'; record: Extract<DurableRecord, { kind: 'req' }> };
+
+function isReq(r: HostRecord): r is ReqRecord {
+  return r.layer === 'core' && r.record.kind === 'req';
+}
+
+function decodeReqs(body: string): HostRecord[] {
+  const b = obj(JSON.parse(body) as unknown, 'body');
+  return arr(b.reqs, 'reqs').map((q, i) => ({
+    layer: 'core' as const,
+    record: { kind: 'req' as const, req: decodeReq(obj(q, `reqs[${i}]`)) },
+  }));
+}
 
 function decode(layer: string, kind: string, body: string): HostRecord {
   return decodeBody(layer, kind, obj(JSON.parse(body) as unknown, 'body'));

@@ -232,7 +232,11 @@ describe('SqliteStorage', () => {
       expect(meta).toEqual({ format: 'creek', version: '2', replica_id: '4' });
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       const rows = db.prepare('SELECT layer, kind FROM records ORDER BY seq').all();
-      expect(rows).toEqual(everyKind.map((r) => ({ layer: r.layer, kind: r.record.kind })));
+      // The two Reqs at the front share a row.
+      expect(rows).toEqual([
+        { layer: 'core', kind: 'reqs' },
+        ...everyKind.slice(2).map((r) => ({ layer: r.layer, kind: r.record.kind })),
+      ]);
     } finally {
       db.close();
     }
@@ -337,7 +341,32 @@ describe('SqliteStorage', () => {
     const db = new Database(path.join(dir, DB_FILE));
     db.prepare('UPDATE records SET body = \'{"ballot":"x"}\' WHERE kind = \'promise\'').run();
     db.close();
-    expect(() => open(dir).load()).toThrow(/record 4 \(cab\/promise\) is corrupt/);
+    expect(() => open(dir).load()).toThrow(/record 3 \(cab\/promise\) is corrupt/);
+  });
+
+  it('writes the consecutive Reqs of one append in one row and loads them back in order', () => {
+    const dir = path.join(tmp, 'data');
+    const s = open(dir);
+    const reqs = Array.from({ length: 30 }, (_, i): HostRecord => ({
+      layer: 'core',
+      record: { kind: 'req', req: { ...weakReq, id: { replica: 1, eventNo: i + 1 } } },
+    }));
+    const batch = [...reqs.slice(0, 20), everyKind[3]!, ...reqs.slice(20, 21)];
+    s.append(batch);
+    s.append(reqs.slice(21));
+    expect(s.stats().records).toBe(30 + 1);
+    expect(s.load()).toEqual([...batch, ...reqs.slice(21)]);
+    s.close();
+    const db = new Database(path.join(dir, DB_FILE), { readonly: true });
+    const rows = db.prepare('SELECT kind FROM records ORDER BY seq').pluck().all();
+    db.close();
+    // 20 Reqs, the promise, a lone Req, then the 9 Reqs of the second append.
+    expect(rows).toEqual(['reqs', 'promise', 'req', 'reqs']);
+    // Counted from the rows when the directory is opened again.
+    const again = open(dir);
+    expect(again.stats().records).toBe(31);
+    expect(again.load()).toEqual([...batch, ...reqs.slice(21)]);
+    again.close();
   });
 
   it('a checkpoint deletes every record before it, in its transaction; load returns it first', () => {

@@ -20,9 +20,10 @@
  *                  checkpoint table, is upgraded in place when opened)
  *     'replica_id' the id of the replica that owns the directory, in decimal
  *
- *   records(seq INTEGER PRIMARY KEY AUTOINCREMENT, layer TEXT, kind TEXT, body TEXT)
- *     The HostRecords written since the last checkpoint, `seq` increasing in write order
- *     (AUTOINCREMENT: never reused, though rows a checkpoint superseded are deleted): one row per
+ *   records(seq INTEGER PRIMARY KEY, layer TEXT, kind TEXT, body TEXT)
+ *     The HostRecords written since the last checkpoint, `seq` increasing in write order (it
+ *     starts again after a checkpoint deletes the rows; no AUTOINCREMENT, whose bookkeeping page
+ *     made every commit write a second page, 25 us against 17 us per transaction): one row per
  *     record, except that consecutive Reqs of one append share a row (kind 'reqs'), as a peer
  *     receiving a gossip push writes dozens at once and a row costs more than its bytes.
  *     layer  'core' | 'cab'
@@ -41,7 +42,7 @@
  *     At most one row: the last checkpoint (HostCheckpoint). It supersedes every record written
  *     before it; the transaction that writes it deletes those rows from `records`, so the disk
  *     holds one checkpoint plus the records after it, not every record ever written.
- *     seq    the highest records.seq it superseded
+ *     seq    how many checkpoints this directory has had (1 for the first)
  *     body   {"core":{"finalized","state":[[key,value],...],"reqs":[req,...],"committedLive",
  *                     "known","hlc","eventNo","lastStrongEventNo","finalizedOwnStrong"},
  *             "cab":[{"kind",...the cab record's body}, ...],
@@ -89,8 +90,7 @@ export const FORMAT_VERSION = 2;
 const APPLICATION_ID = 0x4352454b;
 
 type Row = [seq: number, layer: string, kind: string, body: string];
-const SUPERSEDED_SEQ =
-  "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'records'), 0)";
+const CHECKPOINTS_SO_FAR = 'SELECT COALESCE((SELECT seq FROM checkpoint WHERE id = 1), 0) + 1';
 
 export class SqliteStorage {
   private readonly insert: Database.Statement<[string, string, string]>;
@@ -115,7 +115,7 @@ export class SqliteStorage {
       .raw();
     this.deleteRecords = db.prepare('DELETE FROM records');
     this.putCheckpoint = db.prepare(
-      `INSERT OR REPLACE INTO checkpoint (id, seq, body) VALUES (1, (${SUPERSEDED_SEQ}), ?)`,
+      `INSERT OR REPLACE INTO checkpoint (id, seq, body) VALUES (1, (${CHECKPOINTS_SO_FAR}), ?)`,
     );
     this.selectCheckpoint = db.prepare<[], string>('SELECT body FROM checkpoint').pluck();
     // Records are encoded inside the transaction, so a record that cannot be encoded aborts the
@@ -316,12 +316,7 @@ function initialize(db: Database.Database, replicaId: number): void {
   db.transaction(() => {
     db.exec(`
       CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-      CREATE TABLE records (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        layer TEXT NOT NULL CHECK (layer IN ('core', 'cab')),
-        kind TEXT NOT NULL,
-        body TEXT NOT NULL
-      );
+      ${RECORDS_TABLE}
       ${CHECKPOINT_TABLE}
     `);
     const put = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
@@ -332,6 +327,14 @@ function initialize(db: Database.Database, replicaId: number): void {
   })();
 }
 
+const RECORDS_TABLE = `
+  CREATE TABLE records (
+    seq INTEGER PRIMARY KEY,
+    layer TEXT NOT NULL CHECK (layer IN ('core', 'cab')),
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL
+  );`;
+
 const CHECKPOINT_TABLE = `
   CREATE TABLE checkpoint (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -339,10 +342,19 @@ const CHECKPOINT_TABLE = `
     body TEXT NOT NULL
   );`;
 
-/** Version 1 had no checkpoints: its records are a version-2 log with no checkpoint yet. */
+/**
+ * Version 1 had no checkpoints and an AUTOINCREMENT records table: its records, copied in order
+ * into a version-2 table, are a version-2 log with no checkpoint yet.
+ */
 function upgradeFrom1(db: Database.Database): void {
   db.transaction(() => {
-    db.exec(CHECKPOINT_TABLE);
+    db.exec(`
+      ALTER TABLE records RENAME TO records_v1;
+      ${RECORDS_TABLE}
+      INSERT INTO records (seq, layer, kind, body) SELECT seq, layer, kind, body FROM records_v1;
+      DROP TABLE records_v1;
+      ${CHECKPOINT_TABLE}
+    `);
     db.prepare("UPDATE meta SET value = ? WHERE key = 'version'").run(String(FORMAT_VERSION));
   })();
 }

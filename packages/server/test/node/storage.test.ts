@@ -444,9 +444,21 @@ describe('SqliteStorage', () => {
     const dir = path.join(tmp, 'data');
     open(dir).append(everyKind);
     opened.pop()!.close();
-    // Make it what version 1 wrote: no checkpoint table.
+    // Make it what version 1 wrote: no checkpoint table, an AUTOINCREMENT records table.
     const db = new Database(path.join(dir, DB_FILE));
-    db.exec("DROP TABLE checkpoint; UPDATE meta SET value = '1' WHERE key = 'version'");
+    db.exec(`
+      DROP TABLE checkpoint;
+      ALTER TABLE records RENAME TO r;
+      CREATE TABLE records (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        layer TEXT NOT NULL CHECK (layer IN ('core', 'cab')),
+        kind TEXT NOT NULL,
+        body TEXT NOT NULL
+      );
+      INSERT INTO records SELECT * FROM r;
+      DROP TABLE r;
+      UPDATE meta SET value = '1' WHERE key = 'version';
+    `);
     db.close();
 
     const s = open(dir);
@@ -457,6 +469,11 @@ describe('SqliteStorage', () => {
     const check = new Database(path.join(dir, DB_FILE), { readonly: true });
     try {
       expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe('2');
+      const table = check
+        .prepare("SELECT sql FROM sqlite_master WHERE name = 'records'")
+        .pluck()
+        .get() as string;
+      expect(table).not.toMatch(/AUTOINCREMENT/);
     } finally {
       check.close();
     }

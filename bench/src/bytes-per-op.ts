@@ -30,6 +30,7 @@ import { pathToFileURL } from 'node:url';
 import { connect, type CreekBindingOptions, type CreekClient } from '@creek/client';
 import { LocalCluster } from '@creek/server/node';
 import WebSocket from 'ws';
+import { flagPairs } from './cli-flags.js';
 
 // ---------------------------------------------------------------------------------------------
 // Counting sockets
@@ -236,19 +237,12 @@ function parseArgs(argv: readonly string[]): Flags {
     inFlight: 16,
     replicas: 3,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--help' || arg === '-h') {
-      console.log(USAGE);
-      process.exit(0);
-    }
-    const [name, inline] = arg.replace(/^--/, '').split('=', 2) as [string, string | undefined];
-    const key = name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof Flags;
-    if (!arg.startsWith('--') || !(key in flags)) fail(`unknown argument '${arg}'\n\n${USAGE}`);
-    const raw = inline ?? argv[++i] ?? '';
+  const camel = (name: string) =>
+    name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof Flags;
+  for (const [name, raw] of flagPairs(argv, USAGE, (n) => camel(n) in flags, fail)) {
+    const key = camel(name);
     const values = raw.split(',').map(Number);
-    if (raw === '' || values.some((v) => !Number.isFinite(v)))
-      fail(`--${name} needs a number, got '${raw}'`);
+    if (values.some((v) => !Number.isFinite(v))) fail(`--${name} needs a number, got '${raw}'`);
     if (key === 'valueBytes') flags.valueBytes = values;
     else if (values.length !== 1) fail(`--${name} takes one number`);
     else flags[key] = values[0]!;

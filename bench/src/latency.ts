@@ -36,6 +36,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
+import { flagPairs } from './cli-flags.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CREEK_BIN = join(ROOT, 'packages/server/bin/creek.js');
@@ -70,19 +71,11 @@ const USAGE = `npm run bench:latency [-- --replicas 3 --ops 2000 --seconds 5 --w
 
 function parseArgs(argv: readonly string[]): Flags {
   const flags: Flags = { replicas: 3, ops: 2000, seconds: 5, warmup: 1, keys: 16 };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--help' || arg === '-h') {
-      console.log(USAGE);
-      process.exit(0);
-    }
-    const [name, inline] = arg.replace(/^--/, '').split('=', 2) as [string, string | undefined];
-    if (!arg.startsWith('--') || !(name in flags)) fail(`unknown argument '${arg}'\n\n${USAGE}`);
-    const raw = inline ?? argv[++i];
+  for (const [name, raw] of flagPairs(argv, USAGE, (n) => n in flags, fail)) {
     const value = Number(raw);
     const integer = name !== 'seconds' && name !== 'warmup';
-    if (raw === undefined || !Number.isFinite(value) || (integer && !Number.isInteger(value)))
-      fail(`--${name} needs a ${integer ? 'whole ' : ''}number, got '${raw ?? ''}'`);
+    if (!Number.isFinite(value) || (integer && !Number.isInteger(value)))
+      fail(`--${name} needs a ${integer ? 'whole ' : ''}number, got '${raw}'`);
     flags[name as keyof Flags] = value;
   }
   if (flags.replicas < 1 || flags.replicas > 15) fail('--replicas must be between 1 and 15');

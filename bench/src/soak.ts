@@ -32,6 +32,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LocalCluster } from '@creek/server/node';
 import WebSocket from 'ws';
+import { flagPairs } from './cli-flags.js';
 
 interface Flags {
   ops: number;
@@ -71,18 +72,9 @@ function parseArgs(argv: readonly string[]): Flags {
     'max-backlog': 5_000,
     rate: 2_500,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--help' || arg === '-h') {
-      console.log(USAGE);
-      process.exit(0);
-    }
-    const [name, inline] = arg.replace(/^--/, '').split('=', 2) as [string, string | undefined];
-    if (!arg.startsWith('--') || !(name in flags)) fail(`unknown argument '${arg}'\n\n${USAGE}`);
-    const raw = inline ?? argv[++i];
+  for (const [name, raw] of flagPairs(argv, USAGE, (n) => n in flags, fail)) {
     const value = Number(raw);
-    if (raw === undefined || !Number.isInteger(value) || value < 0)
-      fail(`--${name} needs a whole number, got '${raw ?? ''}'`);
+    if (!Number.isInteger(value) || value < 0) fail(`--${name} needs a whole number, got '${raw}'`);
     flags[name as keyof Flags] = value;
   }
   if (flags.ops < 100) fail('--ops must be at least 100');

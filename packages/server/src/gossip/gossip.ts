@@ -128,7 +128,9 @@ export class Gossip {
    */
   cast(req: Req): GossipOutput[] {
     this.remember(req);
-    return this.others.map((to) => send(to, { kind: 'push', reqs: [req] }));
+    // One message for every peer: messages are never changed, and a driver may encode it once.
+    const push: GossipMessage = { kind: 'push', reqs: [req] };
+    return this.others.map((to) => send(to, push));
   }
 
   /** A message from peer `from`. Messages from ids outside `peers` (or from self) are ignored. */

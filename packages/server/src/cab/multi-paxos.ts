@@ -60,7 +60,9 @@ const CATCHUP_LIMIT = 512;
  * - Phase 2 runs per instance; ids that arrive while `maxInFlight` instances are open wait and go
  *   out together in the next instance (batching), and up to `maxInFlight` instances are open at once
  *   (pipelining). Acceptors send their 2b to every replica, so a learner decides after 3 message
- *   delays from the origin: forward, 2a, 2b.
+ *   delays from the origin: forward, 2a, 2b. The leader's own accept and vote, and each acceptor's
+ *   own vote, take no message (see `send`): with 3 replicas, an origin that is a follower decides
+ *   on the frame that brings the leader's 2a and 2b, 2 message delays after its forward.
  * - An acceptor's promise or accept is a `persist` output placed before the messages that depend on
  *   it; the driver must make it durable before acting on anything after it.
  * - Learners that fall behind catch up from the leader; instances every replica has delivered are
@@ -586,7 +588,24 @@ export class MultiPaxos {
     for (const r of this.replicas) this.send(r, msg);
   }
 
+  /**
+   * Phase 2 addressed to this replica itself is handled here, inside the same input, instead of
+   * as a message that comes back through the driver (one more turn and one more disk commit per
+   * step): the leader accepts its own 2a as it proposes, and an acceptor counts its own 2b as it
+   * accepts. That is safe because an input's outputs act in order: the accept's `persist` comes
+   * before everything it leads to, a decision included, so the driver makes the vote durable
+   * before any effect of it can be seen (and a crash loses the vote with its effects). Prepares
+   * and promises still go round, since phase 1 runs once per ballot.
+   */
   private send(to: number, msg: PaxosMessage): void {
+    if (to === this.self && msg.type === 'accept') {
+      this.onAccept(to, msg.ballot, msg.instance, msg.value);
+      return;
+    }
+    if (to === this.self && msg.type === 'accepted') {
+      this.onAccepted(to, msg.ballot, msg.instance);
+      return;
+    }
     this.out.push({ type: 'send', to, msg });
   }
 

@@ -134,10 +134,16 @@ describe('checkpoints: recovery from a checkpoint equals recovery from every rec
     const broken: ReplicaCheckpoint = { ...c, reqs: c.reqs.slice(0, c.committedLive) };
     const tail = coreRecords(log.slice(at + 1, at + 2));
     const all = recover(coreRecords(log.slice(0, at + 2)));
-    const bad = recover(tail, broken);
-    expect(describeReplica(bad.replica, bad.outputs)).not.toEqual(
-      describeReplica(all.replica, all.outputs),
-    );
+    // The loss shows either as a different replica or as a recovery that refuses to go on (a
+    // commit record after the checkpoint names a Req the checkpoint no longer holds).
+    let recovered: unknown;
+    try {
+      const bad = recover(tail, broken);
+      recovered = describeReplica(bad.replica, bad.outputs);
+    } catch (e) {
+      recovered = `recovery failed: ${(e as Error).message}`;
+    }
+    expect(recovered).not.toEqual(describeReplica(all.replica, all.outputs));
   });
 });
 

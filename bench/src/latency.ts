@@ -10,7 +10,12 @@
  * the leader, found through GET /status) and invokes kv.increment on K keys:
  *
  *  - echo baseline: round trip of a message as large as an invoke frame (the invoke frame itself);
- *  - sequential latency, one op outstanding, N ops after W s of warm-up: a weak op is done at its
+ *  - floors (floor-server.ts), sequential: a server that parses the frame, commits one SQLite row
+ *    and answers (the least a weak op can cost on this stack), and a relay in front of it that
+ *    commits on the way in and again on the way back (4 hops, 3 commits: the least a stable answer
+ *    costs when a second replica's durable vote is needed); each op's ratio to its floor is shown;
+ *  - sequential latency, one op outstanding, N ops after W s of warm-up, taken in 10 rounds that
+ *    interleave echo, floors, weak and strong (the machine's speed drifts): a weak op is done at its
  *    first (tentative) view, a strong op at its stable view or confirm;
  *  - closed loop with 1, 16 and 64 ops outstanding on one connection, for echo, weak and strong:
  *    each completion issues the next op; W s of warm-up are discarded, then S s are measured.
@@ -44,6 +49,9 @@ const STARTUP_TIMEOUT_MS = 45_000;
 const SETTLE_TIMEOUT_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 30_000;
 const OUTSTANDING = [1, 16, 64] as const;
+/** Sequential measurements are split in this many interleaved rounds. */
+const SEQUENTIAL_ROUNDS = 10;
+
 const TARGETS = {
   weakP50VsEcho: 1.5,
   strongP50VsEcho: 4,
@@ -103,6 +111,8 @@ interface Child {
 
 const children: Child[] = [];
 let dataDir: string | null = null;
+/** The floor servers' SQLite files. */
+let floorDir: string | null = null;
 let stopping = false;
 
 function track(name: string, proc: ChildProcess): Child {
@@ -154,9 +164,10 @@ async function shutdown(code: number): Promise<never> {
 }
 
 function removeDataDir(): void {
-  if (dataDir === null) return;
-  rmSync(dataDir, { recursive: true, force: true });
+  for (const dir of [dataDir, floorDir])
+    if (dir !== null) rmSync(dir, { recursive: true, force: true });
   dataDir = null;
+  floorDir = null;
 }
 
 // The last line of defence: a synchronous exit (an uncaught error, process.exit anywhere).
@@ -207,15 +218,48 @@ process.stdin.resume();
 `;
 
 async function startEcho(): Promise<string> {
-  const proc = spawn(process.execPath, ['-e', ECHO_SERVER], {
+  return startServer('echo server', ['-e', ECHO_SERVER]);
+}
+
+const FLOOR_SERVER = fileURLToPath(new URL('./floor-server.ts', import.meta.url));
+
+/**
+ * The floor servers (floor-server.ts): one that parses, commits one SQLite row and answers; and a
+ * relay in front of it, which commits, forwards, and commits again on the way back.
+ */
+async function startFloors(): Promise<{ durable: string; relay: string }> {
+  const dir = mkdtempSync(join(os.tmpdir(), 'creek-floor-'));
+  floorDir = dir;
+  const durable = await startServer('floor server', [
+    '--import',
+    'tsx',
+    FLOOR_SERVER,
+    '--dir',
+    dir,
+  ]);
+  const relay = await startServer('floor relay', [
+    '--import',
+    'tsx',
+    FLOOR_SERVER,
+    '--dir',
+    dir,
+    '--upstream',
+    durable,
+  ]);
+  return { durable, relay };
+}
+
+/** Starts a child that prints `port N` (or `echo-port N`) once listening; its ws:// URL. */
+async function startServer(name: string, args: string[]): Promise<string> {
+  const proc = spawn(process.execPath, args, {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  const child = track('echo server', proc);
+  const child = track(name, proc);
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('echo server did not start in 10 s')), 10_000);
+    const timer = setTimeout(() => reject(new Error(`${name} did not start in 10 s`)), 10_000);
     proc.stdout.on('data', (d: Buffer) => {
-      const m = /echo-port (\d+)/.exec(d.toString());
+      const m = /port (\d+)/.exec(d.toString());
       if (m !== null) {
         clearTimeout(timer);
         resolve(Number(m[1]));
@@ -586,6 +630,26 @@ interface Summary {
   errors: number;
 }
 
+/** One Result from several measurements of the same kind (sequential rounds). */
+function mergeResults(rs: readonly Result[]): Result {
+  const cat = (f: (r: Result) => Float64Array): Float64Array => {
+    const out = new Float64Array(rs.reduce((n, r) => n + f(r).length, 0));
+    let at = 0;
+    for (const r of rs) {
+      out.set(f(r), at);
+      at += f(r).length;
+    }
+    return out;
+  };
+  return {
+    lat: cat((r) => r.lat),
+    tentative: cat((r) => r.tentative),
+    completed: rs.reduce((n, r) => n + r.completed, 0),
+    errors: rs.reduce((n, r) => n + r.errors, 0),
+    seconds: rs.reduce((n, r) => n + r.seconds, 0),
+  };
+}
+
 function summarize(r: Result): Summary {
   const lat = r.lat.sort();
   const tent = r.tentative.sort();
@@ -651,7 +715,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   progress(`starting ${flags.replicas} replicas (creek start) and the echo server on 127.0.0.1`);
   const cluster = new Cluster(flags.replicas);
-  const [echoUrl] = await Promise.all([startEcho(), cluster.start()]);
+  const [echoUrl, floorUrls] = await Promise.all([startEcho(), startFloors(), cluster.start()]);
   const leader = await cluster.awaitLeader(STARTUP_TIMEOUT_MS);
   if (leader === null) {
     const s = await cluster.statuses();
@@ -673,6 +737,9 @@ async function main(): Promise<void> {
   );
 
   const echo = await Conn.open(echoUrl, { keys: flags.keys });
+  // Floor servers answer like the echo (no hello), with a view-sized frame.
+  const floor = await Conn.open(floorUrls.durable, { keys: flags.keys });
+  const relay = await Conn.open(floorUrls.relay, { keys: flags.keys });
   const creek = await Conn.open(cluster.clientUrl(target), {
     token: cluster.token,
     keys: flags.keys,
@@ -685,34 +752,83 @@ async function main(): Promise<void> {
     `  sequential: ${flags.ops} ops each; closed loop: ${flags.seconds} s per cell after ${flags.warmup} s warm-up\n`,
   );
 
-  // Sequential latency, one outstanding.
-  const seq = {} as Record<Kind, Summary>;
-  /** Mean ms inside the replica the client talks to, over the measured ops. */
-  const inside = { weak: NaN, strong: NaN, strongTentative: NaN };
-  for (const kind of ['echo', 'weak', 'strong'] as const) {
-    const conn = kind === 'echo' ? echo : creek;
-    progress(`sequential ${kind}: ${flags.warmup} s warm-up, then ${flags.ops} ops, 1 outstanding`);
-    // The warm-up is a run of its own, so that the replica's histogram covers only measured ops.
-    await closedLoop(conn, kind, 1, { warmupSeconds: 0, seconds: flags.warmup });
-    const before = kind === 'echo' ? null : await cluster.serverTimes(target);
-    seq[kind] = summarize(await closedLoop(conn, kind, 1, { warmupSeconds: 0, ops: flags.ops }));
-    if (before !== null) {
-      const after = await cluster.serverTimes(target);
-      const mean = (l: 'tentative' | 'stable'): number =>
-        (after[l].sum - before[l].sum) / (after[l].n - before[l].n);
-      if (kind === 'weak') inside.weak = mean('tentative');
-      else {
-        inside.strong = mean('stable');
-        inside.strongTentative = mean('tentative');
+  // Sequential latency, one outstanding, in interleaved rounds: this machine's speed drifts
+  // (the echo's p50 moved between 0.05 and 0.12 ms from one run to the next), so each kind is
+  // measured a little in every round, in a rotating order, rather than all at once.
+  type SeqKind = 'echo' | 'durable' | 'relay' | 'weak' | 'strong';
+  const seqKinds: readonly SeqKind[] = ['echo', 'durable', 'relay', 'weak', 'strong'];
+  const connOf: Record<SeqKind, Conn> = { echo, durable: floor, relay, weak: creek, strong: creek };
+  // The floors answer any frame: they are driven like the echo.
+  const frameKind = (k: SeqKind): Kind => (k === 'weak' || k === 'strong' ? k : 'echo');
+  const perRound = Math.max(1, Math.ceil(flags.ops / SEQUENTIAL_ROUNDS));
+  const parts = Object.fromEntries(seqKinds.map((k) => [k, [] as Result[]])) as Record<
+    SeqKind,
+    Result[]
+  >;
+  /** Sum and count of the target replica's own times (ms), over the measured ops. */
+  const insideSum = { weak: [0, 0], strong: [0, 0], strongTentative: [0, 0] };
+  for (const kind of seqKinds) {
+    progress(`sequential ${kind}: ${flags.warmup} s warm-up`);
+    await closedLoop(connOf[kind], frameKind(kind), 1, {
+      warmupSeconds: 0,
+      seconds: flags.warmup,
+    });
+    if (kind === 'weak' || kind === 'strong') await settle(cluster);
+  }
+  progress(
+    `sequential: ${SEQUENTIAL_ROUNDS} rounds of ${perRound} ops per kind (${seqKinds.join(', ')})`,
+  );
+  for (let round = 0; round < SEQUENTIAL_ROUNDS; round++) {
+    for (let j = 0; j < seqKinds.length; j++) {
+      const kind = seqKinds[(round + j) % seqKinds.length]!;
+      const creekOp = kind === 'weak' || kind === 'strong';
+      // The replica's histogram is read around the measured ops only.
+      const before = creekOp ? await cluster.serverTimes(target) : null;
+      parts[kind].push(
+        await closedLoop(connOf[kind], frameKind(kind), 1, { warmupSeconds: 0, ops: perRound }),
+      );
+      if (before !== null) {
+        const after = await cluster.serverTimes(target);
+        const add = (into: number[], l: 'tentative' | 'stable'): void => {
+          into[0]! += after[l].sum - before[l].sum;
+          into[1]! += after[l].n - before[l].n;
+        };
+        if (kind === 'weak') add(insideSum.weak, 'tentative');
+        else {
+          add(insideSum.strong, 'stable');
+          add(insideSum.strongTentative, 'tentative');
+        }
+        await settle(cluster);
       }
     }
-    const s = seq[kind];
+    if ((round + 1) % 5 === 0 || round + 1 === SEQUENTIAL_ROUNDS)
+      progress(`  round ${round + 1}/${SEQUENTIAL_ROUNDS}`);
+  }
+  floor.close();
+  relay.close();
+  const seqAll = Object.fromEntries(
+    seqKinds.map((k) => [k, summarize(mergeResults(parts[k]))]),
+  ) as Record<SeqKind, Summary>;
+  const seq: Record<Kind, Summary> = {
+    echo: seqAll.echo,
+    weak: seqAll.weak,
+    strong: seqAll.strong,
+  };
+  const floors = { durable: seqAll.durable, relay: seqAll.relay };
+  /** Mean ms inside the replica the client talks to, over the measured ops. */
+  const meanOf = ([sum, n]: number[]): number => sum! / n!;
+  const inside = {
+    weak: meanOf(insideSum.weak),
+    strong: meanOf(insideSum.strong),
+    strongTentative: meanOf(insideSum.strongTentative),
+  };
+  for (const kind of seqKinds) {
+    const x = seqAll[kind];
     progress(
-      `  p50 ${ms(s.p50)} ms, p99 ${ms(s.p99)} ms` +
-        (kind === 'strong' ? ` (first tentative view: p50 ${ms(s.tentP50)} ms)` : '') +
-        (s.errors > 0 ? `, ${s.errors} errors: ${creek.firstError}` : ''),
+      `  ${kind}: p50 ${ms(x.p50)} ms, p99 ${ms(x.p99)} ms` +
+        (kind === 'strong' ? ` (first tentative view: p50 ${ms(x.tentP50)} ms)` : '') +
+        (x.errors > 0 ? `, ${x.errors} errors: ${creek.firstError}` : ''),
     );
-    if (kind !== 'echo') await settle(cluster);
   }
 
   // Closed loop.
@@ -740,13 +856,27 @@ async function main(): Promise<void> {
   // Report.
   const e = seq.echo;
   console.log(
-    `\nSequential latency, 1 outstanding, ${flags.ops} ops (client on ${follower === undefined ? 'the leader' : 'a follower'})`,
+    `\nSequential latency, 1 outstanding, ${perRound * SEQUENTIAL_ROUNDS} ops each in ${SEQUENTIAL_ROUNDS} interleaved rounds (client on ${follower === undefined ? 'the leader' : 'a follower'})`,
   );
   console.log(
     table(
       [
         ['', 'p50 ms', 'p99 ms', 'p50/echo', 'p99/echo', 'errors', 'target (issue)'],
         ['echo round trip', ms(e.p50), ms(e.p99), ratio(1), ratio(1), '-', ''],
+        ...(
+          [
+            ['floor: durable reply', floors.durable],
+            ['floor: durable relay', floors.relay],
+          ] as const
+        ).map(([label, f]) => [
+          label,
+          ms(f.p50),
+          ms(f.p99),
+          ratio(f.p50 / e.p50),
+          ratio(f.p99 / e.p99),
+          String(f.errors),
+          '',
+        ]),
         [
           'weak → tentative',
           ms(seq.weak.p50),
@@ -777,6 +907,13 @@ async function main(): Promise<void> {
       ],
       ['l', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
+  );
+  console.log(
+    `\n  Floors (bench/src/floor-server.ts): no Creek, only what an answer needs on this stack.` +
+      `\n  durable reply: parse the frame, commit one SQLite row, answer (least for a weak op);` +
+      `\n  durable relay: client → A → B → A → client with a commit at each of A, B, A (least for a` +
+      `\n  stable answer from a replica that needs one other replica's durable vote).` +
+      `\n  weak p50 is ${ratio(seq.weak.p50 / floors.durable.p50)} its floor, strong p50 ${ratio(seq.strong.p50 / floors.relay.p50)} its floor.`,
   );
   console.log(
     `\n  Where the time goes (means, ms): the client's time vs the time inside replica ${target}, from` +

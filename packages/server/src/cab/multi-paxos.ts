@@ -1,5 +1,6 @@
 import { opKey, type OpId } from '../core/op-id.js';
 import {
+  ballotLeader,
   ballotOf,
   ballotRound,
   type AcceptedEntry,
@@ -28,7 +29,17 @@ export interface PaxosOptions {
 }
 
 export type PaxosOutput =
-  | { readonly type: 'send'; readonly to: number; readonly msg: PaxosMessage }
+  /**
+   * `lazy`: no answer waits for this copy (see `fastQuorum`); a driver may hold it for a moment to
+   * send it with later messages. Delaying a message is always safe; only liveness could suffer,
+   * and the copies that matter are not lazy.
+   */
+  | {
+      readonly type: 'send';
+      readonly to: number;
+      readonly msg: PaxosMessage;
+      readonly lazy?: true;
+    }
   /** Must be durable before any later output of this replica is acted on. */
   | { readonly type: 'persist'; readonly record: AcceptorRecord }
   /** An instance was decided (learned); decisions come in any order, each exactly once. */
@@ -585,7 +596,28 @@ export class MultiPaxos {
   }
 
   private broadcast(msg: PaxosMessage): void {
-    for (const r of this.replicas) this.send(r, msg);
+    const quorum =
+      msg.type === 'accept'
+        ? this.fastQuorum(msg.ballot, msg.value)
+        : msg.type === 'accepted'
+          ? this.fastQuorum(msg.ballot, this.accepted.get(msg.instance)?.value ?? [])
+          : null;
+    for (const r of this.replicas) this.send(r, msg, quorum !== null && !quorum.has(r));
+  }
+
+  /**
+   * The replicas that decide an instance holding `value` at `ballot` on their own: its leader and
+   * the origins of its ids, when they are a majority (with 3 replicas, the leader and a follower
+   * origin). Each of them decides on its own vote and the other's, so the 2a and 2b copies to the
+   * rest are lazy: they only make a decided value known. On a machine with fewer cores than
+   * processes, that keeps the third replica's work off the critical path of a stable answer.
+   * Null when they are not a majority (an empty batch, the leader's own ops, 5 replicas and one
+   * origin): then every copy may be needed and none is lazy.
+   */
+  private fastQuorum(ballot: number, value: Batch): Set<number> | null {
+    const quorum = new Set<number>([ballotLeader(ballot)]);
+    for (const c of value) quorum.add(c.id.replica);
+    return quorum.size >= this.majority ? quorum : null;
   }
 
   /**
@@ -597,7 +629,7 @@ export class MultiPaxos {
    * before any effect of it can be seen (and a crash loses the vote with its effects). Prepares
    * and promises still go round, since phase 1 runs once per ballot.
    */
-  private send(to: number, msg: PaxosMessage): void {
+  private send(to: number, msg: PaxosMessage, lazy = false): void {
     if (to === this.self && msg.type === 'accept') {
       this.onAccept(to, msg.ballot, msg.instance, msg.value);
       return;
@@ -606,7 +638,7 @@ export class MultiPaxos {
       this.onAccepted(to, msg.ballot, msg.instance);
       return;
     }
-    this.out.push({ type: 'send', to, msg });
+    this.out.push(lazy ? { type: 'send', to, msg, lazy } : { type: 'send', to, msg });
   }
 
   private flush(): PaxosOutput[] {

@@ -50,7 +50,8 @@ export const DEFAULT_CHECKPOINT_EVERY = 10_000;
  */
 export interface HostEffects {
   persist(record: HostRecord): void;
-  send(to: number, msg: PeerMessage): void;
+  /** `lazy`: nothing waits for it; it may wait to travel with later messages (PaxosOutput). */
+  send(to: number, msg: PeerMessage, lazy?: boolean): void;
   respond(response: Response): void;
 }
 
@@ -289,7 +290,8 @@ export class ReplicaHost {
   private applyPaxos(outputs: PaxosOutput[]): void {
     let changed = false;
     for (const o of outputs) {
-      if (o.type === 'send') this.effects.send(o.to, { kind: 'paxos', msg: o.msg });
+      if (o.type === 'send')
+        this.effects.send(o.to, { kind: 'paxos', msg: o.msg }, o.lazy === true);
       else if (o.type === 'persist') this.effects.persist({ layer: 'cab', record: o.record });
       else if (o.type === 'skip') {
         this.delivery.skipTo(o.below);

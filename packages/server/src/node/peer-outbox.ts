@@ -16,21 +16,26 @@ const realTimers: LingerTimers = {
 
 /**
  * A replica's messages to its peers, one batch per peer per turn of the event loop, where a batch
- * that only pushes weak Reqs may linger up to `lingerMs` to travel with later ones (as TCP's
- * Nagle does). Every other message — a strong Req, Paxos, an anti-entropy summary or pull — goes
- * at once and takes the lingering pushes with it, ahead of it: per peer, messages leave in the
- * order the host made them, only some of them later.
+ * of messages nothing waits for may linger up to `lingerMs` to travel with later ones (as TCP's
+ * Nagle does). Those are gossip pushes and the Paxos copies the layer marks lazy (a 2a or 2b to a
+ * replica outside the instance's fast quorum, MultiPaxos.fastQuorum). Every other message — a
+ * forward, a vote that counts, an election, an anti-entropy summary or pull — goes at once and
+ * takes the lingering ones with it, ahead of it: per peer, messages leave in the order the host
+ * made them, only some of them later.
  *
  * Why: each frame costs every peer a wake-up, a parse, a check and a disk write. A weak op's
- * caller already has its answer from the origin, and nothing waits for its Req elsewhere except a
- * strong op's causal context, whose own push flushes it; so under load, pushes of a few ops per
- * frame become pushes of many, and the cluster does several times fewer frames and transactions
- * per weak op (`npm run bench:latency`). Delaying messages is within what the protocols already
- * survive (the simulator delays and reorders every message), so this is a transport choice, not a
- * protocol change.
+ * caller already has its answer from the origin; a strong op's caller waits for the decision,
+ * which needs ids, not Reqs (the push to the leader goes with the forward anyway), and a replica
+ * delivers a decided op once its Req arrives. So under load, pushes of a few ops per frame become
+ * pushes of many, and the cluster does several times fewer frames and transactions per op
+ * (`npm run bench:latency`); and a replica no answer waits for stays off the critical path. Delaying
+ * messages is within what the protocols already survive (the simulator delays and reorders every
+ * message), so this is a transport choice, not a protocol change.
  */
 export class PeerOutbox {
   private readonly turn = new Map<number, PeerMessage[]>();
+  /** Peers with a message this turn that may not wait. */
+  private readonly urgent = new Set<number>();
   private readonly held = new Map<number, PeerMessage[]>();
   private timer: unknown = null;
 
@@ -40,8 +45,9 @@ export class PeerOutbox {
     private readonly timers: LingerTimers = realTimers,
   ) {}
 
-  /** Queues a message of this turn. */
-  add(to: number, msg: PeerMessage): void {
+  /** Queues a message of this turn; `lazy`: the layer says nothing waits for it. */
+  add(to: number, msg: PeerMessage, lazy = false): void {
+    if (!lazy && !isPush(msg)) this.urgent.add(to);
     const queue = this.turn.get(to);
     if (queue === undefined) this.turn.set(to, [msg]);
     else queue.push(msg);
@@ -56,7 +62,7 @@ export class PeerOutbox {
   flushTurn(): void {
     for (const [to, msgs] of this.turn) {
       const held = this.held.get(to);
-      if (this.lingerMs > 0 && msgs.every(isWeakPush)) {
+      if (this.lingerMs > 0 && !this.urgent.has(to)) {
         if (held === undefined) this.held.set(to, msgs);
         else held.push(...msgs);
         this.timer ??= this.timers.set(() => this.release(), this.lingerMs);
@@ -70,6 +76,7 @@ export class PeerOutbox {
       }
     }
     this.turn.clear();
+    this.urgent.clear();
     if (this.held.size === 0 && this.timer !== null) {
       this.timers.clear(this.timer);
       this.timer = null;
@@ -85,6 +92,6 @@ export class PeerOutbox {
   }
 }
 
-function isWeakPush(m: PeerMessage): boolean {
-  return m.kind === 'gossip' && m.msg.kind === 'push' && m.msg.reqs.every((r) => !r.strong);
+function isPush(m: PeerMessage): boolean {
+  return m.kind === 'gossip' && m.msg.kind === 'push';
 }

@@ -100,8 +100,8 @@ export class ReplicaServer {
     const records = this.storage.load();
     const effects = {
       persist: (r: HostRecord) => this.writes.push(r),
-      send: (to: number, msg: PeerMessage) => {
-        this.outbox.add(to, msg);
+      send: (to: number, msg: PeerMessage, lazy?: boolean) => {
+        this.outbox.add(to, msg, lazy);
       },
       respond: (r: Response) => this.actions.push(() => this.clients.respond(r)),
     };

@@ -576,6 +576,46 @@ describe('own accept and own vote (no message to itself)', () => {
     expect(kinds(out)).toEqual(['persist accept', 'decide']);
   });
 
+  /** `to → lazy?` for each send of `type` in `out`. */
+  const laziness = (out: readonly PaxosOutput[], type: PaxosMessage['type']) =>
+    Object.fromEntries(
+      out.flatMap((o) =>
+        o.type === 'send' && o.msg.type === type ? [[o.to, o.lazy === true]] : [],
+      ),
+    );
+
+  it('3 replicas, follower origin: copies to the replica outside {leader, origin} are lazy', () => {
+    const c = started(3);
+    const x = castOf(1, 1);
+    const leaderOut = c.node(0).cast(x);
+    // The leader's 2a and 2b: urgent to the origin (1), lazy to the third replica (2).
+    expect(laziness(leaderOut, 'accept')).toEqual({ 1: false, 2: true });
+    expect(laziness(leaderOut, 'accepted')).toEqual({ 1: false, 2: true });
+    // The origin's 2b: urgent to the leader, lazy to the third replica.
+    const accept = sends(leaderOut).find((s) => s.to === 1 && s.msg.type === 'accept')!.msg;
+    expect(laziness(c.node(1).receive(0, accept), 'accepted')).toEqual({ 0: false, 2: true });
+    // The third replica's own 2b, when its lazy 2a comes: to the quorum, so urgent.
+    expect(laziness(c.node(2).receive(0, accept), 'accepted')).toEqual({ 0: false, 1: false });
+  });
+
+  it('nothing is lazy when the leader and the origins are no majority', () => {
+    // The leader's own op, 3 replicas: {0} alone.
+    const three = started(3);
+    const own = three.node(0).cast(castOf(0, 1));
+    expect(laziness(own, 'accept')).toEqual({ 1: false, 2: false });
+    // One follower origin, 5 replicas: {0, 1} of 5.
+    const five = started(5);
+    const out = five.node(0).cast(castOf(1, 1));
+    expect(laziness(out, 'accept')).toEqual({ 1: false, 2: false, 3: false, 4: false });
+  });
+
+  it('a retransmitted 2a follows the same rule', () => {
+    const c = started(3);
+    c.node(0).cast(castOf(1, 1)); // its outputs are dropped: no vote comes back
+    const late = c.node(0).tick(c.now + 1_000);
+    expect(laziness(late, 'accept')).toEqual({ 1: false, 2: true });
+  });
+
   it('an acceptor that promised a higher ballot refuses its own old proposal too', () => {
     const c = started(3);
     // Node 0 leads at ballot (1, 0); a higher prepare reaches its acceptor only.

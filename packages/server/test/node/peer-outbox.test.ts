@@ -52,7 +52,7 @@ function setup(lingerMs = 2) {
   return { sent, timers, outbox, got };
 }
 
-describe('PeerOutbox: weak pushes linger, everything else goes at once and in order', () => {
+describe('PeerOutbox: pushes and lazy copies linger, everything else goes at once and in order', () => {
   it('holds turns that only push weak Reqs and sends them together when the linger ends', () => {
     const { sent, timers, outbox, got } = setup();
     outbox.add(1, push(req(1)));
@@ -69,19 +69,44 @@ describe('PeerOutbox: weak pushes linger, everything else goes at once and in or
     expect(sent.filter((s) => s.to === 1)).toHaveLength(1);
   });
 
-  it('sends a strong Req at once, with the weak pushes held for that peer ahead of it', () => {
+  it('holds a strong Req too: the stable answer waits for the decision, not for its Req', () => {
     const { timers, outbox, got } = setup();
     outbox.add(1, push(req(1)));
-    outbox.add(2, push(req(1)));
     outbox.flushTurn();
     outbox.add(1, push(req(2), req(3, true)));
     outbox.flushTurn();
+    expect(got(1)).toEqual([]);
+    timers.fire();
     expect(got(1)).toEqual([1, 2, 3]);
-    // Peer 2's push still lingers, and the timer with it.
+  });
+
+  it('holds Paxos copies the layer marks lazy; an urgent one to that peer takes them along, ahead', () => {
+    const { timers, outbox, got } = setup();
+    outbox.add(1, push(req(1)));
+    outbox.add(1, paxos, true);
+    outbox.add(2, paxos, true);
+    outbox.flushTurn();
+    expect(got(1)).toEqual([]);
+    expect(got(2)).toEqual([]);
+    outbox.add(1, push(req(2)));
+    outbox.add(1, paxos);
+    outbox.flushTurn();
+    expect(got(1)).toEqual([1, 'paxos', 2, 'paxos']);
+    // Peer 2's lazy copy still lingers, and the timer with it.
     expect(got(2)).toEqual([]);
     expect(timers.pending).not.toBeNull();
     timers.fire();
-    expect(got(2)).toEqual([1]);
+    expect(got(2)).toEqual(['paxos']);
+  });
+
+  it('sends a turn at once when any message in it for that peer is urgent', () => {
+    const { timers, outbox, got } = setup();
+    outbox.add(1, paxos, true);
+    outbox.add(1, paxos);
+    outbox.add(1, push(req(1)));
+    outbox.flushTurn();
+    expect(got(1)).toEqual(['paxos', 'paxos', 1]);
+    expect(timers.pending).toBeNull();
   });
 
   it('lets Paxos and anti-entropy through at once, after what was held, and clears the timer', () => {

@@ -397,22 +397,31 @@ function encodeReq(q: Req): object {
   if (q.causalCtx !== null && !(q.causalCtx instanceof DottedVersionVector))
     throw new TypeError('req.causalCtx is neither a DottedVersionVector nor null');
   return {
+    ...reqFields(q),
+    causalCtx: q.causalCtx === null ? null : q.causalCtx.toJSON(),
+    ...(q.session === undefined ? {} : { session: sessionFields(q.session) }),
+  };
+}
+
+/**
+ * A Req's plain fields, checked the same way when written (a live Req) and when read (JSON from
+ * disk). Live args are already frozen JSON and come back as they are; anything else is checked.
+ */
+function reqFields(q: Partial<Record<'ts' | 'id' | 'op' | 'args' | 'strong', unknown>>) {
+  return {
     ts: num(q.ts, 'req.ts'),
     id: opId(q.id, 'req.id'),
     op: str(q.op, 'req.op'),
-    // Live args are already frozen JSON (returned as they are); anything else is checked.
     args: toFrozenJson(q.args, 'req.args'),
     strong: bool(q.strong, 'req.strong'),
-    causalCtx: q.causalCtx === null ? null : q.causalCtx.toJSON(),
-    ...(q.session === undefined
-      ? {}
-      : {
-          session: {
-            id: str(q.session.id, 'req.session.id'),
-            seq: num(q.session.seq, 'req.session.seq'),
-            acked: num(q.session.acked, 'req.session.acked'),
-          },
-        }),
+  };
+}
+
+function sessionFields(s: Partial<Record<'id' | 'seq' | 'acked', unknown>>): SessionStamp {
+  return {
+    id: str(s.id, 'req.session.id'),
+    seq: num(s.seq, 'req.session.seq'),
+    acked: num(s.acked, 'req.session.acked'),
   };
 }
 
@@ -587,21 +596,9 @@ function decodeCheckpoint(v: unknown): HostCheckpoint {
 function decodeReq(q: Obj): Req {
   const ctx = q.causalCtx;
   return {
-    ts: num(q.ts, 'req.ts'),
-    id: opId(q.id, 'req.id'),
-    op: str(q.op, 'req.op'),
-    args: toFrozenJson(q.args, 'req.args'),
-    strong: bool(q.strong, 'req.strong'),
+    ...reqFields(q),
     causalCtx: ctx === null ? null : DottedVersionVector.fromJSON(dvvJson(ctx)),
-    ...(q.session === undefined ? {} : { session: decodeSession(obj(q.session, 'req.session')) }),
-  };
-}
-
-function decodeSession(s: Obj): SessionStamp {
-  return {
-    id: str(s.id, 'req.session.id'),
-    seq: num(s.seq, 'req.session.seq'),
-    acked: num(s.acked, 'req.session.acked'),
+    ...(q.session === undefined ? {} : { session: sessionFields(obj(q.session, 'req.session')) }),
   };
 }
 

@@ -34,12 +34,12 @@ export interface ReplicaServerConfig {
   readonly noopIntervalMs?: number;
   /** Finalized ops between two checkpoints (older records are then deleted); 0: never. */
   readonly checkpointEvery?: number;
-  /** How long a frame that only pushes weak Reqs may wait to travel with more (PeerOutbox). */
-  readonly gossipLingerMs?: number;
+  /** How long a frame nothing waits for (pushes, lazy Paxos copies) may wait to travel with more (PeerOutbox). */
+  readonly peerLingerMs?: number;
 }
 
-/** Default `gossipLingerMs`: about ten times a weak op's round trip on one machine. */
-export const DEFAULT_GOSSIP_LINGER_MS = 2;
+/** Default `peerLingerMs`: about ten times a weak op's round trip on one machine. */
+export const DEFAULT_PEER_LINGER_MS = 2;
 
 /**
  * One Creek replica process: drives a ReplicaHost with real time, WebSocket peers and clients and a
@@ -89,7 +89,7 @@ export class ReplicaServer {
     );
     this.outbox = new PeerOutbox(
       (to, msgs) => this.mesh.sendMany(to, msgs),
-      config.gossipLingerMs ?? DEFAULT_GOSSIP_LINGER_MS,
+      config.peerLingerMs ?? DEFAULT_PEER_LINGER_MS,
     );
     this.metrics = new ReplicaMetricsExporter(() => this.host, this.mesh, config.id);
   }

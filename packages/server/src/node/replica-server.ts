@@ -63,6 +63,11 @@ export class ReplicaServer {
   private readonly actions: (() => void)[] = [];
   private readonly outbox: PeerOutbox;
   private flushScheduled = false;
+  /**
+   * `seenVector` per session while a flush answers clients: the replica does not change then, and
+   * a turn may answer dozens of one session's ops (null outside a flush: nothing is cached).
+   */
+  private seenThisTurn: Map<string | null, number[]> | null = null;
   private readonly startedAt = Date.now();
 
   constructor(
@@ -178,8 +183,13 @@ export class ReplicaServer {
     if (this.writes.length > 0) this.storage.append(this.writes.splice(0));
     // Clients first: a weak op's answer is all its caller waits for, while peers' messages are a
     // step of protocols that take several anyway.
-    for (const action of this.actions.splice(0)) action();
-    this.clients.afterTurn();
+    this.seenThisTurn = new Map();
+    try {
+      for (const action of this.actions.splice(0)) action();
+      this.clients.afterTurn();
+    } finally {
+      this.seenThisTurn = null;
+    }
     this.outbox.flushTurn();
   }
 
@@ -189,11 +199,14 @@ export class ReplicaServer {
    * (`Replica.lastOpNotPendingOf`).
    */
   private seenVector(session: string | null): number[] {
+    const cached = this.seenThisTurn?.get(session);
+    if (cached !== undefined) return cached;
     const ids = this.config.peers.map((p) => p.id);
     const prefix = this.host.replica.receivedPrefix(ids);
     const out = new Array<number>(Math.max(...ids) + 1).fill(0);
     for (const [id, n] of prefix) out[id] = n;
     if (session !== null) out[this.config.id] = this.host.replica.lastOpNotPendingOf(session);
+    this.seenThisTurn?.set(session, out);
     return out;
   }
 

@@ -41,6 +41,21 @@ export interface HostCheckpoint {
   readonly delivered: readonly OpId[];
 }
 
+/**
+ * The last checkpoint among records in write order, and the records after it: what recovery starts
+ * from (a driver may not have dropped the records the checkpoint superseded yet).
+ */
+export function lastCheckpoint(records: readonly HostRecord[]): {
+  checkpoint: HostCheckpoint | undefined;
+  tail: readonly HostRecord[];
+} {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const r = records[i]!;
+    if (r.layer === 'checkpoint') return { checkpoint: r.record, tail: records.slice(i + 1) };
+  }
+  return { checkpoint: undefined, tail: records };
+}
+
 /** Default `checkpointEvery`: finalized ops between two checkpoints. */
 export const DEFAULT_CHECKPOINT_EVERY = 10_000;
 
@@ -130,15 +145,7 @@ export class ReplicaHost {
       this.delivery = new ConditionalDelivery();
       return;
     }
-    // The last checkpoint supersedes everything before it (a driver may not have dropped it yet).
-    let checkpoint: HostCheckpoint | undefined;
-    let tail = recovered.records;
-    recovered.records.forEach((r, i) => {
-      if (r.layer === 'checkpoint') {
-        checkpoint = r.record;
-        tail = recovered.records.slice(i + 1);
-      }
-    });
+    const { checkpoint, tail } = lastCheckpoint(recovered.records);
     const core = tail.flatMap((r) => (r.layer === 'core' ? [r.record] : []));
     const cab = [
       ...(checkpoint?.cab ?? []),

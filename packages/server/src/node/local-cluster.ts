@@ -292,7 +292,6 @@ export class LocalCluster {
   }
 }
 
-/** A first port p such that p .. p+n-1 are free right now on `host`. */
 /**
  * Below Linux's default ephemeral range (32768–60999): a port found free there can be taken by an
  * outgoing connection's local port before the replica binds it, which made a replica of a busy
@@ -301,6 +300,7 @@ export class LocalCluster {
 const PORTS_FROM = 20_000;
 const PORTS_TO = 32_000;
 
+/** A first port p such that p .. p+n-1 are free right now on `host`. */
 async function freeRun(n: number, host: string): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = PORTS_FROM + Math.floor(Math.random() * (PORTS_TO - PORTS_FROM - n));

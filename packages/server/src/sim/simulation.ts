@@ -4,8 +4,8 @@ import type { ReplicaOptions } from '../core/replica.js';
 import type { Response, SessionStamp } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import {
+  lastCheckpoint,
   ReplicaHost,
-  type HostCheckpoint,
   type HostOptions,
   type HostRecord,
   type PeerMessage,
@@ -574,18 +574,6 @@ function drawParameters(
 }
 
 const CHECKPOINT_EVERY = [3, 10, 30, 100] as const;
-
-/** The last checkpoint among a disk's records, and the records after it. */
-function lastCheckpoint(records: HostRecord[]): {
-  checkpoint: HostCheckpoint | undefined;
-  tail: HostRecord[];
-} {
-  for (let i = records.length - 1; i >= 0; i--) {
-    const r = records[i]!;
-    if (r.layer === 'checkpoint') return { checkpoint: r.record, tail: records.slice(i + 1) };
-  }
-  return { checkpoint: undefined, tail: records };
-}
 
 /** The first commit records of `groups` that hold `count` ids in all (a crash keeps a prefix). */
 function commitPrefix(groups: OpId[][], count: number, replica: number): OpId[][] {

@@ -40,8 +40,9 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { flagPairs } from './cli-flags.js';
+import { completion, openRaw, type RawFrame } from './raw-client.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CREEK_BIN = join(ROOT, 'packages/server/bin/creek.js');
@@ -411,15 +412,6 @@ interface Pending {
   readonly done: Done;
 }
 
-interface Frame {
-  t: string;
-  opId?: string;
-  level?: string;
-  outcome?: { ok: boolean; error?: string };
-  code?: string;
-  message?: string;
-}
-
 /** A connection that fails outside a measurement ends the run. */
 const failRun = (err: Error): void => {
   if (stopping) return;
@@ -433,44 +425,18 @@ class Conn {
   onFail: (err: Error) => void = failRun;
   firstError: string | null = null;
   private closing = false;
+  private ws!: WebSocket;
 
   private constructor(
-    private readonly ws: WebSocket,
     private readonly echo: boolean,
     private readonly keys: number,
   ) {}
 
+  /** Without a token: an echo or floor server, whose every answer completes the op. */
   static async open(url: string, opts: { token?: string; keys: number }): Promise<Conn> {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
-    ws.binaryType = 'nodebuffer';
-    const conn = new Conn(ws, opts.token === undefined, opts.keys);
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer from ${url} in 10 s`)), 10_000);
-      ws.once('error', (err) => {
-        clearTimeout(timer);
-        reject(err);
-      });
-      ws.once('open', () => {
-        if (conn.echo) {
-          clearTimeout(timer);
-          resolve();
-        } else ws.send(JSON.stringify({ t: 'hello', version: 1, token: opts.token }));
-      });
-      ws.on('message', (data) => {
-        const f = JSON.parse((data as Buffer).toString()) as Frame;
-        if (f.t === 'welcome') {
-          clearTimeout(timer);
-          resolve();
-          return;
-        }
-        if (f.t === 'error' && f.opId === undefined) {
-          clearTimeout(timer);
-          reject(new Error(`${url}: ${f.code ?? 'error'}: ${f.message ?? ''}`));
-          return;
-        }
-        conn.onFrame(f);
-      });
-    });
+    const conn = new Conn(opts.token === undefined, opts.keys);
+    const ws = await openRaw(url, opts.token, (f) => conn.onFrame(f));
+    conn.ws = ws;
     ws.on('close', () => {
       if (!conn.closing) conn.onFail(new Error(`connection to ${url} closed during the run`));
     });
@@ -503,25 +469,18 @@ class Conn {
     return this.pending.size;
   }
 
-  private onFrame(f: Frame): void {
+  private onFrame(f: RawFrame): void {
     const now = performance.now();
     const op = f.opId === undefined ? undefined : this.pending.get(f.opId);
     if (op === undefined) return;
-    let ok: boolean;
-    if (this.echo) ok = true;
-    else if (f.t === 'error') {
-      ok = false;
-      this.firstError ??= `${f.code ?? 'error'}: ${f.message ?? ''}`;
-    } else if (f.t === 'confirm') ok = true;
-    else if (f.t === 'view' && (f.level === 'stable' || !op.strong)) {
-      ok = f.outcome?.ok === true;
-      if (!ok) this.firstError ??= `op failed: ${f.outcome?.error ?? '?'}`;
-    } else {
+    const c = this.echo ? { ok: true as const } : completion(f, op.strong);
+    if (c === null) {
       op.tentativeAt ??= now; // a strong op's tentative view: not done yet
       return;
     }
+    if (!c.ok) this.firstError ??= c.error;
     this.pending.delete(f.opId!);
-    op.done(op.sentAt, now, ok, op.tentativeAt);
+    op.done(op.sentAt, now, c.ok, op.tentativeAt);
   }
 
   close(): void {

@@ -31,8 +31,9 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LocalCluster } from '@creek/server/node';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { flagPairs } from './cli-flags.js';
+import { completion, openRaw, type RawFrame } from './raw-client.js';
 
 interface Flags {
   ops: number;
@@ -101,52 +102,34 @@ const progress = (line: string): void => {
 // A raw protocol client: hello, then invoke frames; a weak op is done at its first view, a strong
 // op at its stable view or confirm.
 
-interface Frame {
-  t: string;
-  opId?: string;
-  level?: string;
-  code?: string;
-  message?: string;
-  outcome?: { ok: boolean; error?: string };
-}
-
 class Conn {
   private readonly pending = new Map<string, boolean>();
   private next = 0;
   errors = 0;
   firstError: string | null = null;
   private closing = false;
+  private ws!: WebSocket;
 
   private constructor(
-    private readonly ws: WebSocket,
     private readonly name: string,
     private readonly onDone: (conn: Conn) => void,
   ) {}
 
-  static open(url: string, token: string, name: string, onDone: (c: Conn) => void): Promise<Conn> {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
-    const conn = new Conn(ws, name, onDone);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no welcome from ${url} in 10 s`)), 10_000);
-      ws.once('error', reject);
-      ws.once('open', () => ws.send(JSON.stringify({ t: 'hello', version: 1, token })));
-      ws.on('message', (data) => {
-        const f = JSON.parse((data as Buffer).toString()) as Frame;
-        if (f.t === 'welcome') {
-          clearTimeout(timer);
-          resolve(conn);
-        } else if (f.t === 'error' && f.opId === undefined) {
-          clearTimeout(timer);
-          reject(new Error(`${url}: ${f.code ?? 'error'}: ${f.message ?? ''}`));
-        } else conn.onFrame(f);
-      });
-      ws.on('close', () => {
-        if (!conn.closing) {
-          console.error(`bench:soak: connection to ${url} closed during the run`);
-          process.exit(1);
-        }
-      });
+  static async open(
+    url: string,
+    token: string,
+    name: string,
+    onDone: (c: Conn) => void,
+  ): Promise<Conn> {
+    const conn = new Conn(name, onDone);
+    conn.ws = await openRaw(url, token, (f) => conn.onFrame(f));
+    conn.ws.on('close', () => {
+      if (!conn.closing) {
+        console.error(`bench:soak: connection to ${url} closed during the run`);
+        process.exit(1);
+      }
     });
+    return conn;
   }
 
   get inFlight(): number {
@@ -165,14 +148,15 @@ class Conn {
     );
   }
 
-  private onFrame(f: Frame): void {
+  private onFrame(f: RawFrame): void {
     if (f.opId === undefined) return;
     const strong = this.pending.get(f.opId);
     if (strong === undefined) return;
-    if (f.t === 'view' && strong && f.level !== 'stable') return; // a tentative view: not done
-    if (f.t === 'error' || (f.t === 'view' && f.outcome?.ok !== true)) {
+    const c = completion(f, strong);
+    if (c === null) return; // a strong op's tentative view: not done
+    if (!c.ok) {
       this.errors++;
-      this.firstError ??= f.t === 'error' ? `${f.code}: ${f.message}` : `${f.outcome?.error}`;
+      this.firstError ??= c.error;
     }
     this.pending.delete(f.opId);
     this.onDone(this);

@@ -4,9 +4,9 @@
  *
  *   node --import tsx bench/src/floor-server.ts --dir DIR [--upstream ws://HOST:PORT]
  *
- * Per message: parse the JSON frame, commit one row to SQLite (WAL, exclusive locking,
- * synchronous=NORMAL: the pragmas of a replica's store, so the row survives SIGKILL as a replica's
- * Reqs do), then answer with a frame the size of a tentative view.
+ * Per message: parse the JSON frame, commit one row to SQLite (exclusive locking and the replica
+ * store's own `setDurability`, so the row survives SIGKILL as a replica's Reqs do, at the same
+ * cost), then answer with a frame the size of a tentative view.
  *
  * With `--upstream`, it is the first link of a relay instead: after its commit it forwards the
  * frame to the upstream floor server, and when that answers (after its own commit), commits once
@@ -16,6 +16,7 @@
  *
  * Prints `port N` once listening; exits when its stdin closes (its parent went away).
  */
+import { setDurability } from '@creek/server/node';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -34,8 +35,7 @@ const upstreamUrl = flag('upstream');
 
 const db = new Database(join(dir, upstreamUrl === undefined ? 'floor.db' : 'relay.db'));
 db.pragma('locking_mode = EXCLUSIVE');
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = NORMAL');
+setDurability(db, false);
 db.exec('CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, body TEXT NOT NULL)');
 const insert = db.prepare('INSERT INTO log (body) VALUES (?)');
 

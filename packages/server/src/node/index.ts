@@ -1,3 +1,4 @@
 /** The runtime: real replica processes on sockets and disks. */
 export { LocalCluster, type LocalClusterOptions, type ReplicaStatus } from './local-cluster.js';
 export { ReplicaServer } from './replica-server.js';
+export { setDurability } from './storage.js';

@@ -173,15 +173,7 @@ export class SqliteStorage {
     try {
       db.pragma('locking_mode = EXCLUSIVE');
       const state = inspect(db, file, dir);
-      db.pragma('journal_mode = WAL');
-      db.pragma(`synchronous = ${opts.fsync === true ? 'FULL' : 'NORMAL'}`);
-      if (opts.fsync === true) {
-        // macOS: F_FULLFSYNC, without which fsync does not reach the platter. Ignored elsewhere.
-        db.pragma('fullfsync = ON');
-        db.pragma('checkpoint_fullfsync = ON');
-      }
-      // Bounds the WAL file: SQLite truncates it to this size after checkpointing it.
-      db.pragma(`journal_size_limit = ${8 << 20}`);
+      setDurability(db, opts.fsync === true);
       if (state === 'fresh') initialize(db, replicaId);
       else if (checkMeta(db, file, dir, replicaId) === 1) upgradeFrom1(db);
       return new SqliteStorage(db, dir, replicaId);
@@ -341,6 +333,23 @@ const CHECKPOINT_TABLE = `
     seq INTEGER NOT NULL,
     body TEXT NOT NULL
   );`;
+
+/**
+ * How a replica's database commits (after `locking_mode = EXCLUSIVE`): WAL, synchronous NORMAL (a
+ * commit survives kill -9 of the process) or FULL with `fsync` (it survives power loss too), and
+ * a bounded WAL file. Exported so that bench:latency's floor server commits exactly as a replica.
+ */
+export function setDurability(db: Database.Database, fsync: boolean): void {
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${fsync ? 'FULL' : 'NORMAL'}`);
+  if (fsync) {
+    // macOS: F_FULLFSYNC, without which fsync does not reach the platter. Ignored elsewhere.
+    db.pragma('fullfsync = ON');
+    db.pragma('checkpoint_fullfsync = ON');
+  }
+  // Bounds the WAL file: SQLite truncates it to this size after checkpointing it.
+  db.pragma(`journal_size_limit = ${8 << 20}`);
+}
 
 /**
  * Version 1 had no checkpoints and an AUTOINCREMENT records table: its records, copied in order

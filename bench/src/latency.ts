@@ -16,7 +16,9 @@
  *    costs when a second replica's durable vote is needed); each op's ratio to its floor is shown;
  *  - sequential latency, one op outstanding, N ops after W s of warm-up, taken in 10 rounds that
  *    interleave echo, floors, weak and strong (the machine's speed drifts): a weak op is done at its
- *    first (tentative) view, a strong op at its stable view or confirm;
+ *    first (tentative) view, a strong op at its stable view or confirm. "strong" asks for the stable
+ *    view alone (`tentative: false`, as the SDK's invokeStrong does); "invoke" is a strong op that
+ *    also gets its tentative view first (the SDK's invoke), whose latency is shown too;
  *  - closed loop with 1, 16 and 64 ops outstanding on one connection, for echo, weak and strong:
  *    each completion issues the next op; W s of warm-up are discarded, then S s are measured.
  *    Throughput counts completions inside the measured window, latency the ops completed in it.
@@ -401,7 +403,8 @@ class Cluster {
 // Connections: one client-side shape for echo and for Creek, so both pay the same client costs
 // (build a frame, JSON.parse the answer, look the op up by id).
 
-type Kind = 'echo' | 'weak' | 'strong';
+/** strong: the stable view alone (invokeStrong); invoke: a strong op's tentative view, then its stable one. */
+type Kind = 'echo' | 'weak' | 'strong' | 'invoke';
 /** sentAt/doneAt/tentativeAt are performance.now() ms; tentativeAt is a strong op's first view. */
 type Done = (sentAt: number, doneAt: number, ok: boolean, tentativeAt: number | null) => void;
 
@@ -445,20 +448,29 @@ class Conn {
   }
 
   /** An invoke frame; the echo connection sends the very same frame as its message. */
-  frame(level: 'weak' | 'strong', n: number): { opId: string; text: string } {
+  frame(kind: Exclude<Kind, 'echo'>, n: number): { opId: string; text: string } {
     const opId = randomUUID();
     const key = `k${n % this.keys}`;
-    const text = JSON.stringify({ t: 'invoke', opId, op: 'kv.increment', args: { key }, level });
+    const level = kind === 'weak' ? 'weak' : 'strong';
+    const text = JSON.stringify({
+      t: 'invoke',
+      opId,
+      op: 'kv.increment',
+      args: { key },
+      level,
+      ...(kind === 'strong' ? { tentative: false } : {}),
+    });
     return { opId, text };
   }
 
   private seq = 0;
 
   issue(kind: Kind, done: Done): void {
-    const { opId, text } = this.frame(kind === 'strong' ? 'strong' : 'weak', this.seq++);
+    // The echo is sent the weak invoke frame.
+    const { opId, text } = this.frame(kind === 'echo' ? 'weak' : kind, this.seq++);
     this.pending.set(opId, {
       sentAt: performance.now(),
-      strong: kind === 'strong',
+      strong: kind === 'strong' || kind === 'invoke',
       tentativeAt: null,
       done,
     });
@@ -703,7 +715,7 @@ async function main(): Promise<void> {
     token: cluster.token,
     keys: flags.keys,
   });
-  const frameBytes = Buffer.byteLength(creek.frame('strong', 0).text);
+  const frameBytes = Buffer.byteLength(creek.frame('weak', 0).text);
   console.log(
     `  invoke frame ${frameBytes} bytes (kv.increment on ${flags.keys} keys); echo messages are that frame`,
   );
@@ -714,25 +726,34 @@ async function main(): Promise<void> {
   // Sequential latency, one outstanding, in interleaved rounds: this machine's speed drifts
   // (the echo's p50 moved between 0.05 and 0.12 ms from one run to the next), so each kind is
   // measured a little in every round, in a rotating order, rather than all at once.
-  type SeqKind = 'echo' | 'durable' | 'relay' | 'weak' | 'strong';
-  const seqKinds: readonly SeqKind[] = ['echo', 'durable', 'relay', 'weak', 'strong'];
-  const connOf: Record<SeqKind, Conn> = { echo, durable: floor, relay, weak: creek, strong: creek };
+  type SeqKind = 'echo' | 'durable' | 'relay' | 'weak' | 'strong' | 'invoke';
+  const seqKinds: readonly SeqKind[] = ['echo', 'durable', 'relay', 'weak', 'strong', 'invoke'];
+  const connOf: Record<SeqKind, Conn> = {
+    echo,
+    durable: floor,
+    relay,
+    weak: creek,
+    strong: creek,
+    invoke: creek,
+  };
+  const isCreek = (k: SeqKind): k is Exclude<Kind, 'echo'> =>
+    k === 'weak' || k === 'strong' || k === 'invoke';
   // The floors answer any frame: they are driven like the echo.
-  const frameKind = (k: SeqKind): Kind => (k === 'weak' || k === 'strong' ? k : 'echo');
+  const frameKind = (k: SeqKind): Kind => (isCreek(k) ? k : 'echo');
   const perRound = Math.max(1, Math.ceil(flags.ops / SEQUENTIAL_ROUNDS));
   const parts = Object.fromEntries(seqKinds.map((k) => [k, [] as Result[]])) as Record<
     SeqKind,
     Result[]
   >;
   /** Sum and count of the target replica's own times (ms), over the measured ops. */
-  const insideSum = { weak: [0, 0], strong: [0, 0], strongTentative: [0, 0] };
+  const insideSum = { weak: [0, 0], strong: [0, 0], invoke: [0, 0], invokeTentative: [0, 0] };
   for (const kind of seqKinds) {
     progress(`sequential ${kind}: ${flags.warmup} s warm-up`);
     await closedLoop(connOf[kind], frameKind(kind), 1, {
       warmupSeconds: 0,
       seconds: flags.warmup,
     });
-    if (kind === 'weak' || kind === 'strong') await settle(cluster);
+    if (isCreek(kind)) await settle(cluster);
   }
   progress(
     `sequential: ${SEQUENTIAL_ROUNDS} rounds of ${perRound} ops per kind (${seqKinds.join(', ')})`,
@@ -740,9 +761,8 @@ async function main(): Promise<void> {
   for (let round = 0; round < SEQUENTIAL_ROUNDS; round++) {
     for (let j = 0; j < seqKinds.length; j++) {
       const kind = seqKinds[(round + j) % seqKinds.length]!;
-      const creekOp = kind === 'weak' || kind === 'strong';
       // The replica's histogram is read around the measured ops only.
-      const before = creekOp ? await cluster.serverTimes(target) : null;
+      const before = isCreek(kind) ? await cluster.serverTimes(target) : null;
       parts[kind].push(
         await closedLoop(connOf[kind], frameKind(kind), 1, { warmupSeconds: 0, ops: perRound }),
       );
@@ -753,9 +773,10 @@ async function main(): Promise<void> {
           into[1]! += after[l].n - before[l].n;
         };
         if (kind === 'weak') add(insideSum.weak, 'tentative');
+        else if (kind === 'strong') add(insideSum.strong, 'stable');
         else {
-          add(insideSum.strong, 'stable');
-          add(insideSum.strongTentative, 'tentative');
+          add(insideSum.invoke, 'stable');
+          add(insideSum.invokeTentative, 'tentative');
         }
         await settle(cluster);
       }
@@ -772,6 +793,7 @@ async function main(): Promise<void> {
     echo: seqAll.echo,
     weak: seqAll.weak,
     strong: seqAll.strong,
+    invoke: seqAll.invoke,
   };
   const floors = { durable: seqAll.durable, relay: seqAll.relay };
   /** Mean ms inside the replica the client talks to, over the measured ops. */
@@ -779,13 +801,14 @@ async function main(): Promise<void> {
   const inside = {
     weak: meanOf(insideSum.weak),
     strong: meanOf(insideSum.strong),
-    strongTentative: meanOf(insideSum.strongTentative),
+    invoke: meanOf(insideSum.invoke),
+    invokeTentative: meanOf(insideSum.invokeTentative),
   };
   for (const kind of seqKinds) {
     const x = seqAll[kind];
     progress(
       `  ${kind}: p50 ${ms(x.p50)} ms, p99 ${ms(x.p99)} ms` +
-        (kind === 'strong' ? ` (first tentative view: p50 ${ms(x.tentP50)} ms)` : '') +
+        (kind === 'invoke' ? ` (first tentative view: p50 ${ms(x.tentP50)} ms)` : '') +
         (x.errors > 0 ? `, ${x.errors} errors: ${creek.firstError}` : ''),
     );
   }
@@ -855,11 +878,20 @@ async function main(): Promise<void> {
           `p50 ≤ ${TARGETS.strongP50VsEcho}× echo: ${verdict(seq.strong.p50 <= TARGETS.strongP50VsEcho * e.p50)}`,
         ],
         [
+          'invoke → stable',
+          ms(seq.invoke.p50),
+          ms(seq.invoke.p99),
+          ratio(seq.invoke.p50 / e.p50),
+          ratio(seq.invoke.p99 / e.p99),
+          String(seq.invoke.errors),
+          '',
+        ],
+        [
           '  (its tentative)',
-          ms(seq.strong.tentP50),
-          ms(seq.strong.tentP99),
-          ratio(seq.strong.tentP50 / e.p50),
-          ratio(seq.strong.tentP99 / e.p99),
+          ms(seq.invoke.tentP50),
+          ms(seq.invoke.tentP99),
+          ratio(seq.invoke.tentP50 / e.p50),
+          ratio(seq.invoke.tentP99 / e.p99),
           '',
           '',
         ],
@@ -868,7 +900,9 @@ async function main(): Promise<void> {
     ),
   );
   console.log(
-    `\n  Floors (bench/src/floor-server.ts): no Creek, only what an answer needs on this stack.` +
+    `\n  strong: a strong op that asks for its stable view alone (invokeStrong); invoke: one that` +
+      `\n  also gets its tentative view first (invoke), one more frame to the client per op.` +
+      `\n\n  Floors (bench/src/floor-server.ts): no Creek, only what an answer needs on this stack.` +
       `\n  durable reply: parse the frame, commit one SQLite row, answer (least for a weak op);` +
       `\n  durable relay: client → A → B → A → client with a commit at each of A, B, A (least for a` +
       `\n  stable answer from a replica that needs one other replica's durable vote).` +
@@ -886,7 +920,8 @@ async function main(): Promise<void> {
           [
             ['weak → tentative', seq.weak.mean, inside.weak],
             ['strong → stable', seq.strong.mean, inside.strong],
-            ['strong → tentative', seq.strong.tentMean, inside.strongTentative],
+            ['invoke → stable', seq.invoke.mean, inside.invoke],
+            ['invoke → tentative', seq.invoke.tentMean, inside.invokeTentative],
           ] as const
         ).map(([label, client, ins]) => [label, ms(client), ms(ins), ms(client - ins), ms(e.mean)]),
       ],

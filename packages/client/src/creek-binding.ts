@@ -45,6 +45,8 @@ interface SessionOp {
   readonly op: string;
   readonly args: unknown;
   readonly level: 'weak' | 'strong';
+  /** A strong op asked for its stable view alone (`invokeStrong`): the replica sends no other. */
+  readonly stableOnly: boolean;
   /** The views still to deliver; null once the caller has its answer (or gave up). */
   views: OpViews<unknown> | null;
   /** Known committed (or never to be ordered): with `views` null, it may be acknowledged. */
@@ -111,6 +113,7 @@ export class CreekBinding implements Binding {
       op,
       args,
       level: levels.includes('strong') ? 'strong' : 'weak',
+      stableOnly: levels.includes('strong') && !levels.includes('weak'),
       views: new OpViews(levels, sink as ViewSink<unknown>),
       committed: false,
       sentOn: 0,
@@ -142,6 +145,7 @@ export class CreekBinding implements Binding {
         op: o.op,
         args: o.args as never,
         level: o.level,
+        ...(o.stableOnly ? { tentative: false as const } : {}),
         seq: o.seq,
         acked: this.acked(),
       }),

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { op } from '@creek/server';
 import { connect, InvalidArguments, OperationFailed, type CreekClient } from '../src/index.js';
 import { LocalCluster } from '@creek/server/node';
+import WebSocket from 'ws';
 
 /** The SDK against a real 3-replica cluster (built-in ops only). */
 const app = defineApp({
@@ -55,6 +56,44 @@ describe('Correctables over a Creek cluster', () => {
       expect(updates).toBe(0);
     }
     expect(await creek.invokeStrong('kv.get', { key: 'w' })).toBe('x');
+  });
+
+  it('invokeStrong asks for the stable view alone: no tentative view crosses the wire', async () => {
+    // A second client whose socket records the frames each way.
+    const sent: Record<string, unknown>[] = [];
+    const received: Record<string, unknown>[] = [];
+    class Recording extends WebSocket {
+      constructor(url: string) {
+        super(url);
+        this.on('message', (d) => received.push(JSON.parse(String(d)) as Record<string, unknown>));
+      }
+      override send(text: string): void {
+        sent.push(JSON.parse(text) as Record<string, unknown>);
+        super.send(text);
+      }
+    }
+    const client = connect<typeof app>({
+      urls: [cluster.url(1)],
+      token: cluster.token,
+      app,
+      WebSocket: Recording,
+    });
+    const frames = (opId: unknown) =>
+      received.filter((f) => f.opId === opId).map((f) => (f.t === 'view' ? f.level : f.t));
+    try {
+      expect(await client.invokeStrong('kv.increment', { key: 'stable-only' })).toBe(1);
+      const strong = sent.find((f) => f.t === 'invoke')!;
+      expect(strong).toMatchObject({ level: 'strong', tentative: false });
+      expect(frames(strong.opId)).toEqual(['stable']);
+      // invoke wants both views: it says nothing, and gets the tentative one first.
+      expect(await client.invoke('kv.increment', { key: 'stable-only' })).toBe(2);
+      const both = sent.filter((f) => f.t === 'invoke')[1]!;
+      expect(both).not.toHaveProperty('tentative');
+      expect(frames(both.opId)[0]).toBe('tentative');
+      expect(frames(both.opId)).toHaveLength(2);
+    } finally {
+      client.close();
+    }
   });
 
   it('speculates on the preliminary view and confirms it with the final one', async () => {

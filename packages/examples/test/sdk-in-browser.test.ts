@@ -119,15 +119,19 @@ describe('the SDK in Chromium against a 3-replica cluster', () => {
   });
 
   it('the replica confirmed equal stable results with a short confirm frame', () => {
-    // 8 ops, each with one tentative view: the 2 weak ones end there; the 6 strong ones (invoke ×4,
-    // invokeStrong ×2, whose tentative views the SDK keeps to itself) end with a confirm, as no
-    // other client ran between their tentative and stable executions.
+    // 8 ops: the 2 weak ones get one tentative view; the 4 invokes a tentative view, then a
+    // confirm, as no other client ran between their tentative and stable executions; the 2
+    // invokeStrong calls ask for the stable view alone and get just that.
     expect(result.frames[0]).toBe('welcome');
     // Per-op frames only: session-level frames (none today) answer no op.
     const counts = new Map<string, number>();
     for (const f of result.frames.slice(1))
       if (/^(view|confirm|error)/.test(f)) counts.set(f, (counts.get(f) ?? 0) + 1);
-    expect(Object.fromEntries(counts)).toEqual({ 'view:tentative': 8, confirm: 6 });
+    expect(Object.fromEntries(counts)).toEqual({
+      'view:tentative': 6,
+      confirm: 4,
+      'view:stable': 2,
+    });
   });
 
   it('the browser build itself (npm run build:browser, minified) works in the page', async () => {

@@ -42,6 +42,12 @@ export const InvokeSchema = z.object({
   /** weak: one tentative view; strong: tentative views then the stable one. */
   level: LevelSchema,
   /**
+   * Strong ops only: `false` when the caller wants the stable view alone (`invokeStrong`,
+   * Correctables §3.2): the replica then sends no tentative view, which saves a frame and a wake-up
+   * of the client per op. Absent: tentative views are sent.
+   */
+  tentative: z.literal(false).optional(),
+  /**
    * With a session: the op's number in it (from 1). A resubmission of the op, to any replica,
    * carries the same number and is applied once (exactly-once across replicas).
    */

@@ -48,6 +48,10 @@ const clientFrames: [string, ClientFrame][] = [
     },
   ],
   [
+    'invoke (strong, stable view only)',
+    { t: 'invoke', opId: 's', op: 'kv.get', args: { key: 'k' }, level: 'strong', tentative: false },
+  ],
+  [
     'invoke (weak, null args)',
     { t: 'invoke', opId: 'x', op: 'cart.get', args: null, level: 'weak' },
   ],
@@ -287,6 +291,8 @@ describe('rejections', () => {
       ['op', { ...invoke, op: ['cart.add'] }],
       ['level', { ...invoke, level: 'eventual' }],
       ['level', { ...invoke, level: null }],
+      // Only `false` means anything (absent: tentative views are sent).
+      ['tentative', { ...invoke, level: 'strong', tentative: true }],
       ['args', { ...invoke, args: undefined }],
     ])('invoke: %s', (path, frame) => expectFieldError(decodeClientFrame, frame, path));
 

@@ -20,6 +20,10 @@ interface ClientOp {
   readonly key: string;
   readonly startedAt: number;
   readonly strong: boolean;
+  /** A strong op whose caller wants its stable view alone: tentative outcomes are not sent. */
+  readonly stableOnly: boolean;
+  /** Its first outcome was observed in the tentative latency histogram. */
+  tentativeObserved: boolean;
   /** Its number in the client's session, if the client has one. */
   readonly seq: number | null;
   readonly views: ServerFrame[];
@@ -213,6 +217,13 @@ export class ClientEndpoint {
       if (known.seq !== null && !known.settled && conn.session !== null) own(ws, conn, known);
       return;
     }
+    if (f.tentative === false && f.level !== 'strong')
+      return this.error(
+        ws,
+        'bad-frame',
+        'tentative: false is for strong ops only: a weak op answers with its tentative view',
+        f.opId,
+      );
     if (conn.inFlight >= MAX_IN_FLIGHT_PER_CONNECTION) {
       return this.error(
         ws,
@@ -231,6 +242,8 @@ export class ClientEndpoint {
       key,
       startedAt: performance.now(),
       strong: f.level === 'strong',
+      stableOnly: f.tentative === false,
+      tentativeObserved: false,
       seq: session?.seq ?? null,
       views: [],
       subscribers: new Set([ws]),
@@ -257,6 +270,13 @@ export class ClientEndpoint {
       if (r.level === 'stable') this.settle(op, r.tag, true);
       return;
     }
+    const seconds = (performance.now() - op.startedAt) / 1000;
+    if (!op.tentativeObserved && r.level !== 'failed') {
+      op.tentativeObserved = true;
+      this.observe('tentative', seconds);
+    }
+    // Its caller waits for the stable view alone; a speculative failure is not final either.
+    if (r.level === 'tentative' && op.stableOnly) return;
     let frame: ServerFrame;
     if (r.level === 'failed') {
       const error = r.outcome.ok ? 'failed' : r.outcome.error;
@@ -278,8 +298,6 @@ export class ClientEndpoint {
       // A weak op answers once; a strong op is done at its stable view.
       op.done = r.level === 'stable' || !op.strong;
     }
-    const seconds = (performance.now() - op.startedAt) / 1000;
-    if (op.views.length === 0 && frame.t !== 'error') this.observe('tentative', seconds);
     if (frame.t === 'confirm' || (frame.t === 'view' && frame.level === 'stable'))
       this.observe('stable', seconds);
     op.views.push(frame);

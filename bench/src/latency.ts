@@ -23,6 +23,9 @@
  *    each completion issues the next op; W s of warm-up are discarded, then S s are measured.
  *    Throughput counts completions inside the measured window, latency the ops completed in it.
  *    Between cells the cluster is left to settle (every weak op committed) so cells don't overlap.
+ *    Each cell also reports the CPU time (cpu-time.ts, Linux /proc) this client and each server
+ *    process spent per completed op, and how many cores were busy on average: whether an op's
+ *    latency is waiting or computing.
  *
  * All processes — the replicas, the echo server and this client — share this machine's cores (with
  * whatever else runs on it), so every figure includes that contention. An echo keeps two processes
@@ -44,6 +47,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type WebSocket from 'ws';
 import { flagPairs } from './cli-flags.js';
+import { available as cpuAvailable, CpuWindow } from './cpu-time.js';
 import { completion, openRaw, type RawFrame } from './raw-client.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -220,8 +224,13 @@ process.stdin.on('end', () => process.exit(0));
 process.stdin.resume();
 `;
 
+/** The echo server's pid, for its CPU time. */
+let echoPid: number | undefined;
+
 async function startEcho(): Promise<string> {
-  return startServer('echo server', ['-e', ECHO_SERVER]);
+  const { url, pid } = await startServer('echo server', ['-e', ECHO_SERVER]);
+  echoPid = pid;
+  return url;
 }
 
 const FLOOR_SERVER = fileURLToPath(new URL('./floor-server.ts', import.meta.url));
@@ -233,14 +242,14 @@ const FLOOR_SERVER = fileURLToPath(new URL('./floor-server.ts', import.meta.url)
 async function startFloors(): Promise<{ durable: string; relay: string }> {
   const dir = mkdtempSync(join(os.tmpdir(), 'creek-floor-'));
   floorDir = dir;
-  const durable = await startServer('floor server', [
+  const { url: durable } = await startServer('floor server', [
     '--import',
     'tsx',
     FLOOR_SERVER,
     '--dir',
     dir,
   ]);
-  const relay = await startServer('floor relay', [
+  const { url: relay } = await startServer('floor relay', [
     '--import',
     'tsx',
     FLOOR_SERVER,
@@ -252,8 +261,11 @@ async function startFloors(): Promise<{ durable: string; relay: string }> {
   return { durable, relay };
 }
 
-/** Starts a child that prints `port N` (or `echo-port N`) once listening; its ws:// URL. */
-async function startServer(name: string, args: string[]): Promise<string> {
+/** Starts a child that prints `port N` (or `echo-port N`) once listening; its ws:// URL and pid. */
+async function startServer(
+  name: string,
+  args: string[],
+): Promise<{ url: string; pid: number | undefined }> {
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -272,7 +284,7 @@ async function startServer(name: string, args: string[]): Promise<string> {
     printTail(child);
     throw err;
   });
-  return `ws://127.0.0.1:${port}`;
+  return { url: `ws://127.0.0.1:${port}`, pid: proc.pid };
 }
 
 interface Status {
@@ -286,6 +298,8 @@ interface Status {
 class Cluster {
   readonly token = randomBytes(16).toString('hex');
   ports: number[] = [];
+  /** The replica processes' pids, by replica id (for their CPU time). */
+  readonly pids: (number | undefined)[] = [];
 
   constructor(readonly size: number) {}
 
@@ -323,6 +337,7 @@ class Cluster {
         env: { ...process.env, CREEK_LOG_LEVEL: process.env.CREEK_LOG_LEVEL ?? 'warn' },
       });
       track(`replica ${i}`, proc);
+      this.pids[i] = proc.pid;
     }
   }
 
@@ -518,7 +533,14 @@ interface Result {
 type Stop = { warmupSeconds: number } & ({ ops: number } | { seconds: number });
 
 /** A closed loop: `outstanding` ops in flight; each completion issues the next. */
-function closedLoop(conn: Conn, kind: Kind, outstanding: number, stop: Stop): Promise<Result> {
+function closedLoop(
+  conn: Conn,
+  kind: Kind,
+  outstanding: number,
+  stop: Stop,
+  /** Started and stopped with the measured window. */
+  cpu?: CpuWindow,
+): Promise<Result> {
   return new Promise<Result>((resolve, reject) => {
     const lat: number[] = [];
     const tentative: number[] = [];
@@ -546,6 +568,7 @@ function closedLoop(conn: Conn, kind: Kind, outstanding: number, stop: Stop): Pr
     const stopIssuing = (): void => {
       issuing = false;
       windowEnd = performance.now();
+      cpu?.stop();
       if (conn.inFlight === 0) return finish();
       drainTimer = setTimeout(
         () =>
@@ -573,6 +596,7 @@ function closedLoop(conn: Conn, kind: Kind, outstanding: number, stop: Stop): Pr
 
     const begin = (): void => {
       measuring = true;
+      cpu?.start();
       windowStart = performance.now();
       if ('seconds' in stop) timers.push(setTimeout(stopIssuing, stop.seconds * 1000));
     };
@@ -814,16 +838,20 @@ async function main(): Promise<void> {
   }
 
   // Closed loop.
-  const loop: { kind: Kind; outstanding: number; s: Summary }[] = [];
+  const loop: { kind: Kind; outstanding: number; s: Summary; cpu: CpuWindow; n: number }[] = [];
   for (const kind of ['echo', 'weak', 'strong'] as const) {
     for (const outstanding of OUTSTANDING) {
       const conn = kind === 'echo' ? echo : creek;
-      const r = await closedLoop(conn, kind, outstanding, {
-        warmupSeconds: flags.warmup,
-        seconds: flags.seconds,
-      });
+      const cpu = new CpuWindow(kind === 'echo' ? [echoPid] : cluster.pids);
+      const r = await closedLoop(
+        conn,
+        kind,
+        outstanding,
+        { warmupSeconds: flags.warmup, seconds: flags.seconds },
+        cpu,
+      );
       const s = summarize(r);
-      loop.push({ kind, outstanding, s });
+      loop.push({ kind, outstanding, s, cpu, n: r.completed });
       progress(
         `${kind} × ${outstanding} outstanding: ${int(s.opsPerSec)} ops/s, p50 ${ms(s.p50)} ms, p99 ${ms(s.p99)} ms` +
           (s.errors > 0 ? `, ${s.errors} errors: ${creek.firstError}` : ''),
@@ -952,6 +980,40 @@ async function main(): Promise<void> {
       ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
   );
+
+  if (cpuAvailable) {
+    const role = (i: number): string =>
+      i === leader ? 'leader' : i === target ? 'origin' : 'other';
+    console.log(
+      `\nCPU per completed op in the closed loop (µs of user + system time, from /proc); cores busy:` +
+        `\n  all of it over the cell's wall time (this machine has ${cores}: near ${cores}, ops wait for CPU)`,
+    );
+    console.log(
+      table(
+        [
+          ['', 'outstanding', 'client', 'servers', 'total', 'cores busy'],
+          ...loop.map(({ kind, outstanding, s, cpu, n }) => {
+            const others = cpu.othersMicros;
+            const total = cpu.selfMicros + others.reduce<number>((a, b) => a + (b ?? 0), 0);
+            const per = (us: number | null): string => (us === null ? '?' : int(us / n));
+            const servers =
+              kind === 'echo'
+                ? `echo ${per(others[0] ?? null)}`
+                : others.map((us, i) => `${role(i)} ${per(us)}`).join(' · ');
+            return [
+              kind === 'echo' ? 'echo' : kind === 'weak' ? 'weak → tentative' : 'strong → stable',
+              String(outstanding),
+              per(cpu.selfMicros),
+              servers,
+              per(total),
+              (total / ((n / s.opsPerSec) * 1e6)).toFixed(2),
+            ];
+          }),
+        ],
+        ['l', 'r', 'r', 'l', 'r', 'r'],
+      ),
+    );
+  }
 
   const best = (kind: Kind): { opsPerSec: number; outstanding: number } =>
     loop

@@ -53,6 +53,7 @@ export const PaxosMessageSchema = z.discriminatedUnion('type', [
     type: z.literal('heartbeat'),
     ballot,
     leading: z.boolean(),
+    quorate: z.boolean().optional(),
     decidedBelow: instance,
     deliveredBelow: instance,
   }),

@@ -143,6 +143,7 @@ const paxosArb = fc.oneof(
     type: fc.constant('heartbeat' as const),
     ballot: natArb,
     leading: fc.boolean(),
+    quorate: fc.option(fc.boolean(), { nil: undefined }),
     decidedBelow: natArb,
     deliveredBelow: natArb,
   }),

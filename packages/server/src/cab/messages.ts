@@ -64,6 +64,11 @@ export type PaxosMessage =
       readonly type: 'heartbeat';
       readonly ballot: number;
       readonly leading: boolean;
+      /**
+       * The sender hears a majority (itself included): only such a replica may lead. Optional on
+       * the wire, so replicas from before it was added still interoperate (absent: may lead).
+       */
+      readonly quorate?: boolean;
       readonly decidedBelow: number;
       readonly deliveredBelow: number;
     }

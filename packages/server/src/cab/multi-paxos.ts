@@ -63,8 +63,12 @@ const CATCHUP_LIMIT = 512;
  *
  * - Every replica is an acceptor and a learner; one is the distinguished leader (proposer).
  * - Leader election is Ω by heartbeats: with no live leader, the lowest-numbered replica that is
- *   heard from becomes candidate; a replica that hears a live leader defers to it, so one-way link
- *   failures do not make two replicas duel.
+ *   heard from and hears a majority itself becomes candidate; a replica that hears a live leader
+ *   defers to it, so one-way link failures do not make two replicas duel. A replica that hears no
+ *   majority never campaigns, and a leader that hears no majority stands down (the "check quorum" of
+ *   Raft implementations): so a replica that can send but not receive neither deposes a working
+ *   leader again and again nor, as the leader, holds the others back with its heartbeats.
+ *   Heartbeats say whether their sender hears a majority (`quorate`).
  * - Phase 1 runs once per ballot and covers every instance from the candidate's first undecided one;
  *   the new leader re-proposes the highest-ballot value it learns for each open instance and fills
  *   gaps with empty batches.
@@ -121,6 +125,10 @@ export class MultiPaxos {
 
   // Ω.
   private readonly lastHeard = new Map<number, number>();
+  /** Per replica, whether its last heartbeat said it hears a majority (absent: not known yet). */
+  private readonly peersQuorate = new Map<number, boolean>();
+  /** When this leader first found it heard no majority (null: it does). */
+  private quorumLostAt: number | null = null;
   private leaderHint: { id: number; ballot: number; at: number } | null = null;
   private lastHeartbeatAt = Number.NEGATIVE_INFINITY;
 
@@ -249,12 +257,22 @@ export class MultiPaxos {
         type: 'heartbeat',
         ballot: this.role === 'leader' ? this.ballot : 0,
         leading: this.role === 'leader',
+        quorate: this.hearsMajority(),
         decidedBelow: this.decidedBelow,
         deliveredBelow: this.localDeliveredBelow,
       };
       for (const r of this.replicas) if (r !== this.self) this.send(r, hb);
       this.truncate();
     }
+    // Check quorum: a leader that no longer hears a majority cannot order anything; standing down
+    // stops its heartbeats from holding the others back (Ω below defers to a live leader). Only
+    // once it has failed for a heartbeat period: a process that was stalled itself (GC, a busy
+    // core) ticks before it reads the heartbeats waiting in its sockets, and must not stand down
+    // for that.
+    if (this.role === 'leader' && !this.hearsMajority()) {
+      this.quorumLostAt ??= now;
+      if (now - this.quorumLostAt >= this.heartbeatMs) this.stepDown();
+    } else this.quorumLostAt = null;
     this.elect();
     if (this.role === 'leader') {
       for (const [instance, f] of this.inFlight) {
@@ -421,6 +439,7 @@ export class MultiPaxos {
   }
 
   private onHeartbeat(from: number, msg: Extract<PaxosMessage, { type: 'heartbeat' }>): void {
+    this.peersQuorate.set(from, msg.quorate ?? true);
     this.peersDelivered.set(from, msg.deliveredBelow);
     this.peersDecided.set(from, msg.decidedBelow);
     if (!msg.leading) return;
@@ -471,13 +490,27 @@ export class MultiPaxos {
       return;
     }
     if (leaderAlive || now - this.electionAt < this.electionTimeoutMs) return;
-    // Ω: the lowest-numbered replica we hear from leads.
+    // A replica that hears no majority cannot win an election (it would never hear the promises),
+    // and its prepares would only depose a leader that works: with one-way links, a replica the
+    // others hear but that hears nobody ran an election every few retransmit periods and made the
+    // leader step down each time.
+    if (!this.hearsMajority()) return;
+    // Ω: the lowest-numbered replica we hear from that hears a majority itself leads.
     const lowestAlive = this.replicas.find(
-      (r) =>
-        r === this.self ||
-        now - (this.lastHeard.get(r) ?? Number.NEGATIVE_INFINITY) <= this.electionTimeoutMs,
+      (r) => r === this.self || (this.heardRecently(r) && this.peersQuorate.get(r) !== false),
     );
     if (lowestAlive === this.self) this.startElection();
+  }
+
+  private heardRecently(r: number): boolean {
+    return this.now - (this.lastHeard.get(r) ?? Number.NEGATIVE_INFINITY) <= this.electionTimeoutMs;
+  }
+
+  /** This replica heard from a majority (itself included) within the election timeout. */
+  private hearsMajority(): boolean {
+    let n = 0;
+    for (const r of this.replicas) if (r === this.self || this.heardRecently(r)) n++;
+    return n >= this.majority;
   }
 
   private startElection(): void {

@@ -131,20 +131,113 @@ describe('election (Ω by heartbeats)', () => {
     expect(c.node(0).status().leader).toBe(1);
   });
 
-  it('a deposed leader that comes back is refused, steps down, and its cast still gets ordered', () => {
+  it('an isolated leader stands down, and a cast it proposed meanwhile still gets ordered', () => {
     const c = started(3);
     c.drop = (from, to) => from === 0 || to === 0;
-    c.advance(300);
-    // Node 0 cannot know it was replaced.
-    expect(c.leaders()).toEqual([0, 1]);
+    c.advance(20);
+    expect(c.leaders()).toEqual([0]);
     const x = c.cast(0); // proposed by node 0 at its old ballot, lost
-    c.advance(50);
+    c.advance(300);
+    // Hearing no majority, node 0 stood down (CheckQuorum); the others elected node 1.
+    expect(c.leaders()).toEqual([1]);
+    expect(c.node(0).status().role).toBe('follower');
     c.drop = null;
     c.advance(300);
     expect(c.leaders()).toEqual([1]);
     expect(c.node(0).status().leader).toBe(1);
     expectAgreement(c);
     expectDeliveredOnce(c, c.ids, [x]);
+  });
+});
+
+describe('a deaf replica (heard by the others, hears nobody)', () => {
+  /**
+   * Casts one id every 20 ms at each of `origins` for `ms` (then lets the cluster run 1 s more),
+   * and returns, per cast, when it was cast and how long it waited to be delivered at its origin
+   * (Infinity: never), to a resolution of one 20 ms step.
+   */
+  function orderUnder(c: Cluster, origins: readonly number[], ms: number) {
+    const pending = new Map<string, { at: number; origin: number }>();
+    const out: { at: number; wait: number }[] = [];
+    const check = (): void => {
+      for (const [key, p] of pending) {
+        if (!c.deliveredKeys(p.origin).includes(key)) continue;
+        out.push({ at: p.at - start, wait: c.now - p.at });
+        pending.delete(key);
+      }
+    };
+    const start = c.now;
+    while (c.now < start + ms + 1_000) {
+      if (c.now < start + ms)
+        for (const o of origins) pending.set(opKey(c.cast(o).id), { at: c.now, origin: o });
+      c.advance(20);
+      check();
+    }
+    for (const p of pending.values()) out.push({ at: p.at - start, wait: Infinity });
+    return out;
+  }
+
+  it('a deaf follower runs no election and the leader keeps ordering', () => {
+    const c = started(3);
+    c.drop = (_from, to) => to === 2;
+    const waits = orderUnder(c, [0, 1], 5_000);
+    expect(Math.max(...waits.map((w) => w.wait))).toBeLessThanOrEqual(20);
+    expect(c.leaders()).toEqual([0]);
+    for (const i of c.ids) expect(c.node(i).counters.elections, `node ${i}`).toBe(i === 0 ? 1 : 0);
+    // Nobody promised a ballot of node 2's.
+    for (const i of [0, 1]) expect(c.node(i).status().ballot).toBe(ballotOf(1, 0));
+  });
+
+  it('a deaf leader stands down and the others elect one of them, once', () => {
+    const c = started(3);
+    c.drop = (_from, to) => to === 0;
+    const waits = orderUnder(c, [1, 2], 5_000);
+    // Ids cast once the new leader is in place wait one step; none is lost.
+    expect(waits.filter((w) => w.wait === Infinity)).toEqual([]);
+    expect(Math.max(...waits.filter((w) => w.at >= 500).map((w) => w.wait))).toBeLessThanOrEqual(
+      20,
+    );
+    expect(c.leaders()).toEqual([1]);
+    expect(c.node(1).counters.elections).toBe(1);
+    expect(c.node(2).counters.elections).toBe(0);
+    // Node 0 ran no election after standing down: it hears no majority.
+    expect(c.node(0).counters.elections).toBe(1);
+    expect(c.node(0).status().role).toBe('follower');
+  });
+
+  it('a leader that stalled itself does not stand down for the heartbeats it has not read yet', () => {
+    const follower: PaxosMessage = {
+      type: 'heartbeat',
+      ballot: 0,
+      leading: false,
+      quorate: true,
+      decidedBelow: 0,
+      deliveredBelow: 0,
+    };
+    const stalled = started(3);
+    const t = stalled.now + 300; // node 0 ticks again only 300 ms later (election timeout: 60)
+    stalled.node(0).tick(t);
+    // The heartbeats that waited in its sockets are read right after that tick.
+    stalled.node(0).receive(1, follower);
+    stalled.node(0).receive(2, follower);
+    stalled.node(0).tick(t + 10);
+    expect(stalled.node(0).status().role).toBe('leader');
+    // Nothing arrives: a heartbeat period later it stands down.
+    const cut = started(3);
+    cut.node(0).tick(cut.now + 300);
+    expect(cut.node(0).status().role).toBe('leader');
+    cut.node(0).tick(cut.now + 310);
+    expect(cut.node(0).status().role).toBe('follower');
+  });
+
+  it('heartbeats say whether their sender hears a majority', () => {
+    const c = started(3);
+    c.drop = (_from, to) => to === 2;
+    c.advance(100); // past the election timeout: node 2 has heard nobody for that long
+    const beat = (from: number) =>
+      sends(c.node(from).tick(c.now + 10)).find((s) => s.msg.type === 'heartbeat')!.msg;
+    expect(beat(2)).toMatchObject({ quorate: false });
+    expect(beat(1)).toMatchObject({ quorate: true });
   });
 });
 
@@ -612,7 +705,8 @@ describe('own accept and own vote (no message to itself)', () => {
   it('a retransmitted 2a follows the same rule', () => {
     const c = started(3);
     c.node(0).cast(castOf(1, 1)); // its outputs are dropped: no vote comes back
-    const late = c.node(0).tick(c.now + 1_000);
+    // Past the retransmit period (30 ms), within the election timeout (60 ms).
+    const late = c.node(0).tick(c.now + 40);
     expect(laziness(late, 'accept')).toEqual({ 1: false, 2: true });
   });
 

@@ -865,6 +865,21 @@ async function main(): Promise<void> {
 
   // Report.
   const e = seq.echo;
+  /** A sequential-latency row: p50 and p99, each also as a ratio to the echo's. */
+  const row = (
+    label: string,
+    x: { p50: number; p99: number },
+    errors: string,
+    target = '',
+  ): string[] => [
+    label,
+    ms(x.p50),
+    ms(x.p99),
+    ratio(x.p50 / e.p50),
+    ratio(x.p99 / e.p99),
+    errors,
+    target,
+  ];
   console.log(
     `\nSequential latency, 1 outstanding, ${perRound * SEQUENTIAL_ROUNDS} ops each in ${SEQUENTIAL_ROUNDS} interleaved rounds (client on ${follower === undefined ? 'the leader' : 'a follower'})`,
   );
@@ -872,57 +887,23 @@ async function main(): Promise<void> {
     table(
       [
         ['', 'p50 ms', 'p99 ms', 'p50/echo', 'p99/echo', 'errors', 'target (issue)'],
-        ['echo round trip', ms(e.p50), ms(e.p99), ratio(1), ratio(1), '-', ''],
-        ...(
-          [
-            ['floor: durable reply', floors.durable],
-            ['floor: durable relay', floors.relay],
-          ] as const
-        ).map(([label, f]) => [
-          label,
-          ms(f.p50),
-          ms(f.p99),
-          ratio(f.p50 / e.p50),
-          ratio(f.p99 / e.p99),
-          String(f.errors),
-          '',
-        ]),
-        [
+        row('echo round trip', e, '-'),
+        row('floor: durable reply', floors.durable, String(floors.durable.errors)),
+        row('floor: durable relay', floors.relay, String(floors.relay.errors)),
+        row(
           'weak → tentative',
-          ms(seq.weak.p50),
-          ms(seq.weak.p99),
-          ratio(seq.weak.p50 / e.p50),
-          ratio(seq.weak.p99 / e.p99),
+          seq.weak,
           String(seq.weak.errors),
           `p50 ≤ ${TARGETS.weakP50VsEcho}× echo: ${verdict(seq.weak.p50 <= TARGETS.weakP50VsEcho * e.p50)}`,
-        ],
-        [
+        ),
+        row(
           'strong → stable',
-          ms(seq.strong.p50),
-          ms(seq.strong.p99),
-          ratio(seq.strong.p50 / e.p50),
-          ratio(seq.strong.p99 / e.p99),
+          seq.strong,
           String(seq.strong.errors),
           `p50 ≤ ${TARGETS.strongP50VsEcho}× echo: ${verdict(seq.strong.p50 <= TARGETS.strongP50VsEcho * e.p50)}`,
-        ],
-        [
-          'invoke → stable',
-          ms(seq.invoke.p50),
-          ms(seq.invoke.p99),
-          ratio(seq.invoke.p50 / e.p50),
-          ratio(seq.invoke.p99 / e.p99),
-          String(seq.invoke.errors),
-          '',
-        ],
-        [
-          '  (its tentative)',
-          ms(seq.invoke.tentP50),
-          ms(seq.invoke.tentP99),
-          ratio(seq.invoke.tentP50 / e.p50),
-          ratio(seq.invoke.tentP99 / e.p99),
-          '',
-          '',
-        ],
+        ),
+        row('invoke → stable', seq.invoke, String(seq.invoke.errors)),
+        row('  (its tentative)', { p50: seq.invoke.tentP50, p99: seq.invoke.tentP99 }, ''),
       ],
       ['l', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),

@@ -6,20 +6,20 @@ import {
 } from '@creek/protocol';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket, { WebSocketServer } from 'ws';
+import WebSocket from 'ws';
 import type { InvokeRequest } from '../../src/core/replica.js';
 import type { Outcome } from '../../src/core/types.js';
 import { ClientEndpoint } from '../../src/node/client-endpoint.js';
+import { closeServers, serve } from './endpoint-server.js';
 
 /**
  * Which views a client gets for an op (Correctables §3.2, §5.2), with the replica behind the
  * endpoint played by the test: it sees the invocations and answers them as a host would.
  */
-const servers: WebSocketServer[] = [];
 const sockets: WebSocket[] = [];
 afterEach(() => {
   for (const ws of sockets.splice(0)) ws.close();
-  for (const s of servers.splice(0)) s.close();
+  closeServers();
 });
 
 interface Harness {
@@ -46,11 +46,7 @@ async function harness(): Promise<Harness> {
     pino({ level: 'silent' }),
     (level) => observed.push(level),
   );
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
-  servers.push(wss);
-  endpoint.attach(wss);
-  await new Promise<void>((r) => wss.once('listening', r));
-  const ws = new WebSocket(`ws://127.0.0.1:${(wss.address() as { port: number }).port}`);
+  const ws = new WebSocket(await serve(endpoint));
   sockets.push(ws);
   const frames: ServerFrame[] = [];
   const waiters: (() => void)[] = [];

@@ -6,18 +6,16 @@ import {
 } from '@creek/protocol';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket, { WebSocketServer } from 'ws';
+import WebSocket from 'ws';
 import { ClientEndpoint } from '../../src/node/client-endpoint.js';
+import { closeServers, serve } from './endpoint-server.js';
 
 /**
  * A session that moves to another replica is welcomed only once that replica has every op the
  * session saw (read-your-writes and monotonic reads): its gapless prefix of each origin's ops, or
  * past a gap the ops it has anyway.
  */
-const servers: WebSocketServer[] = [];
-afterEach(() => {
-  for (const s of servers.splice(0)) s.close();
-});
+afterEach(closeServers);
 
 /** A replica endpoint that has ops 1..5 of origin 0, op 7 of origin 0 (a dot) and nothing else. */
 async function endpoint(): Promise<string> {
@@ -34,11 +32,7 @@ async function endpoint(): Promise<string> {
     () => [5, 0, 0],
     has,
   );
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
-  servers.push(wss);
-  e.attach(wss);
-  await new Promise<void>((r) => wss.once('listening', r));
-  return `ws://127.0.0.1:${(wss.address() as { port: number }).port}`;
+  return serve(e);
 }
 
 /** Sends a hello; resolves with the first frame, or 'silence' if none came within `ms`. */

@@ -417,10 +417,7 @@ export class MultiPaxos {
     let target: number | null = null;
     let best = this.decidedBelow;
     for (const [r, d] of this.peersDecided) {
-      if (
-        d > best &&
-        this.now - (this.lastHeard.get(r) ?? Number.NEGATIVE_INFINITY) <= this.electionTimeoutMs
-      ) {
+      if (d > best && this.heardRecently(r)) {
         best = d;
         target = r;
       }
@@ -502,6 +499,7 @@ export class MultiPaxos {
     if (lowestAlive === this.self) this.startElection();
   }
 
+  /** Replica `r` was heard from within the election timeout. */
   private heardRecently(r: number): boolean {
     return this.now - (this.lastHeard.get(r) ?? Number.NEGATIVE_INFINITY) <= this.electionTimeoutMs;
   }

@@ -34,8 +34,12 @@ export class PeerMesh {
     bytesSent: 0,
     bytesReceived: 0,
   };
-  /** Drop rules from the admin API: peer ids we neither send to nor accept from. */
-  readonly blocked = new Set<number>();
+  /**
+   * Drop rules from the admin API: peers whose messages this replica ignores (`in`) and peers it
+   * sends nothing to (`out`). A partition blocks both ways; one direction alone makes a replica
+   * deaf to a peer, or mute towards it (one-way link failures).
+   */
+  readonly blocked = { in: new Set<number>(), out: new Set<number>() };
   /** Extra one-way delay (ms) towards a peer, from the admin API. */
   readonly delays = new Map<number, number>();
 
@@ -140,7 +144,7 @@ export class PeerMesh {
           ws.send(encodeFrame({ t: 'welcome', replica: this.self }));
           return;
         }
-        if (this.blocked.has(from)) return;
+        if (this.blocked.in.has(from)) return;
         if (f.t === 'batch') {
           for (const inner of f.frames) {
             this.counters.received++;
@@ -175,7 +179,7 @@ export class PeerMesh {
       ws === null ||
       ws === undefined ||
       entry.state !== 'connected' ||
-      this.blocked.has(to)
+      this.blocked.out.has(to)
     ) {
       this.counters.dropped += msgs.length;
       return;

@@ -255,13 +255,21 @@ export class ReplicaServer {
     const peer = Number(url.searchParams.get('peer'));
     const knownPeer = this.config.peers.some((p) => p.id === peer && p.id !== this.config.id);
     switch (url.pathname) {
-      case '/admin/block':
-        if (!knownPeer) return json(400, { error: 'block needs ?peer=<id of another replica>' });
-        this.mesh.blocked.add(peer);
+      case '/admin/block': {
+        const direction = url.searchParams.get('direction') ?? 'both';
+        if (!knownPeer || !['in', 'out', 'both'].includes(direction))
+          return json(400, {
+            error: 'block needs ?peer=<id of another replica>[&direction=in|out|both]',
+          });
+        if (direction !== 'out') this.mesh.blocked.in.add(peer);
+        if (direction !== 'in') this.mesh.blocked.out.add(peer);
         break;
+      }
       case '/admin/unblock':
-        if (url.searchParams.has('peer')) this.mesh.blocked.delete(peer);
-        else this.mesh.blocked.clear();
+        for (const set of [this.mesh.blocked.in, this.mesh.blocked.out]) {
+          if (url.searchParams.has('peer')) set.delete(peer);
+          else set.clear();
+        }
         break;
       case '/admin/delay': {
         const ms = Number(url.searchParams.get('ms'));
@@ -282,7 +290,7 @@ export class ReplicaServer {
     this.log.info({ action: url.pathname, peer: url.searchParams.get('peer') }, 'admin action');
     json(200, {
       ok: true,
-      blocked: [...this.mesh.blocked],
+      blocked: { in: [...this.mesh.blocked.in], out: [...this.mesh.blocked.out] },
       delays: Object.fromEntries(this.mesh.delays),
       paused: this.paused,
     });

@@ -68,6 +68,33 @@ describe('a 3-replica cluster of real processes', () => {
     client.close();
   });
 
+  it('a leader that hears nobody (inbound links cut) stands down; the others elect one and order', async () => {
+    cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
+    const deaf = (await cluster.status(0))!.leader!;
+    const others = [0, 1, 2].filter((i) => i !== deaf);
+    for (const peer of others) await cluster.admin(deaf, 'block', { peer, direction: 'in' });
+    // Its heartbeats still reach the others: before, they kept deferring to it and nothing was
+    // ordered.
+    const client = await RawClient.connect(cluster.url(others[0]!), cluster.token);
+    const ops = Array.from({ length: 5 }, () =>
+      client.invoke('kv.increment', { key: 'deaf' }, 'strong'),
+    );
+    await within(Promise.all(ops.map((o) => o.done)), 20_000, 'strong ops ordered');
+    for (const o of ops)
+      expect(o.views.frames.map((f) => (f.t === 'view' ? f.level : f.t)).pop()).toMatch(
+        /stable|confirm/,
+      );
+    const s = await cluster.statuses();
+    expect(s[deaf]!.role).toBe('follower');
+    const leaders = new Set(others.map((i) => s[i]!.leader));
+    expect(leaders.size).toBe(1);
+    expect([...leaders][0]).not.toBe(deaf);
+    await cluster.admin(deaf, 'unblock');
+    const final = await cluster.converged();
+    expect(JSON.parse(final[0]!.digest)).toEqual({ deaf: 5 });
+    client.close();
+  });
+
   it('keeps answering weak ops at a partitioned replica, holds back stable answers, and converges after healing', async () => {
     cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
     await cluster.admin(2, 'block', { peer: 0 });

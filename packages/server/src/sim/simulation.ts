@@ -107,7 +107,7 @@ const TICK_MS = 5;
 
 /**
  * One deterministic run: replicas driven by simulated time, a lossy reordering network, clock skew,
- * partitions (symmetric, leader-isolating and one-way) and crashes that heal, simulated disks, and
+ * partitions (symmetric, leader-isolating, one-way, and a replica that hears nobody) and crashes that heal, simulated disks, and
  * clients mixing weak and strong, read-only and updating, single- and multi-key ops over a hot key
  * set. Everything random comes from `seed`, so a run replays exactly.
  */
@@ -372,6 +372,18 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       partitions++;
       network.block(from, to);
     },
+    deafen: (which) => {
+      const target =
+        which === 'leader'
+          ? procs.find((x) => x.up && x.host.paxos.status().role === 'leader')?.id
+          : which;
+      if (target === undefined) return;
+      partitions++;
+      network.block(
+        ids.filter((i) => i !== target),
+        [target],
+      );
+    },
     heal: () => {
       network.heal();
       for (const s of record.splits) if (s.end === Number.POSITIVE_INFINITY) s.end = now;
@@ -488,6 +500,8 @@ interface FaultActions {
   partition(groups: number[][]): void;
   isolateLeader(): void;
   oneWay(from: number[], to: number[]): void;
+  /** Cuts every link into one replica (the leader at that time, or a given one): it hears nobody. */
+  deafen(which: number | 'leader'): void;
   heal(): void;
   crash(which: number | 'leader'): void;
   restartAll(): void;
@@ -503,7 +517,8 @@ function scheduleFaults(
 ): void {
   if (mode === 'none' || n < 2) return;
   const kinds: string[] = [];
-  if (mode === 'partition' || mode === 'all') kinds.push('split', 'isolate-leader', 'one-way');
+  if (mode === 'partition' || mode === 'all')
+    kinds.push('split', 'isolate-leader', 'one-way', 'deaf');
   if (mode === 'crash' || mode === 'all') kinds.push('crash', 'crash-leader');
   let t = prng.float(50, workloadMs / 3);
   while (t < workloadMs - 50) {
@@ -523,6 +538,14 @@ function scheduleFaults(
         const from = prng.pick(ids);
         const to = ids.filter((i) => i !== from && prng.chance(0.5));
         act.at(t, () => act.oneWay([from], to));
+        act.at(end, () => act.heal());
+        break;
+      }
+      case 'deaf': {
+        // One replica hears nobody while everyone hears it (Multi-Paxos: it must neither depose
+        // the leader again and again nor, leading, hold the others back).
+        const who = prng.chance(0.5) ? ('leader' as const) : prng.pick(ids);
+        act.at(t, () => act.deafen(who));
         act.at(end, () => act.heal());
         break;
       }

@@ -700,6 +700,7 @@ export class MultiPaxos {
       role: this.role,
       ballot: this.role === 'leader' ? this.ballot : this.promised,
       leader: this.currentLeader(),
+      quorate: this.hearsMajority(),
       decidedBelow: this.decidedBelow,
       truncatedBelow: this.truncatedBelow,
       inFlight: this.inFlight.size,
@@ -715,6 +716,8 @@ export interface PaxosStatus {
   role: Role;
   ballot: number;
   leader: number | null;
+  /** This replica heard from a majority (itself included) within the election timeout. */
+  quorate: boolean;
   decidedBelow: number;
   truncatedBelow: number;
   inFlight: number;

@@ -38,6 +38,7 @@ export interface ReplicaStatus {
   readonly id: number;
   readonly role: string;
   readonly leader: number | null;
+  readonly quorate: boolean;
   readonly committed: number;
   readonly tentative: number;
   readonly digest: string;

@@ -303,6 +303,9 @@ export class ReplicaServer {
       id: this.config.id,
       role: p.role,
       leader: p.leader,
+      // False: this replica hears no majority (cut off, or deaf on inbound links); it will not
+      // campaign, and as leader it stands down.
+      quorate: p.quorate,
       ballot: p.ballot,
       committed: s.committed,
       tentative: s.tentative,

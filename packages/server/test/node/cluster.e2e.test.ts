@@ -86,6 +86,8 @@ describe('a 3-replica cluster of real processes', () => {
       );
     const s = await cluster.statuses();
     expect(s[deaf]!.role).toBe('follower');
+    // /status says why: it hears no majority, while the others do.
+    expect(s.map((x) => x!.quorate)).toEqual([0, 1, 2].map((i) => i !== deaf));
     const leaders = new Set(others.map((i) => s[i]!.leader));
     expect(leaders.size).toBe(1);
     expect([...leaders][0]).not.toBe(deaf);

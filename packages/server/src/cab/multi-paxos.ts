@@ -482,7 +482,10 @@ export class MultiPaxos {
       now - this.leaderHint.at <= this.electionTimeoutMs;
     if (this.role === 'leader') return;
     if (this.role === 'candidate') {
-      if (leaderAlive && this.leaderHint!.ballot > this.ballot) this.stepDown();
+      // A candidate that stopped hearing a majority gives up rather than retry with ever higher
+      // ballots that only the others hear (see below).
+      if ((leaderAlive && this.leaderHint!.ballot > this.ballot) || !this.hearsMajority())
+        this.stepDown();
       else if (now - this.electionAt >= this.retransmitMs * 2) this.startElection();
       return;
     }

@@ -205,6 +205,18 @@ describe('a deaf replica (heard by the others, hears nobody)', () => {
     expect(c.node(0).status().role).toBe('follower');
   });
 
+  it('a candidate that goes deaf gives up instead of retrying with higher ballots', () => {
+    const c = started(3);
+    // The leader is gone, and promises do not reach node 1: it stays a candidate.
+    c.drop = (from, to, msg) => from === 0 || to === 0 || (to === 1 && msg.type === 'promise');
+    expect(c.advanceUntil(() => c.node(1).status().role === 'candidate', 500)).toBe(true);
+    c.drop = (from, to) => from === 0 || to === 0 || to === 1; // now node 1 hears nobody
+    const elections = c.node(1).counters.elections;
+    c.advance(1_000);
+    expect(c.node(1).status().role).toBe('follower');
+    expect(c.node(1).counters.elections).toBe(elections);
+  });
+
   it('a leader that stalled itself does not stand down for the heartbeats it has not read yet', () => {
     const follower: PaxosMessage = {
       type: 'heartbeat',

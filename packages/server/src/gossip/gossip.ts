@@ -130,7 +130,7 @@ export class Gossip {
     this.remember(req);
     // One message for every peer: messages are never changed, and a driver may encode it once.
     const push: GossipMessage = { kind: 'push', reqs: [req] };
-    return this.others.map((to) => send(to, push));
+    return this.others.map((to) => lazySend(to, push));
   }
 
   /** A message from peer `from`. Messages from ids outside `peers` (or from self) are ignored. */
@@ -252,7 +252,7 @@ export class Gossip {
     this.peerSeen.set(from, theirs);
     const out: GossipOutput[] = [];
     const missing = this.store.missingFrom(theirs, this.maxReqsPerReply);
-    if (missing.length > 0) out.push(send(from, { kind: 'push', reqs: missing }));
+    if (missing.length > 0) out.push(lazySend(from, { kind: 'push', reqs: missing }));
     // Push-pull: with fanout = all, our own next round reaches `from` anyway; otherwise tell it now
     // what we have, so it sends what we lack. Never in answer to a reply (no summary ping-pong).
     if (this.pushPull && !isReply && !this.seen.includes(theirs))
@@ -327,4 +327,9 @@ export class Gossip {
 
 function send(to: number, msg: GossipMessage): GossipOutput {
   return { type: 'send', to, msg };
+}
+
+/** A message no answer waits for (see GossipOutput). */
+function lazySend(to: number, msg: GossipMessage): GossipOutput {
+  return { type: 'send', to, msg, lazy: true };
 }

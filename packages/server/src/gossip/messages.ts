@@ -25,7 +25,17 @@ export type GossipMessage =
   | { readonly kind: 'pull'; readonly ids: readonly OpId[] };
 
 export type GossipOutput =
-  | { readonly type: 'send'; readonly to: number; readonly msg: GossipMessage }
+  /**
+   * `lazy`: no answer waits for this message (the push of a freshly cast Req, an anti-entropy
+   * repair); a driver may hold it for a moment to send it with later ones. A pull's answer, which a
+   * replica waits for to deliver a decided op, and summaries and pulls are not lazy.
+   */
+  | {
+      readonly type: 'send';
+      readonly to: number;
+      readonly msg: GossipMessage;
+      readonly lazy?: true;
+    }
   /** RB-deliver: hand the Req to the replica (`Replica.deliverReq`). Once per Req id per Gossip. */
   | { readonly type: 'deliver'; readonly req: Req };
 

@@ -65,7 +65,7 @@ export const DEFAULT_CHECKPOINT_EVERY = 10_000;
  */
 export interface HostEffects {
   persist(record: HostRecord): void;
-  /** `lazy`: nothing waits for it; it may wait to travel with later messages (PaxosOutput). */
+  /** `lazy`: nothing waits for it; it may wait to travel with later messages (GossipOutput, PaxosOutput). */
   send(to: number, msg: PeerMessage, lazy?: boolean): void;
   respond(response: Response): void;
 }
@@ -285,7 +285,8 @@ export class ReplicaHost {
 
   private applyGossip(outputs: GossipOutput[]): void {
     for (const o of outputs) {
-      if (o.type === 'send') this.effects.send(o.to, { kind: 'gossip', msg: o.msg });
+      if (o.type === 'send')
+        this.effects.send(o.to, { kind: 'gossip', msg: o.msg }, o.lazy === true);
       else this.deliverReq(o.req);
     }
   }

@@ -17,11 +17,11 @@ const realTimers: LingerTimers = {
 /**
  * A replica's messages to its peers, one batch per peer per turn of the event loop, where a batch
  * of messages nothing waits for may linger up to `lingerMs` to travel with later ones (as TCP's
- * Nagle does). Those are gossip pushes and the Paxos copies the layer marks lazy (a 2a or 2b to a
- * replica outside the instance's fast quorum, MultiPaxos.fastQuorum). Every other message — a
- * forward, a vote that counts, an election, an anti-entropy summary or pull — goes at once and
- * takes the lingering ones with it, ahead of it: per peer, messages leave in the order the host
- * made them, only some of them later.
+ * Nagle does). Which those are, the layers say (`lazy`): gossip's pushes of fresh Reqs and its
+ * repairs (GossipOutput), and Paxos copies to a replica outside the instance's fast quorum
+ * (MultiPaxos.fastQuorum). Every other message — a forward, a vote that counts, an election, an
+ * anti-entropy summary, a pull or its answer — goes at once and takes the lingering ones with it,
+ * ahead of it: per peer, messages leave in the order the host made them, only some of them later.
  *
  * Why: each frame costs every peer a wake-up, a parse, a check and a disk write. A weak op's
  * caller already has its answer from the origin; a strong op's caller waits for the decision,
@@ -47,7 +47,7 @@ export class PeerOutbox {
 
   /** Queues a message of this turn; `lazy`: the layer says nothing waits for it. */
   add(to: number, msg: PeerMessage, lazy = false): void {
-    if (!lazy && !isPush(msg)) this.urgent.add(to);
+    if (!lazy) this.urgent.add(to);
     const queue = this.turn.get(to);
     if (queue === undefined) this.turn.set(to, [msg]);
     else queue.push(msg);
@@ -90,8 +90,4 @@ export class PeerOutbox {
     for (const [to, msgs] of this.held) this.sendMany(to, msgs);
     this.held.clear();
   }
-}
-
-function isPush(m: PeerMessage): boolean {
-  return m.kind === 'gossip' && m.msg.kind === 'push';
 }

@@ -234,6 +234,18 @@ describe('want and pull (no loss)', () => {
     expect(p.receive(0, { kind: 'pull', ids: [id(2, 9)] })).toEqual([]);
   });
 
+  it('marks lazy what no answer waits for: cast pushes (strong ones too) and repairs, not pull answers', () => {
+    const lazy = (out: readonly GossipOutput[]) =>
+      out.flatMap((o) => (o.type === 'send' ? [o.lazy === true] : []));
+    const a = node(0);
+    expect(lazy(a.cast(mkReq(0, 1)))).toEqual([true, true]);
+    expect(lazy(a.cast({ ...mkReq(0, 2), strong: true }))).toEqual([true, true]);
+    // A repair: node 1 has seen nothing of node 0's.
+    expect(lazy(a.receive(1, summaryOf(node(1))))).toEqual([true]);
+    // A pull's answer: the puller waits for it to deliver a decided op.
+    expect(lazy(a.receive(1, { kind: 'pull', ids: [id(0, 1)] }))).toEqual([false]);
+  });
+
   it('re-asks a bounded, rotating share of the wanted ids each round', () => {
     const g = node(0, 2, { maxReqsPerReply: 2, antiEntropyIntervalMs: 10 });
     g.want([1, 2, 3, 4, 5].map((e) => id(1, e)));

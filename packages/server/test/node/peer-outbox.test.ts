@@ -55,10 +55,10 @@ function setup(lingerMs = 2) {
 describe('PeerOutbox: pushes and lazy copies linger, everything else goes at once and in order', () => {
   it('holds turns that only push weak Reqs and sends them together when the linger ends', () => {
     const { sent, timers, outbox, got } = setup();
-    outbox.add(1, push(req(1)));
-    outbox.add(2, push(req(1)));
+    outbox.add(1, push(req(1)), true);
+    outbox.add(2, push(req(1)), true);
     outbox.flushTurn();
-    outbox.add(1, push(req(2)));
+    outbox.add(1, push(req(2)), true);
     outbox.flushTurn();
     expect(sent).toEqual([]);
     expect(timers.pending?.ms).toBe(2);
@@ -69,11 +69,11 @@ describe('PeerOutbox: pushes and lazy copies linger, everything else goes at onc
     expect(sent.filter((s) => s.to === 1)).toHaveLength(1);
   });
 
-  it('holds a strong Req too: the stable answer waits for the decision, not for its Req', () => {
+  it('holds a push the layer marks lazy, a strong Req in it too (gossip decides, not the outbox)', () => {
     const { timers, outbox, got } = setup();
-    outbox.add(1, push(req(1)));
+    outbox.add(1, push(req(1)), true);
     outbox.flushTurn();
-    outbox.add(1, push(req(2), req(3, true)));
+    outbox.add(1, push(req(2), req(3, true)), true);
     outbox.flushTurn();
     expect(got(1)).toEqual([]);
     timers.fire();
@@ -82,13 +82,13 @@ describe('PeerOutbox: pushes and lazy copies linger, everything else goes at onc
 
   it('holds Paxos copies the layer marks lazy; an urgent one to that peer takes them along, ahead', () => {
     const { timers, outbox, got } = setup();
-    outbox.add(1, push(req(1)));
+    outbox.add(1, push(req(1)), true);
     outbox.add(1, paxos, true);
     outbox.add(2, paxos, true);
     outbox.flushTurn();
     expect(got(1)).toEqual([]);
     expect(got(2)).toEqual([]);
-    outbox.add(1, push(req(2)));
+    outbox.add(1, push(req(2)), true);
     outbox.add(1, paxos);
     outbox.flushTurn();
     expect(got(1)).toEqual([1, 'paxos', 2, 'paxos']);
@@ -103,7 +103,7 @@ describe('PeerOutbox: pushes and lazy copies linger, everything else goes at onc
     const { timers, outbox, got } = setup();
     outbox.add(1, paxos, true);
     outbox.add(1, paxos);
-    outbox.add(1, push(req(1)));
+    outbox.add(1, push(req(1)), true);
     outbox.flushTurn();
     expect(got(1)).toEqual(['paxos', 'paxos', 1]);
     expect(timers.pending).toBeNull();
@@ -111,7 +111,7 @@ describe('PeerOutbox: pushes and lazy copies linger, everything else goes at onc
 
   it('lets Paxos and anti-entropy through at once, after what was held, and clears the timer', () => {
     const { timers, outbox, got } = setup();
-    outbox.add(1, push(req(1)));
+    outbox.add(1, push(req(1)), true);
     outbox.flushTurn();
     outbox.add(1, paxos);
     outbox.flushTurn();
@@ -121,11 +121,11 @@ describe('PeerOutbox: pushes and lazy copies linger, everything else goes at onc
 
   it('sends everything at once with a linger of 0, and on release', () => {
     const a = setup(0);
-    a.outbox.add(1, push(req(1)));
+    a.outbox.add(1, push(req(1)), true);
     a.outbox.flushTurn();
     expect(a.got(1)).toEqual([1]);
     const b = setup();
-    b.outbox.add(1, push(req(1)));
+    b.outbox.add(1, push(req(1)), true);
     b.outbox.flushTurn();
     b.outbox.release();
     expect(b.got(1)).toEqual([1]);

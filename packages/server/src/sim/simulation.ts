@@ -107,9 +107,10 @@ const TICK_MS = 5;
 
 /**
  * One deterministic run: replicas driven by simulated time, a lossy reordering network, clock skew,
- * partitions (symmetric, leader-isolating, one-way, and a replica that hears nobody) and crashes that heal, simulated disks, and
- * clients mixing weak and strong, read-only and updating, single- and multi-key ops over a hot key
- * set. Everything random comes from `seed`, so a run replays exactly.
+ * partitions (symmetric, leader-isolating, one-way, and a replica that hears nobody) and crashes
+ * that heal, simulated disks, and clients mixing weak and strong, read-only and updating, single-
+ * and multi-key ops over a hot key set. Everything random comes from `seed`, so a run replays
+ * exactly.
  */
 export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const prng = new Prng(config.seed);
@@ -353,6 +354,11 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     );
   }
 
+  /** The replica a fault aimed at 'leader' hits: one that is up and leads now, if any. */
+  const pick = (which: number | 'leader'): SimProcess | undefined =>
+    which === 'leader'
+      ? procs.find((x) => x.up && x.host.paxos.status().role === 'leader')
+      : procs[which];
   scheduleFaults(faultPrng, faults, n, workloadMs, {
     at: (t, fn) => events.push(t, fn),
     partition: (groups) => {
@@ -361,7 +367,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       record.splits.push({ start: now, end: Number.POSITIVE_INFINITY, groups });
     },
     isolateLeader: () => {
-      const leader = procs.find((x) => x.up && x.host.paxos.status().role === 'leader');
+      const leader = pick('leader');
       if (leader === undefined) return;
       partitions++;
       const groups = [[leader.id], ids.filter((i) => i !== leader.id)];
@@ -373,15 +379,12 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       network.block(from, to);
     },
     deafen: (which) => {
-      const target =
-        which === 'leader'
-          ? procs.find((x) => x.up && x.host.paxos.status().role === 'leader')?.id
-          : which;
+      const target = pick(which);
       if (target === undefined) return;
       partitions++;
       network.block(
-        ids.filter((i) => i !== target),
-        [target],
+        ids.filter((i) => i !== target.id),
+        [target.id],
       );
     },
     heal: () => {
@@ -389,10 +392,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       for (const s of record.splits) if (s.end === Number.POSITIVE_INFINITY) s.end = now;
     },
     crash: (which) => {
-      const target =
-        which === 'leader'
-          ? procs.find((x) => x.up && x.host.paxos.status().role === 'leader')
-          : procs[which];
+      const target = pick(which);
       if (target !== undefined) crash(target);
     },
     restartAll: () => procs.forEach(restart),

@@ -34,7 +34,10 @@ export interface ReplicaServerConfig {
   readonly noopIntervalMs?: number;
   /** Finalized ops between two checkpoints (older records are then deleted); 0: never. */
   readonly checkpointEvery?: number;
-  /** How long a frame nothing waits for (pushes, lazy Paxos copies) may wait to travel with more (PeerOutbox). */
+  /**
+   * How long a frame nothing waits for (lazy gossip pushes and Paxos copies) may wait to travel
+   * with more (PeerOutbox).
+   */
   readonly peerLingerMs?: number;
 }
 

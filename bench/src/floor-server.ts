@@ -20,18 +20,23 @@ import { setDurability } from '@creek/server/node';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import WebSocket, { WebSocketServer } from 'ws';
+import { flagPairs } from './cli-flags.js';
 
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
-
-const dir = flag('dir');
-if (dir === undefined) {
-  console.error('floor-server: --dir DIR is required');
+const USAGE = 'node --import tsx bench/src/floor-server.ts --dir DIR [--upstream ws://HOST:PORT]';
+const fail = (message: string): never => {
+  console.error(`floor-server: ${message}`);
   process.exit(2);
-}
-const upstreamUrl = flag('upstream');
+};
+const flags: { dir?: string; upstream?: string } = {};
+for (const [name, raw] of flagPairs(
+  process.argv.slice(2),
+  USAGE,
+  (n) => n === 'dir' || n === 'upstream',
+  fail,
+))
+  flags[name as 'dir' | 'upstream'] = raw;
+const dir = flags.dir ?? fail(`--dir DIR is required\n\n${USAGE}`);
+const upstreamUrl = flags.upstream;
 
 const db = new Database(join(dir, upstreamUrl === undefined ? 'floor.db' : 'relay.db'));
 db.pragma('locking_mode = EXCLUSIVE');

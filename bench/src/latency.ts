@@ -224,13 +224,9 @@ process.stdin.on('end', () => process.exit(0));
 process.stdin.resume();
 `;
 
-/** The echo server's pid, for its CPU time. */
-let echoPid: number | undefined;
-
-async function startEcho(): Promise<string> {
-  const { url, pid } = await startServer('echo server', ['-e', ECHO_SERVER]);
-  echoPid = pid;
-  return url;
+/** The echo server: its URL, and its pid for its CPU time. */
+function startEcho(): Promise<{ url: string; pid: number | undefined }> {
+  return startServer('echo server', ['-e', ECHO_SERVER]);
 }
 
 const FLOOR_SERVER = fileURLToPath(new URL('./floor-server.ts', import.meta.url));
@@ -242,22 +238,9 @@ const FLOOR_SERVER = fileURLToPath(new URL('./floor-server.ts', import.meta.url)
 async function startFloors(): Promise<{ durable: string; relay: string }> {
   const dir = mkdtempSync(join(os.tmpdir(), 'creek-floor-'));
   floorDir = dir;
-  const { url: durable } = await startServer('floor server', [
-    '--import',
-    'tsx',
-    FLOOR_SERVER,
-    '--dir',
-    dir,
-  ]);
-  const { url: relay } = await startServer('floor relay', [
-    '--import',
-    'tsx',
-    FLOOR_SERVER,
-    '--dir',
-    dir,
-    '--upstream',
-    durable,
-  ]);
+  const args = ['--import', 'tsx', FLOOR_SERVER, '--dir', dir];
+  const { url: durable } = await startServer('floor server', args);
+  const { url: relay } = await startServer('floor relay', [...args, '--upstream', durable]);
   return { durable, relay };
 }
 
@@ -418,7 +401,10 @@ class Cluster {
 // Connections: one client-side shape for echo and for Creek, so both pay the same client costs
 // (build a frame, JSON.parse the answer, look the op up by id).
 
-/** strong: the stable view alone (invokeStrong); invoke: a strong op's tentative view, then its stable one. */
+/**
+ * strong: a strong op that asks for the stable view alone (invokeStrong); invoke: a strong op's
+ * tentative view, then its stable one.
+ */
 type Kind = 'echo' | 'weak' | 'strong' | 'invoke';
 /** sentAt/doneAt/tentativeAt are performance.now() ms; tentativeAt is a strong op's first view. */
 type Done = (sentAt: number, doneAt: number, ok: boolean, tentativeAt: number | null) => void;
@@ -710,7 +696,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   progress(`starting ${flags.replicas} replicas (creek start) and the echo server on 127.0.0.1`);
   const cluster = new Cluster(flags.replicas);
-  const [echoUrl, floorUrls] = await Promise.all([startEcho(), startFloors(), cluster.start()]);
+  const [echoServer, floorUrls] = await Promise.all([startEcho(), startFloors(), cluster.start()]);
   const leader = await cluster.awaitLeader(STARTUP_TIMEOUT_MS);
   if (leader === null) {
     const s = await cluster.statuses();
@@ -731,7 +717,7 @@ async function main(): Promise<void> {
         : `follower ${target}`),
   );
 
-  const echo = await Conn.open(echoUrl, { keys: flags.keys });
+  const echo = await Conn.open(echoServer.url, { keys: flags.keys });
   // Floor servers answer like the echo (no hello), with a view-sized frame.
   const floor = await Conn.open(floorUrls.durable, { keys: flags.keys });
   const relay = await Conn.open(floorUrls.relay, { keys: flags.keys });
@@ -842,7 +828,7 @@ async function main(): Promise<void> {
   for (const kind of ['echo', 'weak', 'strong'] as const) {
     for (const outstanding of OUTSTANDING) {
       const conn = kind === 'echo' ? echo : creek;
-      const cpu = new CpuWindow(kind === 'echo' ? [echoPid] : cluster.pids);
+      const cpu = new CpuWindow(kind === 'echo' ? [echoServer.pid] : cluster.pids);
       const r = await closedLoop(
         conn,
         kind,

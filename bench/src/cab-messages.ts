@@ -44,6 +44,10 @@ class Cluster {
             respond: (r) => {
               if (r.level === 'stable') this.stable.set(r.tag, this.now);
             },
+            // Only a replica that lost durable state halts; these never restart.
+            halt: (reason) => {
+              throw new Error(reason);
+            },
           },
         ),
     );

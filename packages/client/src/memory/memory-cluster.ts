@@ -38,6 +38,10 @@ export class MemoryCluster {
             persist: () => undefined,
             send: (to, msg) => this.send(id, to, msg),
             respond: (r) => this.waiting.get(r.tag)?.(r),
+            // Only a replica that lost durable state halts; these never restart.
+            halt: (reason) => {
+              throw new Error(reason);
+            },
           },
         ),
     );

@@ -19,6 +19,9 @@
  *   a short interval, anti-entropy repairs a lost push within about one interval plus a round trip,
  *   and eager relaying would multiply the steady-state traffic by n - 1.
  * - `want`: pull specific Reqs from every peer, re-asked each anti-entropy round until they arrive.
+ * - Lost own ops: a peer's summary or push that holds an op of this replica's own that it has no
+ *   record of means the replica lost durable state (it persists each Req before casting it); gossip
+ *   reports `unknownOwnOp` once and stops, so the replica never reuses an id the cluster holds.
  */
 import { DottedVersionVector } from '../core/dvv.js';
 import { opKey, type OpId } from '../core/op-id.js';
@@ -80,6 +83,10 @@ export class Gossip {
   /** Ids asked for with `want`, in the order asked, until they arrive. */
   private readonly wanted = new Map<string, OpId>();
   private lastRoundAt: number | null = null;
+  /** Peers whose summary (everything they hold) arrived since this Gossip started. */
+  private readonly summarizedBy = new Set<number>();
+  /** `unknownOwnOp` was reported: nothing more is delivered or answered. */
+  private lostOwnOps = false;
   /** Index into `others` of the next summary target when fanout < others.length. */
   private nextTarget: number;
 
@@ -135,7 +142,7 @@ export class Gossip {
 
   /** A message from peer `from`. Messages from ids outside `peers` (or from self) are ignored. */
   receive(from: number, msg: GossipMessage): GossipOutput[] {
-    if (from === this.self || !this.others.includes(from)) return [];
+    if (from === this.self || !this.others.includes(from) || this.lostOwnOps) return [];
     switch (msg.kind) {
       case 'push':
         return this.onPush(from, msg.reqs);
@@ -210,6 +217,15 @@ export class Gossip {
     return this.store.all();
   }
 
+  /**
+   * How many peers have sent a summary since this Gossip started, none of which held an op of
+   * this replica's own that it lacks. A replica starting with an empty disk waits for a majority
+   * of them before it takes ops: a replica that lost its disk learns so before it reuses an id.
+   */
+  peersSummarized(): number {
+    return this.summarizedBy.size;
+  }
+
   /** True once this replica has the Req with this id (cast, delivered or recovered). */
   has(id: OpId): boolean {
     return this.seen.has(id);
@@ -237,6 +253,7 @@ export class Gossip {
     for (const req of reqs) {
       theirs.add(req.id);
       if (this.seen.has(req.id)) continue;
+      if (req.id.replica === this.self) return [...out, ...this.unknownOwnOp(from, req.id)];
       this.remember(req);
       out.push({ type: 'deliver', req });
     }
@@ -248,6 +265,10 @@ export class Gossip {
     seenJson: Readonly<Record<string, readonly number[]>>,
     isReply: boolean,
   ): GossipOutput[] {
+    const own = seenJson[String(this.self)];
+    const unknown = own === undefined ? undefined : this.firstUnseenOwn(own);
+    if (unknown !== undefined) return this.unknownOwnOp(from, unknown);
+    this.summarizedBy.add(from);
     const theirs = DottedVersionVector.fromJSON(seenJson);
     this.peerSeen.set(from, theirs);
     const out: GossipOutput[] = [];
@@ -271,6 +292,27 @@ export class Gossip {
   }
 
   // ---------------------------------------------------------------- helpers
+
+  /** The first of this replica's own ids in a summary entry (`[base, ...dots]`) it has not seen. */
+  private firstUnseenOwn(entry: readonly number[]): OpId | undefined {
+    const base = entry[0] ?? 0;
+    const mine = this.seen.base(this.self);
+    if (base > mine) return { replica: this.self, eventNo: mine + 1 };
+    for (const eventNo of entry.slice(1)) {
+      const id = { replica: this.self, eventNo };
+      if (!this.seen.has(id)) return id;
+    }
+    return undefined;
+  }
+
+  /**
+   * A peer holds an op of ours we never cast, or lost with our durable state: report it once and
+   * stop, since every op this replica would cast from now on could reuse an id the cluster has.
+   */
+  private unknownOwnOp(from: number, id: OpId): GossipOutput[] {
+    this.lostOwnOps = true;
+    return [{ type: 'unknownOwnOp', from, id }];
+  }
 
   private remember(req: Req): void {
     if (!this.seen.has(req.id)) {

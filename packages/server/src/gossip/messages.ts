@@ -37,7 +37,15 @@ export type GossipOutput =
       readonly lazy?: true;
     }
   /** RB-deliver: hand the Req to the replica (`Replica.deliverReq`). Once per Req id per Gossip. */
-  | { readonly type: 'deliver'; readonly req: Req };
+  | { readonly type: 'deliver'; readonly req: Req }
+  /**
+   * Peer `from` has an op of this replica's own (`id`) that this replica has no record of. A replica
+   * makes each of its Reqs durable before it sends it, so this only happens when its durable state
+   * was lost (data directory wiped or replaced, or commits not synced before a power failure) or
+   * when another process runs with its id. Going on would reuse op ids the cluster already holds:
+   * the driver must stop the replica. Reported once per Gossip.
+   */
+  | { readonly type: 'unknownOwnOp'; readonly from: number; readonly id: OpId };
 
 /** Number of dots (ids above the contiguous prefixes) in a summary; 0 when delivery was in order. */
 export function seenDots(seen: SeenJson): number {

@@ -2,7 +2,7 @@ import { ConditionalDelivery } from '../cab/conditional-delivery.js';
 import type { AcceptorRecord, PaxosMessage } from '../cab/messages.js';
 import { MultiPaxos, type PaxosOptions, type PaxosOutput } from '../cab/multi-paxos.js';
 import type { ReplicaCheckpoint } from '../core/checkpoint.js';
-import { opKey, type OpId } from '../core/op-id.js';
+import { formatOpId, opKey, type OpId } from '../core/op-id.js';
 import { Replica, type InvokeRequest, type ReplicaOptions } from '../core/replica.js';
 import type { DurableRecord, ExecutionResult, Output, Req, Response } from '../core/types.js';
 import type { Executor } from '../exec/executor.js';
@@ -68,6 +68,13 @@ export interface HostEffects {
   /** `lazy`: nothing waits for it; it may wait to travel with later messages (GossipOutput, PaxosOutput). */
   send(to: number, msg: PeerMessage, lazy?: boolean): void;
   respond(response: Response): void;
+  /**
+   * The replica cannot go on safely and has stopped: it ignores every input from now on, and the
+   * driver should take it down and report `reason`. Raised when a peer holds ops of this replica
+   * that its durable state lacks (GossipOutput `unknownOwnOp`): a wiped or replaced data directory,
+   * unsynced commits lost in a power failure, or two processes with one id.
+   */
+  halt(reason: string): void;
 }
 
 export interface HostOptions {
@@ -117,6 +124,8 @@ export class ReplicaHost {
   private checkpointItems = 0;
   /** Per origin, the event number of the last strong op delivered here. */
   private readonly lastDelivered = new Map<number, number>();
+  /** Why this replica stopped for good (`HostEffects.halt`); null while it runs. */
+  halted: string | null = null;
   /** Counters for status pages and tests. */
   readonly counters = { checkpoints: 0, pruned: 0 };
 
@@ -188,16 +197,19 @@ export class ReplicaHost {
   }
 
   invoke(nowMs: number, request: InvokeRequest): void {
+    if (this.halted !== null) return;
     this.now = Math.max(this.now, nowMs);
     this.applyCore(this.replica.invoke(nowMs, request));
   }
 
   receive(from: number, message: PeerMessage): void {
+    if (this.halted !== null) return;
     if (message.kind === 'gossip') this.applyGossip(this.gossip.receive(from, message.msg));
     else this.applyPaxos(this.paxos.receive(from, message.msg));
   }
 
   tick(nowMs: number): void {
+    if (this.halted !== null) return;
     this.now = Math.max(this.now, nowMs);
     this.applyCore(this.replica.tick(nowMs));
     this.applyGossip(this.gossip.tick(nowMs));
@@ -287,8 +299,20 @@ export class ReplicaHost {
     for (const o of outputs) {
       if (o.type === 'send')
         this.effects.send(o.to, { kind: 'gossip', msg: o.msg }, o.lazy === true);
-      else this.deliverReq(o.req);
+      else if (o.type === 'deliver') this.deliverReq(o.req);
+      else this.halt(o.from, o.id);
     }
+  }
+
+  private halt(from: number, id: OpId): void {
+    this.halted =
+      `replica ${this.id} has lost ops it once sent: replica ${from} holds its op ` +
+      `${formatOpId(id)}, of which this replica has no record. Its data directory was ` +
+      `wiped or replaced, commits made without --fsync were lost in a power failure, or another ` +
+      `process runs with id ${this.id}. It stops rather than reuse op ids the cluster already ` +
+      `has: restore its data directory, or make sure only one process has id ${this.id}, and ` +
+      `start it again.`;
+    this.effects.halt(this.halted);
   }
 
   private deliverReq(req: Req): void {

@@ -180,9 +180,19 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   let checkpoints = 0;
   let restartsFromCheckpoint = 0;
 
+  /**
+   * Replicas that stopped for good (HostEffects.halt). A simulated disk loses only writes that were
+   * not durable yet, and nothing leaves a replica before its writes are: no replica may ever find
+   * its own ops at a peer that it lacks, so every halt is a violation.
+   */
+  const halts: string[] = [];
+
   /** The driver side of a host: disk writes, messages and responses, in the order the host made them. */
   function effects(p: SimProcess) {
     return {
+      halt(reason: string): void {
+        halts.push(`halt: at ${now.toFixed(1)} ms: ${reason}`);
+      },
       persist(rec: HostRecord): void {
         p.disk.write(now, diskPrng.float(0, params.diskLatencyMs), rec, rec.layer === 'checkpoint');
         if (rec.layer === 'checkpoint') checkpoints++;
@@ -443,7 +453,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     });
   }
 
-  const violations = checkRun(record, app, { quiescent });
+  const violations = [...halts, ...checkRun(record, app, { quiescent })];
   if (!quiescent) {
     const waiting = record.invocations.filter((inv) => !inv.abandoned && !complete(inv));
     violations.unshift(

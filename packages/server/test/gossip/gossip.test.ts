@@ -146,13 +146,14 @@ describe('anti-entropy (agreement)', () => {
   });
 
   it('bounds each reply and shares it round-robin across origins, lowest event numbers first', () => {
-    const a = node(0, 3, { maxReqsPerReply: 10 });
+    const a = node(0, 4, { maxReqsPerReply: 10 });
     a.recover([
       ...Array.from({ length: 30 }, (_, i) => mkReq(1, i + 1)),
       ...Array.from({ length: 3 }, (_, i) => mkReq(2, i + 1)),
     ]);
-    const b = node(2, 3);
-    const first = pushedReqs(a.receive(2, summaryOf(b)));
+    // The lagging peer is replica 3: origins 1 and 2 are not its own.
+    const b = node(3, 4);
+    const first = pushedReqs(a.receive(3, summaryOf(b)));
     expect(first).toHaveLength(10);
     expect(first.filter((r) => r.id.replica === 2).map((r) => r.id.eventNo)).toEqual([1, 2, 3]);
     expect(first.filter((r) => r.id.replica === 1).map((r) => r.id.eventNo)).toEqual([
@@ -162,7 +163,7 @@ describe('anti-entropy (agreement)', () => {
     let rounds = 1;
     b.receive(0, { kind: 'push', reqs: first });
     for (;;) {
-      const more = pushedReqs(a.receive(2, summaryOf(b)));
+      const more = pushedReqs(a.receive(3, summaryOf(b)));
       if (more.length === 0) break;
       expect(more.length).toBeLessThanOrEqual(10);
       b.receive(0, { kind: 'push', reqs: more });
@@ -338,6 +339,69 @@ describe('recover', () => {
     expect(delivered(g.receive(2, { kind: 'push', reqs: [mkReq(2, 1), mkReq(2, 2)] }))).toEqual([
       mkReq(2, 1),
     ]);
+  });
+});
+
+describe('a replica that lost its own ops (wiped disk, lost unsynced commits, a second process with its id)', () => {
+  const unknownOwnOps = (out: readonly GossipOutput[]) =>
+    out.flatMap((o) => (o.type === 'unknownOwnOp' ? [{ from: o.from, id: o.id }] : []));
+
+  it("reports a peer's summary that holds an own op above what it has, once, and then stops", () => {
+    const old = node(2);
+    for (let e = 1; e <= 3; e++) old.cast(mkReq(2, e));
+    const peer = node(1);
+    peer.receive(2, { kind: 'push', reqs: [1, 2, 3].map((e) => mkReq(2, e)) });
+    const wiped = node(2);
+    wiped.cast(mkReq(2, 1)); // it already reused id r2#1, but r2#2 is what gives it away
+    const out = wiped.receive(1, summaryOf(peer));
+    expect(out).toEqual([{ type: 'unknownOwnOp', from: 1, id: id(2, 2) }]);
+    // Stopped: nothing is delivered or answered any more.
+    expect(wiped.receive(0, { kind: 'push', reqs: [mkReq(0, 1)] })).toEqual([]);
+    expect(wiped.receive(1, summaryOf(peer))).toEqual([]);
+    expect(wiped.has(id(0, 1))).toBe(false);
+    expect(wiped.peersSummarized()).toBe(0);
+  });
+
+  it('reports an own op above its prefix that a summary holds as a dot', () => {
+    const g = node(0);
+    g.cast(mkReq(0, 1));
+    const seen = { '0': [1, 3], '1': [2] };
+    expect(unknownOwnOps(g.receive(1, { kind: 'summary', seen, reply: false }))).toEqual([
+      { from: 1, id: id(0, 3) },
+    ]);
+  });
+
+  it('reports a pushed own Req it never had, and does not deliver it', () => {
+    const g = node(0);
+    const out = g.receive(2, { kind: 'push', reqs: [mkReq(1, 1), mkReq(0, 1), mkReq(1, 2)] });
+    expect(out).toEqual([
+      { type: 'deliver', req: mkReq(1, 1) },
+      { type: 'unknownOwnOp', from: 2, id: id(0, 1) },
+    ]);
+    expect(g.has(id(0, 1))).toBe(false);
+  });
+
+  it('is silent about its own ops that it cast or recovered, whoever reports them', () => {
+    const g = node(0);
+    g.recover([mkReq(0, 1), mkReq(0, 2)]);
+    g.cast(mkReq(0, 3));
+    const peer = node(1);
+    peer.receive(0, { kind: 'push', reqs: [1, 2, 3].map((e) => mkReq(0, e)) });
+    expect(g.receive(1, summaryOf(peer))).toEqual([]);
+    expect(g.receive(1, { kind: 'push', reqs: [mkReq(0, 2)] })).toEqual([]);
+    // What a checkpoint summed up counts as its own too.
+    const restarted = node(0);
+    restarted.recover([], dvv([0, 1], [0, 2], [0, 3]));
+    expect(restarted.receive(1, summaryOf(peer))).toEqual([]);
+  });
+
+  it('counts the peers whose summaries it has checked', () => {
+    const g = node(0, 5);
+    expect(g.peersSummarized()).toBe(0);
+    g.receive(1, summaryOf(node(1, 5)));
+    g.receive(1, summaryOf(node(1, 5)));
+    g.receive(3, summaryOf(node(3, 5)));
+    expect(g.peersSummarized()).toBe(2);
   });
 });
 

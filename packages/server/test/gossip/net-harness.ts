@@ -262,8 +262,10 @@ export class Net {
         if (st.local.has(key)) st.ownDelivered += o.req.id.replica === node ? 1 : 0;
         st.delivered.set(key, (st.delivered.get(key) ?? 0) + 1);
         st.log.push(key);
-      } else {
+      } else if (o.type === 'send') {
         this.transmit(node, o.to, o.msg);
+      } else {
+        throw new Error(`replica ${node}: peer ${o.from} has its unknown op ${opKey(o.id)}`);
       }
     }
   }

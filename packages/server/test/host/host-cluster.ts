@@ -40,6 +40,8 @@ export class HostCluster {
   readonly responses: Response[][] = [];
   now = 0;
   private queue: InFlight[] = [];
+  /** Replicas that stopped for good (HostEffects.halt), and why. */
+  readonly halts: { replica: number; reason: string }[] = [];
   /** Replica ids cut off from every other replica. */
   readonly isolated = new Set<number>();
   private readonly prng: Prng;
@@ -91,6 +93,7 @@ export class HostCluster {
         this.queue.push({ at: this.now + STEP_MS * this.prng.int(1, 3), from: i, to, msg });
       },
       respond: (r: Response) => this.responses[i]!.push(r),
+      halt: (reason: string) => this.halts.push({ replica: i, reason }),
     };
   }
 
@@ -119,6 +122,14 @@ export class HostCluster {
   crash(i: number): void {
     this.nodes[i]!.host = null;
     this.queue = this.queue.filter((m) => m.from !== i && m.to !== i);
+  }
+
+  /** Crashes replica `i` and starts it again with an empty disk (its data directory lost). */
+  wipe(i: number): void {
+    this.crash(i);
+    const node = this.nodes[i]!;
+    node.disk = [];
+    node.host = new ReplicaHost(this.hostOptions(i), this.effects(i));
   }
 
   restart(i: number): void {

@@ -58,7 +58,16 @@ async function start(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  void server.halted.then((reason) => {
+    // Also on stderr: `creek dev` shows its replicas' stderr, not their logs.
+    console.error(`creek: replica ${f.id} halted: ${reason}`);
+    setTimeout(() => process.exit(EXIT_HALTED), 5_000).unref();
+    void server.stop(0).then(() => process.exit(EXIT_HALTED));
+  });
 }
+
+/** `creek start`'s exit status when the replica halts because it lost durable state. */
+const EXIT_HALTED = 3;
 
 const DevFlagsSchema = z.object({
   replicas: z.coerce

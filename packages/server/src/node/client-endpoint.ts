@@ -100,7 +100,8 @@ export class ClientEndpoint {
     private readonly opNames: () => string[],
     private readonly tokens: ReadonlySet<string> | null,
     private readonly invoke: (request: InvokeRequest) => void,
-    private readonly available: () => boolean,
+    /** Why the replica takes no ops now (a message for the client), or null when it does. */
+    private readonly unavailable: () => string | null,
     private readonly log: Logger,
     /** Seconds from an invoke to its first view ('tentative') or to its stable view ('stable'). */
     private readonly observe: (level: 'tentative' | 'stable', seconds: number) => void = () =>
@@ -200,13 +201,8 @@ export class ClientEndpoint {
     conn: Connection,
     f: Extract<ClientFrame, { t: 'invoke' }>,
   ): void {
-    if (!this.available())
-      return this.error(
-        ws,
-        'unavailable',
-        'this replica is paused or shutting down: try another replica',
-        f.opId,
-      );
+    const unavailable = this.unavailable();
+    if (unavailable !== null) return this.error(ws, 'unavailable', unavailable, f.opId);
     const key = conn.session === null ? f.opId : `${conn.session}/${f.opId}`;
     const known = this.byOpId.get(key);
     if (known !== undefined) {

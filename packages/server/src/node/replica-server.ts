@@ -72,6 +72,20 @@ export class ReplicaServer {
    */
   private seenThisTurn: Map<string | null, number[]> | null = null;
   private readonly startedAt = Date.now();
+  /**
+   * Started with an empty disk and not yet heard what a majority of the cluster holds: it takes no
+   * ops until then. A new cluster passes at once; a replica whose disk was lost finds its own ops
+   * at a peer first and halts, instead of reusing their ids (Gossip `unknownOwnOp`).
+   */
+  private joining = false;
+  private haltWith: (reason: string) => void = () => undefined;
+  /**
+   * Settles, with the reason, if the replica stops for good (HostEffects.halt: it found that it
+   * lost durable state). It then refuses clients and ignores peers; its owner should `stop()` it.
+   */
+  readonly halted = new Promise<string>((resolve) => {
+    this.haltWith = resolve;
+  });
 
   constructor(
     private readonly config: ReplicaServerConfig,
@@ -89,7 +103,7 @@ export class ReplicaServer {
       () => config.app.names().filter((n) => n !== NOOP_OP),
       config.tokens,
       (request) => this.call(() => this.host.invoke(Date.now(), request)),
-      () => !this.paused && !this.stopping,
+      () => this.unavailable(),
       log,
       (level, seconds) => this.metrics.latency.observe({ level }, seconds),
       (session) => this.seenVector(session),
@@ -112,6 +126,10 @@ export class ReplicaServer {
         this.outbox.add(to, msg, lazy);
       },
       respond: (r: Response) => this.actions.push(() => this.clients.respond(r)),
+      halt: (reason: string) => {
+        this.log.fatal({ reason }, 'replica halted');
+        this.haltWith(reason);
+      },
     };
     const options = {
       id: c.id,
@@ -129,6 +147,7 @@ export class ReplicaServer {
           ? new ReplicaHost(options, effects)
           : new ReplicaHost(options, effects, { records, nowMs: Date.now() });
     });
+    this.joining = records.length === 0;
     this.log.info(
       { records: records.length, dataDir: c.dataDir },
       records.length === 0 ? 'new replica' : 'recovered from disk',
@@ -196,6 +215,21 @@ export class ReplicaServer {
     this.outbox.flushTurn();
   }
 
+  /** Why this replica takes no client ops now, or null when it does. */
+  private unavailable(): string | null {
+    if (this.host.halted !== null)
+      return 'this replica halted: it lost its durable state (see its log); try another replica';
+    if (this.paused || this.stopping)
+      return 'this replica is paused or shutting down: try another replica';
+    if (this.joining) {
+      const majority = Math.floor(this.config.peers.length / 2) + 1;
+      if (this.host.gossip.peersSummarized() + 1 < majority)
+        return 'this replica started with an empty data directory and has not yet heard from a majority of its peers: try again shortly, or another replica';
+      this.joining = false;
+    }
+    return null;
+  }
+
   /**
    * Per replica id, how many of its ops this replica has without a gap (client sessions); for a
    * session, this replica's own ops only up to the last one the session cannot resubmit itself
@@ -225,7 +259,10 @@ export class ReplicaServer {
       res.end(JSON.stringify(body));
     };
     if (req.method === 'GET' && url.pathname === '/health')
-      return json(200, { ok: !this.stopping, replica: this.config.id });
+      return json(200, {
+        ok: !this.stopping && this.host.halted === null,
+        replica: this.config.id,
+      });
     if (req.method === 'GET' && url.pathname === '/status') return json(200, this.status());
     if (req.method === 'GET' && url.pathname === '/metrics') {
       void this.metrics.registry.metrics().then((text) => {
@@ -317,6 +354,8 @@ export class ReplicaServer {
       settled: this.host.settled(),
       peers: this.mesh.states(),
       paused: this.paused,
+      // Why the replica stopped for good (it lost durable state), or null.
+      halted: this.host.halted,
       uptimeMs: Date.now() - this.startedAt,
       metrics: {
         executionRatio: this.host.replica.metrics.executionRatio(),

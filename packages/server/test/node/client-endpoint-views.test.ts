@@ -42,7 +42,7 @@ async function harness(): Promise<Harness> {
     () => ['kv.increment'],
     null,
     (r) => invoked.push(r),
-    () => true,
+    () => null,
     pino({ level: 'silent' }),
     (level) => observed.push(level),
   );

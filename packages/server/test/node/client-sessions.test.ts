@@ -26,7 +26,7 @@ async function endpoint(): Promise<string> {
     () => ['kv.get'],
     null,
     () => undefined,
-    () => true,
+    () => null,
     pino({ level: 'silent' }),
     undefined,
     () => [5, 0, 0],

@@ -1,3 +1,5 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalCluster } from '../../src/node/local-cluster.js';
 import { RawClient, within } from './cluster-harness.js';
@@ -126,5 +128,55 @@ describe('a 3-replica cluster of real processes', () => {
     const r = await fetch(`http://127.0.0.1:${cluster.basePort}/admin/pause`, { method: 'POST' });
     expect(r.status).toBe(401);
     isolated.close();
+  });
+
+  it('a replica whose data directory was wiped takes no op until it hears a majority, then halts instead of reusing its op ids', async () => {
+    const exits: { replica: number; code: number | null }[] = [];
+    cluster = await LocalCluster.start({
+      replicas: 3,
+      logLevel: 'error',
+      onExit: (replica, code) => exits.push({ replica, code }),
+    });
+    const c2 = await RawClient.connect(cluster.url(2), cluster.token);
+    const before = Array.from({ length: 5 }, (_, i) =>
+      c2.invoke('kv.increment', { key: `k${i}` }, 'weak'),
+    );
+    await within(Promise.all(before.map((o) => o.done)), 10_000, 'ops answered at replica 2');
+    c2.close();
+    await cluster.converged();
+    cluster.kill(2);
+    rmSync(join(cluster.dir, 'replica-2'), { recursive: true, force: true });
+    // While its peers are paused, the new replica 2 cannot learn what the cluster holds: it answers
+    // ops with `unavailable`, never with a view of an op numbered like one it sent before.
+    await cluster.admin(0, 'pause');
+    await cluster.admin(1, 'pause');
+    cluster.startReplica(2);
+    await cluster.until(async () => (await cluster!.status(2)) !== null, 10_000, 'replica 2 up');
+    const fresh = await RawClient.connect(cluster.url(2), cluster.token);
+    const refused = fresh.invoke('kv.increment', { key: 'reused' }, 'weak');
+    await within(refused.done, 5_000, 'the op refused');
+    expect(refused.views.frames).toMatchObject([
+      { t: 'error', code: 'unavailable', message: expect.stringMatching(/empty data directory/) },
+    ]);
+    // Once its peers speak again, one of them holds replica 2's old ops: it halts (exit status 3).
+    await cluster.admin(0, 'resume');
+    await cluster.admin(1, 'resume');
+    const exited = async () => exits.some((e) => e.code !== null);
+    await cluster.until(exited, 10_000, 'replica 2 exits');
+    // The first exit is the SIGKILL's (no code).
+    expect(exits).toEqual([
+      { replica: 2, code: null },
+      { replica: 2, code: 3 },
+    ]);
+    fresh.close();
+    // The other two go on, strong ops included.
+    const c0 = await RawClient.connect(cluster.url(0), cluster.token);
+    const after = c0.invoke('kv.increment', { key: 'k0' }, 'strong');
+    await within(after.done, 10_000, 'a strong op ordered by the two others');
+    const s = await cluster.statuses();
+    expect(s[2]).toBeNull();
+    expect(s[0]!.digest).toBe(s[1]!.digest);
+    expect(JSON.parse(s[0]!.digest)).toEqual({ k0: 2, k1: 1, k2: 1, k3: 1, k4: 1 });
+    c0.close();
   });
 });

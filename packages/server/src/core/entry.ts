@@ -48,6 +48,8 @@ export class Entry {
   executions = 0;
   /** The replica's physical time when the entry arrived (for the no-op timer). */
   readonly arrivedAt: number;
+  /** Another origin's strong op this replica CAB-cast on the origin's behalf (`cabAdopt`). */
+  adopted = false;
 
   constructor(
     readonly req: Req,

@@ -17,6 +17,8 @@ export class ReplicaMetrics {
   speculated = 0;
   speculatedCorrectly = 0;
   noopsIssued = 0;
+  /** Other origins' strong ops this replica CAB-cast on their behalf (`cabAdopt`). */
+  adopted = 0;
 
   executionRatio(): number {
     return this.finalized === 0 ? 1 : this.executionsOfFinalized / this.finalized;

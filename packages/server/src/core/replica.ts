@@ -31,6 +31,14 @@ export interface ReplicaOptions {
    * physical clock), the replica issues a strong no-op so that they stabilize (Creek §4.4).
    */
   readonly noopIntervalMs?: number;
+  /**
+   * How long another origin's strong op may wait on the tentative list, its causal context
+   * complete here, before this replica CAB-casts it on the origin's behalf (`cabAdopt`): an origin
+   * that died after gossiping the op but before CAB got its cast would otherwise leave the op, and
+   * every later op of that origin, tentative forever. Default 1000; far above a decision's latency,
+   * so the origin's own cast nearly always comes first (a duplicate decision is harmless).
+   */
+  readonly adoptAfterMs?: number;
   /** Attach to each tentative response the order it was computed in (for the simulator's checkers). */
   readonly traceOrder?: boolean;
 }
@@ -72,6 +80,8 @@ export class Replica {
   readonly metrics = new ReplicaMetrics();
   private readonly app: App;
   private readonly noopIntervalMs: number;
+  private readonly adoptAfterMs: number;
+  private lastAdoptScanAt = Number.NEGATIVE_INFINITY;
   private readonly traceOrder: boolean;
 
   private readonly clock = new HybridLogicalClock();
@@ -106,6 +116,8 @@ export class Replica {
     this.id = options.id;
     this.app = options.app;
     this.noopIntervalMs = options.noopIntervalMs ?? 100;
+    this.adoptAfterMs = options.adoptAfterMs ?? 1000;
+    if (!(this.adoptAfterMs > 0)) throw new Error('adoptAfterMs must be positive');
     this.traceOrder = options.traceOrder ?? false;
   }
 
@@ -267,7 +279,30 @@ export class Replica {
       this.noopPending = opKey(req.id);
       this.admit(req, null);
     }
+    if (nowMs - this.lastAdoptScanAt >= this.adoptAfterMs / 4) {
+      this.lastAdoptScanAt = nowMs;
+      this.adoptOrphans(nowMs);
+    }
     return this.flush();
+  }
+
+  /**
+   * Casts, on their origins' behalf, other origins' strong ops that have waited `adoptAfterMs` with
+   * their causal context complete here (`cabAdopt`). Creek's commit (Algorithm 1) only ever moves
+   * an origin's ops into the committed order behind that origin's strong ops, so one strong op
+   * whose cast died with its origin would hold back every later op of the origin, and the no-op
+   * timer would fire for them forever. Only the context rule (`checkDep`) makes the cast safe to
+   * repeat: CAB drops a second decision of an id, and delivers an id only after its predecessor.
+   */
+  private adoptOrphans(nowMs: number): void {
+    for (let i = this.committedEnd; i < this.order.length; i++) {
+      const e = this.order[i]!;
+      if (!e.req.strong || e.adopted || e.req.id.replica === this.id) continue;
+      if (nowMs - e.arrivedAt < this.adoptAfterMs || !this.checkDep(e.req.id)) continue;
+      e.adopted = true;
+      this.metrics.adopted++;
+      this.out.push({ type: 'cabAdopt', id: e.req.id });
+    }
   }
 
   private oldestTentativeWeakArrival(): number {

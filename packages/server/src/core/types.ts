@@ -111,6 +111,13 @@ export type Output =
   | { readonly type: 'rbCast'; readonly req: Req }
   /** `prevStrong`: eventNo of this replica's previous strong op (0 if none), for per-origin FIFO. */
   | { readonly type: 'cabCast'; readonly id: OpId; readonly prevStrong: number }
+  /**
+   * CAB-cast another origin's strong op on its behalf: it waited long on this replica's tentative
+   * list with its causal context complete here, so its origin's cast may be lost for good (the
+   * origin died). The op's predecessor among its origin's strong ops is the last one delivered
+   * here, since all of them are in its context: CAB (which tracks deliveries) fills `prevStrong`.
+   */
+  | { readonly type: 'cabAdopt'; readonly id: OpId }
   | { readonly type: 'execute'; readonly job: ExecutionJob }
   | { readonly type: 'persist'; readonly record: DurableRecord }
   | Response;

@@ -285,6 +285,14 @@ export class ReplicaHost {
         case 'cabCast':
           this.applyPaxos(this.paxos.cast({ id: o.id, prevStrong: o.prevStrong }));
           break;
+        case 'cabAdopt':
+          // Its origin's earlier strong ops are all delivered here (they are in its context), so
+          // the last one delivered is its predecessor.
+          if (!this.delivery.hasOrdered(o.id))
+            this.applyPaxos(
+              this.paxos.cast({ id: o.id, prevStrong: this.lastDelivered.get(o.id.replica) ?? 0 }),
+            );
+          break;
         case 'persist':
           this.effects.persist({ layer: 'core', record: o.record });
           break;

@@ -55,6 +55,8 @@ export interface SimParameters {
   readonly skewMs: number[];
   readonly noopIntervalMs: number;
   readonly diskLatencyMs: number;
+  /** How long another origin's strong op waits before a replica casts it on its behalf. */
+  readonly adoptAfterMs: number;
   /** Finalized ops between two checkpoints, after which a replica's disk drops older records. */
   readonly checkpointEvery: number;
 }
@@ -89,6 +91,8 @@ export interface SimStats {
   partitions: number;
   crashes: number;
   elections: number;
+  /** Other origins' strong ops cast on their behalf (counted by the replicas up at the end). */
+  adopted: number;
   simulatedMs: number;
 }
 
@@ -153,6 +157,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const replicaOptions: Omit<ReplicaOptions, 'id'> = {
     app,
     noopIntervalMs: params.noopIntervalMs,
+    adoptAfterMs: params.adoptAfterMs,
     traceOrder: true,
   };
   const hostOptions = (id: number): HostOptions => ({
@@ -493,6 +498,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     partitions,
     crashes,
     elections: sum((h) => h.paxos.counters.elections),
+    adopted: sum((h) => h.replica.metrics.adopted),
     simulatedMs: now,
   };
   return {
@@ -603,6 +609,8 @@ function drawParameters(
     ),
     noopIntervalMs: prng.pick([20, 60, 150]),
     diskLatencyMs: prng.pick([0.1, 1, 5]),
+    // Short ones make replicas cast others' strong ops during partitions (duplicate decisions).
+    adoptAfterMs: prng.pick([40, 200, 1000]),
   };
 }
 

@@ -42,6 +42,8 @@ export class HostCluster {
   private queue: InFlight[] = [];
   /** Replicas that stopped for good (HostEffects.halt), and why. */
   readonly halts: { replica: number; reason: string }[] = [];
+  /** Messages for which this returns true are lost (on top of `isolated`). */
+  dropIf: (from: number, to: number, msg: PeerMessage) => boolean = () => false;
   /** Replica ids cut off from every other replica. */
   readonly isolated = new Set<number>();
   private readonly prng: Prng;
@@ -110,6 +112,7 @@ export class HostCluster {
       const to = this.nodes[m.to]!.host;
       if (to === null || this.nodes[m.from]!.host === null) continue;
       if (m.from !== m.to && (this.isolated.has(m.from) || this.isolated.has(m.to))) continue;
+      if (this.dropIf(m.from, m.to, m.msg)) continue;
       to.receive(m.from, m.msg);
     }
     for (const node of this.nodes) node.host?.tick(this.physical());

@@ -26,6 +26,16 @@ export interface PaxosOptions {
   readonly maxInFlight?: number;
   /** Whether an id was already decided (the delivery stream knows): a leader does not propose it again. */
   readonly isOrdered?: (id: OpId) => boolean;
+  /**
+   * What this replica lacks to deliver `id` once decided: its Req, or Reqs of its causal context
+   * (empty when it has them all). A leader proposes, and an acceptor accepts, only ids it lacks
+   * nothing for (indirect consensus): so everything a decided id needs is held by a majority and
+   * outlives any minority of crashes, its origin's included. Otherwise an origin that died after
+   * its cast reached the leader but before its Req (or an op before it) reached anyone else would
+   * leave a decided id nobody can deliver, and every later instance blocked behind it. Default:
+   * nothing is ever lacking.
+   */
+  readonly missing?: (id: OpId) => readonly OpId[];
 }
 
 export type PaxosOutput =
@@ -45,7 +55,9 @@ export type PaxosOutput =
   /** An instance was decided (learned); decisions come in any order, each exactly once. */
   | { readonly type: 'decide'; readonly instance: number; readonly value: Batch }
   /** Every replica delivered everything below `below`, and those instances are gone: skip them. */
-  | { readonly type: 'skip'; readonly below: number };
+  | { readonly type: 'skip'; readonly below: number }
+  /** Reqs this replica needs before it can propose or accept their ids: fetch them (gossip). */
+  | { readonly type: 'want'; readonly ids: readonly OpId[] };
 
 /** What a restarted replica recovers from its disk. */
 export interface PaxosRecovery {
@@ -95,6 +107,14 @@ export class MultiPaxos {
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
   private readonly isOrdered: (id: OpId) => boolean;
+  private readonly missing: (id: OpId) => readonly OpId[];
+  /** Leader: casts it lacks Reqs for (`missing`), by op key; proposed once they arrive. */
+  private readonly castsWaiting = new Map<string, CastId>();
+  /** Acceptor: per instance, the latest 2a it lacks Reqs for; accepted once they arrive. */
+  private readonly acceptsWaiting = new Map<
+    number,
+    { readonly from: number; readonly ballot: number; readonly value: Batch }
+  >();
 
   // Acceptor (durable).
   private promised = 0;
@@ -160,6 +180,7 @@ export class MultiPaxos {
     this.maxBatch = options.maxBatch ?? 1024;
     this.maxInFlight = options.maxInFlight ?? 8;
     this.isOrdered = options.isOrdered ?? (() => false);
+    this.missing = options.missing ?? (() => []);
     if (recovery !== undefined) this.recover(recovery);
   }
 
@@ -189,6 +210,29 @@ export class MultiPaxos {
     const leader = this.currentLeader();
     if (leader === this.self) this.enqueue([c]);
     else if (leader !== null) this.send(leader, { type: 'forward', casts: [c] });
+    return this.flush();
+  }
+
+  /**
+   * Reqs arrived (the driver calls this after gossip delivered some): a leader proposes the casts
+   * and an acceptor accepts the 2a that waited for them.
+   */
+  reqsArrived(): PaxosOutput[] {
+    if (this.acceptsWaiting.size > 0) {
+      for (const [instance, a] of [...this.acceptsWaiting]) {
+        if (instance < this.decidedBelow || this.decided.has(instance)) {
+          this.acceptsWaiting.delete(instance);
+        } else if (a.value.every((c) => this.missing(c.id).length === 0)) {
+          this.acceptsWaiting.delete(instance);
+          this.onAccept(a.from, a.ballot, instance, a.value);
+        }
+      }
+    }
+    if (this.castsWaiting.size > 0 && this.role === 'leader') {
+      const ready = [...this.castsWaiting.values()].filter((c) => this.missing(c.id).length === 0);
+      for (const c of ready) this.castsWaiting.delete(opKey(c.id));
+      if (ready.length > 0) this.enqueue(ready);
+    }
     return this.flush();
   }
 
@@ -322,6 +366,15 @@ export class MultiPaxos {
     this.seeBallot(ballot);
     if (ballot < this.promised) {
       this.send(from, { type: 'nack', ballot, promised: this.promised });
+      return;
+    }
+    const missing = value.flatMap((c) => this.missing(c.id));
+    if (missing.length > 0 && instance >= this.decidedBelow && !this.decided.has(instance)) {
+      // Not a vote yet (and no promise): the 2a waits here for the Reqs (`reqsArrived`).
+      const waiting = this.acceptsWaiting.get(instance);
+      if (waiting === undefined || waiting.ballot <= ballot)
+        this.acceptsWaiting.set(instance, { from, ballot, value });
+      this.out.push({ type: 'want', ids: missing });
       return;
     }
     this.promised = ballot;
@@ -542,6 +595,7 @@ export class MultiPaxos {
     this.leaderHint = { id: this.self, ballot: this.ballot, at: this.now };
     this.inFlight.clear();
     this.queue.length = 0;
+    this.castsWaiting.clear();
     this.proposed.clear();
     let top = this.decidedBelow - 1;
     const best = new Map<number, { ballot: number; value: Batch }>();
@@ -572,17 +626,27 @@ export class MultiPaxos {
     this.role = 'follower';
     this.inFlight.clear();
     this.queue.length = 0;
+    this.castsWaiting.clear();
     this.proposed.clear();
     this.promises.clear();
   }
 
   private enqueue(casts: readonly CastId[]): void {
+    const missing: OpId[] = [];
     for (const c of casts) {
       const key = opKey(c.id);
       if (this.proposed.has(key) || this.isOrdered(c.id)) continue;
+      const lacking = this.missing(c.id);
+      if (lacking.length > 0) {
+        if (!this.castsWaiting.has(key)) missing.push(...lacking);
+        this.castsWaiting.set(key, c);
+        continue;
+      }
+      this.castsWaiting.delete(key);
       this.proposed.add(key);
       this.queue.push(c);
     }
+    if (missing.length > 0) this.out.push({ type: 'want', ids: missing });
     this.tryPropose();
   }
 

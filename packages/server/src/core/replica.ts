@@ -462,13 +462,15 @@ export class Replica {
     // The Req is durable before anything about it leaves the replica: a crash must not lose an op
     // that others know of, or its id would be reused.
     this.out.push({ type: 'persist', record: { kind: 'req', req } });
+    // RB-cast before CAB-cast: the Req travels ahead of its id, so the leader holds it when the
+    // forward arrives (Paxos proposes and accepts only ids whose Reqs it holds).
+    this.out.push({ type: 'rbCast', req });
     if (req.strong) {
       this.out.push({ type: 'cabCast', id: req.id, prevStrong: this.lastStrongEventNo });
       this.lastStrongEventNo = req.id.eventNo;
     } else {
       this.known.add(req.id);
     }
-    this.out.push({ type: 'rbCast', req });
     const local =
       tag === null ? null : { tag, first: null, firstWasTentative: false, lastTentative: null };
     this.insertTentative(new Entry(req, local, this.nowMs));

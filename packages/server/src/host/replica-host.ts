@@ -146,6 +146,7 @@ export class ReplicaHost {
       self: options.id,
       replicas: options.replicas,
       isOrdered: (id) => this.delivery.hasOrdered(id),
+      missing: (id) => this.replica.missingDeps(id, 64),
     };
     this.gossip = new Gossip({ ...options.gossip, self: options.id, peers: options.replicas });
     if (recovered === undefined) {
@@ -304,12 +305,17 @@ export class ReplicaHost {
   }
 
   private applyGossip(outputs: GossipOutput[]): void {
+    let delivered = false;
     for (const o of outputs) {
       if (o.type === 'send')
         this.effects.send(o.to, { kind: 'gossip', msg: o.msg }, o.lazy === true);
-      else if (o.type === 'deliver') this.deliverReq(o.req);
-      else this.halt(o.from, o.id);
+      else if (o.type === 'deliver') {
+        delivered = true;
+        this.deliverReq(o.req);
+      } else this.halt(o.from, o.id);
     }
+    // Ids whose Reqs Paxos waited for may be proposed or accepted now.
+    if (delivered) this.applyPaxos(this.paxos.reqsArrived());
   }
 
   private halt(from: number, id: OpId): void {
@@ -333,6 +339,7 @@ export class ReplicaHost {
       if (o.type === 'send')
         this.effects.send(o.to, { kind: 'paxos', msg: o.msg }, o.lazy === true);
       else if (o.type === 'persist') this.effects.persist({ layer: 'cab', record: o.record });
+      else if (o.type === 'want') this.applyGossip(this.gossip.want(o.ids));
       else if (o.type === 'skip') {
         this.delivery.skipTo(o.below);
         changed = true;

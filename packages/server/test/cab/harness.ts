@@ -38,6 +38,11 @@ export interface ClusterOptions {
   readonly paxos?: Partial<Omit<PaxosOptions, 'self' | 'replicas' | 'isOrdered'>>;
   /** Wire each node's delivery stream into `isOrdered` (default true, as the real driver does). */
   readonly isOrdered?: boolean;
+  /**
+   * Model which Reqs each node holds (`hasReq`): an origin holds its casts, others get them only
+   * through `giveReq`. Default false: every node holds every Req.
+   */
+  readonly reqs?: boolean;
 }
 
 /** A canonical string for a batch, to compare decided values. */
@@ -72,6 +77,10 @@ export class Cluster {
   readonly trace: Envelope[] = [];
   /** Every id cast anywhere, by key. */
   readonly casts = new Map<string, CastId>();
+  /** With `reqs`: per node, the op keys whose Reqs it holds. */
+  readonly held: Set<string>[] = [];
+  /** With `reqs`: per node, every id it asked for (`want`). */
+  readonly wanted: OpId[][] = [];
   private readonly lastStrong: number[] = [];
   private readonly nextEvent: number[] = [];
   private readonly options: ClusterOptions;
@@ -90,6 +99,8 @@ export class Cluster {
       this.lastStrong.push(0);
       this.nextEvent.push(0);
       this.delivery.push(new ConditionalDelivery());
+      this.held.push(new Set());
+      this.wanted.push([]);
       this.nodes.push(this.build(i));
     }
   }
@@ -101,6 +112,9 @@ export class Cluster {
       replicas: this.ids,
       ...this.options.paxos,
       ...(this.options.isOrdered === false ? {} : { isOrdered: (id: OpId) => d().hasOrdered(id) }),
+      ...(this.options.reqs === true
+        ? { missing: (id: OpId) => (this.held[i]!.has(opKey(id)) ? [] : [id]) }
+        : {}),
     };
   }
 
@@ -126,7 +140,14 @@ export class Cluster {
 
   castRaw(at: number, c: CastId): void {
     this.casts.set(opKey(c.id), c);
+    this.held[at]!.add(opKey(c.id));
     if (this.up[at]) this.apply(at, this.nodes[at]!.cast(c));
+  }
+
+  /** With `reqs`: node `i` now holds the Req of `id` (gossip delivered it). */
+  giveReq(i: number, id: OpId): void {
+    this.held[i]!.add(opKey(id));
+    if (this.up[i]) this.apply(i, this.nodes[i]!.reqsArrived());
   }
 
   /** Hands `msg` to node `to` as if `from` sent it, applying the outputs. */
@@ -248,6 +269,9 @@ export class Cluster {
           this.skips[i]!.push(o.below);
           this.delivery[i]!.skipTo(o.below);
           decided = true;
+          break;
+        case 'want':
+          this.wanted[i]!.push(...o.ids);
           break;
       }
     }

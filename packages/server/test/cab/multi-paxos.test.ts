@@ -1085,3 +1085,60 @@ describe('random faults', () => {
     });
   }
 });
+
+describe('indirect consensus: only ids whose Reqs a replica holds are proposed and accepted', () => {
+  /** 3 replicas, leader 0; each holds only the Reqs of its own casts and those given to it. */
+  function withReqs(): Cluster {
+    const c = new Cluster({ n: 3, reqs: true });
+    // A decided id is delivered only where its Req is (checkDep's first half).
+    c.predicate = (node, id) => c.held[node]!.has(opKey(id));
+    c.advance(SETTLE_MS);
+    expect(c.node(0).status().role).toBe('leader');
+    return c;
+  }
+
+  it('a leader holds a forwarded cast back until its Req arrives, and asks for it', () => {
+    const c = withReqs();
+    const x = castOf(1, 1);
+    expect(c.inject(1, 0, { type: 'forward', casts: [x] })).toEqual([
+      { type: 'want', ids: [x.id] },
+    ]);
+    expect(c.node(0).status().inFlight).toBe(0);
+    const before = c.records[0]!.length;
+    c.giveReq(0, x.id);
+    expect(c.node(0).status().inFlight).toBe(1);
+    expect(c.records[0]!.slice(before)).toMatchObject([{ kind: 'accept', value: [x] }]);
+  });
+
+  it('an acceptor takes a 2a only once it holds every Req of the batch: no vote before', () => {
+    const c = withReqs();
+    const x = castOf(2, 1);
+    const ballot = c.node(0).status().ballot;
+    const out = c.inject(0, 1, { type: 'accept', ballot, instance: 0, value: [x] });
+    expect(out).toEqual([{ type: 'want', ids: [x.id] }]);
+    expect(c.node(1).status().acceptedHeld).toBe(0);
+    const before = c.records[1]!.length;
+    c.giveReq(1, x.id);
+    expect(c.records[1]!.slice(before)).toEqual([
+      { kind: 'accept', instance: 0, ballot, value: [x] },
+    ]);
+    expect(c.queue.filter((e) => e.from === 1 && e.msg.type === 'accepted')).toHaveLength(2);
+  });
+
+  it('an origin that dies after its cast reached the leader, its Req nobody else, blocks nothing', () => {
+    const c = withReqs();
+    const lost = c.cast(1);
+    c.advance(5); // the forward reaches the leader, which asks for the Req; nobody has it but 1
+    expect(c.wanted[0]).toContainEqual(lost.id);
+    c.crash(1); // for good
+    const y = c.cast(2);
+    c.advance(5);
+    c.giveReq(0, y.id);
+    c.advance(100);
+    // Before, the leader proposed the lost id first: decided, never deliverable, and y behind it.
+    for (const i of [0, 2]) expect(c.deliveredIds[i]).toEqual([y.id]);
+    expect(c.decisions[0]!.flatMap((d) => d.value.map((v) => opKey(v.id)))).not.toContain(
+      opKey(lost.id),
+    );
+  });
+});

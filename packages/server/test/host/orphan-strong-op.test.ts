@@ -44,3 +44,35 @@ describe('a strong op whose origin died before CAB got its cast', () => {
     expect(c.host(0).replica.metrics.noopsIssued).toBe(noops);
   });
 });
+
+describe('a strong op whose causal context died with its origin', () => {
+  it('is never decided, so it blocks no later instance (the others keep ordering)', () => {
+    const c = new HostCluster(3, 22, { checkpointEvery: 0 });
+    c.workload(20, { keys: 3, strongEvery: 4 });
+    c.settle();
+    const origin = 2;
+    // The origin's weak op reaches nobody (every push of it is lost); its strong op right after,
+    // whose causal context holds the weak one, reaches everyone, and so does its CAB cast.
+    const issued = c.host(origin).replica.receivedPrefix([origin]).get(origin)!;
+    const lostKey = `${origin}.${issued + 1}`;
+    c.dropIf = (from, _to, msg) =>
+      from === origin &&
+      msg.kind === 'gossip' &&
+      msg.msg.kind === 'push' &&
+      msg.msg.reqs.some((r) => `${r.id.replica}.${r.id.eventNo}` === lostKey);
+    c.invoke(origin, 'kv.increment', { key: 'lost' });
+    c.invoke(origin, 'kv.put', { key: 'stranded', value: 1 }, true);
+    c.run(100);
+    c.crash(origin); // for good
+    // Voting for it would decide an id nobody can deliver, and every later instance would wait
+    // behind it forever. The survivors keep ordering their own strong ops instead.
+    c.invoke(0, 'kv.put', { key: 'after', value: 1 }, true);
+    c.invoke(1, 'kv.increment', { key: 'after' });
+    c.run(2_000);
+    for (const i of [0, 1]) {
+      const digest = c.host(i).replica.stateDigest();
+      expect(digest).toContain('"after":2');
+      expect(c.host(i).delivery.backlog()).toBe(0);
+    }
+  });
+});

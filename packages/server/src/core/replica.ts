@@ -305,11 +305,19 @@ export class Replica {
     }
   }
 
+  /**
+   * When the oldest tentative weak op that a no-op would commit arrived. A no-op's causal context
+   * stops at each origin's first gap (`newReq`), so a weak op above a gap in what this replica has
+   * of its origin waits for the gap to fill, not for a no-op: counting it made a replica issue
+   * no-ops forever for the ops of an origin that died before the op below them left it.
+   */
   private oldestTentativeWeakArrival(): number {
     let oldest = Number.POSITIVE_INFINITY;
     for (let i = this.committedEnd; i < this.order.length; i++) {
       const e = this.order[i]!;
-      if (!e.req.strong && e.arrivedAt < oldest) oldest = e.arrivedAt;
+      const { replica, eventNo } = e.req.id;
+      if (!e.req.strong && e.arrivedAt < oldest && eventNo <= this.known.base(replica))
+        oldest = e.arrivedAt;
     }
     return oldest;
   }

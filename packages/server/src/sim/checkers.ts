@@ -9,7 +9,7 @@ import {
   type Model,
 } from './linearizability.js';
 import { ReferenceInterpreter, type SerialOp } from './reference-interpreter.js';
-import { committedList, type Invocation, type RunRecord } from './run-record.js';
+import { committedList, liveReplicas, type Invocation, type RunRecord } from './run-record.js';
 import { LINEARIZABLE_KEYS, LINEARIZABLE_QUEUE, ONCE_PREFIX } from './workload.js';
 
 /**
@@ -53,15 +53,15 @@ export function checkExactlyOnce(record: RunRecord): string[] {
     if (req.op === 'kv.increment' && typeof k === 'string' && k.startsWith(ONCE_PREFIX))
       if (committed.has(key)) probes.add(k);
   }
-  record.finals.forEach((f, r) => {
-    const state = JSON.parse(f.digest) as Record<string, unknown>;
+  for (const r of liveReplicas(record)) {
+    const state = JSON.parse(record.finals[r]!.digest) as Record<string, unknown>;
     for (const [k, v] of Object.entries(state))
       if (k.startsWith(ONCE_PREFIX) && v !== 1)
         out.push(`(f) replica ${r}: exactly-once probe ${k} = ${JSON.stringify(v)}, not 1`);
     for (const k of probes)
       if (state[k] === undefined)
         out.push(`(f) replica ${r}: exactly-once probe ${k} was committed but never applied`);
-  });
+  }
   return out;
 }
 
@@ -103,34 +103,52 @@ export function checkCommittedPrefixes(record: RunRecord): string[] {
 }
 
 /**
- * (b) After heal and quiescence, all replicas hold the same committed list, an empty tentative list
- * and the same state, and that state is the reference interpreter's for the committed order.
+ * (b) After heal and quiescence, all replicas (but those lost for good) hold the same committed
+ * list, an empty tentative list and the same state, and that state is the reference interpreter's
+ * for the committed order. Only the ops of a lost replica that follow one of its ops a replica
+ * never received may stay tentative there (FinalReplicaState.stranded).
  */
 export function checkConvergence(record: RunRecord, app: App): string[] {
   const out: string[] = [];
-  const lists = Array.from({ length: record.replicas }, (_, r) => committedList(record, r));
-  for (let r = 1; r < record.replicas; r++) {
-    if (lists[r]!.length !== lists[0]!.length) {
-      out.push(`(b) replica ${r} committed ${lists[r]!.length} ops, replica 0 ${lists[0]!.length}`);
+  const live = liveReplicas(record);
+  const lists = live.map((r) => committedList(record, r));
+  const first = live[0]!;
+  for (let i = 1; i < live.length; i++) {
+    if (lists[i]!.length !== lists[0]!.length) {
+      out.push(
+        `(b) replica ${live[i]!} committed ${lists[i]!.length} ops, replica ${first} ${lists[0]!.length}`,
+      );
     }
   }
   const reference = new ReferenceInterpreter(app);
   for (const id of lists[0]!) reference.apply(serialOp(record, id));
-  const expected = reference.digest();
-  record.finals.forEach((f, r) => {
-    if (f.tentative !== 0)
-      out.push(`(b) replica ${r} still has ${f.tentative} tentative ops after quiescence`);
+  for (const r of live) {
+    const f = record.finals[r]!;
+    if (f.tentative !== f.stranded.length)
+      out.push(
+        `(b) replica ${r} still has ${f.tentative - f.stranded.length} tentative ops after quiescence`,
+      );
     if (f.unvalidated !== 0)
       out.push(`(b) replica ${r} still has ${f.unvalidated} unvalidated executions`);
+    // Its state: the committed order, then what is stranded there (all that is still tentative).
+    let state = reference;
+    if (f.stranded.length > 0) {
+      state = reference.clone();
+      for (const id of f.stranded) state.apply(serialOp(record, id));
+    }
+    const expected = state.digest();
     if (f.digest !== expected)
       out.push(
         `(b) replica ${r} state ${clip(f.digest)} differs from the serial execution of the committed order ${clip(expected)}`,
       );
-  });
-  // Every op that was ordered anywhere must be committed in the end.
+  }
+  // Every op that was ordered anywhere must be committed in the end. A lost replica's ops that
+  // reached no other replica are gone with it; those that reached one are on its list, committed
+  // or tentative, and the checks above cover them.
   const committed = new Set(lists[0]!.map(opKey));
-  for (const key of record.reqs.keys()) {
-    if (!committed.has(key)) out.push(`(b) op ${key} was gossiped but never committed`);
+  for (const [key, req] of record.reqs) {
+    if (!committed.has(key) && !record.lost.includes(req.id.replica))
+      out.push(`(b) op ${key} was gossiped but never committed`);
   }
   return out;
 }

@@ -20,6 +20,8 @@ export interface RunRecord {
   }[];
   /** Per replica, at the end of the run. */
   readonly finals: FinalReplicaState[];
+  /** Replicas that crashed for good: the end-of-run checks leave their final state out. */
+  readonly lost: number[];
 }
 
 export interface Invocation {
@@ -49,6 +51,18 @@ export interface FinalReplicaState {
   readonly digest: string;
   readonly tentative: number;
   readonly unvalidated: number;
+  /**
+   * Tentative ops of a replica lost for good that follow an op of that origin this replica never
+   * received (it died with its origin): program order keeps them tentative, and in the state.
+   */
+  readonly stranded: readonly OpId[];
+}
+
+/** The replicas up at the end of the run, ascending. */
+export function liveReplicas(record: RunRecord): number[] {
+  return Array.from({ length: record.replicas }, (_, r) => r).filter(
+    (r) => !record.lost.includes(r),
+  );
 }
 
 /** The committed list of a replica: its commit records concatenated. */

@@ -15,7 +15,7 @@ import { SimDisk } from './disk.js';
 import { EventQueue } from './event-queue.js';
 import { SimNetwork, type NetworkConfig } from './network.js';
 import { Prng } from './prng.js';
-import type { Invocation, RunRecord } from './run-record.js';
+import { liveReplicas, type Invocation, type RunRecord } from './run-record.js';
 import { ClientSessions } from './client-sessions.js';
 import {
   generateOp,
@@ -90,6 +90,8 @@ export interface SimStats {
   messages: number;
   partitions: number;
   crashes: number;
+  /** Replicas crashed for good ('lose'). */
+  lost: number;
   elections: number;
   /** Other origins' strong ops cast on their behalf (counted by the replicas up at the end). */
   adopted: number;
@@ -100,6 +102,8 @@ export interface SimStats {
 interface SimProcess {
   readonly id: number;
   up: boolean;
+  /** A 'lose' fault waits for this replica's next strong invocation, then crashes it for good. */
+  loseAfterStrong: boolean;
   incarnation: number;
   host: ReplicaHost;
   readonly disk: SimDisk<HostRecord>;
@@ -176,6 +180,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     invocations: [],
     splits: [],
     finals: [],
+    lost: [],
   };
   const byTag = new Map<number, Invocation>();
   let nextTag = 1;
@@ -231,6 +236,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     const p: SimProcess = {
       id,
       up: true,
+      loseAfterStrong: false,
       incarnation: 0,
       host: undefined as unknown as ReplicaHost,
       disk: new SimDisk(),
@@ -291,7 +297,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   }
 
   function restart(p: SimProcess): void {
-    if (p.up) return;
+    if (p.up || record.lost.includes(p.id)) return;
     p.up = true;
     const records = p.disk.read();
     if (records.some((r) => r.layer === 'checkpoint')) restartsFromCheckpoint++;
@@ -348,6 +354,15 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     record.invocations.push(inv);
     byTag.set(tag, inv);
     h.host.invoke(physical(h.id), { op: g.op, args: g.args, strong: g.strong, tag, session });
+    if (g.strong && h.loseAfterStrong) {
+      // Dies while its strong op's gossip and CAB cast may be in flight: survivors that got the
+      // Req but whose leader never gets the cast must cast it on its behalf (`cabAdopt`).
+      h.loseAfterStrong = false;
+      events.push(now + faultPrng.float(0, 2 * params.network.maxDelayMs), () => {
+        crash(h);
+        record.lost.push(h.id);
+      });
+    }
     return inv;
   }
 
@@ -410,6 +425,10 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       const target = pick(which);
       if (target !== undefined) crash(target);
     },
+    lose: (which) => {
+      const target = pick(which);
+      if (target !== undefined) target.loseAfterStrong = true;
+    },
     restartAll: () => procs.forEach(restart),
   });
 
@@ -439,12 +458,35 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     return !inv.strong || inv.responses.some((x) => x.level === 'stable');
   }
 
+  /**
+   * The tentative ops at `p` of replicas lost for good that follow an op of their origin `p` never
+   * received: program order keeps them waiting for it, and it died with its origin.
+   */
+  function stranded(p: SimProcess): OpId[] {
+    if (record.lost.length === 0) return [];
+    const prefix = p.host.replica.receivedPrefix(record.lost);
+    return p.host.replica
+      .tentativeIds()
+      .filter((id) => id.eventNo > (prefix.get(id.replica) ?? Number.POSITIVE_INFINITY));
+  }
+
+  /** `ReplicaHost.settled`, but for the ops of a lost replica that wait for it forever. */
+  function settled(p: SimProcess): boolean {
+    const s = p.host.replica.stats();
+    return (
+      s.tentative === stranded(p).length &&
+      s.unvalidated === 0 &&
+      p.host.paxos.status().pendingCasts === 0 &&
+      p.host.delivery.backlog() === 0
+    );
+  }
+
   function isQuiescent(): boolean {
     if (network.isPartitioned()) return false;
-    const committed = procs[0]!.host.replica.stats().committed;
-    for (const p of procs) {
-      if (!p.up || !p.host.settled() || p.host.replica.stats().committed !== committed)
-        return false;
+    const live = procs.filter((p) => !record.lost.includes(p.id));
+    const committed = live[0]!.host.replica.stats().committed;
+    for (const p of live) {
+      if (!p.up || !settled(p) || p.host.replica.stats().committed !== committed) return false;
     }
     return record.invocations.every((inv) => inv.abandoned || complete(inv));
   }
@@ -455,6 +497,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       digest: p.host.replica.stateDigest(),
       tentative: s.tentative,
       unvalidated: s.unvalidated,
+      stranded: stranded(p),
     });
   }
 
@@ -468,7 +511,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
 
   const sum = (f: (h: ReplicaHost) => number): number => procs.reduce((s, p) => s + f(p.host), 0);
   const committedSubmissions = new Map<string, number>();
-  for (const id of record.commits[0]!.flat()) {
+  const survivor = liveReplicas(record)[0]!;
+  for (const id of record.commits[survivor]!.flat()) {
     const session = record.reqs.get(opKey(id))?.session;
     if (session === undefined) continue;
     const key = `${session.id}/${session.seq}`;
@@ -482,7 +526,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     duplicatesCommitted: [...committedSubmissions.values()].filter((c) => c > 1).length,
     ops: record.invocations.length,
     strongOps: record.invocations.filter((i) => i.strong).length,
-    committed: record.commits[0]!.flat().length,
+    committed: record.commits[survivor]!.flat().length,
     executions: sum((h) => h.replica.metrics.executions),
     rollbacks: sum((h) => h.replica.metrics.rollbacks),
     reorderingCommits: sum((h) => h.replica.metrics.reorderingCommits),
@@ -497,6 +541,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     messages: network.sent,
     partitions,
     crashes,
+    lost: record.lost.length,
     elections: sum((h) => h.paxos.counters.elections),
     adopted: sum((h) => h.replica.metrics.adopted),
     simulatedMs: now,
@@ -520,10 +565,15 @@ interface FaultActions {
   deafen(which: number | 'leader'): void;
   heal(): void;
   crash(which: number | 'leader'): void;
+  /** Crashes the replica for good, right after its next strong invocation. */
+  lose(which: number | 'leader'): void;
   restartAll(): void;
 }
 
-/** Faults during the workload, one at a time; all healed and restarted by its end. */
+/**
+ * Faults during the workload, one at a time; all healed and restarted by its end, but for a replica
+ * lost for good ('lose', at most one per run).
+ */
 function scheduleFaults(
   prng: Prng,
   mode: FaultMode,
@@ -536,6 +586,9 @@ function scheduleFaults(
   if (mode === 'partition' || mode === 'all')
     kinds.push('split', 'isolate-leader', 'one-way', 'deaf');
   if (mode === 'crash' || mode === 'all') kinds.push('crash', 'crash-leader');
+  // One replica dies for good, once per run, where a majority survives it.
+  if ((mode === 'crash' || mode === 'all') && n >= 3) kinds.push('lose');
+  let lost = false;
   let t = prng.float(50, workloadMs / 3);
   while (t < workloadMs - 50) {
     const kind = prng.pick(kinds);
@@ -563,6 +616,13 @@ function scheduleFaults(
         const who = prng.chance(0.5) ? ('leader' as const) : prng.pick(ids);
         act.at(t, () => act.deafen(who));
         act.at(end, () => act.heal());
+        break;
+      }
+      case 'lose': {
+        if (lost) break;
+        lost = true;
+        const who = prng.chance(0.5) ? ('leader' as const) : prng.pick(ids);
+        act.at(t, () => act.lose(who));
         break;
       }
       case 'crash':

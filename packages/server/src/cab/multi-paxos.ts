@@ -109,12 +109,26 @@ export class MultiPaxos {
   private readonly isOrdered: (id: OpId) => boolean;
   private readonly missing: (id: OpId) => readonly OpId[];
   /** Leader: casts it lacks Reqs for (`missing`), by op key; proposed once they arrive. */
-  private readonly castsWaiting = new Map<string, CastId>();
+  private readonly castsWaiting = new Map<
+    string,
+    { readonly cast: CastId; readonly since: number }
+  >();
   /** Acceptor: per instance, the latest 2a it lacks Reqs for; accepted once they arrive. */
   private readonly acceptsWaiting = new Map<
     number,
-    { readonly from: number; readonly ballot: number; readonly value: Batch }
+    {
+      readonly from: number;
+      readonly ballot: number;
+      readonly value: Batch;
+      readonly since: number;
+    }
   >();
+  /**
+   * When this replica last asked gossip for what its waiting casts and 2a lack. Usually the Reqs
+   * are on their way (a push that nothing waits for may linger, and travels apart from the 2a), so
+   * it asks only for what has waited a retransmit period, and at most once per period.
+   */
+  private lastWantAt = Number.NEGATIVE_INFINITY;
 
   // Acceptor (durable).
   private promised = 0;
@@ -229,7 +243,9 @@ export class MultiPaxos {
       }
     }
     if (this.castsWaiting.size > 0 && this.role === 'leader') {
-      const ready = [...this.castsWaiting.values()].filter((c) => this.missing(c.id).length === 0);
+      const ready: CastId[] = [];
+      for (const { cast } of this.castsWaiting.values())
+        if (this.missing(cast.id).length === 0) ready.push(cast);
       for (const c of ready) this.castsWaiting.delete(opKey(c.id));
       if (ready.length > 0) this.enqueue(ready);
     }
@@ -329,6 +345,7 @@ export class MultiPaxos {
     }
     this.forwardPending();
     this.maybeCatchup();
+    this.wantMissing();
     return this.flush();
   }
 
@@ -368,13 +385,20 @@ export class MultiPaxos {
       this.send(from, { type: 'nack', ballot, promised: this.promised });
       return;
     }
-    const missing = value.flatMap((c) => this.missing(c.id));
-    if (missing.length > 0 && instance >= this.decidedBelow && !this.decided.has(instance)) {
+    if (
+      instance >= this.decidedBelow &&
+      !this.decided.has(instance) &&
+      value.some((c) => this.missing(c.id).length > 0)
+    ) {
       // Not a vote yet (and no promise): the 2a waits here for the Reqs (`reqsArrived`).
       const waiting = this.acceptsWaiting.get(instance);
       if (waiting === undefined || waiting.ballot <= ballot)
-        this.acceptsWaiting.set(instance, { from, ballot, value });
-      this.out.push({ type: 'want', ids: missing });
+        this.acceptsWaiting.set(instance, {
+          from,
+          ballot,
+          value,
+          since: waiting?.since ?? this.now,
+        });
       return;
     }
     this.promised = ballot;
@@ -632,22 +656,35 @@ export class MultiPaxos {
   }
 
   private enqueue(casts: readonly CastId[]): void {
-    const missing: OpId[] = [];
     for (const c of casts) {
       const key = opKey(c.id);
       if (this.proposed.has(key) || this.isOrdered(c.id)) continue;
-      const lacking = this.missing(c.id);
-      if (lacking.length > 0) {
-        if (!this.castsWaiting.has(key)) missing.push(...lacking);
-        this.castsWaiting.set(key, c);
+      if (this.missing(c.id).length > 0) {
+        if (!this.castsWaiting.has(key)) this.castsWaiting.set(key, { cast: c, since: this.now });
         continue;
       }
       this.castsWaiting.delete(key);
       this.proposed.add(key);
       this.queue.push(c);
     }
-    if (missing.length > 0) this.out.push({ type: 'want', ids: missing });
     this.tryPropose();
+  }
+
+  /** Asks gossip for what casts and 2a that waited a retransmit period still lack. */
+  private wantMissing(): void {
+    if (this.castsWaiting.size === 0 && this.acceptsWaiting.size === 0) return;
+    if (this.now - this.lastWantAt < this.retransmitMs) return;
+    const due = this.now - this.retransmitMs;
+    const ids: OpId[] = [];
+    for (const { cast, since } of this.castsWaiting.values())
+      if (since <= due) ids.push(...this.missing(cast.id));
+    for (const [instance, a] of this.acceptsWaiting) {
+      if (instance < this.decidedBelow || this.decided.has(instance)) continue;
+      if (a.since <= due) for (const c of a.value) ids.push(...this.missing(c.id));
+    }
+    if (ids.length === 0) return;
+    this.lastWantAt = this.now;
+    this.out.push({ type: 'want', ids });
   }
 
   private tryPropose(): void {

@@ -393,13 +393,12 @@ export class Replica {
     const ctx = e.req.causalCtx;
     if (ctx === null) return [];
     const out: OpId[] = [];
-    for (const [replica, ids] of Object.entries(ctx.toJSON())) {
-      const base = ids[0] ?? 0;
-      for (let n = this.known.base(Number(replica)) + 1; n <= base && out.length < limit; n++) {
-        const x = { replica: Number(replica), eventNo: n };
+    ctx.forEachBase((replica, base) => {
+      for (let n = this.known.base(replica) + 1; n <= base && out.length < limit; n++) {
+        const x = { replica, eventNo: n };
         if (!this.known.has(x) && !this.live.has(opKey(x))) out.push(x);
       }
-    }
+    });
     return out;
   }
 

@@ -85,10 +85,9 @@ export class DottedVersionVector {
   }
 
   /** The contiguous prefix known for one origin. */
-  /** Calls `fn` with each origin, ascending, and its contiguous prefix (`1..base`), dots aside. */
+  /** Calls `fn` with each origin and its contiguous prefix (`1..base`), dots aside. */
   forEachBase(fn: (replica: number, base: number) => void): void {
-    const replicas = [...this.entries.keys()].sort((a, b) => a - b);
-    for (const replica of replicas) fn(replica, this.entries.get(replica)!.base);
+    for (const [replica, e] of this.entries) fn(replica, e.base);
   }
 
   base(replica: number): number {

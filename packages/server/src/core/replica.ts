@@ -108,6 +108,8 @@ export class Replica {
   private nowMs = 0;
   private lastCommitAt = 0;
   private noopPending: string | null = null;
+  /** Per origin, a lower bound of `receivedUpTo` (its cache). */
+  private readonly receivedThrough = new Map<number, number>();
   private out: Output[] = [];
 
   constructor(options: ReplicaOptions) {
@@ -394,7 +396,7 @@ export class Replica {
     if (ctx === null) return [];
     const out: OpId[] = [];
     ctx.forEachBase((replica, base) => {
-      for (let n = this.known.base(replica) + 1; n <= base && out.length < limit; n++) {
+      for (let n = this.receivedUpTo(replica) + 1; n <= base && out.length < limit; n++) {
         const x = { replica, eventNo: n };
         if (!this.known.has(x) && !this.live.has(opKey(x))) out.push(x);
       }
@@ -798,16 +800,21 @@ export class Replica {
    */
   receivedPrefix(origins: Iterable<number>): Map<number, number> {
     const out = new Map<number, number>();
-    for (const origin of origins) {
-      if (origin === this.id) {
-        out.set(origin, this.eventNo);
-        continue;
-      }
-      let n = this.known.base(origin);
-      while (this.hasReceived({ replica: origin, eventNo: n + 1 })) n++;
-      out.set(origin, n);
-    }
+    for (const origin of origins) out.set(origin, this.receivedUpTo(origin));
     return out;
+  }
+
+  /**
+   * How many of `origin`'s ops this replica has received without a gap. Received ops stay received
+   * (known, or live until they are known), so the answer only grows: it is cached per origin and
+   * each call walks only the ops received since the last one.
+   */
+  private receivedUpTo(origin: number): number {
+    if (origin === this.id) return this.eventNo;
+    let n = Math.max(this.receivedThrough.get(origin) ?? 0, this.known.base(origin));
+    while (this.hasReceived({ replica: origin, eventNo: n + 1 })) n++;
+    this.receivedThrough.set(origin, n);
+    return n;
   }
 
   /** Ids of the tentative list, in order. */

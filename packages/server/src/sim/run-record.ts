@@ -9,8 +9,6 @@ export interface RunRecord {
   readonly reqs: Map<string, Req>;
   /** Per replica: its commit records, in order (after a crash, those that survived on disk). */
   readonly commits: OpId[][][];
-  /** Committed lists replicas had when they crashed, including records the crash lost. */
-  readonly crashedCommits: { replica: number; list: OpId[] }[];
   readonly invocations: Invocation[];
   /** Symmetric partitions: when they started and healed, and the groups they made. */
   readonly splits: {

@@ -176,7 +176,6 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     replicas: n,
     reqs: new Map(),
     commits: ids.map(() => []),
-    crashedCommits: [],
     invocations: [],
     splits: [],
     finals: [],
@@ -261,7 +260,6 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   function crash(h: SimProcess): void {
     if (!h.up) return;
     crashes++;
-    record.crashedCommits.push({ replica: h.id, list: record.commits[h.id]!.flat() });
     h.up = false;
     h.incarnation++;
     h.disk.crash(now);

@@ -124,8 +124,13 @@ export class ReplicaHost {
   private checkpointItems = 0;
   /** Per origin, the event number of the last strong op delivered here. */
   private readonly lastDelivered = new Map<number, number>();
+  private haltReason: string | null = null;
+
   /** Why this replica stopped for good (`HostEffects.halt`); null while it runs. */
-  halted: string | null = null;
+  get halted(): string | null {
+    return this.haltReason;
+  }
+
   /** Counters for status pages and tests. */
   readonly counters = { checkpoints: 0, pruned: 0 };
 
@@ -319,14 +324,14 @@ export class ReplicaHost {
   }
 
   private halt(from: number, id: OpId): void {
-    this.halted =
+    this.haltReason =
       `replica ${this.id} has lost ops it once sent: replica ${from} holds its op ` +
       `${formatOpId(id)}, of which this replica has no record. Its data directory was ` +
       `wiped or replaced, commits made without --fsync were lost in a power failure, or another ` +
       `process runs with id ${this.id}. It stops rather than reuse op ids the cluster already ` +
       `has: restore its data directory, or make sure only one process has id ${this.id}, and ` +
       `start it again.`;
-    this.effects.halt(this.halted);
+    this.effects.halt(this.haltReason);
   }
 
   private deliverReq(req: Req): void {

@@ -84,12 +84,12 @@ export class DottedVersionVector {
     return v;
   }
 
-  /** The contiguous prefix known for one origin. */
   /** Calls `fn` with each origin and its contiguous prefix (`1..base`), dots aside. */
   forEachBase(fn: (replica: number, base: number) => void): void {
     for (const [replica, e] of this.entries) fn(replica, e.base);
   }
 
+  /** The contiguous prefix known for one origin. */
   base(replica: number): number {
     return this.entries.get(replica)?.base ?? 0;
   }

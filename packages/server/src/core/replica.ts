@@ -398,7 +398,7 @@ export class Replica {
     ctx.forEachBase((replica, base) => {
       for (let n = this.receivedUpTo(replica) + 1; n <= base && out.length < limit; n++) {
         const x = { replica, eventNo: n };
-        if (!this.known.has(x) && !this.live.has(opKey(x))) out.push(x);
+        if (!this.hasReceived(x)) out.push(x);
       }
     });
     return out;

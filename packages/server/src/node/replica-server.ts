@@ -73,11 +73,11 @@ export class ReplicaServer {
   private seenThisTurn: Map<string | null, number[]> | null = null;
   private readonly startedAt = Date.now();
   /**
-   * Started with an empty disk and not yet heard what a majority of the cluster holds: it takes no
-   * ops until then. A new cluster passes at once; a replica whose disk was lost finds its own ops
-   * at a peer first and halts, instead of reusing their ids (Gossip `unknownOwnOp`).
+   * Started with an empty disk: it takes no ops until it has heard what a majority of the cluster
+   * holds. A new cluster passes at once; a replica whose disk was lost finds its own ops at a peer
+   * first and halts, instead of reusing their ids (Gossip `unknownOwnOp`).
    */
-  private joining = false;
+  private startedEmpty = false;
   private haltWith: (reason: string) => void = () => undefined;
   /**
    * Settles, with the reason, if the replica stops for good (HostEffects.halt: it found that it
@@ -147,7 +147,7 @@ export class ReplicaServer {
           ? new ReplicaHost(options, effects)
           : new ReplicaHost(options, effects, { records, nowMs: Date.now() });
     });
-    this.joining = records.length === 0;
+    this.startedEmpty = records.length === 0;
     this.log.info(
       { records: records.length, dataDir: c.dataDir },
       records.length === 0 ? 'new replica' : 'recovered from disk',
@@ -221,12 +221,10 @@ export class ReplicaServer {
       return 'this replica halted: it lost its durable state (see its log); try another replica';
     if (this.paused || this.stopping)
       return 'this replica is paused or shutting down: try another replica';
-    if (this.joining) {
-      const majority = Math.floor(this.config.peers.length / 2) + 1;
-      if (this.host.gossip.peersSummarized() + 1 < majority)
-        return 'this replica started with an empty data directory and has not yet heard from a majority of its peers: try again shortly, or another replica';
-      this.joining = false;
-    }
+    // peersSummarized only grows: once a majority is heard, the replica takes ops for good.
+    const majority = Math.floor(this.config.peers.length / 2) + 1;
+    if (this.startedEmpty && this.host.gossip.peersSummarized() + 1 < majority)
+      return 'this replica started with an empty data directory and has not yet heard from a majority of its peers: try again shortly, or another replica';
     return null;
   }
 

@@ -373,11 +373,15 @@ export class ReplicaHost {
     if (missing.length > 0) this.applyGossip(this.gossip.want(missing));
   }
 
-  /** The host is idle: nothing tentative, nothing to deliver, no own strong op waiting for CAB. */
-  settled(): boolean {
+  /**
+   * The host is idle: nothing tentative, nothing to deliver, no own strong op waiting for CAB.
+   * `stranded`: how many tentative ops may stay, because they wait for an op that died with its
+   * origin (the simulator counts them for a replica lost for good).
+   */
+  settled(stranded = 0): boolean {
     const s = this.replica.stats();
     return (
-      s.tentative === 0 &&
+      s.tentative === stranded &&
       s.unvalidated === 0 &&
       this.paxos.status().pendingCasts === 0 &&
       this.delivery.backlog() === 0

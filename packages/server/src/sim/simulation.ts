@@ -468,23 +468,17 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       .filter((id) => id.eventNo > (prefix.get(id.replica) ?? Number.POSITIVE_INFINITY));
   }
 
-  /** `ReplicaHost.settled`, but for the ops of a lost replica that wait for it forever. */
-  function settled(p: SimProcess): boolean {
-    const s = p.host.replica.stats();
-    return (
-      s.tentative === stranded(p).length &&
-      s.unvalidated === 0 &&
-      p.host.paxos.status().pendingCasts === 0 &&
-      p.host.delivery.backlog() === 0
-    );
-  }
-
   function isQuiescent(): boolean {
     if (network.isPartitioned()) return false;
     const live = procs.filter((p) => !record.lost.includes(p.id));
     const committed = live[0]!.host.replica.stats().committed;
     for (const p of live) {
-      if (!p.up || !settled(p) || p.host.replica.stats().committed !== committed) return false;
+      if (
+        !p.up ||
+        !p.host.settled(stranded(p).length) ||
+        p.host.replica.stats().committed !== committed
+      )
+        return false;
     }
     return record.invocations.every((inv) => inv.abandoned || complete(inv));
   }

@@ -234,9 +234,9 @@ export class MultiPaxos {
   reqsArrived(): PaxosOutput[] {
     if (this.acceptsWaiting.size > 0) {
       for (const [instance, a] of [...this.acceptsWaiting]) {
-        if (instance < this.decidedBelow || this.decided.has(instance)) {
+        if (this.isDecided(instance)) {
           this.acceptsWaiting.delete(instance);
-        } else if (a.value.every((c) => this.missing(c.id).length === 0)) {
+        } else if (a.value.every((c) => this.holdsAllFor(c.id))) {
           this.acceptsWaiting.delete(instance);
           this.onAccept(a.from, a.ballot, instance, a.value);
         }
@@ -245,7 +245,7 @@ export class MultiPaxos {
     if (this.castsWaiting.size > 0 && this.role === 'leader') {
       const ready: CastId[] = [];
       for (const { cast } of this.castsWaiting.values())
-        if (this.missing(cast.id).length === 0) ready.push(cast);
+        if (this.holdsAllFor(cast.id)) ready.push(cast);
       for (const c of ready) this.castsWaiting.delete(opKey(c.id));
       if (ready.length > 0) this.enqueue(ready);
     }
@@ -385,11 +385,7 @@ export class MultiPaxos {
       this.send(from, { type: 'nack', ballot, promised: this.promised });
       return;
     }
-    if (
-      instance >= this.decidedBelow &&
-      !this.decided.has(instance) &&
-      value.some((c) => this.missing(c.id).length > 0)
-    ) {
+    if (!this.isDecided(instance) && !value.every((c) => this.holdsAllFor(c.id))) {
       // Not a vote yet (and no promise): the 2a waits here for the Reqs (`reqsArrived`).
       const waiting = this.acceptsWaiting.get(instance);
       if (waiting === undefined || waiting.ballot <= ballot)
@@ -415,7 +411,7 @@ export class MultiPaxos {
   // ---------------------------------------------------------------- learner
 
   private onAccepted(from: number, ballot: number, instance: number): void {
-    if (instance < this.decidedBelow || this.decided.has(instance)) return;
+    if (this.isDecided(instance)) return;
     let byBallot = this.votes.get(instance);
     if (byBallot === undefined) {
       byBallot = new Map();
@@ -436,7 +432,7 @@ export class MultiPaxos {
   }
 
   private decide(instance: number, value: Batch): void {
-    if (instance < this.decidedBelow || this.decided.has(instance)) return;
+    if (this.isDecided(instance)) return;
     this.decided.set(instance, value);
     this.votes.delete(instance);
     this.inFlight.delete(instance);
@@ -659,7 +655,7 @@ export class MultiPaxos {
     for (const c of casts) {
       const key = opKey(c.id);
       if (this.proposed.has(key) || this.isOrdered(c.id)) continue;
-      if (this.missing(c.id).length > 0) {
+      if (!this.holdsAllFor(c.id)) {
         if (!this.castsWaiting.has(key)) this.castsWaiting.set(key, { cast: c, since: this.now });
         continue;
       }
@@ -668,6 +664,16 @@ export class MultiPaxos {
       this.queue.push(c);
     }
     this.tryPropose();
+  }
+
+  /** This replica holds the Req of `id` and of its causal context (`missing` is empty). */
+  private holdsAllFor(id: OpId): boolean {
+    return this.missing(id).length === 0;
+  }
+
+  /** `instance` is decided here, or lies below what is (decided and maybe truncated). */
+  private isDecided(instance: number): boolean {
+    return instance < this.decidedBelow || this.decided.has(instance);
   }
 
   /** Asks gossip for what casts and 2a that waited a retransmit period still lack. */
@@ -679,7 +685,7 @@ export class MultiPaxos {
     for (const { cast, since } of this.castsWaiting.values())
       if (since <= due) ids.push(...this.missing(cast.id));
     for (const [instance, a] of this.acceptsWaiting) {
-      if (instance < this.decidedBelow || this.decided.has(instance)) continue;
+      if (this.isDecided(instance)) continue;
       if (a.since <= due) for (const c of a.value) ids.push(...this.missing(c.id));
     }
     if (ids.length === 0) return;

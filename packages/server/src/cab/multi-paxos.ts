@@ -152,7 +152,10 @@ export class MultiPaxos {
   private prepareFrom = 0;
   private electionAt = Number.NEGATIVE_INFINITY;
   private nextInstance = 0;
-  private readonly inFlight = new Map<number, { value: Batch; sentAt: number }>();
+  private readonly inFlight = new Map<
+    number,
+    { readonly value: Batch; readonly proposedAt: number; sentAt: number }
+  >();
   private readonly queue: CastId[] = [];
   /** Ids this leader queued or proposed and has not seen decided. */
   private readonly proposed = new Set<string>();
@@ -334,6 +337,7 @@ export class MultiPaxos {
       if (now - this.quorumLostAt >= this.heartbeatMs) this.stepDown();
     } else this.quorumLostAt = null;
     this.elect();
+    if (this.role === 'leader' && this.reproposalStalled()) this.startElection();
     if (this.role === 'leader') {
       for (const [instance, f] of this.inFlight) {
         if (now - f.sentAt >= this.retransmitMs) {
@@ -676,6 +680,29 @@ export class MultiPaxos {
     return instance < this.decidedBelow || this.decided.has(instance);
   }
 
+  /**
+   * A value this leader had to propose again after its election (the highest-ballot one a promise
+   * reported) has waited an election timeout for Reqs that no replica sent, so it cannot vote for
+   * it, nor can any acceptor that lacks them. Every acceptor that accepted the value held its Reqs
+   * (onAccept) and keeps them; if none of them is alive, fewer than a majority can have accepted it,
+   * so it was not chosen, and a new election, whose majority reports it no more, passes it over
+   * (an empty batch there). If one is alive, its promise reports the value again and it answers
+   * the pull. Without this, the instance stayed open for good and nothing after it was delivered.
+   * A value the leader proposed itself never waits: it proposes only what it holds (enqueue).
+   */
+  private reproposalStalled(): boolean {
+    for (const [instance, w] of this.acceptsWaiting) {
+      const f = this.inFlight.get(instance);
+      if (
+        f !== undefined &&
+        w.ballot === this.ballot &&
+        this.now - f.proposedAt >= this.electionTimeoutMs
+      )
+        return true;
+    }
+    return false;
+  }
+
   /** Asks gossip for what casts and 2a that waited a retransmit period still lack. */
   private wantMissing(): void {
     if (this.castsWaiting.size === 0 && this.acceptsWaiting.size === 0) return;
@@ -707,7 +734,7 @@ export class MultiPaxos {
   private propose(instance: number, value: Batch): void {
     this.counters.instancesProposed++;
     this.counters.idsProposed += value.length;
-    this.inFlight.set(instance, { value, sentAt: this.now });
+    this.inFlight.set(instance, { value, proposedAt: this.now, sentAt: this.now });
     this.broadcast({ type: 'accept', ballot: this.ballot, instance, value });
   }
 

@@ -1149,4 +1149,57 @@ describe('indirect consensus: only ids whose Reqs a replica holds are proposed a
       opKey(lost.id),
     );
   });
+
+  it('a new leader whose re-proposed value has its Reqs nowhere alive runs again and passes it over', () => {
+    // 5 replicas (f = 2): the old leader and the one acceptor that voted for x both die.
+    const c = new Cluster({ n: 5, reqs: true });
+    c.predicate = (node, id) => c.held[node]!.has(opKey(id));
+    c.advance(SETTLE_MS);
+    expect(c.node(0).status().role).toBe('leader');
+    const instance = c.node(0).status().decidedBelow;
+    const x = castOf(4, 1);
+    c.giveReq(4, x.id);
+    // Leader 0's 2a for x reached only replica 4, which holds x's Req and votes; then 0 dies.
+    c.inject(0, 4, { type: 'accept', ballot: c.node(0).status().ballot, instance, value: [x] });
+    c.crash(0);
+    // Replica 1 runs; 4's promise (reporting x) is among the majority it hears, 3's is not.
+    c.drop = (_from, to, msg) =>
+      (msg.type === 'prepare' && to === 3) || (msg.type === 'accept' && to === 4);
+    expect(c.advanceUntil(() => c.node(1).status().role === 'leader', 1_000)).toBe(true);
+    c.crash(4); // nobody alive holds x's Req now, so nobody alive voted for it: x was not chosen
+    c.drop = null;
+    const y = c.cast(2);
+    for (const i of [1, 3]) c.giveReq(i, y.id);
+    c.advance(2_000);
+    // Before, leader 1 waited for x's Req for good, and y was decided behind an open instance.
+    for (const i of [1, 2, 3]) expect(c.deliveredIds[i]).toEqual([y.id]);
+    expect(c.node(1).status().role).toBe('leader');
+    expect(c.node(1).counters.elections).toBe(2); // one more, not one per timeout
+    expect(c.decidedAt(1, instance)).toEqual([]);
+    expect(c.conflicts()).toEqual([]);
+  });
+
+  it('a value that may have been chosen is never passed over, however long its Reqs take', () => {
+    const c = new Cluster({ n: 5, reqs: true });
+    c.predicate = (node, id) => c.held[node]!.has(opKey(id));
+    c.advance(SETTLE_MS);
+    const instance = c.node(0).status().decidedBelow;
+    const x = castOf(4, 1);
+    // x may have been chosen: 3 and 4 hold its Req and voted for it, and so may 0, which died.
+    const ballot = c.node(0).status().ballot;
+    for (const i of [3, 4]) {
+      c.giveReq(i, x.id);
+      c.inject(0, i, { type: 'accept', ballot, instance, value: [x] });
+    }
+    c.crash(0);
+    // Replicas 3 and 4 answer no pull for a long while: leader 1 runs again and again.
+    c.advance(2_000);
+    expect(c.node(1).counters.elections).toBeGreaterThan(2);
+    for (const i of [1, 2, 3, 4]) expect(c.decidedAt(i, instance)).toBeUndefined();
+    c.giveReq(1, x.id);
+    c.giveReq(2, x.id);
+    c.advance(500);
+    for (const i of [1, 2, 3, 4]) expect(c.deliveredIds[i]).toEqual([x.id]);
+    expect(c.conflicts()).toEqual([]);
+  });
 });

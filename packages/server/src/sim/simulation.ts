@@ -563,8 +563,8 @@ interface FaultActions {
 }
 
 /**
- * Faults during the workload, one at a time; all healed and restarted by its end, but for a replica
- * lost for good ('lose', at most one per run).
+ * Faults during the workload, one at a time; all healed and restarted by its end, but for replicas
+ * lost for good ('lose': as many per run as a majority survives, so two of five).
  */
 function scheduleFaults(
   prng: Prng,
@@ -578,9 +578,11 @@ function scheduleFaults(
   if (mode === 'partition' || mode === 'all')
     kinds.push('split', 'isolate-leader', 'one-way', 'deaf');
   if (mode === 'crash' || mode === 'all') kinds.push('crash', 'crash-leader');
-  // One replica dies for good, once per run, where a majority survives it.
-  if ((mode === 'crash' || mode === 'all') && n >= 3) kinds.push('lose');
-  let lost = false;
+  // Replicas die for good, as many as a majority survives (a second loss of five is what leaves a
+  // value that a new leader must re-propose with its Reqs nowhere alive).
+  const mayLose = Math.floor((n - 1) / 2);
+  if ((mode === 'crash' || mode === 'all') && mayLose > 0) kinds.push('lose');
+  let lost = 0;
   let t = prng.float(50, workloadMs / 3);
   while (t < workloadMs - 50) {
     const kind = prng.pick(kinds);
@@ -611,8 +613,8 @@ function scheduleFaults(
         break;
       }
       case 'lose': {
-        if (lost) break;
-        lost = true;
+        if (lost >= mayLose) break;
+        lost++;
         const who = prng.chance(0.5) ? ('leader' as const) : prng.pick(ids);
         act.at(t, () => act.lose(who));
         break;

@@ -56,6 +56,8 @@ export const PaxosMessageSchema = z.discriminatedUnion('type', [
     quorate: z.boolean().optional(),
     decidedBelow: instance,
     deliveredBelow: instance,
+    promised: ballot,
+    knownBelow: instance,
   }),
   z.object({ type: z.literal('catchup'), from: instance }),
   z.object({

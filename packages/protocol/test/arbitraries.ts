@@ -146,6 +146,8 @@ const paxosArb = fc.oneof(
     quorate: fc.option(fc.boolean(), { nil: undefined }),
     decidedBelow: natArb,
     deliveredBelow: natArb,
+    promised: natArb,
+    knownBelow: natArb,
   }),
   fc.record({ type: fc.constant('catchup' as const), from: natArb }),
   fc.record({

@@ -169,6 +169,8 @@ const peerFrames: [string, PeerFrame][] = [
         quorate: true,
         decidedBelow: 122,
         deliveredBelow: 120,
+        promised: 7,
+        knownBelow: 124,
       },
     },
   ],

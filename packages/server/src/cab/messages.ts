@@ -71,6 +71,10 @@ export type PaxosMessage =
       readonly quorate?: boolean;
       readonly decidedBelow: number;
       readonly deliveredBelow: number;
+      /** The sender's promised ballot (a replica that started empty takes the highest). */
+      readonly promised: number;
+      /** One past the highest instance the sender accepted a value for or knows decided. */
+      readonly knownBelow: number;
     }
   /** A learner that is behind asks for decisions from `from` on. */
   | { readonly type: 'catchup'; readonly from: number }

@@ -36,6 +36,21 @@ export interface PaxosOptions {
    * nothing is ever lacking.
    */
   readonly missing?: (id: OpId) => readonly OpId[];
+  /**
+   * This replica starts with no durable state at all: a new cluster's replica, or one whose disk
+   * was lost. The two look the same to it, and the second may have promised ballots and voted for
+   * values it no longer remembers: were it to promise or vote again as if it never had, a majority
+   * formed with it could choose a second value for an instance already decided (found end to end:
+   * a wiped replica and one that had missed the decision chose again, with the third down). So it
+   * only learns (`rejoining`) until it has heard a heartbeat from every peer, has promised the
+   * highest ballot any of them promised, and has learned every instance any of them knew of; only
+   * then does it promise, vote or campaign. Each vote it forgot was cast on an instance that its
+   * ballot's leader had accepted in place before the vote, so that leader's heartbeat covers it.
+   * And since instances that every replica delivered are truncated, a peer that reports such
+   * instances beyond what this replica delivered proves it lost state it cannot get back: it stops
+   * (`lostState`). Default false.
+   */
+  readonly startedEmpty?: boolean;
 }
 
 export type PaxosOutput =
@@ -57,7 +72,12 @@ export type PaxosOutput =
   /** Every replica delivered everything below `below`, and those instances are gone: skip them. */
   | { readonly type: 'skip'; readonly below: number }
   /** Reqs this replica needs before it can propose or accept their ids: fetch them (gossip). */
-  | { readonly type: 'want'; readonly ids: readonly OpId[] };
+  | { readonly type: 'want'; readonly ids: readonly OpId[] }
+  /**
+   * This replica started empty and a peer truncated instances it never delivered: it lost state
+   * that no replica has any more. It must stop (the driver halts it); reported once, then inert.
+   */
+  | { readonly type: 'lostState'; readonly reason: string };
 
 /** What a restarted replica recovers from its disk. */
 export interface PaxosRecovery {
@@ -176,6 +196,15 @@ export class MultiPaxos {
 
   private now = 0;
   private startedAt: number | null = null;
+  /**
+   * While it started empty and may not yet promise or vote (`startedEmpty`): per peer, the first
+   * heartbeat heard from it, which tells what it had promised and the instances it knew of. Null
+   * once this replica takes part (or when it did not start empty).
+   */
+  private rejoining: Map<number, { promised: number; knownBelow: number }> | null = null;
+  private readonly startedEmpty: boolean;
+  /** `lostState` was reported: this replica does nothing more. */
+  private lost = false;
   private out: PaxosOutput[] = [];
   /** Counters for benchmarks and status pages. */
   readonly counters = {
@@ -198,6 +227,8 @@ export class MultiPaxos {
     this.maxInFlight = options.maxInFlight ?? 8;
     this.isOrdered = options.isOrdered ?? (() => false);
     this.missing = options.missing ?? (() => []);
+    this.startedEmpty = options.startedEmpty === true;
+    if (this.startedEmpty) this.rejoining = new Map();
     if (recovery !== undefined) this.recover(recovery);
   }
 
@@ -269,6 +300,7 @@ export class MultiPaxos {
   }
 
   receive(from: number, msg: PaxosMessage): PaxosOutput[] {
+    if (this.lost) return [];
     this.lastHeard.set(from, this.now);
     switch (msg.type) {
       case 'forward':
@@ -306,6 +338,7 @@ export class MultiPaxos {
   }
 
   tick(nowMs: number): PaxosOutput[] {
+    if (this.lost) return [];
     this.now = Math.max(this.now, nowMs);
     const now = this.now;
     // A replica that just started listens for one election timeout before it may run: otherwise
@@ -320,9 +353,12 @@ export class MultiPaxos {
         type: 'heartbeat',
         ballot: this.role === 'leader' ? this.ballot : 0,
         leading: this.role === 'leader',
-        quorate: this.hearsMajority(),
+        // A replica still rejoining may not lead: Ω must pass it over.
+        quorate: this.hearsMajority() && this.rejoining === null,
         decidedBelow: this.decidedBelow,
         deliveredBelow: this.localDeliveredBelow,
+        promised: this.promised,
+        knownBelow: this.knownBelow(),
       };
       for (const r of this.replicas) if (r !== this.self) this.send(r, hb);
       this.truncate();
@@ -336,6 +372,7 @@ export class MultiPaxos {
       this.quorumLostAt ??= now;
       if (now - this.quorumLostAt >= this.heartbeatMs) this.stepDown();
     } else this.quorumLostAt = null;
+    this.finishRejoining();
     this.elect();
     if (this.role === 'leader' && this.reproposalStalled()) this.startElection();
     if (this.role === 'leader') {
@@ -357,6 +394,7 @@ export class MultiPaxos {
 
   private onPrepare(from: number, ballot: number, fromInstance: number): void {
     this.seeBallot(ballot);
+    if (this.rejoining !== null) return; // no promise it could not keep (`startedEmpty`)
     if (ballot < this.promised) {
       this.send(from, { type: 'nack', ballot, promised: this.promised });
       return;
@@ -385,6 +423,7 @@ export class MultiPaxos {
 
   private onAccept(from: number, ballot: number, instance: number, value: Batch): void {
     this.seeBallot(ballot);
+    if (this.rejoining !== null) return; // no vote it could not keep (`startedEmpty`)
     if (ballot < this.promised) {
       this.send(from, { type: 'nack', ballot, promised: this.promised });
       return;
@@ -453,6 +492,18 @@ export class MultiPaxos {
    */
   private skipTo(below: number): void {
     if (below <= this.decidedBelow) return;
+    if (this.startedEmpty && below > this.localDeliveredBelow) {
+      // Truncated everywhere means delivered everywhere, by this replica too once: it lost it.
+      this.lost = true;
+      this.out.push({
+        type: 'lostState',
+        reason:
+          `a peer truncated its Paxos log below instance ${below}, which every replica had ` +
+          `delivered, while this replica delivered only the instances below ` +
+          `${this.localDeliveredBelow}: it lost its state, and the cluster no longer has it`,
+      });
+      return;
+    }
     for (const i of [...this.decided.keys()]) if (i < below) this.decided.delete(i);
     for (const i of [...this.votes.keys()]) if (i < below) this.votes.delete(i);
     for (const i of [...this.inFlight.keys()]) if (i < below) this.inFlight.delete(i);
@@ -513,6 +564,8 @@ export class MultiPaxos {
   }
 
   private onHeartbeat(from: number, msg: Extract<PaxosMessage, { type: 'heartbeat' }>): void {
+    if (this.rejoining !== null && !this.rejoining.has(from))
+      this.rejoining.set(from, { promised: msg.promised, knownBelow: msg.knownBelow });
     this.peersQuorate.set(from, msg.quorate ?? true);
     this.peersDelivered.set(from, msg.deliveredBelow);
     this.peersDecided.set(from, msg.decidedBelow);
@@ -557,7 +610,7 @@ export class MultiPaxos {
       this.leaderHint !== null &&
       this.leaderHint.id !== this.self &&
       now - this.leaderHint.at <= this.electionTimeoutMs;
-    if (this.role === 'leader') return;
+    if (this.role === 'leader' || this.rejoining !== null) return;
     if (this.role === 'candidate') {
       // A candidate that stopped hearing a majority gives up rather than retry with ever higher
       // ballots that only the others hear (see below).
@@ -678,6 +731,37 @@ export class MultiPaxos {
   /** `instance` is decided here, or lies below what is (decided and maybe truncated). */
   private isDecided(instance: number): boolean {
     return instance < this.decidedBelow || this.decided.has(instance);
+  }
+
+  /** One past the highest instance this replica accepted a value for or knows decided. */
+  private knownBelow(): number {
+    let below = this.decidedBelow;
+    for (const i of this.accepted.keys()) if (i >= below) below = i + 1;
+    for (const i of this.decided.keys()) if (i >= below) below = i + 1;
+    return below;
+  }
+
+  /**
+   * Ends `rejoining` once every peer's first heartbeat arrived and this replica has learned every
+   * instance they knew of (catch-up brings them), first promising the highest ballot they had
+   * promised, durably, so it never takes a lower one it may once have refused.
+   */
+  private finishRejoining(): void {
+    const heard = this.rejoining;
+    if (heard === null || heard.size < this.replicas.length - 1) return;
+    let promised = 0;
+    let knownBelow = 0;
+    for (const h of heard.values()) {
+      promised = Math.max(promised, h.promised);
+      knownBelow = Math.max(knownBelow, h.knownBelow);
+    }
+    if (this.decidedBelow < knownBelow) return;
+    if (promised > this.promised) {
+      this.promised = promised;
+      this.seeBallot(promised);
+      this.out.push({ type: 'persist', record: { kind: 'promise', ballot: promised } });
+    }
+    this.rejoining = null;
   }
 
   /**

@@ -152,6 +152,8 @@ export class ReplicaHost {
       replicas: options.replicas,
       isOrdered: (id) => this.delivery.hasOrdered(id),
       missing: (id) => this.replica.missingDeps(id, 64),
+      // No record at all: a new replica, or one whose disk was lost (PaxosOptions.startedEmpty).
+      startedEmpty: recovered === undefined || recovered.records.length === 0,
     };
     this.gossip = new Gossip({ ...options.gossip, self: options.id, peers: options.replicas });
     if (recovered === undefined) {
@@ -317,21 +319,27 @@ export class ReplicaHost {
       else if (o.type === 'deliver') {
         delivered = true;
         this.deliverReq(o.req);
-      } else this.halt(o.from, o.id);
+      } else this.lostOwnOp(o.from, o.id);
     }
     // Ids whose Reqs Paxos waited for may be proposed or accepted now.
     if (delivered) this.applyPaxos(this.paxos.reqsArrived());
   }
 
-  private halt(from: number, id: OpId): void {
-    this.haltReason =
+  private lostOwnOp(from: number, id: OpId): void {
+    this.haltWith(
       `replica ${this.id} has lost ops it once sent: replica ${from} holds its op ` +
-      `${formatOpId(id)}, of which this replica has no record. Its data directory was ` +
-      `wiped or replaced, commits made without --fsync were lost in a power failure, or another ` +
-      `process runs with id ${this.id}. It stops rather than reuse op ids the cluster already ` +
-      `has: restore its data directory, or make sure only one process has id ${this.id}, and ` +
-      `start it again.`;
-    this.effects.halt(this.haltReason);
+        `${formatOpId(id)}, of which this replica has no record. Its data directory was ` +
+        `wiped or replaced, commits made without --fsync were lost in a power failure, or another ` +
+        `process runs with id ${this.id}. It stops rather than reuse op ids the cluster already ` +
+        `has: restore its data directory, or make sure only one process has id ${this.id}, and ` +
+        `start it again.`,
+    );
+  }
+
+  /** Stops for good: every later input is ignored (HostEffects.halt). */
+  private haltWith(reason: string): void {
+    this.haltReason = reason;
+    this.effects.halt(reason);
   }
 
   private deliverReq(req: Req): void {
@@ -348,6 +356,12 @@ export class ReplicaHost {
       else if (o.type === 'skip') {
         this.delivery.skipTo(o.below);
         changed = true;
+      } else if (o.type === 'lostState') {
+        this.haltWith(
+          `replica ${this.id} started with an empty data directory, but ${o.reason}. Restore ` +
+            `its data directory; a replica cannot yet be rebuilt from its peers once they compacted.`,
+        );
+        return;
       } else {
         this.delivery.decide(o.instance, o.value);
         changed = true;

@@ -43,6 +43,12 @@ export interface ClusterOptions {
    * through `giveReq`. Default false: every node holds every Req.
    */
   readonly reqs?: boolean;
+  /**
+   * Nodes start as a replica with no durable state does (PaxosOptions.startedEmpty): a node built
+   * from no records, at the start or by `restart` after it persisted nothing or by `wipe`, learns
+   * before it takes part. Default false: nodes take part from the start.
+   */
+  readonly startedEmpty?: boolean;
 }
 
 /** A canonical string for a batch, to compare decided values. */
@@ -81,6 +87,8 @@ export class Cluster {
   readonly held: Set<string>[] = [];
   /** With `reqs`: per node, every id it asked for (`want`). */
   readonly wanted: OpId[][] = [];
+  /** Per node, the reason of its `lostState` output, if it made one. */
+  readonly lostState: (string | null)[] = [];
   private readonly lastStrong: number[] = [];
   private readonly nextEvent: number[] = [];
   private readonly options: ClusterOptions;
@@ -101,6 +109,7 @@ export class Cluster {
       this.delivery.push(new ConditionalDelivery());
       this.held.push(new Set());
       this.wanted.push([]);
+      this.lostState.push(null);
       this.nodes.push(this.build(i));
     }
   }
@@ -119,7 +128,10 @@ export class Cluster {
   }
 
   private build(i: number, records?: readonly AcceptorRecord[]): MultiPaxos {
-    const opts = this.paxosOptions(i);
+    const opts = {
+      ...this.paxosOptions(i),
+      startedEmpty: this.options.startedEmpty === true && (records ?? []).length === 0,
+    };
     return records === undefined ? new MultiPaxos(opts) : new MultiPaxos(opts, { records });
   }
 
@@ -244,6 +256,20 @@ export class Cluster {
     this.up[i] = true;
   }
 
+  /**
+   * The node's disk is lost: it restarts with no records, no delivered ids and no Reqs, as a
+   * replica that started empty (`startedEmpty` must be set for the cluster).
+   */
+  wipe(i: number): void {
+    if (this.options.startedEmpty !== true) throw new Error('wipe: set startedEmpty');
+    this.up[i] = false;
+    this.take((e) => e.from === i || e.to === i);
+    this.records[i] = [];
+    this.deliveredIds[i] = [];
+    this.held[i]!.clear();
+    this.restart(i);
+  }
+
   // ------------------------------------------------------------------ outputs
 
   apply(i: number, outputs: readonly PaxosOutput[]): void {
@@ -272,6 +298,9 @@ export class Cluster {
           break;
         case 'want':
           this.wanted[i]!.push(...o.ids);
+          break;
+        case 'lostState':
+          this.lostState[i] = o.reason;
           break;
       }
     }

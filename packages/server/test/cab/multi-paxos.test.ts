@@ -225,6 +225,8 @@ describe('a deaf replica (heard by the others, hears nobody)', () => {
       quorate: true,
       decidedBelow: 0,
       deliveredBelow: 0,
+      promised: 0,
+      knownBelow: 0,
     };
     const stalled = started(3);
     const t = stalled.now + 300; // node 0 ticks again only 300 ms later (election timeout: 60)
@@ -1201,5 +1203,68 @@ describe('indirect consensus: only ids whose Reqs a replica holds are proposed a
     c.advance(500);
     for (const i of [1, 2, 3, 4]) expect(c.deliveredIds[i]).toEqual([x.id]);
     expect(c.conflicts()).toEqual([]);
+  });
+});
+
+describe('a replica that starts with no durable state learns before it takes part', () => {
+  it('a new cluster elects a leader once every replica has been heard, and orders', () => {
+    const c = new Cluster({ n: 3, startedEmpty: true });
+    c.crash(2); // never started yet
+    c.advance(1_000);
+    expect(c.leaders()).toEqual([]);
+    c.restart(2); // no records: starts empty too
+    c.advance(SETTLE_MS);
+    expect(c.leaders()).toHaveLength(1);
+    const x = c.cast(1);
+    c.advance(100);
+    for (const i of c.ids) expect(c.deliveredIds[i]).toEqual([x.id]);
+  });
+
+  it('a wiped replica and one that missed a decision do not choose again at its instance', () => {
+    const c = new Cluster({ n: 3, startedEmpty: true });
+    c.advance(SETTLE_MS);
+    expect(c.leaders()).toEqual([0]);
+    const instance = c.node(0).status().decidedBelow;
+    // 0 and 1 decide x; 2 hears nothing of it.
+    c.drop = (from, to) => from === 2 || to === 2;
+    const x = c.cast(1);
+    c.advance(20);
+    expect(c.decidedAt(0, instance)).toEqual([x]);
+    // 1 loses its disk and comes back empty; 0 goes down; 1 and 2 are a majority.
+    c.wipe(1);
+    c.crash(0);
+    c.drop = null;
+    const y = c.cast(2);
+    c.advance(2_000);
+    // Before, 1 promised and voted as if it never had: 1 and 2 chose again at x's instance.
+    expect(c.leaders()).toEqual([]);
+    expect(c.decidedAt(2, instance)).toBeUndefined();
+    expect(c.decisions[1]!.filter((d) => d.incarnation > 0)).toEqual([]);
+    expect(c.records[1]).toEqual([]);
+    // 0 returns: 1 learns what 0 knew, takes part again, and everything is ordered once.
+    c.restart(0);
+    c.advance(1_000);
+    expect(c.conflicts()).toEqual([]);
+    for (const i of c.ids) expect(c.decidedAt(i, instance)).toEqual([x]);
+    for (const i of [0, 2]) expect(c.deliveredIds[i]).toEqual([x.id, y.id]);
+    expect(c.deliveredIds[1]).toEqual([x.id, y.id]);
+    // It promised the highest ballot it heard of before voting again.
+    expect(c.records[1]![0]).toMatchObject({ kind: 'promise' });
+  });
+
+  it('a wiped replica whose peers truncated what it once delivered reports lost state', () => {
+    const c = new Cluster({ n: 3, startedEmpty: true });
+    c.advance(SETTLE_MS);
+    for (let k = 0; k < 5; k++) c.cast(1);
+    c.advance(200);
+    for (const i of c.ids) expect(c.node(i).status().truncatedBelow).toBeGreaterThan(0);
+    c.wipe(2);
+    c.advance(200);
+    expect(c.lostState[2]).toMatch(/lost its state/);
+    expect(c.lostState[0]).toBeNull();
+    // The other two go on.
+    const x = c.cast(0);
+    c.advance(100);
+    expect(c.deliveredIds[1]).toContainEqual(x.id);
   });
 });

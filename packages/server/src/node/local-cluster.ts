@@ -43,6 +43,8 @@ export interface ReplicaStatus {
   readonly tentative: number;
   readonly digest: string;
   readonly settled: boolean;
+  /** Held in memory; `pruned`: Reqs gossip dropped since every replica has them, final. */
+  readonly memory: { readonly pruned: number };
 }
 
 /**

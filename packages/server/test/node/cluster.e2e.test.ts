@@ -130,7 +130,7 @@ describe('a 3-replica cluster of real processes', () => {
     isolated.close();
   });
 
-  it('a replica whose data directory was wiped takes no op until it hears a majority, then halts instead of reusing its op ids', async () => {
+  it('a replica whose data directory was wiped takes no op until it hears its peers, then halts instead of reusing its op ids', async () => {
     const exits: { replica: number; code: number | null }[] = [];
     cluster = await LocalCluster.start({
       replicas: 3,
@@ -177,6 +177,94 @@ describe('a 3-replica cluster of real processes', () => {
     expect(s[2]).toBeNull();
     expect(s[0]!.digest).toBe(s[1]!.digest);
     expect(JSON.parse(s[0]!.digest)).toEqual({ k0: 2, k1: 1, k2: 1, k3: 1, k4: 1 });
+    c0.close();
+  });
+
+  it('a wiped replica whose only past op a down peer holds waits for that peer, not just a majority', async () => {
+    const exits: { replica: number; code: number | null }[] = [];
+    cluster = await LocalCluster.start({
+      replicas: 3,
+      logLevel: 'error',
+      onExit: (replica, code) => exits.push({ replica, code }),
+    });
+    await cluster.waitForLeader();
+    // Replica 2's one op reaches replica 1 only: replica 0 is paused and drops what it gets.
+    await cluster.admin(0, 'pause');
+    const c2 = await RawClient.connect(cluster.url(2), cluster.token);
+    await within(c2.invoke('kv.increment', { key: 'b' }, 'weak').done, 10_000, 'op at 2');
+    c2.close();
+    const digest = async (i: number): Promise<Record<string, number>> =>
+      JSON.parse((await cluster!.status(i))!.digest) as Record<string, number>;
+    await cluster.until(async () => (await digest(1)).b === 1, 10_000, 'replica 1 holds it');
+    cluster.kill(2);
+    rmSync(join(cluster.dir, 'replica-2'), { recursive: true, force: true });
+    // Now its only holder is down, and replica 0, a majority with replica 2, never saw it.
+    await cluster.admin(1, 'pause');
+    await cluster.admin(0, 'resume');
+    cluster.startReplica(2);
+    await cluster.until(async () => (await cluster!.status(2)) !== null, 10_000, 'replica 2 up');
+    // Long enough for several anti-entropy rounds with replica 0.
+    await new Promise((r) => setTimeout(r, 500));
+    const fresh = await RawClient.connect(cluster.url(2), cluster.token);
+    const refused = fresh.invoke('kv.increment', { key: 'reused' }, 'weak');
+    await within(refused.done, 5_000, 'the op refused');
+    expect(refused.views.frames).toMatchObject([
+      { t: 'error', code: 'unavailable', message: expect.stringMatching(/every peer/) },
+    ]);
+    expect(await digest(0)).toEqual({});
+    // The holder comes back: replica 2 finds its lost op and halts instead of numbering a new op
+    // like it.
+    await cluster.admin(1, 'resume');
+    await cluster.until(async () => exits.some((e) => e.code !== null), 10_000, '2 exits');
+    expect(exits).toEqual([
+      { replica: 2, code: null },
+      { replica: 2, code: 3 },
+    ]);
+    fresh.close();
+    const c0 = await RawClient.connect(cluster.url(0), cluster.token);
+    await within(c0.invoke('kv.increment', { key: 'b' }, 'strong').done, 10_000, 'strong op');
+    await cluster.until(
+      async () => {
+        const [a, b] = await cluster!.statuses();
+        return a!.digest === b!.digest && a!.settled && b!.settled;
+      },
+      10_000,
+      'replicas 0 and 1 agree',
+    );
+    expect(await digest(0)).toEqual({ b: 2 });
+    c0.close();
+  });
+
+  it('a wiped replica whose peers compacted what it had delivered stops instead of serving a state without it', async () => {
+    const exits: { replica: number; code: number | null }[] = [];
+    cluster = await LocalCluster.start({
+      replicas: 3,
+      logLevel: 'fatal',
+      onExit: (replica, code) => exits.push({ replica, code }),
+    });
+    const c0 = await RawClient.connect(cluster.url(0), cluster.token);
+    const ops = Array.from({ length: 20 }, (_, i) =>
+      c0.invoke('kv.increment', { key: `k${i}` }, i === 19 ? 'strong' : 'weak'),
+    );
+    await within(Promise.all(ops.map((o) => o.done)), 10_000, 'ops answered');
+    await cluster.converged();
+    // Every replica delivered them: the others compact them away (gossip prunes their Reqs).
+    await cluster.until(
+      async () => (await cluster!.statuses()).every((s) => s!.memory.pruned >= 20),
+      10_000,
+      'Reqs pruned everywhere',
+    );
+    cluster.kill(2);
+    rmSync(join(cluster.dir, 'replica-2'), { recursive: true, force: true });
+    cluster.startReplica(2);
+    // Replica 2 never sent an op, so no peer holds one of its own; before, it rejoined with none
+    // of the 20 ops in its state, for good.
+    await cluster.until(async () => exits.some((e) => e.code !== null), 10_000, '2 exits');
+    expect(exits).toEqual([
+      { replica: 2, code: null },
+      { replica: 2, code: 3 },
+    ]);
+    await within(c0.invoke('kv.increment', { key: 'k0' }, 'strong').done, 10_000, 'strong op');
     c0.close();
   });
 });

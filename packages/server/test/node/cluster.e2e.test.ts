@@ -14,6 +14,36 @@ describe('a 3-replica cluster of real processes', () => {
     cluster = null;
   });
 
+  /** A cluster that records each replica process's exit (status null: killed by a signal). */
+  async function startRecordingExits(logLevel: 'error' | 'fatal'): Promise<{
+    started: LocalCluster;
+    exits: { replica: number; code: number | null }[];
+  }> {
+    const exits: { replica: number; code: number | null }[] = [];
+    const started = await LocalCluster.start({
+      replicas: 3,
+      logLevel,
+      onExit: (replica, code) => exits.push({ replica, code }),
+    });
+    return { started, exits };
+  }
+
+  /** SIGKILL of replica 2, then its data directory is removed. */
+  function wipeReplica2(): void {
+    cluster!.kill(2);
+    rmSync(join(cluster!.dir, 'replica-2'), { recursive: true, force: true });
+  }
+
+  /** Replica 2, killed then wiped and started again, exits with status 3 (halted). */
+  async function replica2Halts(exits: { replica: number; code: number | null }[]): Promise<void> {
+    await cluster!.until(async () => exits.some((e) => e.code !== null), 10_000, '2 exits');
+    // The first exit is the SIGKILL's (no status).
+    expect(exits).toEqual([
+      { replica: 2, code: null },
+      { replica: 2, code: 3 },
+    ]);
+  }
+
   it('answers weak ops tentatively and strong ops tentatively then stably, from several clients', async () => {
     cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
     const a = await RawClient.connect(cluster.url(0), cluster.token);
@@ -131,12 +161,8 @@ describe('a 3-replica cluster of real processes', () => {
   });
 
   it('a replica whose data directory was wiped takes no op until it hears its peers, then halts instead of reusing its op ids', async () => {
-    const exits: { replica: number; code: number | null }[] = [];
-    cluster = await LocalCluster.start({
-      replicas: 3,
-      logLevel: 'error',
-      onExit: (replica, code) => exits.push({ replica, code }),
-    });
+    const { started, exits } = await startRecordingExits('error');
+    cluster = started;
     const c2 = await RawClient.connect(cluster.url(2), cluster.token);
     const before = Array.from({ length: 5 }, (_, i) =>
       c2.invoke('kv.increment', { key: `k${i}` }, 'weak'),
@@ -144,8 +170,7 @@ describe('a 3-replica cluster of real processes', () => {
     await within(Promise.all(before.map((o) => o.done)), 10_000, 'ops answered at replica 2');
     c2.close();
     await cluster.converged();
-    cluster.kill(2);
-    rmSync(join(cluster.dir, 'replica-2'), { recursive: true, force: true });
+    wipeReplica2();
     // While its peers are paused, the new replica 2 cannot learn what the cluster holds: it answers
     // ops with `unavailable`, never with a view of an op numbered like one it sent before.
     await cluster.admin(0, 'pause');
@@ -161,13 +186,7 @@ describe('a 3-replica cluster of real processes', () => {
     // Once its peers speak again, one of them holds replica 2's old ops: it halts (exit status 3).
     await cluster.admin(0, 'resume');
     await cluster.admin(1, 'resume');
-    const exited = async () => exits.some((e) => e.code !== null);
-    await cluster.until(exited, 10_000, 'replica 2 exits');
-    // The first exit is the SIGKILL's (no code).
-    expect(exits).toEqual([
-      { replica: 2, code: null },
-      { replica: 2, code: 3 },
-    ]);
+    await replica2Halts(exits);
     fresh.close();
     // The other two go on, strong ops included.
     const c0 = await RawClient.connect(cluster.url(0), cluster.token);
@@ -181,12 +200,8 @@ describe('a 3-replica cluster of real processes', () => {
   });
 
   it('a wiped replica whose only past op a down peer holds waits for that peer, not just a majority', async () => {
-    const exits: { replica: number; code: number | null }[] = [];
-    cluster = await LocalCluster.start({
-      replicas: 3,
-      logLevel: 'error',
-      onExit: (replica, code) => exits.push({ replica, code }),
-    });
+    const { started, exits } = await startRecordingExits('error');
+    cluster = started;
     await cluster.waitForLeader();
     // Replica 2's one op reaches replica 1 only: replica 0 is paused and drops what it gets.
     await cluster.admin(0, 'pause');
@@ -196,8 +211,7 @@ describe('a 3-replica cluster of real processes', () => {
     const digest = async (i: number): Promise<Record<string, number>> =>
       JSON.parse((await cluster!.status(i))!.digest) as Record<string, number>;
     await cluster.until(async () => (await digest(1)).b === 1, 10_000, 'replica 1 holds it');
-    cluster.kill(2);
-    rmSync(join(cluster.dir, 'replica-2'), { recursive: true, force: true });
+    wipeReplica2();
     // Now its only holder is down, and replica 0, a majority with replica 2, never saw it.
     await cluster.admin(1, 'pause');
     await cluster.admin(0, 'resume');
@@ -215,11 +229,7 @@ describe('a 3-replica cluster of real processes', () => {
     // The holder comes back: replica 2 finds its lost op and halts instead of numbering a new op
     // like it.
     await cluster.admin(1, 'resume');
-    await cluster.until(async () => exits.some((e) => e.code !== null), 10_000, '2 exits');
-    expect(exits).toEqual([
-      { replica: 2, code: null },
-      { replica: 2, code: 3 },
-    ]);
+    await replica2Halts(exits);
     fresh.close();
     const c0 = await RawClient.connect(cluster.url(0), cluster.token);
     await within(c0.invoke('kv.increment', { key: 'b' }, 'strong').done, 10_000, 'strong op');
@@ -236,12 +246,8 @@ describe('a 3-replica cluster of real processes', () => {
   });
 
   it('a wiped replica whose peers compacted what it had delivered stops instead of serving a state without it', async () => {
-    const exits: { replica: number; code: number | null }[] = [];
-    cluster = await LocalCluster.start({
-      replicas: 3,
-      logLevel: 'fatal',
-      onExit: (replica, code) => exits.push({ replica, code }),
-    });
+    const { started, exits } = await startRecordingExits('fatal');
+    cluster = started;
     const c0 = await RawClient.connect(cluster.url(0), cluster.token);
     const ops = Array.from({ length: 20 }, (_, i) =>
       c0.invoke('kv.increment', { key: `k${i}` }, i === 19 ? 'strong' : 'weak'),
@@ -254,16 +260,11 @@ describe('a 3-replica cluster of real processes', () => {
       10_000,
       'Reqs pruned everywhere',
     );
-    cluster.kill(2);
-    rmSync(join(cluster.dir, 'replica-2'), { recursive: true, force: true });
+    wipeReplica2();
     cluster.startReplica(2);
     // Replica 2 never sent an op, so no peer holds one of its own; before, it rejoined with none
     // of the 20 ops in its state, for good.
-    await cluster.until(async () => exits.some((e) => e.code !== null), 10_000, '2 exits');
-    expect(exits).toEqual([
-      { replica: 2, code: null },
-      { replica: 2, code: 3 },
-    ]);
+    await replica2Halts(exits);
     await within(c0.invoke('kv.increment', { key: 'k0' }, 'strong').done, 10_000, 'strong op');
     c0.close();
   });

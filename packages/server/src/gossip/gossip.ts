@@ -219,8 +219,8 @@ export class Gossip {
 
   /**
    * How many peers have sent a summary since this Gossip started, none of which held an op of
-   * this replica's own that it lacks. A replica starting with an empty disk waits for all of them
-   * before it takes ops: a replica that lost its disk learns so before it reuses an id.
+   * this replica's own that it lacks (a replica that started empty waits for all of them before it
+   * takes ops: ReplicaHost.learningFromPeers).
    */
   peersSummarized(): number {
     return this.summarizedBy.size;

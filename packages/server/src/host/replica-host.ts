@@ -71,8 +71,9 @@ export interface HostEffects {
   /**
    * The replica cannot go on safely and has stopped: it ignores every input from now on, and the
    * driver should take it down and report `reason`. Raised when a peer holds ops of this replica
-   * that its durable state lacks (GossipOutput `unknownOwnOp`): a wiped or replaced data directory,
-   * unsynced commits lost in a power failure, or two processes with one id.
+   * that its durable state lacks (GossipOutput `unknownOwnOp`: a wiped or replaced data directory,
+   * unsynced commits lost in a power failure, or two processes with one id), or when a replica that
+   * started empty finds that its peers compacted what it had delivered (PaxosOutput `lostState`).
    */
   halt(reason: string): void;
 }
@@ -125,10 +126,26 @@ export class ReplicaHost {
   /** Per origin, the event number of the last strong op delivered here. */
   private readonly lastDelivered = new Map<number, number>();
   private haltReason: string | null = null;
+  /**
+   * It started with no durable record at all: a new replica, or one whose disk was lost. Paxos
+   * learns before it takes part (PaxosOptions.startedEmpty); the driver takes no client op before
+   * every peer was heard (`learningFromPeers`).
+   */
+  readonly startedEmpty: boolean;
 
   /** Why this replica stopped for good (`HostEffects.halt`); null while it runs. */
   get halted(): string | null {
     return this.haltReason;
+  }
+
+  /**
+   * It started empty and has not yet had a summary from every peer, so it must take no client op:
+   * the only copy of an op of its past may be at a peer that was down, and the summary is how it
+   * finds such an op and halts (Gossip `unknownOwnOp`) instead of reusing its id. Every peer, not
+   * a majority. Never true again once false (summaries only add up).
+   */
+  get learningFromPeers(): boolean {
+    return this.startedEmpty && this.gossip.peersSummarized() < this.gossip.others.length;
   }
 
   /** Counters for status pages and tests. */
@@ -146,14 +163,14 @@ export class ReplicaHost {
     this.checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
     this.pruneEveryMs = options.pruneEveryMs ?? 50;
     const replicaOptions: ReplicaOptions = { ...options.replica, id: options.id };
+    this.startedEmpty = recovered === undefined || recovered.records.length === 0;
     const paxosOptions: PaxosOptions = {
       ...options.paxos,
       self: options.id,
       replicas: options.replicas,
       isOrdered: (id) => this.delivery.hasOrdered(id),
       missing: (id) => this.replica.missingDeps(id, 64),
-      // No record at all: a new replica, or one whose disk was lost (PaxosOptions.startedEmpty).
-      startedEmpty: recovered === undefined || recovered.records.length === 0,
+      startedEmpty: this.startedEmpty,
     };
     this.gossip = new Gossip({ ...options.gossip, self: options.id, peers: options.replicas });
     if (recovered === undefined) {

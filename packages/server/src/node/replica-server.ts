@@ -72,14 +72,6 @@ export class ReplicaServer {
    */
   private seenThisTurn: Map<string | null, number[]> | null = null;
   private readonly startedAt = Date.now();
-  /**
-   * Started with an empty disk and takes no ops yet: it first hears a summary from every peer, so
-   * that a replica whose disk was lost finds its own ops and halts instead of reusing their ids
-   * (Gossip `unknownOwnOp`). Every peer, not a majority: the only copy of an op of its past may be
-   * at a peer that is down. A new cluster passes once all its replicas have started (it could
-   * not order anything before: PaxosOptions.startedEmpty). False for good once passed.
-   */
-  private learningWhatPeersHold = false;
   private haltWith: (reason: string) => void = () => undefined;
   /**
    * Settles, with the reason, if the replica stops for good (HostEffects.halt: it found that it
@@ -149,7 +141,6 @@ export class ReplicaServer {
           ? new ReplicaHost(options, effects)
           : new ReplicaHost(options, effects, { records, nowMs: Date.now() });
     });
-    this.learningWhatPeersHold = records.length === 0;
     this.log.info(
       { records: records.length, dataDir: c.dataDir },
       records.length === 0 ? 'new replica' : 'recovered from disk',
@@ -180,7 +171,6 @@ export class ReplicaServer {
     this.ticker = setInterval(() => {
       if (this.paused) return;
       this.call(() => this.host.tick(Date.now()));
-      this.stillLearning();
       this.clients.afterTurn();
     }, this.config.tickMs ?? 5);
     return { url: `ws://${c.host}:${c.port}` };
@@ -224,19 +214,10 @@ export class ReplicaServer {
       return 'this replica halted: it lost its durable state (see its log); try another replica';
     if (this.paused || this.stopping)
       return 'this replica is paused or shutting down: try another replica';
-    return this.stillLearning();
-  }
-
-  /**
-   * Why a replica that started empty may not take ops yet (`learningWhatPeersHold`), or null once
-   * it has heard enough, and from then on for good. Checked each tick, so the replica passes when
-   * it has heard enough, whether or not a client is asking.
-   */
-  private stillLearning(): string | null {
-    if (!this.learningWhatPeersHold) return null;
-    if (this.host.gossip.peersSummarized() + 1 < this.config.peers.length)
+    // A new cluster passes once all its replicas have started (it could not order anything
+    // before: PaxosOptions.startedEmpty).
+    if (this.host.learningFromPeers)
       return 'this replica started with an empty data directory and has not yet heard from every peer (one that is down may hold ops of its past): start the missing replicas, or try another replica';
-    this.learningWhatPeersHold = false;
     return null;
   }
 

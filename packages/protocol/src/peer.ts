@@ -34,6 +34,7 @@ export const GossipMessageSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('push'), reqs: z.array(ReqSchema) }),
   z.object({ kind: z.literal('summary'), seen: DvvSchema, reply: z.boolean() }),
   z.object({ kind: z.literal('pull'), ids: z.array(OpIdSchema) }),
+  z.object({ kind: z.literal('gone'), ids: z.array(OpIdSchema) }),
 ]);
 
 export const PaxosMessageSchema = z.discriminatedUnion('type', [

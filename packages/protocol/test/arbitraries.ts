@@ -117,6 +117,7 @@ const gossipArb = fc.oneof(
   fc.record({ kind: fc.constant('push' as const), reqs: fc.array(reqArb, { maxLength: 4 }) }),
   fc.record({ kind: fc.constant('summary' as const), seen: dvvArb, reply: fc.boolean() }),
   fc.record({ kind: fc.constant('pull' as const), ids: fc.array(opIdArb, { maxLength: 6 }) }),
+  fc.record({ kind: fc.constant('gone' as const), ids: fc.array(opIdArb, { maxLength: 6 }) }),
 );
 
 const paxosArb = fc.oneof(

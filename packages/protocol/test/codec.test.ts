@@ -136,6 +136,7 @@ const peerFrames: [string, PeerFrame][] = [
       },
     },
   ],
+  ['gossip gone', { t: 'gossip', msg: { kind: 'gone', ids: [{ replica: 1, eventNo: 31 }] } }],
   ['paxos forward', { t: 'paxos', msg: { type: 'forward', casts: batch } }],
   ['paxos prepare', { t: 'paxos', msg: { type: 'prepare', ballot: 7, from: 120 } }],
   [
@@ -234,7 +235,7 @@ describe('round trips', () => {
     expect(tags(peerFrames)).toEqual(
       new Set(
         ['challenge', 'auth', 'welcome', 'error']
-          .concat(['push', 'summary', 'pull'].map((k) => `gossip.${k}`))
+          .concat(['push', 'summary', 'pull', 'gone'].map((k) => `gossip.${k}`))
           .concat(
             [
               'forward',

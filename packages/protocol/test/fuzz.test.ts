@@ -129,6 +129,7 @@ const TAGS = [
   'push',
   'summary',
   'pull',
+  'gone',
   'forward',
   'prepare',
   'promise',

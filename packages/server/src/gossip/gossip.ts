@@ -22,6 +22,8 @@
  * - Lost own ops: a peer's summary or push that holds an op of this replica's own that it has no
  *   record of means the replica lost durable state (it persists each Req before casting it); gossip
  *   reports `unknownOwnOp` once and stops, so the replica never reuses an id the cluster holds.
+ *   Likewise a pull answered `gone` for a Req this replica lacks (`droppedByPeer`): peers drop a Req
+ *   only once every replica holds it, so this one had it and lost it, and nobody can send it.
  */
 import { DottedVersionVector } from '../core/dvv.js';
 import { opKey, type OpId } from '../core/op-id.js';
@@ -85,8 +87,8 @@ export class Gossip {
   private lastRoundAt: number | null = null;
   /** Peers whose summary (everything they hold) arrived since this Gossip started. */
   private readonly summarizedBy = new Set<number>();
-  /** `unknownOwnOp` was reported: nothing more is delivered or answered. */
-  private lostOwnOps = false;
+  /** `unknownOwnOp` or `droppedByPeer` was reported: nothing more is delivered or answered. */
+  private lostState = false;
   /** Index into `others` of the next summary target when fanout < others.length. */
   private nextTarget: number;
 
@@ -142,7 +144,7 @@ export class Gossip {
 
   /** A message from peer `from`. Messages from ids outside `peers` (or from self) are ignored. */
   receive(from: number, msg: GossipMessage): GossipOutput[] {
-    if (from === this.self || !this.others.includes(from) || this.lostOwnOps) return [];
+    if (from === this.self || !this.others.includes(from) || this.lostState) return [];
     switch (msg.kind) {
       case 'push':
         return this.onPush(from, msg.reqs);
@@ -150,6 +152,8 @@ export class Gossip {
         return this.onSummary(from, msg.seen, msg.reply);
       case 'pull':
         return this.onPull(from, msg.ids);
+      case 'gone':
+        return this.onGone(from, msg.ids);
       default:
         return [];
     }
@@ -283,12 +287,25 @@ export class Gossip {
 
   private onPull(from: number, ids: readonly OpId[]): GossipOutput[] {
     const reqs: Req[] = [];
+    const gone: OpId[] = [];
     for (const id of ids) {
       if (reqs.length >= this.maxReqsPerReply) break;
       const req = this.store.get(id);
       if (req !== undefined) reqs.push(req);
+      // Seen and not held: pruned, so every replica had it, `from` included.
+      else if (this.seen.has(id)) gone.push(id);
     }
-    return reqs.length > 0 ? [send(from, { kind: 'push', reqs })] : [];
+    const out: GossipOutput[] = [];
+    if (reqs.length > 0) out.push(send(from, { kind: 'push', reqs }));
+    if (gone.length > 0) out.push(send(from, { kind: 'gone', ids: gone }));
+    return out;
+  }
+
+  private onGone(from: number, ids: readonly OpId[]): GossipOutput[] {
+    const lost = ids.find((id) => !this.seen.has(id));
+    if (lost === undefined) return [];
+    this.lostState = true;
+    return [{ type: 'droppedByPeer', from, id: lost }];
   }
 
   // ---------------------------------------------------------------- helpers
@@ -310,7 +327,7 @@ export class Gossip {
    * stop, since every op this replica would cast from now on could reuse an id the cluster has.
    */
   private unknownOwnOp(from: number, id: OpId): GossipOutput[] {
-    this.lostOwnOps = true;
+    this.lostState = true;
     return [{ type: 'unknownOwnOp', from, id }];
   }
 

@@ -22,7 +22,12 @@ export type GossipMessage =
    */
   | { readonly kind: 'summary'; readonly seen: SeenJson; readonly reply: boolean }
   /** The sender needs these Reqs (`Gossip.want`); a receiver that holds any of them pushes them. */
-  | { readonly kind: 'pull'; readonly ids: readonly OpId[] };
+  | { readonly kind: 'pull'; readonly ids: readonly OpId[] }
+  /**
+   * The answer to a pull for Reqs the sender had and dropped (`prune`), which it does only once
+   * every replica has them: a puller that lacks one lost it (`droppedByPeer`).
+   */
+  | { readonly kind: 'gone'; readonly ids: readonly OpId[] };
 
 export type GossipOutput =
   /**
@@ -45,7 +50,14 @@ export type GossipOutput =
    * when another process runs with its id. Going on would reuse op ids the cluster already holds:
    * the driver must stop the replica. Reported once per Gossip.
    */
-  | { readonly type: 'unknownOwnOp'; readonly from: number; readonly id: OpId };
+  | { readonly type: 'unknownOwnOp'; readonly from: number; readonly id: OpId }
+  /**
+   * Peer `from` dropped the Req of `id`, which this replica needs and has no record of. A peer
+   * drops a Req only once every replica, this one included, is known to hold it durably: this
+   * replica lost its durable state, and no peer can give that Req back. The driver must stop the
+   * replica, as for `unknownOwnOp`. Reported once per Gossip.
+   */
+  | { readonly type: 'droppedByPeer'; readonly from: number; readonly id: OpId };
 
 /** Number of dots (ids above the contiguous prefixes) in a summary; 0 when delivery was in order. */
 export function seenDots(seen: SeenJson): number {

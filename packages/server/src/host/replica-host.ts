@@ -73,7 +73,8 @@ export interface HostEffects {
    * driver should take it down and report `reason`. Raised when a peer holds ops of this replica
    * that its durable state lacks (GossipOutput `unknownOwnOp`: a wiped or replaced data directory,
    * unsynced commits lost in a power failure, or two processes with one id), or when a replica that
-   * started empty finds that its peers compacted what it had delivered (PaxosOutput `lostState`).
+   * lost its disk finds that its peers compacted what it had: Paxos instances it had delivered
+   * (PaxosOutput `lostState`), or Reqs every replica held (GossipOutput `droppedByPeer`).
    */
   halt(reason: string): void;
 }
@@ -336,7 +337,8 @@ export class ReplicaHost {
       else if (o.type === 'deliver') {
         delivered = true;
         this.deliverReq(o.req);
-      } else this.lostOwnOp(o.from, o.id);
+      } else if (o.type === 'unknownOwnOp') this.lostOwnOp(o.from, o.id);
+      else this.lostDroppedReq(o.from, o.id);
     }
     // Ids whose Reqs Paxos waited for may be proposed or accepted now.
     if (delivered) this.applyPaxos(this.paxos.reqsArrived());
@@ -350,6 +352,16 @@ export class ReplicaHost {
         `process runs with id ${this.id}. It stops rather than reuse op ids the cluster already ` +
         `has: restore its data directory, or make sure only one process has id ${this.id}, and ` +
         `start it again.`,
+    );
+  }
+
+  private lostDroppedReq(from: number, id: OpId): void {
+    this.haltWith(
+      `replica ${this.id} has lost state: it needs the op ${formatOpId(id)}, of which it has no ` +
+        `record, and replica ${from} dropped it once every replica held it, this one included. ` +
+        `Its data directory was wiped or replaced, or commits made without --fsync were lost in a ` +
+        `power failure. Restore its data directory; a replica cannot yet be rebuilt from its ` +
+        `peers once they compacted.`,
     );
   }
 

@@ -297,6 +297,27 @@ describe('memory: prune and the seen-set', () => {
     expect(a.want([id(0, 1)])).toEqual([]);
   });
 
+  it('answers a pull for a pruned Req "gone"; a puller without it has lost state', () => {
+    const a = node(0, 2);
+    const r = mkReq(0, 1);
+    a.cast(r);
+    a.receive(1, { kind: 'summary', seen: { '0': [1] }, reply: false });
+    expect(a.prune(dvv([0, 1]))).toBe(1);
+    // Asked for a Req it dropped (once peer 1 had it) and one it never saw.
+    const answer = sends(a.receive(1, { kind: 'pull', ids: [id(0, 1), id(0, 2)] }));
+    expect(answer).toEqual([{ to: 1, msg: { kind: 'gone', ids: [id(0, 1)] } }]);
+    // A peer that still has it (it only asked again) goes on.
+    const keeps = node(1, 2);
+    keeps.receive(0, { kind: 'push', reqs: [r] });
+    expect(keeps.receive(0, answer[0]!.msg)).toEqual([]);
+    // One that has no record of it lost its durable state: reported once, then inert.
+    const wiped = node(1, 2);
+    expect(wiped.receive(0, answer[0]!.msg)).toEqual([
+      { type: 'droppedByPeer', from: 0, id: id(0, 1) },
+    ]);
+    expect(wiped.receive(0, { kind: 'push', reqs: [mkReq(0, 2)] })).toEqual([]);
+  });
+
   it('counts Reqs a peer sent as held by it, and forgets what a newer summary omits', () => {
     const a = node(0, 2);
     const r = mkReq(1, 1);

@@ -37,20 +37,23 @@ export interface PaxosOptions {
    */
   readonly missing?: (id: OpId) => readonly OpId[];
   /**
-   * This replica starts with no durable state at all: a new cluster's replica, or one whose disk
-   * was lost. The two look the same to it, and the second may have promised ballots and voted for
-   * values it no longer remembers: were it to promise or vote again as if it never had, a majority
-   * formed with it could choose a second value for an instance already decided (found end to end:
-   * a wiped replica and one that had missed the decision chose again, with the third down). So it
-   * only learns (`rejoining`) until it has heard a heartbeat from every peer, has promised the
-   * highest ballot any of them promised, and has learned every instance any of them knew of; only
-   * then does it promise, vote or campaign. Each vote it forgot was cast on an instance that its
-   * ballot's leader had accepted in place before the vote, so that leader's heartbeat covers it.
-   * And since instances that every replica delivered are truncated, a peer that reports such
-   * instances beyond what this replica delivered proves it lost state it cannot get back: it stops
-   * (`lostState`). Default false.
+   * This replica starts with no promise and no vote in its durable state (and, the host adds, no
+   * op of its own): a new cluster's replica, or one whose disk was lost, possibly after it had
+   * begun to rejoin (rejoining writes none of them, so a crash then leaves it here again; found by
+   * the simulator's 'wipe' fault). The cases look the
+   * same to it, and the second may have promised ballots and voted for values it no longer
+   * remembers: were it to promise or vote again as if it never had, a majority formed with it could
+   * choose a second value for an instance already decided (found end to end: a wiped replica and
+   * one that had missed the decision chose again, with the third down). So it only learns
+   * (`rejoining`) until it has heard a heartbeat from every peer, has promised the highest ballot
+   * any of them promised, and has learned every instance any of them knew of; only then does it
+   * promise, vote or campaign. Each vote it forgot was cast on an instance that its ballot's leader
+   * had accepted in place before the vote, so that leader's heartbeat covers it. And since
+   * instances that every replica delivered are truncated, a peer that reports such instances beyond
+   * what this replica delivered proves it lost state it cannot get back: it stops (`lostState`).
+   * Default false.
    */
-  readonly startedEmpty?: boolean;
+  readonly noDurableVotes?: boolean;
 }
 
 export type PaxosOutput =
@@ -197,12 +200,17 @@ export class MultiPaxos {
   private now = 0;
   private startedAt: number | null = null;
   /**
-   * While it started empty and may not yet promise or vote (`startedEmpty`): per peer, the first
-   * heartbeat heard from it, which tells what it had promised and the instances it knew of. Null
-   * once this replica takes part (or when it did not start empty).
+   * While it may not yet promise or vote (`noDurableVotes`): per peer, the first heartbeat heard
+   * from it, which tells what it had promised and the instances it knew of. Null once this replica
+   * takes part (or when it never had to rejoin).
    */
-  private rejoining: Map<number, { promised: number; knownBelow: number }> | null = null;
-  private readonly startedEmpty: boolean;
+  private heardWhileRejoining: Map<number, { promised: number; knownBelow: number }> | null = null;
+
+  /** It still learns before it may promise, vote or campaign (PaxosOptions.noDurableVotes). */
+  get rejoining(): boolean {
+    return this.heardWhileRejoining !== null;
+  }
+  private readonly noDurableVotes: boolean;
   /** `lostState` was reported: this replica does nothing more. */
   private lost = false;
   private out: PaxosOutput[] = [];
@@ -227,8 +235,8 @@ export class MultiPaxos {
     this.maxInFlight = options.maxInFlight ?? 8;
     this.isOrdered = options.isOrdered ?? (() => false);
     this.missing = options.missing ?? (() => []);
-    this.startedEmpty = options.startedEmpty === true;
-    if (this.startedEmpty) this.rejoining = new Map();
+    this.noDurableVotes = options.noDurableVotes === true;
+    if (this.noDurableVotes) this.heardWhileRejoining = new Map();
     if (recovery !== undefined) this.recover(recovery);
   }
 
@@ -354,7 +362,7 @@ export class MultiPaxos {
         ballot: this.role === 'leader' ? this.ballot : 0,
         leading: this.role === 'leader',
         // A replica still rejoining may not lead: Ω must pass it over.
-        quorate: this.hearsMajority() && this.rejoining === null,
+        quorate: this.hearsMajority() && this.heardWhileRejoining === null,
         decidedBelow: this.decidedBelow,
         deliveredBelow: this.localDeliveredBelow,
         promised: this.promised,
@@ -394,7 +402,7 @@ export class MultiPaxos {
 
   private onPrepare(from: number, ballot: number, fromInstance: number): void {
     this.seeBallot(ballot);
-    if (this.rejoining !== null) return; // no promise it could not keep (`startedEmpty`)
+    if (this.heardWhileRejoining !== null) return; // no promise it could not keep (`noDurableVotes`)
     if (ballot < this.promised) {
       this.send(from, { type: 'nack', ballot, promised: this.promised });
       return;
@@ -423,7 +431,7 @@ export class MultiPaxos {
 
   private onAccept(from: number, ballot: number, instance: number, value: Batch): void {
     this.seeBallot(ballot);
-    if (this.rejoining !== null) return; // no vote it could not keep (`startedEmpty`)
+    if (this.heardWhileRejoining !== null) return; // no vote it could not keep (`noDurableVotes`)
     if (ballot < this.promised) {
       this.send(from, { type: 'nack', ballot, promised: this.promised });
       return;
@@ -492,7 +500,7 @@ export class MultiPaxos {
    */
   private skipTo(below: number): void {
     if (below <= this.decidedBelow) return;
-    if (this.startedEmpty && below > this.localDeliveredBelow) {
+    if (this.noDurableVotes && below > this.localDeliveredBelow) {
       // Truncated everywhere means delivered everywhere, by this replica too once: it lost it.
       this.lost = true;
       this.out.push({
@@ -564,8 +572,8 @@ export class MultiPaxos {
   }
 
   private onHeartbeat(from: number, msg: Extract<PaxosMessage, { type: 'heartbeat' }>): void {
-    if (this.rejoining !== null && !this.rejoining.has(from))
-      this.rejoining.set(from, { promised: msg.promised, knownBelow: msg.knownBelow });
+    if (this.heardWhileRejoining !== null && !this.heardWhileRejoining.has(from))
+      this.heardWhileRejoining.set(from, { promised: msg.promised, knownBelow: msg.knownBelow });
     this.peersQuorate.set(from, msg.quorate ?? true);
     this.peersDelivered.set(from, msg.deliveredBelow);
     this.peersDecided.set(from, msg.decidedBelow);
@@ -610,7 +618,7 @@ export class MultiPaxos {
       this.leaderHint !== null &&
       this.leaderHint.id !== this.self &&
       now - this.leaderHint.at <= this.electionTimeoutMs;
-    if (this.role === 'leader' || this.rejoining !== null) return;
+    if (this.role === 'leader' || this.heardWhileRejoining !== null) return;
     if (this.role === 'candidate') {
       // A candidate that stopped hearing a majority gives up rather than retry with ever higher
       // ballots that only the others hear (see below).
@@ -747,7 +755,7 @@ export class MultiPaxos {
    * promised, durably, so it never takes a lower one it may once have refused.
    */
   private finishRejoining(): void {
-    const heard = this.rejoining;
+    const heard = this.heardWhileRejoining;
     if (heard === null || heard.size < this.replicas.length - 1) return;
     let promised = 0;
     let knownBelow = 0;
@@ -761,7 +769,7 @@ export class MultiPaxos {
       this.seeBallot(promised);
       this.out.push({ type: 'persist', record: { kind: 'promise', ballot: promised } });
     }
-    this.rejoining = null;
+    this.heardWhileRejoining = null;
   }
 
   /**
@@ -922,6 +930,7 @@ export class MultiPaxos {
       ballot: this.role === 'leader' ? this.ballot : this.promised,
       leader: this.currentLeader(),
       quorate: this.hearsMajority(),
+      rejoining: this.rejoining,
       decidedBelow: this.decidedBelow,
       truncatedBelow: this.truncatedBelow,
       inFlight: this.inFlight.size,
@@ -939,6 +948,8 @@ export interface PaxosStatus {
   leader: number | null;
   /** This replica heard from a majority (itself included) within the election timeout. */
   quorate: boolean;
+  /** It still learns before it may promise or vote (PaxosOptions.noDurableVotes). */
+  rejoining: boolean;
   decidedBelow: number;
   truncatedBelow: number;
   inFlight: number;

@@ -267,11 +267,14 @@ export class Replica {
    * The replica's physical clock advanced. Issues a strong no-op when a weak op has waited on the
    * tentative list for the interval and nothing was committed meanwhile (§4.4). Only weak ops count:
    * strong ones, other replicas' no-ops included, commit through CAB by themselves (counting them
-   * made replicas answer each other's no-ops with no-ops, forever).
+   * made replicas answer each other's no-ops with no-ops, forever). `mayIssue` false: the replica
+   * must not number ops of its own yet (its host still learns whether its disk was lost and which
+   * ids it used: ReplicaHost.learningFromPeers), so it issues no no-op either.
    */
-  tick(nowMs: number): Output[] {
+  tick(nowMs: number, mayIssue = true): Output[] {
     this.advanceTime(nowMs);
     if (
+      mayIssue &&
       this.noopPending === null &&
       nowMs - this.lastCommitAt >= this.noopIntervalMs &&
       this.oldestTentativeWeakArrival() <= nowMs - this.noopIntervalMs
@@ -784,6 +787,11 @@ export class Replica {
       if (entry.req.session?.id !== session && entry.req.op !== NOOP_OP) break;
     }
     return e;
+  }
+
+  /** How many ops this replica has issued: the event number of its last one (0: none it knows of). */
+  issuedCount(): number {
+    return this.eventNo;
   }
 
   /** True when this replica has the op with this id (issued it, or received its Req). */

@@ -128,11 +128,12 @@ export class ReplicaHost {
   private readonly lastDelivered = new Map<number, number>();
   private haltReason: string | null = null;
   /**
-   * It started with no durable record at all: a new replica, or one whose disk was lost. Paxos
-   * learns before it takes part (PaxosOptions.startedEmpty); the driver takes no client op before
-   * every peer was heard (`learningFromPeers`).
+   * It started with no record of an op of its own: a new replica, or one whose disk was lost,
+   * perhaps after it had begun to learn again (a crash while it learns leaves it other replicas'
+   * ops but none of its own, since it takes none before it is done). The driver takes no client op
+   * before it is done learning (`learningFromPeers`).
    */
-  readonly startedEmpty: boolean;
+  readonly startedWithoutOwnOps: boolean;
 
   /** Why this replica stopped for good (`HostEffects.halt`); null while it runs. */
   get halted(): string | null {
@@ -140,13 +141,18 @@ export class ReplicaHost {
   }
 
   /**
-   * It started empty and has not yet had a summary from every peer, so it must take no client op:
-   * the only copy of an op of its past may be at a peer that was down, and the summary is how it
-   * finds such an op and halts (Gossip `unknownOwnOp`) instead of reusing its id. Every peer, not
-   * a majority. Never true again once false (summaries only add up).
+   * It started without ops of its own and must take no client op yet: it has not had a summary
+   * from every peer, or Paxos still rejoins (PaxosOptions.noDurableVotes). The only copy of an op
+   * of its past may be at a peer that was down, and the summary is how it finds such an op and
+   * halts (Gossip `unknownOwnOp`) instead of reusing its id: every peer, not a majority. And an op
+   * of its own on disk must mean it is done rejoining, since Paxos counts such a replica as one
+   * that never lost its votes. Nor does it issue no-ops meanwhile. Never true again once false.
    */
   get learningFromPeers(): boolean {
-    return this.startedEmpty && this.gossip.peersSummarized() < this.gossip.others.length;
+    return (
+      this.startedWithoutOwnOps &&
+      (this.gossip.peersSummarized() < this.gossip.others.length || this.paxos.rejoining)
+    );
   }
 
   /** Counters for status pages and tests. */
@@ -164,28 +170,32 @@ export class ReplicaHost {
     this.checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
     this.pruneEveryMs = options.pruneEveryMs ?? 50;
     const replicaOptions: ReplicaOptions = { ...options.replica, id: options.id };
-    this.startedEmpty = recovered === undefined || recovered.records.length === 0;
-    const paxosOptions: PaxosOptions = {
+    const { checkpoint, tail } = lastCheckpoint(recovered?.records ?? []);
+    const cab = [
+      ...(checkpoint?.cab ?? []),
+      ...tail.flatMap((r) => (r.layer === 'cab' ? [r.record] : [])),
+    ];
+    const paxosOptions = (issuedOps: boolean): PaxosOptions => ({
       ...options.paxos,
       self: options.id,
       replicas: options.replicas,
       isOrdered: (id) => this.delivery.hasOrdered(id),
       missing: (id) => this.replica.missingDeps(id, 64),
-      startedEmpty: this.startedEmpty,
-    };
+      // No promise, no vote and no op of its own on its disk, whatever else is there: a rejoining
+      // replica writes none of them until it has learned all it may have forgotten (it takes no
+      // client op before: `learningFromPeers`), so a crash meanwhile leaves it to rejoin again.
+      // A replica that never voted but took ops never lost its disk since, and need not rejoin.
+      noDurableVotes: !issuedOps && !cab.some((r) => r.kind === 'promise' || r.kind === 'accept'),
+    });
     this.gossip = new Gossip({ ...options.gossip, self: options.id, peers: options.replicas });
     if (recovered === undefined) {
       this.replica = new Replica(replicaOptions);
-      this.paxos = new MultiPaxos(paxosOptions);
+      this.paxos = new MultiPaxos(paxosOptions(false));
       this.delivery = new ConditionalDelivery();
+      this.startedWithoutOwnOps = true;
       return;
     }
-    const { checkpoint, tail } = lastCheckpoint(recovered.records);
     const core = tail.flatMap((r) => (r.layer === 'core' ? [r.record] : []));
-    const cab = [
-      ...(checkpoint?.cab ?? []),
-      ...tail.flatMap((r) => (r.layer === 'cab' ? [r.record] : [])),
-    ];
     // The strong ids this replica delivered are the last id of each of its commit records.
     const delivered: OpId[] = [
       ...(checkpoint?.delivered ?? []),
@@ -203,7 +213,8 @@ export class ReplicaHost {
       checkpoint?.core,
     );
     this.replica = replica;
-    this.paxos = new MultiPaxos(paxosOptions, { records: cab });
+    this.startedWithoutOwnOps = replica.issuedCount() === 0;
+    this.paxos = new MultiPaxos(paxosOptions(!this.startedWithoutOwnOps), { records: cab });
     this.delivery = new ConditionalDelivery(truncatedBelow, delivered);
     for (const id of delivered) this.noteDelivered(id);
     this.checkpointedAt = checkpoint?.core.finalized ?? 0;
@@ -237,7 +248,7 @@ export class ReplicaHost {
   tick(nowMs: number): void {
     if (this.halted !== null) return;
     this.now = Math.max(this.now, nowMs);
-    this.applyCore(this.replica.tick(nowMs));
+    this.applyCore(this.replica.tick(nowMs, !this.learningFromPeers));
     this.applyGossip(this.gossip.tick(nowMs));
     // Reported with heartbeats, which the driver sends only after earlier writes are durable.
     this.paxos.setDeliveredBelow(this.delivery.deliveredBelow());

@@ -215,7 +215,7 @@ export class ReplicaServer {
     if (this.paused || this.stopping)
       return 'this replica is paused or shutting down: try another replica';
     // A new cluster passes once all its replicas have started (it could not order anything
-    // before: PaxosOptions.startedEmpty).
+    // before: PaxosOptions.noDurableVotes).
     if (this.host.learningFromPeers)
       return 'this replica started with an empty data directory and has not yet heard from every peer (one that is down may hold ops of its past): start the missing replicas, or try another replica';
     return null;

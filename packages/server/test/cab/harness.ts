@@ -44,11 +44,12 @@ export interface ClusterOptions {
    */
   readonly reqs?: boolean;
   /**
-   * Nodes start as a replica with no durable state does (PaxosOptions.startedEmpty): a node built
-   * from no records, at the start or by `restart` after it persisted nothing or by `wipe`, learns
-   * before it takes part. Default false: nodes take part from the start.
+   * Nodes start as a replica without a promise or vote on its disk does
+   * (PaxosOptions.noDurableVotes): a node built from no such record, at the start, by `restart`
+   * after it persisted none or by `wipe`, learns before it takes part. Default false: nodes take
+   * part from the start.
    */
-  readonly startedEmpty?: boolean;
+  readonly noDurableVotes?: boolean;
 }
 
 /** A canonical string for a batch, to compare decided values. */
@@ -130,7 +131,9 @@ export class Cluster {
   private build(i: number, records?: readonly AcceptorRecord[]): MultiPaxos {
     const opts = {
       ...this.paxosOptions(i),
-      startedEmpty: this.options.startedEmpty === true && (records ?? []).length === 0,
+      noDurableVotes:
+        this.options.noDurableVotes === true &&
+        !(records ?? []).some((r) => r.kind === 'promise' || r.kind === 'accept'),
     };
     return records === undefined ? new MultiPaxos(opts) : new MultiPaxos(opts, { records });
   }
@@ -258,10 +261,10 @@ export class Cluster {
 
   /**
    * The node's disk is lost: it restarts with no records, no delivered ids and no Reqs, as a
-   * replica that started empty (`startedEmpty` must be set for the cluster).
+   * replica that started empty (`noDurableVotes` must be set for the cluster).
    */
   wipe(i: number): void {
-    if (this.options.startedEmpty !== true) throw new Error('wipe: set startedEmpty');
+    if (this.options.noDurableVotes !== true) throw new Error('wipe: set noDurableVotes');
     this.up[i] = false;
     this.take((e) => e.from === i || e.to === i);
     this.records[i] = [];

@@ -1208,7 +1208,7 @@ describe('indirect consensus: only ids whose Reqs a replica holds are proposed a
 
 describe('a replica that starts with no durable state learns before it takes part', () => {
   it('a new cluster elects a leader once every replica has been heard, and orders', () => {
-    const c = new Cluster({ n: 3, startedEmpty: true });
+    const c = new Cluster({ n: 3, noDurableVotes: true });
     c.crash(2); // never started yet
     c.advance(1_000);
     expect(c.leaders()).toEqual([]);
@@ -1221,7 +1221,7 @@ describe('a replica that starts with no durable state learns before it takes par
   });
 
   it('a wiped replica and one that missed a decision do not choose again at its instance', () => {
-    const c = new Cluster({ n: 3, startedEmpty: true });
+    const c = new Cluster({ n: 3, noDurableVotes: true });
     c.advance(SETTLE_MS);
     expect(c.leaders()).toEqual([0]);
     const instance = c.node(0).status().decidedBelow;
@@ -1253,7 +1253,7 @@ describe('a replica that starts with no durable state learns before it takes par
   });
 
   it('a wiped replica whose peers truncated what it once delivered reports lost state', () => {
-    const c = new Cluster({ n: 3, startedEmpty: true });
+    const c = new Cluster({ n: 3, noDurableVotes: true });
     c.advance(SETTLE_MS);
     for (let k = 0; k < 5; k++) c.cast(1);
     c.advance(200);

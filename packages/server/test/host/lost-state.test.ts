@@ -37,6 +37,36 @@ describe('a replica that lost its durable state', () => {
     expect(c.host(0).replica.stateDigest()).toContain('"after":2');
   });
 
+  it('learns again after a crash while it still learned, though it made what it learned durable', () => {
+    const c = new HostCluster(3, 21, { checkpointEvery: 0 });
+    c.run(200); // the cluster forms: every replica has heard every other
+    // Replica 2's disk is lost. Replica 0 cannot reach it, so it cannot be done learning, and it
+    // learns no decision (which would let the others truncate what it then lost in the crash).
+    c.dropIf = (from, to, msg) =>
+      to === 2 && (from === 0 || (msg.kind === 'paxos' && msg.msg.type !== 'heartbeat'));
+    c.wipe(2);
+    c.workload(20, { keys: 4, strongEvery: 5, at: [0, 1] });
+    c.run(300);
+    expect(c.host(2).paxos.rejoining).toBe(true);
+    expect(c.host(2).learningFromPeers).toBe(true);
+    // It made the ops replica 1 sent durable, and crashes.
+    expect(c.nodes[2]!.disk.length).toBeGreaterThan(0);
+    c.crash(2);
+    c.restart(2);
+    // Those records are not its own ops, votes or promises: it may have forgotten votes still, and
+    // learns again before it promises, votes or takes an op (which could reuse an id it had used).
+    expect(c.host(2).paxos.rejoining).toBe(true);
+    expect(c.host(2).learningFromPeers).toBe(true);
+    c.dropIf = () => false;
+    c.run(500);
+    expect(c.host(2).paxos.rejoining).toBe(false);
+    expect(c.host(2).learningFromPeers).toBe(false);
+    c.invoke(2, 'kv.increment', { key: 'back' }, true);
+    c.settle();
+    expect(c.halts).toEqual([]);
+    expect(c.host(2).replica.stateDigest()).toContain('"back":1');
+  });
+
   it('does not halt a replica that restarts with its disk intact, from a checkpoint or not', () => {
     for (const checkpointEvery of [0, 10]) {
       const c = new HostCluster(3, 12, { checkpointEvery });

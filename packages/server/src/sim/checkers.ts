@@ -9,7 +9,14 @@ import {
   type Model,
 } from './linearizability.js';
 import { ReferenceInterpreter, type SerialOp } from './reference-interpreter.js';
-import { committedList, liveReplicas, type Invocation, type RunRecord } from './run-record.js';
+import {
+  allCommitLists,
+  committedList,
+  committedListOn,
+  liveReplicas,
+  type Invocation,
+  type RunRecord,
+} from './run-record.js';
 import { LINEARIZABLE_KEYS, LINEARIZABLE_QUEUE, ONCE_PREFIX } from './workload.js';
 
 /**
@@ -73,24 +80,23 @@ export function checkExactlyOnce(record: RunRecord): string[] {
  * wait for durability). Paxos may then choose another value there, since that vote never counted.
  */
 export function checkCommittedPrefixes(record: RunRecord): string[] {
-  const lists = Array.from({ length: record.replicas }, (_, r) => committedList(record, r));
-  const longest = lists.reduce((a, b) => (b.length > a.length ? b : a), []);
+  const lists = allCommitLists(record).map((l) => ({ whose: l.whose, list: l.commits.flat() }));
+  const longest = lists.reduce<OpId[]>((a, b) => (b.list.length > a.length ? b.list : a), []);
   const out: string[] = [];
-  lists.forEach((list, r) => {
-    for (let i = 0; i < list.length; i++) {
-      if (!sameOpId(list[i]!, longest[i]!)) {
-        out.push(
-          `(a) replica ${r} committed ${formatOpId(list[i]!)} at position ${i}, another replica ${formatOpId(longest[i]!)}`,
-        );
-        return;
-      }
+  for (const { whose, list } of lists) {
+    const diverged = list.findIndex((id, i) => !sameOpId(id, longest[i]!));
+    if (diverged >= 0) {
+      out.push(
+        `(a) ${whose} committed ${formatOpId(list[diverged]!)} at position ${diverged}, another replica ${formatOpId(longest[diverged]!)}`,
+      );
+      continue;
     }
     const seen = new Set<string>();
     for (const id of list) {
-      if (seen.has(opKey(id))) out.push(`(a) replica ${r} committed ${formatOpId(id)} twice`);
+      if (seen.has(opKey(id))) out.push(`(a) ${whose} committed ${formatOpId(id)} twice`);
       seen.add(opKey(id));
     }
-  });
+  }
   return out;
 }
 
@@ -188,13 +194,13 @@ export function checkProgramOrder(record: RunRecord): string[] {
     }
     lastOfOrigin.set(id.replica, Math.max(prev, id.eventNo));
   }
-  record.commits.forEach((groups, r) => {
+  for (const { whose, commits: groups } of allCommitLists(record)) {
     for (const group of groups) {
       const strong = group[group.length - 1]!;
       const req = record.reqs.get(opKey(strong));
       if (req === undefined || !req.strong || req.causalCtx === null) {
         out.push(
-          `(d) replica ${r}: commit record ends with ${formatOpId(strong)}, which is not a strong op`,
+          `(d) ${whose}: commit record ends with ${formatOpId(strong)}, which is not a strong op`,
         );
         continue;
       }
@@ -202,15 +208,15 @@ export function checkProgramOrder(record: RunRecord): string[] {
         const w = record.reqs.get(opKey(id));
         if (w?.strong !== false)
           out.push(
-            `(d) replica ${r}: ${formatOpId(id)} stabilized with ${formatOpId(strong)} but is not a weak op`,
+            `(d) ${whose}: ${formatOpId(id)} stabilized with ${formatOpId(strong)} but is not a weak op`,
           );
         else if (!req.causalCtx.has(id))
           out.push(
-            `(d) replica ${r}: ${formatOpId(id)} stabilized by ${formatOpId(strong)} outside its causal context`,
+            `(d) ${whose}: ${formatOpId(id)} stabilized by ${formatOpId(strong)} outside its causal context`,
           );
       }
     }
-  });
+  }
   return out;
 }
 
@@ -220,10 +226,18 @@ export function checkProgramOrder(record: RunRecord): string[] {
  */
 export function checkTentativeResponses(record: RunRecord, app: App): string[] {
   const out: string[] = [];
-  for (let r = 0; r < record.replicas; r++) {
-    const committed = committedList(record, r);
+  // Each replica's disks, lost ones included: responses are checked against the list they saw.
+  const disks = Array.from({ length: record.replicas }, (_, r) =>
+    Array.from({ length: 1 + record.retired.filter((x) => x.replica === r).length }, (_, d) => ({
+      r,
+      d,
+    })),
+  ).flat();
+  for (const { r, d } of disks) {
+    const { committed, lostReqs } = committedListOn(record, r, d);
+    const opOf = (id: OpId): SerialOp => lostReqs.get(opKey(id)) ?? serialOp(record, id);
     const checks = record.invocations
-      .filter((inv) => inv.replica === r)
+      .filter((inv) => inv.replica === r && (inv.disk ?? 0) === d)
       .flatMap((inv) =>
         inv.responses.filter((resp) => resp.level === 'tentative').map((resp) => ({ inv, resp })),
       )
@@ -249,8 +263,7 @@ export function checkTentativeResponses(record: RunRecord, app: App): string[] {
         continue;
       }
       if (applied < trace.committedBefore || checkpoints.length === 0) {
-        while (applied < trace.committedBefore)
-          prefix.apply(serialOp(record, committed[applied++]!));
+        while (applied < trace.committedBefore) prefix.apply(opOf(committed[applied++]!));
         checkpoints = [{ len: 0, state: prefix.clone() }];
         cursorIds = [];
       }
@@ -260,14 +273,12 @@ export function checkTentativeResponses(record: RunRecord, app: App): string[] {
       const from = checkpoints[checkpoints.length - 1]!;
       const cursor = from.state.clone();
       for (let k = from.len; k < ids.length; k++) {
-        cursor.apply(serialOp(record, ids[k]!));
+        cursor.apply(opOf(ids[k]!));
         if ((k + 1) % CHECKPOINT === 0) checkpoints.push({ len: k + 1, state: cursor.clone() });
       }
       cursorIds = ids;
       const self: SerialOp =
-        inv.id === null
-          ? { op: inv.op, args: inv.args, ts: 0, id: null }
-          : serialOp(record, inv.id);
+        inv.id === null ? { op: inv.op, args: inv.args, ts: 0, id: null } : opOf(inv.id);
       const want = cursor.apply(self, true);
       if (!outcomesEqual(want, resp.outcome)) {
         out.push(
@@ -374,8 +385,8 @@ function commonPrefix(a: readonly OpId[], b: readonly OpId[]): number {
 
 function longestCommitted(record: RunRecord): OpId[] {
   let best: OpId[] = [];
-  for (let r = 0; r < record.replicas; r++) {
-    const l = committedList(record, r);
+  for (const { commits } of allCommitLists(record)) {
+    const l = commits.flat();
     if (l.length > best.length) best = l;
   }
   return best;

@@ -20,6 +20,18 @@ export interface RunRecord {
   readonly finals: FinalReplicaState[];
   /** Replicas that crashed for good: the end-of-run checks leave their final state out. */
   readonly lost: number[];
+  /**
+   * Disks that were lost ('wipe'), each with its replica, which of its disks it was (0 the first),
+   * its commit list, and the Reqs of that replica's ops that no other replica held then: gone from
+   * `reqs` (their ids may be used again), but the responses given on that disk saw them. The
+   * replica's list in `commits` is that of its current disk.
+   */
+  readonly retired: {
+    readonly replica: number;
+    readonly disk: number;
+    readonly commits: OpId[][];
+    readonly lostReqs: ReadonlyMap<string, Req>;
+  }[];
 }
 
 export interface Invocation {
@@ -36,6 +48,8 @@ export interface Invocation {
   abandoned: boolean;
   /** The client session's numbering; a resubmission elsewhere has the same id and seq. */
   readonly session?: SessionStamp;
+  /** Which of its replica's disks it ran on, when that replica lost one before (RunRecord.retired). */
+  readonly disk?: number;
 }
 
 export interface RecordedResponse {
@@ -66,4 +80,33 @@ export function liveReplicas(record: RunRecord): number[] {
 /** The committed list of a replica: its commit records concatenated. */
 export function committedList(record: RunRecord, replica: number): OpId[] {
   return record.commits[replica]!.flat();
+}
+
+/**
+ * The committed list of one of a replica's disks (0 the first; its current one if it lost none
+ * after it), lost ones included, and the Reqs that were lost with it: what its responses on that
+ * disk were given against.
+ */
+export function committedListOn(
+  record: RunRecord,
+  replica: number,
+  disk = 0,
+): { readonly committed: OpId[]; readonly lostReqs: ReadonlyMap<string, Req> } {
+  const retired = record.retired.find((r) => r.replica === replica && r.disk === disk);
+  return retired === undefined
+    ? { committed: committedList(record, replica), lostReqs: new Map() }
+    : { committed: retired.commits.flat(), lostReqs: retired.lostReqs };
+}
+
+/** Every commit list the run produced, with whose it was: each replica's, and those of lost disks. */
+export function allCommitLists(
+  record: RunRecord,
+): { readonly whose: string; readonly commits: OpId[][] }[] {
+  return [
+    ...record.commits.map((commits, r) => ({ whose: `replica ${r}`, commits })),
+    ...record.retired.map((x) => ({
+      whose: `replica ${x.replica} (disk ${x.disk}, lost)`,
+      commits: x.commits,
+    })),
+  ];
 }

@@ -1,7 +1,7 @@
 import type { App } from '../core/app.js';
-import { opKey, type OpId } from '../core/op-id.js';
+import { formatOpId, opKey, type OpId } from '../core/op-id.js';
 import type { ReplicaOptions } from '../core/replica.js';
-import type { Response, SessionStamp } from '../core/types.js';
+import type { Req, Response, SessionStamp } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import {
   lastCheckpoint,
@@ -90,8 +90,11 @@ export interface SimStats {
   messages: number;
   partitions: number;
   crashes: number;
-  /** Replicas crashed for good ('lose'). */
+  /** Replicas crashed for good ('lose', or halted after their disk was lost). */
   lost: number;
+  /** Disks lost ('wipe'), and how many of those replicas then halted (lost state, see `halts`). */
+  wipes: number;
+  wipedHalts: number;
   elections: number;
   /** Other origins' strong ops cast on their behalf (counted by the replicas up at the end). */
   adopted: number;
@@ -105,8 +108,21 @@ interface SimProcess {
   /** A 'lose' fault waits for this replica's next strong invocation, then crashes it for good. */
   loseAfterStrong: boolean;
   incarnation: number;
+  /**
+   * How many times its disk was lost ('wipe'). Messages carry the count their sender had: those of
+   * a wiped process still in flight are dropped, as its TCP connections died with it (a restarted
+   * process speaks on new connections, after whatever the old ones had delivered).
+   */
+  wipes: number;
+  /**
+   * After its disk was lost: crashes again this long after its restart, while it may still be
+   * learning from its peers, and is down for `downMs` (null: it does not).
+   */
+  crashAfterRestart: { readonly afterMs: number; readonly downMs: number } | null;
+  /** Keys of its ops from lost disks that other replicas held: no crash of its own loses them. */
+  readonly opsOfLostDisks: Set<string>;
   host: ReplicaHost;
-  readonly disk: SimDisk<HostRecord>;
+  disk: SimDisk<HostRecord>;
 }
 
 /** Simulated wall clock starts at a realistic epoch so HLC timestamps look like real ones. */
@@ -145,13 +161,13 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const events = new EventQueue<() => void>();
   let now = 0;
   const procs: SimProcess[] = [];
-  const network = new SimNetwork<PeerMessage>(
+  const network = new SimNetwork<{ readonly msg: PeerMessage; readonly wipes: number }>(
     netPrng,
     params.network,
     (at, run) => events.push(at, run),
     (t) => {
       const p = procs[t.to]!;
-      if (p.up) p.host.receive(t.from, t.msg);
+      if (p.up && procs[t.from]!.wipes === t.msg.wipes) p.host.receive(t.from, t.msg.msg);
     },
     (node) => node,
     (node) => procs[node]!.up,
@@ -180,6 +196,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     splits: [],
     finals: [],
     lost: [],
+    retired: [],
   };
   const byTag = new Map<number, Invocation>();
   let nextTag = 1;
@@ -190,27 +207,51 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   let restartsFromCheckpoint = 0;
 
   /**
-   * Replicas that stopped for good (HostEffects.halt). A simulated disk loses only writes that were
-   * not durable yet, and nothing leaves a replica before its writes are: no replica may ever find
-   * its own ops at a peer that it lacks, so every halt is a violation.
+   * Replicas that stopped for good (HostEffects.halt) although their disk was never lost. A crash
+   * loses only writes that were not durable yet, and nothing leaves a replica before its writes
+   * are: such a replica may never find its own ops at a peer that it lacks, so its halt is a
+   * violation. A replica whose disk was lost ('wipe') may find exactly that, or that its peers
+   * compacted what it had delivered: it halts, and is then lost for good (`wipedHalts`).
    */
   const halts: string[] = [];
+  /** Op ids written for two different ops: a replica that lost its disk numbered ops anew. */
+  const reused: string[] = [];
+  let wipes = 0;
+  let wipedHalts = 0;
 
   /** The driver side of a host: disk writes, messages and responses, in the order the host made them. */
   function effects(p: SimProcess) {
     return {
       halt(reason: string): void {
-        halts.push(`halt: at ${now.toFixed(1)} ms: ${reason}`);
+        if (p.wipes === 0) {
+          halts.push(`halt: at ${now.toFixed(1)} ms: ${reason}`);
+          return;
+        }
+        wipedHalts++;
+        // Taken down by its operator, as `creek start` exits: lost for good from here on.
+        events.push(now, () => {
+          crash(p);
+          record.lost.push(p.id);
+        });
       },
       persist(rec: HostRecord): void {
         p.disk.write(now, diskPrng.float(0, params.diskLatencyMs), rec, rec.layer === 'checkpoint');
         if (rec.layer === 'checkpoint') checkpoints++;
         if (rec.layer !== 'core') return;
-        if (rec.record.kind === 'commit') record.commits[p.id]!.push([...rec.record.ids]);
-        else record.reqs.set(opKey(rec.record.req.id), rec.record.req);
+        if (rec.record.kind === 'commit') {
+          record.commits[p.id]!.push([...rec.record.ids]);
+          return;
+        }
+        const req = rec.record.req;
+        const before = record.reqs.get(opKey(req.id));
+        if (before !== undefined && (before.ts !== req.ts || before.op !== req.op))
+          reused.push(
+            `op id reused: at ${now.toFixed(1)} ms replica ${p.id} wrote ${formatOpId(req.id)} as ${req.op} at ${req.ts}, which is ${before.op} at ${before.ts} elsewhere`,
+          );
+        record.reqs.set(opKey(req.id), req);
       },
       send(to: number, msg: PeerMessage): void {
-        afterDurable(p, () => network.send(now, p.id, to, msg, false));
+        afterDurable(p, () => network.send(now, p.id, to, { msg, wipes: p.wipes }, false));
       },
       respond(o: Response): void {
         const inv = byTag.get(o.tag);
@@ -237,6 +278,9 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       up: true,
       loseAfterStrong: false,
       incarnation: 0,
+      wipes: 0,
+      crashAfterRestart: null,
+      opsOfLostDisks: new Set(),
       host: undefined as unknown as ReplicaHost,
       disk: new SimDisk(),
     };
@@ -274,7 +318,12 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     );
     const issuedBefore = checkpoint?.core.eventNo ?? 0;
     for (const [key, req] of record.reqs)
-      if (req.id.replica === h.id && req.id.eventNo > issuedBefore && !survived.has(key))
+      if (
+        req.id.replica === h.id &&
+        req.id.eventNo > issuedBefore &&
+        !survived.has(key) &&
+        !h.opsOfLostDisks.has(key)
+      )
         record.reqs.delete(key);
     // The commit records that survived: those the checkpoint counts, then those after it.
     let committed =
@@ -294,12 +343,58 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     }
   }
 
+  /**
+   * The replica's disk is lost (a wiped or replaced data directory): it crashes, and restarts on an
+   * empty one. Its ops that no other replica holds are gone, and their ids may be used again; its
+   * commit list and the responses it gave before are checked as those of a replica of their own
+   * (RunRecord.retired).
+   */
+  function wipe(h: SimProcess): void {
+    if (!h.up || record.lost.includes(h.id)) return;
+    crash(h);
+    wipes++;
+    const holders = procs.filter((q) => q !== h && !record.lost.includes(q.id)).map(holdsOps);
+    const lostReqs = new Map<string, Req>();
+    for (const [key, req] of record.reqs) {
+      if (req.id.replica !== h.id) continue;
+      if (holders.some((has) => has(req.id))) {
+        h.opsOfLostDisks.add(key);
+      } else {
+        lostReqs.set(key, req);
+        record.reqs.delete(key);
+      }
+    }
+    record.retired.push({ replica: h.id, disk: h.wipes, commits: record.commits[h.id]!, lostReqs });
+    h.wipes++;
+    h.disk = new SimDisk();
+    record.commits[h.id] = [];
+  }
+
+  /** Whether `q` has an op: in memory if it is up, else on its disk (what it will restart with). */
+  function holdsOps(q: SimProcess): (id: OpId) => boolean {
+    if (q.up) return (id) => q.host.replica.hasReceived(id);
+    const inert = { persist() {}, send() {}, respond() {}, halt() {} };
+    const recovered = new ReplicaHost(hostOptions(q.id), inert, {
+      records: q.disk.read(),
+      nowMs: physical(q.id),
+    });
+    return (id) => recovered.replica.hasReceived(id);
+  }
+
   function restart(p: SimProcess): void {
     if (p.up || record.lost.includes(p.id)) return;
     p.up = true;
     const records = p.disk.read();
     if (records.some((r) => r.layer === 'checkpoint')) restartsFromCheckpoint++;
     p.host = new ReplicaHost(hostOptions(p.id), effects(p), { records, nowMs: physical(p.id) });
+    const again = p.crashAfterRestart;
+    if (again === null) return;
+    p.crashAfterRestart = null;
+    events.push(now + again.afterMs, () => {
+      if (!p.up || p.host.halted !== null) return;
+      crash(p);
+      events.push(now + again.downMs, () => restart(p));
+    });
   }
 
   // Ticks.
@@ -317,7 +412,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     const client = (): void => {
       if (now >= workloadMs) return;
       events.push(now + clientPrng.exponential(meanGap), client);
-      if (!h.up) return; // nobody can reach a replica that is down
+      if (!takesOps(h)) return;
       const g = generateOp(clientPrng, params.workload);
       const session = sessions.stamp(`s${h.id}`);
       // Exactly-once probes: an increment of a key of its own, which must end at exactly 1.
@@ -335,6 +430,14 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     events.push(clientPrng.exponential(meanGap), client);
   }
 
+  /**
+   * Whether a client's op reaches the replica: it is up, has not halted, and is not still learning
+   * from its peers (the server answers `unavailable` meanwhile: ReplicaHost.learningFromPeers).
+   */
+  function takesOps(h: SimProcess): boolean {
+    return h.up && h.host.halted === null && !h.host.learningFromPeers;
+  }
+
   function submit(h: SimProcess, g: GeneratedOp, session: SessionStamp): Invocation {
     const tag = nextTag++;
     const inv: Invocation = {
@@ -348,6 +451,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       responses: [],
       abandoned: false,
       session,
+      ...(h.wipes > 0 ? { disk: h.wipes } : {}),
     };
     record.invocations.push(inv);
     byTag.set(tag, inv);
@@ -369,7 +473,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     if (inv.session === undefined || sessions.isAcknowledged(inv.session)) return;
     // The linearizability checker sees each submission as an op of its own: leave those alone.
     if (onLinearizableObject(inv)) return;
-    const others = procs.filter((x) => x.up && x.id !== inv.replica);
+    const others = procs.filter((x) => takesOps(x) && x.id !== inv.replica);
     if (others.length === 0) return;
     resubmissions++;
     submit(retryPrng.pick(others), inv, sessions.restamp(inv.session));
@@ -426,6 +530,12 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     lose: (which) => {
       const target = pick(which);
       if (target !== undefined) target.loseAfterStrong = true;
+    },
+    wipe: (which, crashAfterRestart) => {
+      const target = pick(which);
+      if (target === undefined) return;
+      wipe(target);
+      target.crashAfterRestart = crashAfterRestart;
     },
     restartAll: () => procs.forEach(restart),
   });
@@ -493,7 +603,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     });
   }
 
-  const violations = [...halts, ...checkRun(record, app, { quiescent })];
+  const violations = [...halts, ...reused, ...checkRun(record, app, { quiescent })];
   if (!quiescent) {
     const waiting = record.invocations.filter((inv) => !inv.abandoned && !complete(inv));
     violations.unshift(
@@ -534,6 +644,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     partitions,
     crashes,
     lost: record.lost.length,
+    wipes,
+    wipedHalts,
     elections: sum((h) => h.paxos.counters.elections),
     adopted: sum((h) => h.replica.metrics.adopted),
     simulatedMs: now,
@@ -559,12 +671,21 @@ interface FaultActions {
   crash(which: number | 'leader'): void;
   /** Crashes the replica for good, right after its next strong invocation. */
   lose(which: number | 'leader'): void;
+  /**
+   * Crashes the replica and loses its disk: it restarts empty (restartAll), and may crash again
+   * soon after, while it still learns from its peers.
+   */
+  wipe(
+    which: number | 'leader',
+    crashAfterRestart: { readonly afterMs: number; readonly downMs: number } | null,
+  ): void;
   restartAll(): void;
 }
 
 /**
  * Faults during the workload, one at a time; all healed and restarted by its end, but for replicas
- * lost for good ('lose': as many per run as a majority survives, so two of five).
+ * lost for good ('lose': as many per run as a majority survives, so two of five). A 'wipe' loses a
+ * replica's disk; it counts as all of those losses, since the replica may halt (lost state).
  */
 function scheduleFaults(
   prng: Prng,
@@ -581,7 +702,7 @@ function scheduleFaults(
   // Replicas die for good, as many as a majority survives (a second loss of five is what leaves a
   // value that a new leader must re-propose with its Reqs nowhere alive).
   const mayLose = Math.floor((n - 1) / 2);
-  if ((mode === 'crash' || mode === 'all') && mayLose > 0) kinds.push('lose');
+  if ((mode === 'crash' || mode === 'all') && mayLose > 0) kinds.push('lose', 'wipe');
   let lost = 0;
   let t = prng.float(50, workloadMs / 3);
   while (t < workloadMs - 50) {
@@ -617,6 +738,20 @@ function scheduleFaults(
         lost++;
         const who = prng.chance(0.5) ? ('leader' as const) : prng.pick(ids);
         act.at(t, () => act.lose(who));
+        break;
+      }
+      case 'wipe': {
+        // It rejoins only once it has heard every peer, and it halts if it finds it lost state
+        // that mattered: it takes the whole budget of replicas lost, so that no replica is lost for
+        // good while it waits for them all.
+        if (lost > 0) break;
+        lost = mayLose;
+        const who = prng.chance(0.5) ? ('leader' as const) : prng.pick(ids);
+        const again = prng.chance(0.5)
+          ? { afterMs: prng.float(0, 40), downMs: prng.float(20, 200) }
+          : null;
+        act.at(t, () => act.wipe(who, again));
+        act.at(end, () => act.restartAll());
         break;
       }
       case 'crash':

@@ -4,21 +4,22 @@ import { Replica } from '../../src/core/replica.js';
 import type { ExecutionJob } from '../../src/core/types.js';
 import { VersionStore } from '../../src/core/version-store.js';
 import { InlineExecutor } from '../../src/exec/inline-executor.js';
-import { runSimulation } from '../../src/sim/simulation.js';
+import { ReplicaHost } from '../../src/host/replica-host.js';
+import { runSimulation, type FaultMode } from '../../src/sim/simulation.js';
 
 /**
  * The checkers are only worth something if they fail when the replica is wrong. Each test plants a
  * bug in the replica and expects the simulator to report it within a few seeds.
  */
-function violationsOver(seeds: number[], replicas = 3, unsafeSendBeforeDurable = false): string[] {
+function violationsOver(
+  seeds: number[],
+  replicas = 3,
+  unsafeSendBeforeDurable = false,
+  faults: FaultMode = unsafeSendBeforeDurable ? 'crash' : 'all',
+): string[] {
   return seeds.flatMap((seed) => {
     try {
-      return runSimulation({
-        seed,
-        replicas,
-        faults: unsafeSendBeforeDurable ? 'crash' : 'all',
-        unsafeSendBeforeDurable,
-      }).violations;
+      return runSimulation({ seed, replicas, faults, unsafeSendBeforeDurable }).violations;
     } catch (err) {
       // The replica's own invariant checks count as detection too.
       return [`crash: ${(err as Error).message}`];
@@ -71,6 +72,18 @@ describe('the simulator catches planted bugs', () => {
     const seeds = Array.from({ length: 20 }, (_, i) => i + 1);
     const v = violationsOver(seeds, 3, true);
     expect(v.some((x) => /^\((a|b|c|d|e)\)|^checker failed/.test(x))).toBe(true);
+  });
+
+  it('a replica whose disk was lost that takes ops before it heard every peer reuses op ids', () => {
+    // The server's gate (and the host's no-op timer) no longer waits for what the peers know.
+    vi.spyOn(ReplicaHost.prototype, 'learningFromPeers', 'get').mockReturnValue(false);
+    const v = violationsOver(
+      Array.from({ length: 20 }, (_, i) => i + 1),
+      3,
+      false,
+      'crash',
+    );
+    expect(v.some((x) => x.startsWith('op id reused'))).toBe(true);
   });
 
   it('answering strong ops stably from the speculative order is not linearizable', () => {

@@ -127,30 +127,24 @@ export class ReplicaHost {
   /** Per origin, the event number of the last strong op delivered here. */
   private readonly lastDelivered = new Map<number, number>();
   private haltReason: string | null = null;
-  /**
-   * It started with no record of an op of its own: a new replica, or one whose disk was lost,
-   * perhaps after it had begun to learn again (a crash while it learns leaves it other replicas'
-   * ops but none of its own, since it takes none before it is done). The driver takes no client op
-   * before it is done learning (`learningFromPeers`).
-   */
-  readonly startedWithoutOwnOps: boolean;
-
   /** Why this replica stopped for good (`HostEffects.halt`); null while it runs. */
   get halted(): string | null {
     return this.haltReason;
   }
 
   /**
-   * It started without ops of its own and must take no client op yet: it has not had a summary
-   * from every peer, or Paxos still rejoins (PaxosOptions.noDurableVotes). The only copy of an op
-   * of its past may be at a peer that was down, and the summary is how it finds such an op and
-   * halts (Gossip `unknownOwnOp`) instead of reusing its id: every peer, not a majority. And an op
-   * of its own on disk must mean it is done rejoining, since Paxos counts such a replica as one
-   * that never lost its votes. Nor does it issue no-ops meanwhile. Never true again once false.
+   * It has no record of an op of its own — a new replica, or one whose disk was lost, perhaps
+   * after it had begun to learn again (a crash then leaves it other replicas' ops but none of its
+   * own) — and must take no client op, nor issue a no-op, yet: it has not had a summary from every
+   * peer, or Paxos still rejoins (PaxosOptions.noDurableVotes). The only copy of an op of its past
+   * may be at a peer that was down, and the summary is how it finds such an op and halts (Gossip
+   * `unknownOwnOp`) instead of reusing its id: every peer, not a majority. And an op of its own on
+   * disk must mean it is done rejoining, since Paxos counts such a replica as one that never lost
+   * its votes. Never true again once false (summaries add up, a rejoin ends once).
    */
   get learningFromPeers(): boolean {
     return (
-      this.startedWithoutOwnOps &&
+      this.replica.issuedCount() === 0 &&
       (this.gossip.peersSummarized() < this.gossip.others.length || this.paxos.rejoining)
     );
   }
@@ -192,7 +186,6 @@ export class ReplicaHost {
       this.replica = new Replica(replicaOptions);
       this.paxos = new MultiPaxos(paxosOptions(false));
       this.delivery = new ConditionalDelivery();
-      this.startedWithoutOwnOps = true;
       return;
     }
     const core = tail.flatMap((r) => (r.layer === 'core' ? [r.record] : []));
@@ -213,8 +206,7 @@ export class ReplicaHost {
       checkpoint?.core,
     );
     this.replica = replica;
-    this.startedWithoutOwnOps = replica.issuedCount() === 0;
-    this.paxos = new MultiPaxos(paxosOptions(!this.startedWithoutOwnOps), { records: cab });
+    this.paxos = new MultiPaxos(paxosOptions(replica.issuedCount() > 0), { records: cab });
     this.delivery = new ConditionalDelivery(truncatedBelow, delivered);
     for (const id of delivered) this.noteDelivered(id);
     this.checkpointedAt = checkpoint?.core.finalized ?? 0;

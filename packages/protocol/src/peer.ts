@@ -32,7 +32,12 @@ const ballot = z.number().int().nonnegative();
 
 export const GossipMessageSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('push'), reqs: z.array(ReqSchema) }),
-  z.object({ kind: z.literal('summary'), seen: DvvSchema, reply: z.boolean() }),
+  z.object({
+    kind: z.literal('summary'),
+    seen: DvvSchema,
+    reply: z.boolean(),
+    wanted: z.array(OpIdSchema).optional(),
+  }),
   z.object({ kind: z.literal('pull'), ids: z.array(OpIdSchema) }),
   z.object({ kind: z.literal('gone'), ids: z.array(OpIdSchema) }),
 ]);

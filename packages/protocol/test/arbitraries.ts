@@ -115,7 +115,15 @@ const entriesArb = fc.array(fc.record({ instance: natArb, value: batchArb }), { 
 
 const gossipArb = fc.oneof(
   fc.record({ kind: fc.constant('push' as const), reqs: fc.array(reqArb, { maxLength: 4 }) }),
-  fc.record({ kind: fc.constant('summary' as const), seen: dvvArb, reply: fc.boolean() }),
+  fc.record(
+    {
+      kind: fc.constant('summary' as const),
+      seen: dvvArb,
+      reply: fc.boolean(),
+      wanted: fc.array(opIdArb, { maxLength: 3 }),
+    },
+    { requiredKeys: ['kind', 'seen', 'reply'] },
+  ),
   fc.record({ kind: fc.constant('pull' as const), ids: fc.array(opIdArb, { maxLength: 6 }) }),
   fc.record({ kind: fc.constant('gone' as const), ids: fc.array(opIdArb, { maxLength: 6 }) }),
 );

@@ -124,6 +124,13 @@ const peerFrames: [string, PeerFrame][] = [
     { t: 'gossip', msg: { kind: 'summary', seen: { '0': [12], '1': [30, 32, 33] }, reply: true } },
   ],
   [
+    'gossip summary with wanted ids',
+    {
+      t: 'gossip',
+      msg: { kind: 'summary', seen: {}, reply: false, wanted: [{ replica: 2, eventNo: 4 }] },
+    },
+  ],
+  [
     'gossip pull',
     {
       t: 'gossip',

@@ -20,7 +20,8 @@
  *   and eager relaying would multiply the steady-state traffic by n - 1.
  * - `want`: pull specific Reqs from every peer, re-asked each anti-entropy round until they arrive.
  * - Lost own ops: a peer's summary or push that holds an op of this replica's own that it has no
- *   record of means the replica lost durable state (it persists each Req before casting it); gossip
+ *   record of, or a summary that says the peer wants one (it knows its id from a forwarded cast),
+ *   means the replica lost durable state (it persists each Req before casting it); gossip
  *   reports `unknownOwnOp` once and stops, so the replica never reuses an id the cluster holds.
  *   Likewise a pull answered `gone` for a Req this replica lacks (`droppedByPeer`): peers drop a Req
  *   only once every replica holds it, so this one had it and lost it, and nobody can send it.
@@ -149,7 +150,7 @@ export class Gossip {
       case 'push':
         return this.onPush(from, msg.reqs);
       case 'summary':
-        return this.onSummary(from, msg.seen, msg.reply);
+        return this.onSummary(from, msg.seen, msg.reply, msg.wanted ?? []);
       case 'pull':
         return this.onPull(from, msg.ids);
       case 'gone':
@@ -171,7 +172,7 @@ export class Gossip {
     const out: GossipOutput[] = [];
     const seen = this.seen.toJSON();
     for (const to of this.summaryTargets())
-      out.push(send(to, { kind: 'summary', seen, reply: false }));
+      out.push(send(to, { kind: 'summary', seen, reply: false, ...this.wantedOf(to) }));
     if (this.wanted.size > 0) out.push(...this.pulls(this.rotateWanted()));
     return out;
   }
@@ -268,9 +269,12 @@ export class Gossip {
     from: number,
     seenJson: Readonly<Record<string, readonly number[]>>,
     isReply: boolean,
+    wanted: readonly OpId[],
   ): GossipOutput[] {
     const own = seenJson[String(this.self)];
-    const unknown = own === undefined ? undefined : this.firstUnseenOwn(own);
+    const unknown =
+      (own === undefined ? undefined : this.firstUnseenOwn(own)) ??
+      wanted.find((id) => id.replica === this.self && !this.seen.has(id));
     if (unknown !== undefined) return this.unknownOwnOp(from, unknown);
     this.summarizedBy.add(from);
     const theirs = DottedVersionVector.fromJSON(seenJson);
@@ -281,7 +285,14 @@ export class Gossip {
     // Push-pull: with fanout = all, our own next round reaches `from` anyway; otherwise tell it now
     // what we have, so it sends what we lack. Never in answer to a reply (no summary ping-pong).
     if (this.pushPull && !isReply && !this.seen.includes(theirs))
-      out.push(send(from, { kind: 'summary', seen: this.seen.toJSON(), reply: true }));
+      out.push(
+        send(from, {
+          kind: 'summary',
+          seen: this.seen.toJSON(),
+          reply: true,
+          ...this.wantedOf(from),
+        }),
+      );
     return out;
   }
 
@@ -309,6 +320,16 @@ export class Gossip {
   }
 
   // ---------------------------------------------------------------- helpers
+
+  /**
+   * For a summary to `to`: the ids of `to`'s own ops this replica wants (GossipMessage `wanted`).
+   * A replica whose disk was lost learns from them that a peer knows of its ops by id alone.
+   */
+  private wantedOf(to: number): { wanted?: OpId[] } {
+    let ids: OpId[] | undefined;
+    for (const id of this.wanted.values()) if (id.replica === to) (ids ??= []).push(id);
+    return ids === undefined ? {} : { wanted: ids };
+  }
 
   /** The first of this replica's own ids in a summary entry (`[base, ...dots]`) it has not seen. */
   private firstUnseenOwn(entry: readonly number[]): OpId | undefined {

@@ -20,7 +20,17 @@ export type GossipMessage =
    * `reply` marks a push-pull answer to another summary; a reply summary is never answered with a
    * summary, so two replicas cannot ping-pong summaries.
    */
-  | { readonly kind: 'summary'; readonly seen: SeenJson; readonly reply: boolean }
+  | {
+      readonly kind: 'summary';
+      readonly seen: SeenJson;
+      readonly reply: boolean;
+      /**
+       * Ops of the receiver's own that the sender knows by id but lacks (`Gossip.want`: a strong
+       * op's forwarded id that reached the leader while its Req did not). Absent when none. A
+       * receiver with no record of one lost it, as for an op in `seen` (`unknownOwnOp`).
+       */
+      readonly wanted?: readonly OpId[];
+    }
   /** The sender needs these Reqs (`Gossip.want`); a receiver that holds any of them pushes them. */
   | { readonly kind: 'pull'; readonly ids: readonly OpId[] }
   /**
@@ -44,7 +54,8 @@ export type GossipOutput =
   /** RB-deliver: hand the Req to the replica (`Replica.deliverReq`). Once per Req id per Gossip. */
   | { readonly type: 'deliver'; readonly req: Req }
   /**
-   * Peer `from` has an op of this replica's own (`id`) that this replica has no record of. A replica
+   * Peer `from` has, or knows the id of, an op of this replica's own (`id`) that this replica has
+   * no record of. A replica
    * makes each of its Reqs durable before it sends it, so this only happens when its durable state
    * was lost (data directory wiped or replaced, or commits not synced before a power failure) or
    * when another process runs with its id. Going on would reuse op ids the cluster already holds:

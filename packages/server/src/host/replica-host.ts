@@ -349,7 +349,7 @@ export class ReplicaHost {
 
   private lostOwnOp(from: number, id: OpId): void {
     this.haltWith(
-      `replica ${this.id} has lost ops it once sent: replica ${from} holds its op ` +
+      `replica ${this.id} has lost ops it once sent: replica ${from} holds or knows of its op ` +
         `${formatOpId(id)}, of which this replica has no record. Its data directory was ` +
         `wiped or replaced, commits made without --fsync were lost in a power failure, or another ` +
         `process runs with id ${this.id}. It stops rather than reuse op ids the cluster already ` +

@@ -392,6 +392,25 @@ describe('a replica that lost its own ops (wiped disk, lost unsynced commits, a 
     ]);
   });
 
+  it('tells each peer which of its ops it wants, and a peer without one of them reports it', () => {
+    const leader = node(0);
+    leader.want([id(2, 1), id(1, 4)]); // ids it knows (a forwarded cast) without their Reqs
+    const summaries = sends(leader.tick(0)).filter((s) => s.msg.kind === 'summary');
+    expect(summaries).toEqual([
+      { to: 1, msg: { kind: 'summary', seen: {}, reply: false, wanted: [id(1, 4)] } },
+      { to: 2, msg: { kind: 'summary', seen: {}, reply: false, wanted: [id(2, 1)] } },
+    ]);
+    const holds = node(1);
+    holds.cast(mkReq(1, 1));
+    holds.cast(mkReq(1, 2));
+    holds.cast(mkReq(1, 3));
+    holds.cast(mkReq(1, 4));
+    expect(unknownOwnOps(holds.receive(0, summaries[0]!.msg))).toEqual([]);
+    expect(unknownOwnOps(node(2).receive(0, summaries[1]!.msg))).toEqual([
+      { from: 0, id: id(2, 1) },
+    ]);
+  });
+
   it('reports a pushed own Req it never had, and does not deliver it', () => {
     const g = node(0);
     const out = g.receive(2, { kind: 'push', reqs: [mkReq(1, 1), mkReq(0, 1), mkReq(1, 2)] });

@@ -16,7 +16,7 @@ describe('a replica that lost its durable state', () => {
     c.run(200); // a few anti-entropy rounds
     expect(c.halts.map((h) => h.replica)).toEqual([2]);
     expect(c.halts[0]!.reason).toMatch(
-      /replica 2 has lost ops it once sent: replica [01] holds its op r2#\d+/,
+      /replica 2 has lost ops it once sent: replica [01] holds or knows of its op r2#\d+/,
     );
     expect(c.host(2).halted).toBe(c.halts[0]!.reason);
     // Halted, it ignores every input: an op invoked there is never answered or ordered.
@@ -65,6 +65,25 @@ describe('a replica that lost its durable state', () => {
     c.settle();
     expect(c.halts).toEqual([]);
     expect(c.host(2).replica.stateDigest()).toContain('"back":1');
+  });
+
+  it('halts when the only trace of an op it lost is its id, forwarded to the leader', () => {
+    const c = new HostCluster(3, 31, { checkpointEvery: 0 });
+    c.run(300);
+    const leader = [0, 1, 2].find((i) => c.host(i).paxos.status().role === 'leader')!;
+    const w = [0, 1, 2].find((i) => i !== leader)!;
+    // A strong op whose cast reaches the leader while its Req reaches nobody; then w's disk is lost.
+    c.dropIf = (from, _to, msg) => from === w && msg.kind === 'gossip';
+    c.invoke(w, 'kv.put', { key: 'x', value: 1 }, true);
+    c.run(100);
+    c.wipe(w);
+    c.dropIf = () => false;
+    c.run(500);
+    // The leader's summary says it wants w's op: w has no record of it, so it lost state. Were it
+    // to number a new op with that id, the leader would propose the old cast with the new Req,
+    // and (found with this very scenario) no replica committed anything after it.
+    expect(c.halts.map((h) => h.replica)).toEqual([w]);
+    expect(c.halts[0]!.reason).toMatch(`holds or knows of its op r${w}#1`);
   });
 
   it('does not halt a replica that restarts with its disk intact, from a checkpoint or not', () => {

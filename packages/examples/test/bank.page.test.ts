@@ -18,10 +18,16 @@ let cluster: LocalCluster;
 let served: ServedPage;
 let browser: { context: BrowserContext; close(): Promise<void> };
 beforeAll(async () => {
-  [cluster, browser] = await Promise.all([
+  // Started side by side; whichever starts is kept for afterAll even if the other fails (with
+  // Promise.all, a missing Chromium left the cluster's three processes running after the run).
+  const [started, launched] = await Promise.allSettled([
     LocalCluster.start({ replicas: 3, app: APP, logLevel: 'error' }),
     launchChromium(),
   ]);
+  if (started.status === 'fulfilled') cluster = started.value;
+  if (launched.status === 'fulfilled') browser = launched.value;
+  if (started.status === 'rejected') throw started.reason;
+  if (launched.status === 'rejected') throw launched.reason;
   served = await serveBankPage({
     urls: cluster.urls,
     token: cluster.token,

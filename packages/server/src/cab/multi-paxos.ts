@@ -364,7 +364,12 @@ export class MultiPaxos {
         // A replica still rejoining may not lead: Ω must pass it over.
         quorate: this.hearsMajority() && this.heardWhileRejoining === null,
         decidedBelow: this.decidedBelow,
-        deliveredBelow: this.localDeliveredBelow,
+        // While rejoining, only what survives a crash here as Paxos state (its truncation): what it
+        // delivered meanwhile is on its disk as commits, which a restart cannot map to instances,
+        // so peers must not truncate it yet, or a crash before the rejoin ends would look like lost
+        // state (`lostState`) at the next start.
+        deliveredBelow:
+          this.heardWhileRejoining === null ? this.localDeliveredBelow : this.truncatedBelow,
         promised: this.promised,
         knownBelow: this.knownBelow(),
       };

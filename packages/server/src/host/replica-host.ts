@@ -390,8 +390,9 @@ export class ReplicaHost {
         changed = true;
       } else if (o.type === 'lostState') {
         this.haltWith(
-          `replica ${this.id} started with an empty data directory, but ${o.reason}. Restore ` +
-            `its data directory; a replica cannot yet be rebuilt from its peers once they compacted.`,
+          `replica ${this.id} started with no vote and no op of its own in its data directory ` +
+            `(a new or a wiped one), but ${o.reason}. Restore its data directory; a replica ` +
+            `cannot yet be rebuilt from its peers once they compacted.`,
         );
         return;
       } else {

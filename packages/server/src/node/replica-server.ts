@@ -217,7 +217,7 @@ export class ReplicaServer {
     // A new cluster passes once all its replicas have started (it could not order anything
     // before: PaxosOptions.noDurableVotes).
     if (this.host.learningFromPeers)
-      return 'this replica started with an empty data directory and has not yet heard from every peer (one that is down may hold ops of its past): start the missing replicas, or try another replica';
+      return 'this replica started with an empty data directory (or none of its own ops in it) and is still learning from its peers: it has not yet heard from every peer (one that is down may hold ops of its past) and rejoined consensus: start the missing replicas, or try another replica';
     return null;
   }
 

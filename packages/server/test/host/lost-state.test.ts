@@ -67,6 +67,27 @@ describe('a replica that lost its durable state', () => {
     expect(c.host(2).replica.stateDigest()).toContain('"back":1');
   });
 
+  it('does not halt for instances it delivered while it learned, when it crashes meanwhile', () => {
+    const c = new HostCluster(3, 21, { checkpointEvery: 0 });
+    c.run(200);
+    // Replica 2's disk is lost; replica 0 cannot reach it, so it cannot be done learning. It
+    // still learns decisions, and delivers them, from replica 1.
+    c.dropIf = (from, to) => from === 0 && to === 2;
+    c.wipe(2);
+    c.workload(20, { keys: 4, strongEvery: 5, at: [0, 1] });
+    c.run(300);
+    expect(c.host(2).paxos.rejoining).toBe(true);
+    expect(c.host(2).paxos.status().decidedBelow).toBeGreaterThan(0);
+    c.crash(2);
+    c.run(100);
+    c.restart(2);
+    c.dropIf = () => false;
+    c.run(500);
+    // Its commit records hold what it delivered: nothing it needs was truncated without it.
+    expect(c.halts).toEqual([]);
+    c.settle();
+  });
+
   it('halts when the only trace of an op it lost is its id, forwarded to the leader', () => {
     const c = new HostCluster(3, 31, { checkpointEvery: 0 });
     c.run(300);

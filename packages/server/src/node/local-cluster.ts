@@ -43,6 +43,8 @@ export interface ReplicaStatus {
   readonly tentative: number;
   readonly digest: string;
   readonly settled: boolean;
+  /** It takes no client op yet: a new or wiped replica still learning from its peers. */
+  readonly learning: boolean;
   /** Held in memory; `pruned`: Reqs gossip dropped since every replica has them, final. */
   readonly memory: { readonly pruned: number };
 }
@@ -218,11 +220,17 @@ export class LocalCluster {
     await Promise.all(calls);
   }
 
+  /**
+   * Until every replica answers, knows a leader and takes client ops: a new cluster's replicas
+   * first learn from one another, and answer `unavailable` meanwhile (ReplicaHost
+   * .learningFromPeers), which may outlast the first election.
+   */
   async waitForLeader(timeoutMs = 30_000): Promise<void> {
     await this.until(
-      async () => (await this.statuses()).every((s) => s !== null && s.leader !== null),
+      async () =>
+        (await this.statuses()).every((s) => s !== null && s.leader !== null && !s.learning),
       timeoutMs,
-      'every replica to answer and know a leader',
+      'every replica to answer, know a leader and take ops',
     );
   }
 

@@ -345,6 +345,9 @@ export class ReplicaServer {
       settled: this.host.settled(),
       peers: this.mesh.states(),
       paused: this.paused,
+      // True while it takes no client op yet: it has no op of its own on disk (a new or wiped
+      // data directory) and still learns from its peers (ReplicaHost.learningFromPeers).
+      learning: this.host.learningFromPeers,
       // Why the replica stopped for good (it lost durable state), or null.
       halted: this.host.halted,
       uptimeMs: Date.now() - this.startedAt,

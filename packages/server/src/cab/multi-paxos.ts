@@ -40,18 +40,17 @@ export interface PaxosOptions {
    * This replica starts with no promise and no vote in its durable state (and, the host adds, no
    * op of its own): a new cluster's replica, or one whose disk was lost, possibly after it had
    * begun to rejoin (rejoining writes none of them, so a crash then leaves it here again; found by
-   * the simulator's 'wipe' fault). The cases look the
-   * same to it, and the second may have promised ballots and voted for values it no longer
-   * remembers: were it to promise or vote again as if it never had, a majority formed with it could
-   * choose a second value for an instance already decided (found end to end: a wiped replica and
-   * one that had missed the decision chose again, with the third down). So it only learns
-   * (`rejoining`) until it has heard a heartbeat from every peer, has promised the highest ballot
-   * any of them promised, and has learned every instance any of them knew of; only then does it
-   * promise, vote or campaign. Each vote it forgot was cast on an instance that its ballot's leader
-   * had accepted in place before the vote, so that leader's heartbeat covers it. And since
-   * instances that every replica delivered are truncated, a peer that reports such instances beyond
-   * what this replica delivered proves it lost state it cannot get back: it stops (`lostState`).
-   * Default false.
+   * the simulator's 'wipe' fault). The cases look the same to it, and the second may have
+   * promised ballots and voted for values it no longer remembers: were it to promise or vote again
+   * as if it never had, a majority formed with it could choose a second value for an instance
+   * already decided (found end to end: a wiped replica and one that had missed the decision chose
+   * again, with the third down). So it only learns (`rejoining`) until it has heard a heartbeat
+   * from every peer, has promised the highest ballot any of them promised, and has learned every
+   * instance any of them knew of; only then does it promise, vote or campaign. Each vote it forgot
+   * was cast on an instance that its ballot's leader had accepted in place before the vote, so that
+   * leader's heartbeat covers it. And since instances that every replica delivered are truncated,
+   * a peer that reports such instances beyond what this replica delivered proves it lost state it
+   * cannot get back: it stops (`lostState`). Default false.
    */
   readonly noDurableVotes?: boolean;
 }
@@ -362,14 +361,13 @@ export class MultiPaxos {
         ballot: this.role === 'leader' ? this.ballot : 0,
         leading: this.role === 'leader',
         // A replica still rejoining may not lead: Ω must pass it over.
-        quorate: this.hearsMajority() && this.heardWhileRejoining === null,
+        quorate: this.hearsMajority() && !this.rejoining,
         decidedBelow: this.decidedBelow,
         // While rejoining, only what survives a crash here as Paxos state (its truncation): what it
         // delivered meanwhile is on its disk as commits, which a restart cannot map to instances,
         // so peers must not truncate it yet, or a crash before the rejoin ends would look like lost
         // state (`lostState`) at the next start.
-        deliveredBelow:
-          this.heardWhileRejoining === null ? this.localDeliveredBelow : this.truncatedBelow,
+        deliveredBelow: this.rejoining ? this.truncatedBelow : this.localDeliveredBelow,
         promised: this.promised,
         knownBelow: this.knownBelow(),
       };
@@ -407,7 +405,7 @@ export class MultiPaxos {
 
   private onPrepare(from: number, ballot: number, fromInstance: number): void {
     this.seeBallot(ballot);
-    if (this.heardWhileRejoining !== null) return; // no promise it could not keep (`noDurableVotes`)
+    if (this.rejoining) return; // no promise it could not keep (`noDurableVotes`)
     if (ballot < this.promised) {
       this.send(from, { type: 'nack', ballot, promised: this.promised });
       return;
@@ -436,7 +434,7 @@ export class MultiPaxos {
 
   private onAccept(from: number, ballot: number, instance: number, value: Batch): void {
     this.seeBallot(ballot);
-    if (this.heardWhileRejoining !== null) return; // no vote it could not keep (`noDurableVotes`)
+    if (this.rejoining) return; // no vote it could not keep (`noDurableVotes`)
     if (ballot < this.promised) {
       this.send(from, { type: 'nack', ballot, promised: this.promised });
       return;
@@ -623,7 +621,7 @@ export class MultiPaxos {
       this.leaderHint !== null &&
       this.leaderHint.id !== this.self &&
       now - this.leaderHint.at <= this.electionTimeoutMs;
-    if (this.role === 'leader' || this.heardWhileRejoining !== null) return;
+    if (this.role === 'leader' || this.rejoining) return;
     if (this.role === 'candidate') {
       // A candidate that stopped hearing a majority gives up rather than retry with ever higher
       // ballots that only the others hear (see below).

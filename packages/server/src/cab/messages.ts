@@ -71,7 +71,7 @@ export type PaxosMessage =
       readonly quorate?: boolean;
       readonly decidedBelow: number;
       readonly deliveredBelow: number;
-      /** The sender's promised ballot (a replica that started empty takes the highest). */
+      /** The sender's promised ballot (a rejoining replica promises the highest it hears). */
       readonly promised: number;
       /** One past the highest instance the sender accepted a value for or knows decided. */
       readonly knownBelow: number;

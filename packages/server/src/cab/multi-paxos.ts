@@ -76,7 +76,8 @@ export type PaxosOutput =
   /** Reqs this replica needs before it can propose or accept their ids: fetch them (gossip). */
   | { readonly type: 'want'; readonly ids: readonly OpId[] }
   /**
-   * This replica started empty and a peer truncated instances it never delivered: it lost state
+   * This replica started without durable votes (`noDurableVotes`) and a peer truncated instances
+   * it never delivered: it lost state
    * that no replica has any more. It must stop (the driver halts it); reported once, then inert.
    */
   | { readonly type: 'lostState'; readonly reason: string };

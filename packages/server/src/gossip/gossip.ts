@@ -224,7 +224,7 @@ export class Gossip {
 
   /**
    * How many peers have sent a summary since this Gossip started, none of which held an op of
-   * this replica's own that it lacks (a replica that started empty waits for all of them before it
+   * this replica's own that it lacks (a replica with no op of its own waits for all of them before it
    * takes ops: ReplicaHost.learningFromPeers).
    */
   peersSummarized(): number {

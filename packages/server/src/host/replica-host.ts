@@ -107,6 +107,10 @@ export interface HostOptions {
  * core when `checkDep` holds. It routes each part's outputs to the others and to the driver. The
  * simulator and the real runtime drive the same host.
  */
+/** How a halt for state the peers compacted ends: what the operator can do (no state transfer). */
+const CANNOT_REBUILD =
+  'Restore its data directory; a replica cannot yet be rebuilt from its peers once they compacted.';
+
 export class ReplicaHost {
   readonly id: number;
   readonly replica: Replica;
@@ -363,8 +367,7 @@ export class ReplicaHost {
       `replica ${this.id} has lost state: it needs the op ${formatOpId(id)}, of which it has no ` +
         `record, and replica ${from} dropped it once every replica held it, this one included. ` +
         `Its data directory was wiped or replaced, or commits made without --fsync were lost in a ` +
-        `power failure. Restore its data directory; a replica cannot yet be rebuilt from its ` +
-        `peers once they compacted.`,
+        `power failure. ${CANNOT_REBUILD}`,
     );
   }
 
@@ -391,8 +394,7 @@ export class ReplicaHost {
       } else if (o.type === 'lostState') {
         this.haltWith(
           `replica ${this.id} started with no vote and no op of its own in its data directory ` +
-            `(a new or a wiped one), but ${o.reason}. Restore its data directory; a replica ` +
-            `cannot yet be rebuilt from its peers once they compacted.`,
+            `(a new or a wiped one), but ${o.reason}. ${CANNOT_REBUILD}`,
         );
         return;
       } else {

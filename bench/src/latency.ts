@@ -34,6 +34,12 @@
  * processes the ops compete for cores in a way the echo does not. The issue's targets are printed
  * next to the results; they are not asserted.
  *
+ * Before anything starts, the run measures what waking a sleeping process costs this machine
+ * (wake-cost.ts: the CPU of an empty timer callback after 1, 5 and 25 ms asleep). An echo wakes two
+ * processes per round trip, each after a sleep of one round trip; a Creek op wakes more of them, and
+ * its lazy peers after longer sleeps. On a machine where one such wake costs more than a whole echo
+ * round trip, no ratio to the echo can be small; the header and the targets show it.
+ *
  * CREEK_BENCH_REPLICA_NODE_ARGS adds Node flags to the replica processes, e.g.
  * '--cpu-prof --cpu-prof-dir=/tmp/prof' to see where a replica's time goes.
  */
@@ -49,6 +55,7 @@ import type WebSocket from 'ws';
 import { flagPairs } from './cli-flags.js';
 import { available as cpuAvailable, CpuWindow } from './cpu-time.js';
 import { completion, openRaw, type RawFrame } from './raw-client.js';
+import { measureWakeCost, type WakeCost } from './wake-cost.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CREEK_BIN = join(ROOT, 'packages/server/bin/creek.js');
@@ -56,6 +63,9 @@ const STARTUP_TIMEOUT_MS = 45_000;
 const SETTLE_TIMEOUT_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 30_000;
 const OUTSTANDING = [1, 16, 64] as const;
+/** Sleep lengths (ms) at which the cost of waking a process is measured, and for how long each. */
+const WAKE_SLEEPS_MS = [1, 5, 25] as const;
+const WAKE_SECONDS = 1;
 /** Sequential measurements are split in this many interleaved rounds. */
 const SEQUENTIAL_ROUNDS = 10;
 
@@ -694,6 +704,12 @@ async function main(): Promise<void> {
   );
 
   const t0 = performance.now();
+  progress('measuring what it costs this machine to wake a sleeping process (quiet machine first)');
+  const wakes = await measureWakeCost(WAKE_SLEEPS_MS, WAKE_SECONDS).catch((err: unknown) => {
+    console.error(`bench:latency: ${err instanceof Error ? err.message : String(err)}`);
+    return null;
+  });
+  if (wakes !== null) console.log(`  ${wakeLine(wakes)}`);
   progress(`starting ${flags.replicas} replicas (creek start) and the echo server on 127.0.0.1`);
   const cluster = new Cluster(flags.replicas);
   const [echoServer, floorUrls] = await Promise.all([startEcho(), startFloors(), cluster.start()]);
@@ -901,7 +917,11 @@ async function main(): Promise<void> {
       `\n  durable reply: parse the frame, commit one SQLite row, answer (least for a weak op);` +
       `\n  durable relay: client → A → B → A → client with a commit at each of A, B, A (least for a` +
       `\n  stable answer from a replica that needs one other replica's durable vote).` +
-      `\n  weak p50 is ${ratio(seq.weak.p50 / floors.durable.p50)} its floor, strong p50 ${ratio(seq.strong.p50 / floors.relay.p50)} its floor.`,
+      `\n  weak p50 is ${ratio(seq.weak.p50 / floors.durable.p50)} its floor, strong p50 ${ratio(seq.strong.p50 / floors.relay.p50)} its floor.` +
+      `\n  No server on this stack and machine answers faster than its floor, so what a target leaves` +
+      `\n  for all of Creek's own work on the critical path (validation, execution, consensus logic)` +
+      `\n  is target − floor: weak ${headroom(TARGETS.weakP50VsEcho * e.p50 - floors.durable.p50)},` +
+      ` strong ${headroom(TARGETS.strongP50VsEcho * e.p50 - floors.relay.p50)}.`,
   );
   console.log(
     `\n  Where the time goes (means, ms): the client's time vs the time inside replica ${target}, from` +
@@ -1025,6 +1045,7 @@ async function main(): Promise<void> {
       ['l', 'r', 'l'],
     ),
   );
+  if (wakes !== null) console.log(`\n  ${wakeLine(wakes)}`);
   console.log(
     `\n  ${cores} cores (${model}), node ${process.version}, load average at end ${os
       .loadavg()
@@ -1032,6 +1053,17 @@ async function main(): Promise<void> {
       .join(' ')}; total ${((performance.now() - t0) / 1000).toFixed(0)} s`,
   );
   await shutdown(0);
+}
+
+/** A target's room above its floor, in µs ('none' when the floor is at or above the target). */
+const headroom = (ms: number): string => (ms > 0 ? `${int(ms * 1000)} µs` : 'none');
+
+/** One line: the CPU a wake costs here, by how long the process slept (wake-cost.ts). */
+function wakeLine(wakes: readonly WakeCost[]): string {
+  const each = wakes
+    .map((w) => `${int(w.cpuMicrosPerWake)} µs after ${w.sleptMs} ms asleep`)
+    .join(' · ');
+  return `CPU to wake a sleeping process (an empty timer callback): ${each}`;
 }
 
 /** Lets the cluster commit what the last measurement left tentative, so cells don't overlap. */

@@ -27,12 +27,16 @@ export const MAX_NESTING = 64;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/**
+ * A refusal. Module-level, not a closure inside `decodeWith`: the server runs through tsx, whose
+ * transform names every closure assigned to a binding with an `Object.defineProperty` call each
+ * time it is created; here that was about a quarter of decoding an invoke frame.
+ */
+function bad(message: string): Decoded<never> {
+  return { ok: false, code: 'bad-frame', message };
+}
+
 function decodeWith<S extends z.ZodType>(schema: S, data: unknown): Decoded<z.output<S>> {
-  const bad = (message: string): Decoded<z.output<S>> => ({
-    ok: false,
-    code: 'bad-frame',
-    message,
-  });
   let text: string;
   if (typeof data === 'string') {
     const bytes = utf8Length(data);

@@ -93,7 +93,15 @@ export class ClientEndpoint {
   private readonly dirty = new Set<WebSocket>();
   private nextTag = 1;
   private readonly cork = new TurnCork();
-  readonly counters = { connections: 0, invokes: 0, retries: 0, rejected: 0, badFrames: 0 };
+  readonly counters = {
+    connections: 0,
+    invokes: 0,
+    retries: 0,
+    rejected: 0,
+    badFrames: 0,
+    /** Connections closed for a frame the WebSocket layer refused. */
+    protocolErrors: 0,
+  };
 
   constructor(
     private readonly replicaId: number,
@@ -132,6 +140,12 @@ export class ClientEndpoint {
         waitingHello: null,
       };
       this.connections.set(ws, conn);
+      // A frame ws refuses (invalid UTF-8, over maxPayload, a bad opcode) is an 'error' on this
+      // socket, which ws then closes with the matching code; unhandled, it would end the process.
+      ws.on('error', (err) => {
+        this.counters.protocolErrors++;
+        this.log.warn({ err: err.message }, 'client connection closed: protocol violation');
+      });
       ws.on('message', (data, isBinary) => {
         const decoded = decodeClientFrame(isBinary ? data : data.toString());
         if (!decoded.ok) {

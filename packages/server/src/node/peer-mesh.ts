@@ -112,6 +112,14 @@ export class PeerMesh {
       const nonce = newNonce();
       let from: number | null = null;
       ws.send(encodeFrame({ t: 'challenge', version: PROTOCOL_VERSION, nonce }));
+      // See ClientEndpoint.attach: a frame ws refuses closes this connection, not the process.
+      ws.on('error', (err) => {
+        this.counters.rejected++;
+        this.log.warn(
+          { peer: from, err: err.message },
+          'peer connection closed: protocol violation',
+        );
+      });
       ws.on('message', (data) => {
         const text = data.toString();
         this.counters.bytesReceived += text.length;

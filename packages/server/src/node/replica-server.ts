@@ -39,6 +39,11 @@ export interface ReplicaServerConfig {
    * with more (PeerOutbox).
    */
   readonly peerLingerMs?: number;
+  /**
+   * A name the operator (or `creek dev`, which generates one) gives the cluster. /health and /ready
+   * report it, so a readiness probe can tell its own replicas from another cluster's on the port.
+   */
+  readonly clusterId?: string | null;
 }
 
 /** Default `peerLingerMs`: about ten times a weak op's round trip on one machine. */
@@ -208,6 +213,13 @@ export class ReplicaServer {
     this.outbox.flushTurn();
   }
 
+  /** Why this replica cannot serve at all (halted, shutting down), or null while it can. */
+  private notLive(): string | null {
+    if (this.host.halted !== null) return `halted: ${this.host.halted}`;
+    if (this.stopping) return 'shutting down';
+    return null;
+  }
+
   /** Why this replica takes no client ops now, or null when it does. */
   private unavailable(): string | null {
     if (this.host.halted !== null)
@@ -249,11 +261,18 @@ export class ReplicaServer {
       res.writeHead(code, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    if (req.method === 'GET' && url.pathname === '/health')
-      return json(200, {
-        ok: !this.stopping && this.host.halted === null,
+    if (req.method === 'GET' && (url.pathname === '/health' || url.pathname === '/ready')) {
+      // /health: the process serves (a halted or stopping replica does not: restart or replace
+      // it). /ready: it also takes client ops now (not learning, paused or shutting down). Both
+      // answer 503 with the reason otherwise, so a load balancer or orchestrator needs no parsing.
+      const reason = url.pathname === '/health' ? this.notLive() : this.unavailable();
+      return json(reason === null ? 200 : 503, {
+        ok: reason === null,
         replica: this.config.id,
+        cluster: this.config.clusterId ?? null,
+        ...(reason === null ? {} : { reason }),
       });
+    }
     if (req.method === 'GET' && url.pathname === '/status') return json(200, this.status());
     if (req.method === 'GET' && url.pathname === '/metrics') {
       void this.metrics.registry.metrics().then((text) => {
@@ -263,7 +282,7 @@ export class ReplicaServer {
       return;
     }
     if (url.pathname.startsWith('/admin/')) return this.onAdmin(req, url, json);
-    json(404, { error: 'not found: try /health, /status, /metrics or /admin/*' });
+    json(404, { error: 'not found: try /health, /ready, /status, /metrics or /admin/*' });
   }
 
   /** Fault injection for tests, benchmarks and the visualizer; needs the admin token. */

@@ -183,6 +183,15 @@ describe('a 3-replica cluster of real processes', () => {
     expect(refused.views.frames).toMatchObject([
       { t: 'error', code: 'unavailable', message: expect.stringMatching(/empty data directory/) },
     ]);
+    // Live, but not ready: /health 200, /ready 503 with the reason (probes need no JSON parsing).
+    const health = await fetch(`${cluster.httpUrl(2)}/health`);
+    expect(health.status).toBe(200);
+    const ready = await fetch(`${cluster.httpUrl(2)}/ready`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/learning/),
+    });
     // Once its peers speak again, one of them holds replica 2's old ops: it halts (exit status 3).
     await cluster.admin(0, 'resume');
     await cluster.admin(1, 'resume');

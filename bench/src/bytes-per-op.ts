@@ -197,7 +197,7 @@ async function run(
 async function peerBytesSent(cluster: LocalCluster): Promise<number> {
   let total = 0;
   for (let i = 0; i < cluster.size; i++) {
-    const text = await (await fetch(`${cluster.httpUrl(i)}/metrics`)).text();
+    const text = await cluster.metrics(i);
     const m = /^creek_peer_bytes_sent_total\{[^}]*\} (\d+(?:\.\d+)?(?:e\+\d+)?)$/m.exec(text);
     if (m === null) throw new Error(`replica ${i}: no creek_peer_bytes_sent_total in /metrics`);
     total += Number(m[1]);

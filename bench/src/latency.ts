@@ -323,6 +323,9 @@ class Cluster {
         join(dir, 'secret'),
         '--token-file',
         join(dir, 'token'),
+        // The same token reads /status and /metrics (a benchmark's cluster has one operator).
+        '--admin-token-file',
+        join(dir, 'token'),
       ];
       const proc = spawn(process.execPath, args, {
         cwd: ROOT,
@@ -342,6 +345,7 @@ class Cluster {
     try {
       const r = await fetch(`http://127.0.0.1:${this.ports[i]!}/status`, {
         signal: AbortSignal.timeout(2000),
+        headers: { authorization: `Bearer ${this.token}` },
       });
       return (await r.json()) as Status;
     } catch {
@@ -356,7 +360,11 @@ class Cluster {
   async serverTimes(
     i: number,
   ): Promise<Record<'tentative' | 'stable', { sum: number; n: number }>> {
-    const text = await (await fetch(`http://127.0.0.1:${this.ports[i]!}/metrics`)).text();
+    const text = await (
+      await fetch(`http://127.0.0.1:${this.ports[i]!}/metrics`, {
+        headers: { authorization: `Bearer ${this.token}` },
+      })
+    ).text();
     const read = (suffix: string, level: string): number => {
       const re = new RegExp(
         `^creek_response_seconds_${suffix}\\{[^}]*level="${level}"[^}]*\\} (\\S+)$`,

@@ -218,7 +218,7 @@ function dirBytes(dir: string): number {
 async function status(cluster: LocalCluster, i: number): Promise<StatusBody> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const r = await fetch(`${cluster.httpUrl(i)}/status`);
+      const r = await cluster.monitor(i, '/status');
       return (await r.json()) as StatusBody;
     } catch (err) {
       if (attempt >= 5) throw err;

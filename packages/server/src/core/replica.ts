@@ -767,8 +767,16 @@ export class Replica {
     return new Map([...out].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
   }
 
-  /** A canonical rendering of `state()`, equal across replicas that hold the same state. */
+  /**
+   * A fixed-size digest of `state()`, equal across replicas that hold the same state, and cheap to
+   * ask for often (it is kept up to date key by key: VersionStore.digest).
+   */
   stateDigest(): string {
+    return this.store.digest();
+  }
+
+  /** `state()` as canonical JSON: the whole state, for the simulator's checkers and for tests. */
+  stateJson(): string {
     return canonicalJson(Object.fromEntries(this.state()));
   }
 

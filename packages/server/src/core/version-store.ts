@@ -1,5 +1,6 @@
 import { precedes, type Entry, type Version } from './entry.js';
 import type { JsonValue } from './json.js';
+import { StateDigest } from './state-digest.js';
 
 /**
  * The multiversion store of Creek §4.4. Each key has a chain of immutable versions sorted by the
@@ -15,6 +16,13 @@ export class VersionStore {
   private readonly chains = new Map<string, Version[]>();
   private versions = 0;
   private peakVersions = 0;
+  private readonly digestOfLatest = new StateDigest();
+  /**
+   * Keys whose newest version may have changed since `digest()` last looked: the digest is brought
+   * up to date for these alone, when asked, so the execution path pays one Set.add per write and
+   * no hashing.
+   */
+  private readonly changed = new Set<string>();
 
   /** The version of `key` that `reader` sees, or null if the key has never been written before it. */
   visible(key: string, reader: Entry): Version | null {
@@ -40,6 +48,7 @@ export class VersionStore {
 
   install(written: readonly Version[]): void {
     for (const v of written) {
+      this.changed.add(v.key);
       let chain = this.chains.get(v.key);
       if (chain === undefined) {
         chain = [];
@@ -56,6 +65,7 @@ export class VersionStore {
   /** Removes the versions of a rolled-back execution: never visible again. */
   remove(written: readonly Version[]): void {
     for (const v of written) {
+      this.changed.add(v.key);
       const chain = this.chains.get(v.key);
       const i = chain === undefined ? -1 : chain.lastIndexOf(v);
       if (chain === undefined || i < 0)
@@ -71,6 +81,7 @@ export class VersionStore {
     for (const key of keys) {
       const chain = this.chains.get(key);
       if (chain === undefined) continue;
+      this.changed.add(key);
       // Insertion sort: chains are short and nearly sorted.
       for (let i = 1; i < chain.length; i++) {
         const v = chain[i]!;
@@ -87,6 +98,7 @@ export class VersionStore {
   /** Garbage-collects what a finalized entry's writes make unreachable. */
   finalize(written: readonly Version[]): void {
     for (const v of written) {
+      this.changed.add(v.key);
       const chain = this.chains.get(v.key)!;
       const i = chain.indexOf(v);
       if (i > 0) {
@@ -120,6 +132,22 @@ export class VersionStore {
     const out = new Map<string, Version>();
     for (const [key, chain] of this.chains) out.set(key, chain[chain.length - 1]!);
     return out;
+  }
+
+  /**
+   * A digest of `latest()`'s values (see StateDigest): equal on replicas holding the same state.
+   * Costs one hash per key changed since the last call, not a pass over the state.
+   */
+  digest(): string {
+    for (const key of this.changed) {
+      const chain = this.chains.get(key);
+      this.digestOfLatest.set(
+        key,
+        chain === undefined ? undefined : chain[chain.length - 1]!.value,
+      );
+    }
+    this.changed.clear();
+    return this.digestOfLatest.hex();
   }
 
   size(): number {

@@ -176,13 +176,28 @@ export class LocalCluster {
     return code;
   }
 
+  /** GET /status of replica i (with the admin token, which reads it); null if it does not answer. */
   async status(i: number): Promise<ReplicaStatus | null> {
     try {
-      const r = await fetch(`${this.httpUrl(i)}/status`);
-      return (await r.json()) as ReplicaStatus;
+      const r = await this.monitor(i, '/status');
+      return r.ok ? ((await r.json()) as ReplicaStatus) : null;
     } catch {
       return null;
     }
+  }
+
+  /** GET /metrics of replica i: the Prometheus text. */
+  async metrics(i: number): Promise<string> {
+    const r = await this.monitor(i, '/metrics');
+    if (!r.ok) throw new Error(`/metrics of replica ${i}: HTTP ${r.status}`);
+    return r.text();
+  }
+
+  /** A GET of an operators' endpoint (/status, /metrics) of replica i. */
+  monitor(i: number, path: string): Promise<globalThis.Response> {
+    return fetch(`${this.httpUrl(i)}${path}`, {
+      headers: { authorization: `Bearer ${this.adminToken}` },
+    });
   }
 
   async statuses(): Promise<(ReplicaStatus | null)[]> {

@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import { MAX_FRAME_BYTES } from '@creek/protocol';
 import { WebSocketServer } from 'ws';
@@ -8,6 +7,7 @@ import { NOOP_OP } from '../core/builtins.js';
 import type { Response } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import { ReplicaHost, type HostRecord, type PeerMessage } from '../host/replica-host.js';
+import { presentsToken } from './bearer.js';
 import { ClientEndpoint } from './client-endpoint.js';
 import { ReplicaMetricsExporter } from './metrics.js';
 import { PeerMesh, type PeerAddress } from './peer-mesh.js';
@@ -44,6 +44,8 @@ export interface ReplicaServerConfig {
    * report it, so a readiness probe can tell its own replicas from another cluster's on the port.
    */
   readonly clusterId?: string | null;
+  /** Read-only token for /status and /metrics (the admin token reads them too); null: admin only. */
+  readonly monitorToken?: string | null;
 }
 
 /** Default `peerLingerMs`: about ten times a weak op's round trip on one machine. */
@@ -273,8 +275,18 @@ export class ReplicaServer {
         ...(reason === null ? {} : { reason }),
       });
     }
-    if (req.method === 'GET' && url.pathname === '/status') return json(200, this.status());
-    if (req.method === 'GET' && url.pathname === '/metrics') {
+    if (url.pathname === '/status' || url.pathname === '/metrics') {
+      // What the replica holds and does is for its operators: the monitor token (read-only, for a
+      // Prometheus scrape config) or the admin token. Probes above need none.
+      if (!presentsToken(req, [this.config.monitorToken ?? null, this.config.adminToken]))
+        return json(401, {
+          error:
+            this.config.monitorToken == null && this.config.adminToken === null
+              ? `${url.pathname} needs a token, and this replica has none: start it with --monitor-token-file (read-only) or --admin-token-file`
+              : `${url.pathname} needs \`authorization: Bearer <monitor or admin token>\``,
+        });
+      if (req.method !== 'GET') return json(405, { error: `${url.pathname} answers GET only` });
+      if (url.pathname === '/status') return json(200, this.status());
       void this.metrics.registry.metrics().then((text) => {
         res.writeHead(200, { 'content-type': this.metrics.registry.contentType });
         res.end(text);
@@ -291,13 +303,7 @@ export class ReplicaServer {
     url: URL,
     json: (code: number, body: unknown) => void,
   ): void {
-    const given = Buffer.from((req.headers.authorization ?? '').replace(/^Bearer /, ''));
-    const expected = Buffer.from(this.config.adminToken ?? '');
-    if (
-      this.config.adminToken === null ||
-      given.length !== expected.length ||
-      !timingSafeEqual(given, expected)
-    ) {
+    if (!presentsToken(req, [this.config.adminToken])) {
       this.log.warn({ path: url.pathname }, 'admin request without a valid admin token');
       return json(401, { error: 'admin actions need `authorization: Bearer <admin token>`' });
     }

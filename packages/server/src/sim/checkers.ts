@@ -1,5 +1,7 @@
 import type { App } from '../core/app.js';
+import type { JsonValue } from '../core/json.js';
 import { formatOpId, opKey, sameOpId, type OpId } from '../core/op-id.js';
+import { StateDigest } from '../core/state-digest.js';
 import { outcomesEqual, type Outcome } from '../core/types.js';
 import {
   checkLinearizable,
@@ -139,6 +141,10 @@ export function checkConvergence(record: RunRecord, app: App): string[] {
       out.push(
         `(b) replica ${r} state ${clip(f.digest)} differs from the serial execution of the committed order ${clip(expected)}`,
       );
+    // The digest /status shows is kept up to date key by key; it must be its state's.
+    const hash = StateDigest.of(Object.entries(JSON.parse(f.digest) as Record<string, JsonValue>));
+    if (f.hash !== hash)
+      out.push(`(b) replica ${r} reports state digest ${f.hash}, but its state's is ${hash}`);
   }
   // Every op that was ordered anywhere must be committed in the end. A lost replica's ops that
   // reached no other replica are gone with it; those that reached one are on its list, committed

@@ -60,7 +60,10 @@ export interface RecordedResponse {
 }
 
 export interface FinalReplicaState {
+  /** The state as canonical JSON (`Replica.stateJson`): checker (b) compares and reads it. */
   readonly digest: string;
+  /** The replica's own fixed-size digest (`Replica.stateDigest`, kept up to date key by key). */
+  readonly hash: string;
   readonly tentative: number;
   readonly unvalidated: number;
   /**

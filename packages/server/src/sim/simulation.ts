@@ -596,7 +596,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   for (const p of procs) {
     const s = p.host.replica.stats();
     record.finals.push({
-      digest: p.host.replica.stateDigest(),
+      digest: p.host.replica.stateJson(),
+      hash: p.host.replica.stateDigest(),
       tentative: s.tentative,
       unvalidated: s.unvalidated,
       stranded: stranded(p),

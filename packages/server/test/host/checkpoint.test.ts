@@ -49,6 +49,7 @@ function describeReplica(r: Replica, outputs: Output[]) {
   // The peak is history, not state.
   const { peakVersions: _, ...stats } = r.stats();
   return {
+    stateJson: r.stateJson(),
     digest: r.stateDigest(),
     stats,
     tentative: r.tentativeIds(),

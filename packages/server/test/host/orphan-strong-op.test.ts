@@ -32,8 +32,8 @@ describe('a strong op whose origin died before CAB got its cast', () => {
     for (const i of [0, 1]) {
       const h = c.host(i);
       expect(h.replica.stats().tentative).toBe(0);
-      expect(h.replica.stateDigest()).toContain('"later":1');
-      expect(h.replica.stateDigest()).toContain('"orphan":1');
+      expect(h.replica.stateJson()).toContain('"later":1');
+      expect(h.replica.stateJson()).toContain('"orphan":1');
     }
     // Each survivor cast the orphan (and any no-op of the dead origin) once.
     for (const i of [0, 1]) expect(c.host(i).replica.metrics.adopted).toBeGreaterThanOrEqual(1);
@@ -70,7 +70,7 @@ describe('a strong op whose causal context died with its origin', () => {
     c.invoke(1, 'kv.increment', { key: 'after' });
     c.run(2_000);
     for (const i of [0, 1]) {
-      const digest = c.host(i).replica.stateDigest();
+      const digest = c.host(i).replica.stateJson();
       expect(digest).toContain('"after":2');
       expect(c.host(i).delivery.backlog()).toBe(0);
     }

@@ -43,6 +43,7 @@ function recovered(records: DurableRecord[], checkpoint?: ReplicaCheckpoint) {
   }
   const { peakVersions: _, ...stats } = replica.stats();
   return {
+    state: replica.stateJson(),
     digest: replica.stateDigest(),
     stats,
     tentative: replica.tentativeIds(),

@@ -1,0 +1,91 @@
+import { canonicalJson, type JsonValue } from './json.js';
+
+/**
+ * A fixed-size digest of a replica's state (key → value), equal on replicas that hold the same
+ * state, kept up to date key by key: /status shows it instead of the state itself (which it once
+ * did, as canonical JSON, to anyone: every value, and megabytes per request on a large store).
+ *
+ * It is a multiset hash: the sum, lane by lane modulo 2^32, of a 128-bit hash of each
+ * `key = value` pair. A sum does not depend on the order the pairs were added in, and a pair is
+ * replaced by subtracting its old hash and adding the new one, so a change costs one hash of the
+ * changed pair, never a pass over the state. It detects divergence; it is not a MAC (the hash is
+ * not cryptographic, and the core stays free of Node modules so that it also runs in browsers).
+ */
+export class StateDigest {
+  private readonly lanes = new Uint32Array(4);
+  /** The hash each present key contributes now (about 100 bytes a key). */
+  private readonly contributions = new Map<string, Uint32Array>();
+
+  /** The digest of a whole state, computed from scratch (checkers compare it with a kept one). */
+  static of(state: Iterable<readonly [string, JsonValue]>): string {
+    const d = new StateDigest();
+    for (const [key, value] of state) d.set(key, value);
+    return d.hex();
+  }
+
+  /** Sets the value of `key` (undefined: the key is absent). */
+  set(key: string, value: JsonValue | undefined): void {
+    const old = this.contributions.get(key);
+    if (old !== undefined) {
+      for (let i = 0; i < 4; i++) this.lanes[i] = this.lanes[i]! - old[i]!;
+      this.contributions.delete(key);
+    }
+    if (value === undefined) return;
+    const h = hash128(`${JSON.stringify(key)}=${canonicalJson(value)}`);
+    for (let i = 0; i < 4; i++) this.lanes[i] = this.lanes[i]! + h[i]!;
+    this.contributions.set(key, h);
+  }
+
+  /** 32 hex digits. */
+  hex(): string {
+    let out = '';
+    for (const lane of this.lanes) out += lane.toString(16).padStart(8, '0');
+    return out;
+  }
+}
+
+/**
+ * 128 bits of a string, as four 32-bit lanes: four FNV-style multiply–xor passes over its UTF-16
+ * code units with distinct odd multipliers, then MurmurHash3's lane mixing and finalizer, so every
+ * output bit depends on every input unit.
+ */
+function hash128(s: string): Uint32Array {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x9e3779b9;
+  let h3 = 0x85ebca6b;
+  let h4 = 0xc2b2ae35;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+    h3 = Math.imul(h3 ^ c, 0x27d4eb2f);
+    h4 = Math.imul(h4 ^ c, 0x165667b1);
+  }
+  h1 ^= s.length;
+  h2 ^= s.length;
+  h3 ^= s.length;
+  h4 ^= s.length;
+  h1 = (h1 + h2 + h3 + h4) | 0;
+  h2 = (h2 + h1) | 0;
+  h3 = (h3 + h1) | 0;
+  h4 = (h4 + h1) | 0;
+  h1 = fmix32(h1);
+  h2 = fmix32(h2);
+  h3 = fmix32(h3);
+  h4 = fmix32(h4);
+  h1 = (h1 + h2 + h3 + h4) | 0;
+  h2 = (h2 + h1) | 0;
+  h3 = (h3 + h1) | 0;
+  h4 = (h4 + h1) | 0;
+  return Uint32Array.of(h1, h2, h3, h4);
+}
+
+/** MurmurHash3's 32-bit finalizer (avalanche). */
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h;
+}

@@ -281,7 +281,7 @@ export class ReplicaServer {
       if (!presentsToken(req, [this.config.monitorToken ?? null, this.config.adminToken]))
         return json(401, {
           error:
-            this.config.monitorToken == null && this.config.adminToken === null
+            (this.config.monitorToken ?? null) === null && this.config.adminToken === null
               ? `${url.pathname} needs a token, and this replica has none: start it with --monitor-token-file (read-only) or --admin-token-file`
               : `${url.pathname} needs \`authorization: Bearer <monitor or admin token>\``,
         });

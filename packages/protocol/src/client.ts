@@ -35,7 +35,10 @@ export const ClientHelloSchema = z.object({
 
 export const InvokeSchema = z.object({
   t: z.literal('invoke'),
-  /** Chosen by the client, unique per client; a retry with the same id is answered, not re-applied. */
+  /**
+   * Chosen by the client, unique per client: within its session, or without one within its
+   * connection. A retry with the same id is answered, not re-applied.
+   */
   opId: z.string().min(1).max(128),
   op: z.string().min(1).max(256),
   args: JsonValueSchema,

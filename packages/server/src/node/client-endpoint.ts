@@ -39,6 +39,8 @@ interface ClientOp {
 
 /** One client connection. */
 interface Connection {
+  /** Numbers connections, so op ids of clients without a session are scoped to their connection. */
+  readonly no: number;
   greeted: boolean;
   session: string | null;
   inFlight: number;
@@ -128,6 +130,7 @@ export class ClientEndpoint {
     wss.on('connection', (ws) => {
       this.counters.connections++;
       const conn: Connection = {
+        no: this.counters.connections,
         greeted: false,
         session: null,
         inFlight: 0,
@@ -217,7 +220,10 @@ export class ClientEndpoint {
   ): void {
     const unavailable = this.unavailable();
     if (unavailable !== null) return this.error(ws, 'unavailable', unavailable, f.opId);
-    const key = conn.session === null ? f.opId : `${conn.session}/${f.opId}`;
+    // Op ids are the client's, unique per client: scoped by its session, which survives
+    // reconnects (a retry is answered, never applied twice), or without one by the connection.
+    // Unscoped, a second client reusing an op id got the first one's result and its op never ran.
+    const key = conn.session === null ? `#${conn.no}/${f.opId}` : `${conn.session}/${f.opId}`;
     const known = this.byOpId.get(key);
     if (known !== undefined) {
       // A retry: answer with what the op produced so far; later views reach this socket too.

@@ -42,7 +42,7 @@ export class RawClient {
     op: string,
     args: unknown,
     level: 'weak' | 'strong',
-    opId = randomUUID(),
+    opId: string = randomUUID(),
   ): { opId: string; views: Views; done: Promise<void> } {
     let resolve!: () => void;
     const done = new Promise<void>((r) => (resolve = r));

@@ -1,10 +1,12 @@
-import { Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ReplicaHost } from '../host/replica-host.js';
 import type { PeerMesh } from './peer-mesh.js';
 
 /**
  * /metrics in the Prometheus format (prom-client). Counters and gauges are read from the replica
- * when scraped; latencies are observed by the client endpoint as views go out.
+ * when scraped; latencies are observed by the client endpoint as views go out. Cumulative counts
+ * are typed `counter`, so that `rate()` and `increase()` apply to them; the process's CPU, memory,
+ * event-loop lag, handles and GC come from prom-client's default metrics.
  */
 export class ReplicaMetricsExporter {
   readonly registry = new Registry();
@@ -20,8 +22,20 @@ export class ReplicaMetricsExporter {
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5],
       registers: [r],
     });
-    /** A value read from the replica when scraped (cumulative counts included: the replica keeps them). */
+    collectDefaultMetrics({ register: r });
+    /** A count the replica keeps, read when scraped (it only grows while the process runs). */
     const counter = (name: string, help: string, read: () => number) =>
+      new Counter({
+        name,
+        help,
+        registers: [r],
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
+    /** A value read from the replica when scraped. */
+    const gauge = (name: string, help: string, read: () => number) =>
       new Gauge({
         name,
         help,
@@ -30,17 +44,18 @@ export class ReplicaMetricsExporter {
           this.set(read());
         },
       });
-    new Gauge({
+    new Counter({
       name: 'creek_ops_invoked_total',
       help: 'Operations invoked at this replica, by kind',
       labelNames: ['kind'],
       registers: [r],
       collect() {
         const i = host().replica.metrics.invoked;
-        this.set({ kind: 'weak' }, i.weak);
-        this.set({ kind: 'strong' }, i.strong);
-        this.set({ kind: 'read_only' }, i.readOnly);
-        this.set({ kind: 'rejected' }, i.rejected);
+        this.reset();
+        this.inc({ kind: 'weak' }, i.weak);
+        this.inc({ kind: 'strong' }, i.strong);
+        this.inc({ kind: 'read_only' }, i.readOnly);
+        this.inc({ kind: 'rejected' }, i.rejected);
       },
     });
     counter(
@@ -53,25 +68,25 @@ export class ReplicaMetricsExporter {
       'Executions withdrawn because a reorder changed what they read',
       () => host().replica.metrics.rollbacks,
     );
-    counter('creek_execution_ratio', 'Executions per finalized op', () =>
+    gauge('creek_execution_ratio', 'Executions per finalized op', () =>
       host().replica.metrics.executionRatio(),
     );
-    counter(
+    gauge(
       'creek_speculation_accuracy',
       'Share of first tentative responses equal to the final result',
       () => host().replica.metrics.accuracy(),
     );
-    counter(
+    gauge(
       'creek_committed_ops',
       'Length of the committed list',
       () => host().replica.stats().committed,
     );
-    counter(
+    gauge(
       'creek_tentative_ops',
       'Length of the tentative list',
       () => host().replica.stats().tentative,
     );
-    counter(
+    gauge(
       'creek_versions',
       'Versions held by the multiversion store',
       () => host().replica.stats().versions,
@@ -95,6 +110,27 @@ export class ReplicaMetricsExporter {
       'creek_peer_bytes_received_total',
       'Bytes received from peers',
       () => mesh.counters.bytesReceived,
+    );
+    gauge(
+      'creek_leader',
+      'The replica this one takes for the Paxos leader (-1: none known)',
+      () => host().paxos.status().leader ?? -1,
+    );
+    gauge('creek_is_leader', '1 while this replica leads Paxos', () =>
+      host().paxos.status().role === 'leader' ? 1 : 0,
+    );
+    gauge(
+      'creek_quorate',
+      '1 while this replica hears a majority (0: cut off; it will not campaign or lead)',
+      () => (host().paxos.status().quorate ? 1 : 0),
+    );
+    gauge('creek_halted', '1 once the replica stopped for good: it lost durable state', () =>
+      host().halted === null ? 0 : 1,
+    );
+    gauge(
+      'creek_learning',
+      '1 while a replica with no op of its own on disk learns from its peers (takes no client op)',
+      () => (host().learningFromPeers ? 1 : 0),
     );
     counter(
       'creek_peer_frames_rejected_total',

@@ -12,6 +12,7 @@ import { ClientEndpoint } from './client-endpoint.js';
 import { ReplicaMetricsExporter } from './metrics.js';
 import { PeerMesh, type PeerAddress } from './peer-mesh.js';
 import { PeerOutbox } from './peer-outbox.js';
+import { notReady, probeAnswer, type ReplicaCondition } from './probes.js';
 import { SqliteStorage } from './storage.js';
 
 export interface ReplicaServerConfig {
@@ -215,24 +216,19 @@ export class ReplicaServer {
     this.outbox.flushTurn();
   }
 
-  /** Why this replica cannot serve at all (halted, shutting down), or null while it can. */
-  private notLive(): string | null {
-    if (this.host.halted !== null) return `halted: ${this.host.halted}`;
-    if (this.stopping) return 'shutting down';
-    return null;
+  /** What probes and clients are told (see probes.ts). */
+  private condition(): ReplicaCondition {
+    return {
+      halted: this.host.halted,
+      stopping: this.stopping,
+      paused: this.paused,
+      learning: this.host.learningFromPeers,
+    };
   }
 
   /** Why this replica takes no client ops now, or null when it does. */
   private unavailable(): string | null {
-    if (this.host.halted !== null)
-      return 'this replica halted: it lost its durable state (see its log); try another replica';
-    if (this.paused || this.stopping)
-      return 'this replica is paused or shutting down: try another replica';
-    // A new cluster passes once all its replicas have started (it could not order anything
-    // before: PaxosOptions.noDurableVotes).
-    if (this.host.learningFromPeers)
-      return 'this replica started with an empty data directory (or none of its own ops in it) and is still learning from its peers: it has not yet heard from every peer (one that is down may hold ops of its past) and rejoined consensus: start the missing replicas, or try another replica';
-    return null;
+    return notReady(this.condition());
   }
 
   /**
@@ -264,16 +260,12 @@ export class ReplicaServer {
       res.end(JSON.stringify(body));
     };
     if (req.method === 'GET' && (url.pathname === '/health' || url.pathname === '/ready')) {
-      // /health: the process serves (a halted or stopping replica does not: restart or replace
-      // it). /ready: it also takes client ops now (not learning, paused or shutting down). Both
-      // answer 503 with the reason otherwise, so a load balancer or orchestrator needs no parsing.
-      const reason = url.pathname === '/health' ? this.notLive() : this.unavailable();
-      return json(reason === null ? 200 : 503, {
-        ok: reason === null,
-        replica: this.config.id,
-        cluster: this.config.clusterId ?? null,
-        ...(reason === null ? {} : { reason }),
-      });
+      const { status, body } = probeAnswer(
+        url.pathname === '/health' ? 'health' : 'ready',
+        this.condition(),
+        { replica: this.config.id, cluster: this.config.clusterId ?? null },
+      );
+      return json(status, body);
     }
     if (url.pathname === '/status' || url.pathname === '/metrics') {
       // What the replica holds and does is for its operators: the monitor token (read-only, for a

@@ -70,6 +70,15 @@ describe('a 3-replica cluster of real processes', () => {
     const metrics = await cluster.metrics(0);
     expect(metrics).toMatch(/creek_ops_invoked_total\{kind="weak",replica="0"\} 12\b/);
     expect(metrics).toMatch(/creek_response_seconds_count\{replica="0",level="stable"\} 3\b/);
+    // Cumulative counts are counters; the process's own metrics and the replica's roles are there.
+    expect(metrics).toMatch(/^# TYPE creek_ops_invoked_total counter$/m);
+    expect(metrics).toMatch(/^# TYPE creek_executions_total counter$/m);
+    expect(metrics).toMatch(/^process_cpu_seconds_total\{replica="0"\} /m);
+    expect(metrics).toMatch(/^nodejs_eventloop_lag_seconds\{replica="0"\} /m);
+    expect(metrics).toMatch(/^creek_quorate\{replica="0"\} 1$/m);
+    expect(metrics).toMatch(/^creek_halted\{replica="0"\} 0$/m);
+    expect(metrics).toMatch(/^creek_learning\{replica="0"\} 0$/m);
+    expect(metrics).toMatch(/^creek_leader\{replica="0"\} [0-2]$/m);
     a.close();
     b.close();
   });

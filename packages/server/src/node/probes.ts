@@ -1,0 +1,51 @@
+/**
+ * What a replica says to probes: /health (liveness) and /ready (readiness), and to clients whose
+ * ops it cannot take. Kept apart from the server so each condition's answer is tested directly,
+ * a halted replica's included (it exits within moments, too soon to catch over HTTP reliably).
+ */
+export interface ReplicaCondition {
+  /** Why it stopped for good (it lost durable state), or null. */
+  readonly halted: string | null;
+  /** SIGTERM: draining the ops in flight before it exits. */
+  readonly stopping: boolean;
+  /** By the admin API. */
+  readonly paused: boolean;
+  /** It has no op of its own on disk and still learns from its peers (ReplicaHost.learningFromPeers). */
+  readonly learning: boolean;
+}
+
+/** Why the replica cannot serve at all (restart or replace it), or null while it can. */
+export function notLive(c: ReplicaCondition): string | null {
+  if (c.halted !== null) return `halted: ${c.halted}`;
+  if (c.stopping) return 'shutting down';
+  return null;
+}
+
+/** Why the replica takes no client ops now (a message for the client), or null when it does. */
+export function notReady(c: ReplicaCondition): string | null {
+  if (c.halted !== null)
+    return 'this replica halted: it lost its durable state (see its log); try another replica';
+  if (c.paused || c.stopping) return 'this replica is paused or shutting down: try another replica';
+  // A new cluster passes once all its replicas have started (it could not order anything
+  // before: PaxosOptions.noDurableVotes).
+  if (c.learning)
+    return 'this replica started with an empty data directory (or none of its own ops in it) and is still learning from its peers: it has not yet heard from every peer (one that is down may hold ops of its past) and rejoined consensus: start the missing replicas, or try another replica';
+  return null;
+}
+
+/**
+ * The answer to GET /health or /ready: 200, or 503 with the reason, so a load balancer or an
+ * orchestrator needs no JSON parsing; the body names the replica and its cluster, so a probe can
+ * tell its own replicas from another cluster's on the same port.
+ */
+export function probeAnswer(
+  probe: 'health' | 'ready',
+  c: ReplicaCondition,
+  who: { readonly replica: number; readonly cluster: string | null },
+): { status: 200 | 503; body: Record<string, unknown> } {
+  const reason = probe === 'health' ? notLive(c) : notReady(c);
+  return {
+    status: reason === null ? 200 : 503,
+    body: { ok: reason === null, ...who, ...(reason === null ? {} : { reason }) },
+  };
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { probeAnswer, type ReplicaCondition } from '../../src/node/probes.js';
+
+const well: ReplicaCondition = { halted: null, stopping: false, paused: false, learning: false };
+const who = { replica: 2, cluster: 'c1' };
+
+describe('probeAnswer', () => {
+  it('answers 200 to both probes while the replica serves and takes ops', () => {
+    for (const p of ['health', 'ready'] as const)
+      expect(probeAnswer(p, well, who)).toEqual({
+        status: 200,
+        body: { ok: true, replica: 2, cluster: 'c1' },
+      });
+  });
+
+  it('answers 503 to both probes once the replica halted, with the reason', () => {
+    const halted = { ...well, halted: 'a peer holds op 2.7 this replica has no record of' };
+    for (const p of ['health', 'ready'] as const) {
+      const a = probeAnswer(p, halted, who);
+      expect(a.status).toBe(503);
+      expect(a.body).toMatchObject({ ok: false, reason: expect.stringMatching(/halted/) });
+    }
+  });
+
+  it('answers 503 to both while shutting down', () => {
+    for (const p of ['health', 'ready'] as const)
+      expect(probeAnswer(p, { ...well, stopping: true }, who).status).toBe(503);
+  });
+
+  it('is live but not ready while paused or learning', () => {
+    for (const c of [
+      { ...well, paused: true },
+      { ...well, learning: true },
+    ]) {
+      expect(probeAnswer('health', c, who).status).toBe(200);
+      expect(probeAnswer('ready', c, who)).toMatchObject({ status: 503, body: { ok: false } });
+    }
+  });
+});

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { formatIssues, parseFlags, readSecretFile, StartFlagsSchema } from './config.js';
+import { formatIssues, parseFlags, readSecretFile, readTls, StartFlagsSchema } from './config.js';
 import { loadApp } from './load-app.js';
 import { LocalCluster } from './local-cluster.js';
 import { ReplicaServer } from './replica-server.js';
@@ -44,6 +44,12 @@ async function start(argv: string[]): Promise<void> {
           ? null
           : readSecretFile(f['admin-token-file'], 'admin token'),
       fsync: f.fsync,
+      monitorToken:
+        f['monitor-token-file'] === undefined
+          ? null
+          : readSecretFile(f['monitor-token-file'], 'monitor token'),
+      clusterId: f['cluster-id'] ?? null,
+      tls: readTls(f),
       ...(f['checkpoint-every'] === undefined ? {} : { checkpointEvery: f['checkpoint-every'] }),
     },
     log,

@@ -48,6 +48,11 @@ export const StartFlagsSchema = z.object({
     .min(1, '--secret-file is required: a file holding the cluster secret'),
   'token-file': z.string().optional(),
   'admin-token-file': z.string().optional(),
+  'monitor-token-file': z.string().optional(),
+  'cluster-id': z.string().optional(),
+  'tls-cert': z.string().optional(),
+  'tls-key': z.string().optional(),
+  'tls-ca': z.string().optional(),
   fsync: z.boolean().default(false),
   'checkpoint-every': z.coerce
     .number({ error: '--checkpoint-every must be a number of ops' })
@@ -84,6 +89,33 @@ export function readSecretFile(path: string, what: string): string {
   const s = readFileSync(path, 'utf8').trim();
   if (s.length < 16) throw new Error(`${what} in '${path}' is shorter than 16 characters`);
   return s;
+}
+
+/** The TLS files of `creek start`, read as PEM: cert and key together, the CA optional. */
+export function readTls(
+  f: Pick<StartFlags, 'tls-cert' | 'tls-key' | 'tls-ca'>,
+): { cert: string; key: string; ca: string | null } | null {
+  const cert = f['tls-cert'];
+  const key = f['tls-key'];
+  if (cert === undefined && key === undefined) {
+    if (f['tls-ca'] !== undefined)
+      throw new Error('--tls-ca needs --tls-cert and --tls-key: a replica serves TLS to use it');
+    return null;
+  }
+  if (cert === undefined || key === undefined)
+    throw new Error('--tls-cert and --tls-key go together: the certificate and its private key');
+  const pem = (path: string, flag: string): string => {
+    if (!existsSync(path)) throw new Error(`${flag} '${path}' does not exist`);
+    const text = readFileSync(path, 'utf8');
+    if (!text.includes('-----BEGIN '))
+      throw new Error(`${flag} '${path}' is not PEM (a file starting with -----BEGIN …)`);
+    return text;
+  };
+  return {
+    cert: pem(cert, '--tls-cert'),
+    key: pem(key, '--tls-key'),
+    ca: f['tls-ca'] === undefined ? null : pem(f['tls-ca'], '--tls-ca'),
+  };
 }
 
 export function formatIssues(error: z.ZodError): string {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpsGet } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -29,6 +30,11 @@ export interface LocalClusterOptions {
   readonly logLevel?: string;
   /** Where the replicas' stdout and stderr go; default: stderr is inherited, stdout dropped. */
   readonly stdio?: 'inherit' | 'ignore';
+  /**
+   * PEM files: every replica serves https:// and wss:// with this certificate (it must name the
+   * host), and peers and this class's own requests trust `ca`.
+   */
+  readonly tls?: { readonly cert: string; readonly key: string; readonly ca: string };
   /** Called when a replica exits while the cluster is not stopping. */
   readonly onExit?: (replica: number, code: number | null, signal: NodeJS.Signals | null) => void;
 }
@@ -103,7 +109,7 @@ export class LocalCluster {
 
   /** The client URL of replica i. */
   url(i: number): string {
-    return `ws://${this.host}:${this.basePort + i}/client`;
+    return `${this.options.tls === undefined ? 'ws' : 'wss'}://${this.host}:${this.basePort + i}/client`;
   }
 
   /** Every replica's client URL, for `connect({ urls })`. */
@@ -112,7 +118,7 @@ export class LocalCluster {
   }
 
   httpUrl(i: number): string {
-    return `http://${this.host}:${this.basePort + i}`;
+    return `${this.options.tls === undefined ? 'http' : 'https'}://${this.host}:${this.basePort + i}`;
   }
 
   isRunning(i: number): boolean {
@@ -141,6 +147,9 @@ export class LocalCluster {
       join(this.dir, 'admin.token'),
     ];
     if (this.options.app !== undefined) args.push('--app', resolve(this.options.app));
+    const tls = this.options.tls;
+    if (tls !== undefined)
+      args.push('--tls-cert', tls.cert, '--tls-key', tls.key, '--tls-ca', tls.ca);
     if (this.options.fsync === true) args.push('--fsync');
     if (this.options.checkpointEvery !== undefined)
       args.push('--checkpoint-every', String(this.options.checkpointEvery));
@@ -195,8 +204,25 @@ export class LocalCluster {
 
   /** A GET of an operators' endpoint (/status, /metrics) of replica i. */
   monitor(i: number, path: string): Promise<globalThis.Response> {
-    return fetch(`${this.httpUrl(i)}${path}`, {
-      headers: { authorization: `Bearer ${this.adminToken}` },
+    const headers = { authorization: `Bearer ${this.adminToken}` };
+    const tls = this.options.tls;
+    if (tls === undefined) return fetch(`${this.httpUrl(i)}${path}`, { headers });
+    // fetch() takes no CA of its own; https.get does.
+    return new Promise((resolvePromise, reject) => {
+      const req = httpsGet(
+        `${this.httpUrl(i)}${path}`,
+        { headers, ca: readFileSync(tls.ca, 'utf8'), timeout: 5_000 },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolvePromise(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 500 })),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`GET ${path} of replica ${i} timed out`)));
+      req.on('error', reject);
     });
   }
 
@@ -306,7 +332,7 @@ export class LocalCluster {
   }
 
   private peerUrl(i: number): string {
-    return `ws://${this.host}:${this.basePort + i}`;
+    return `${this.options.tls === undefined ? 'ws' : 'wss'}://${this.host}:${this.basePort + i}`;
   }
 
   /** A secret file in the data dir, made once with 24 random bytes; returns its path. */

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import WebSocket, { type WebSocketServer } from 'ws';
 import type { PeerMessage } from '../host/replica-host.js';
 import { answerChallenge, checkAnswer, newNonce } from './peer-auth.js';
+import { explainTlsError } from './tls.js';
 import { peerMessageFromFrame, peerMessageToFrame } from './wire.js';
 
 export interface PeerAddress {
@@ -23,7 +24,14 @@ export type PeerState = 'connecting' | 'connected' | 'down';
 export class PeerMesh {
   private readonly outbound = new Map<
     number,
-    { ws: WebSocket | null; state: PeerState; backoffMs: number; timer: NodeJS.Timeout | null }
+    {
+      ws: WebSocket | null;
+      state: PeerState;
+      backoffMs: number;
+      timer: NodeJS.Timeout | null;
+      /** The TLS failure last logged for this peer (logged once until the link comes up). */
+      tlsComplaint: string | null;
+    }
   >();
   private closed = false;
   readonly counters = {
@@ -49,12 +57,20 @@ export class PeerMesh {
     private readonly secret: string,
     private readonly onMessage: (from: number, msg: PeerMessage) => void,
     private readonly log: Logger,
+    /** PEM of the CA that peers' wss:// certificates must chain to; null: the system's CAs. */
+    private readonly ca: string | null = null,
   ) {}
 
   start(): void {
     for (const p of this.peers) {
       if (p.id === this.self) continue;
-      this.outbound.set(p.id, { ws: null, state: 'connecting', backoffMs: 50, timer: null });
+      this.outbound.set(p.id, {
+        ws: null,
+        state: 'connecting',
+        backoffMs: 50,
+        timer: null,
+        tlsComplaint: null,
+      });
       this.dial(p);
     }
   }
@@ -63,7 +79,10 @@ export class PeerMesh {
     if (this.closed) return;
     const entry = this.outbound.get(p.id)!;
     entry.state = 'connecting';
-    const ws = new WebSocket(`${p.url}/peer`, { maxPayload: 16 << 20 });
+    const ws = new WebSocket(`${p.url}/peer`, {
+      maxPayload: 16 << 20,
+      ...(this.ca === null ? {} : { ca: this.ca }),
+    });
     entry.ws = ws;
     ws.on('message', (data) => {
       const decoded = decodePeerFrame(data.toString());
@@ -87,6 +106,7 @@ export class PeerMesh {
         );
       } else if (f.t === 'welcome') {
         entry.state = 'connected';
+        entry.tlsComplaint = null;
         entry.backoffMs = 50;
         this.log.info({ peer: p.id }, 'connected to peer');
       } else if (f.t === 'error') {
@@ -103,7 +123,16 @@ export class PeerMesh {
       entry.backoffMs = Math.min(entry.backoffMs * 2, 2000);
     };
     ws.on('close', retry);
-    ws.on('error', () => ws.close());
+    ws.on('error', (err) => {
+      // A peer that is down is normal and retried quietly; a TLS failure is a misconfiguration the
+      // operator must hear about, once per peer until the link comes up.
+      const why = explainTlsError(err, p);
+      if (why !== null && entry.tlsComplaint !== why) {
+        entry.tlsComplaint = why;
+        this.log.error({ peer: p.id }, why);
+      }
+      ws.close();
+    });
   }
 
   /** Accepts peers on `/peer` of this replica's server. */

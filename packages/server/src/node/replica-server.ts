@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { Logger } from 'pino';
 import { MAX_FRAME_BYTES } from '@creek/protocol';
 import { WebSocketServer } from 'ws';
@@ -14,6 +15,7 @@ import { PeerMesh, type PeerAddress } from './peer-mesh.js';
 import { PeerOutbox } from './peer-outbox.js';
 import { notReady, probeAnswer, type ReplicaCondition } from './probes.js';
 import { SqliteStorage } from './storage.js';
+import { peerSchemeProblem, type TlsConfig } from './tls.js';
 
 export interface ReplicaServerConfig {
   readonly id: number;
@@ -47,6 +49,8 @@ export interface ReplicaServerConfig {
   readonly clusterId?: string | null;
   /** Read-only token for /status and /metrics (the admin token reads them too); null: admin only. */
   readonly monitorToken?: string | null;
+  /** PEM text; null or absent: plain ws:// and http://. */
+  readonly tls?: TlsConfig | null;
 }
 
 /** Default `peerLingerMs`: about ten times a weak op's round trip on one machine. */
@@ -93,12 +97,15 @@ export class ReplicaServer {
     private readonly config: ReplicaServerConfig,
     private readonly log: Logger,
   ) {
+    const schemes = peerSchemeProblem(config.tls ?? null, config.id, config.peers);
+    if (schemes !== null) throw new Error(schemes);
     this.mesh = new PeerMesh(
       config.id,
       config.peers,
       config.secret,
       (from, msg) => this.onPeer(from, msg),
       log,
+      config.tls?.ca ?? null,
     );
     this.clients = new ClientEndpoint(
       config.id,
@@ -161,7 +168,13 @@ export class ReplicaServer {
     this.mesh.attach(peerWss);
     this.clients.attach(clientWss);
     this.sockets.push(peerWss, clientWss);
-    this.http = createServer((req, res) => this.onHttp(req, res));
+    const tls = c.tls ?? null;
+    const onHttp = (req: IncomingMessage, res: ServerResponse): void => this.onHttp(req, res);
+    // With TLS, the one port serves https:// and wss:// (clients, peers, probes, metrics alike).
+    this.http =
+      tls === null
+        ? createServer(onHttp)
+        : createTlsServer({ cert: tls.cert, key: tls.key }, onHttp);
     this.http.on('upgrade', (req, socket, head) => {
       const path = (req.url ?? '').split('?')[0];
       const wss = path === '/peer' ? peerWss : path === '/client' ? clientWss : null;
@@ -181,7 +194,7 @@ export class ReplicaServer {
       this.call(() => this.host.tick(Date.now()));
       this.clients.afterTurn();
     }, this.config.tickMs ?? 5);
-    return { url: `ws://${c.host}:${c.port}` };
+    return { url: `${tls === null ? 'ws' : 'wss'}://${c.host}:${c.port}` };
   }
 
   /**

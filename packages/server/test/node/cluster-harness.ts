@@ -16,9 +16,10 @@ export class RawClient {
   private ws!: WebSocket;
   private readonly ops = new Map<string, Views & { strong: boolean; resolve: () => void }>();
 
-  static async connect(url: string, token: string): Promise<RawClient> {
+  /** `ca`: PEM of the CA a wss:// replica's certificate chains to. */
+  static async connect(url: string, token: string, ca?: string): Promise<RawClient> {
     const c = new RawClient();
-    c.ws = new WebSocket(url);
+    c.ws = new WebSocket(url, ca === undefined ? {} : { ca });
     await new Promise<void>((resolve, reject) => {
       c.ws.once('error', reject);
       c.ws.on('open', () => c.ws.send(JSON.stringify({ t: 'hello', version: 1, token })));

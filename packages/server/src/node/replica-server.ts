@@ -269,7 +269,11 @@ export class ReplicaServer {
   private onHttp(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const json = (code: number, body: unknown): void => {
-      res.writeHead(code, { 'content-type': 'application/json' });
+      res.writeHead(code, {
+        'content-type': 'application/json',
+        // RFC 6750 §3: a 401 names the scheme the client should use.
+        ...(code === 401 ? { 'www-authenticate': 'Bearer realm="creek"' } : {}),
+      });
       res.end(JSON.stringify(body));
     };
     if (req.method === 'GET' && (url.pathname === '/health' || url.pathname === '/ready')) {

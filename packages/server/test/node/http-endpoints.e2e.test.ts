@@ -18,6 +18,7 @@ it('serves /status and /metrics only with a token', async () => {
   for (const path of ['/status', '/metrics']) {
     const none = await fetch(`${cluster.httpUrl(0)}${path}`);
     expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer realm="creek"');
     expect(((await none.json()) as { error: string }).error).toMatch(/authorization: Bearer/);
     const wrong = await fetch(`${cluster.httpUrl(0)}${path}`, {
       headers: { authorization: `Bearer ${cluster.token}` }, // the client token is not enough

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { formatIssues, parseFlags, readSecretFile, StartFlagsSchema } from './config.js';
+import { edgeLimitsFromEnv } from './edge-limits.js';
 import { loadApp } from './load-app.js';
 import { LocalCluster } from './local-cluster.js';
 import { ReplicaServer } from './replica-server.js';
@@ -44,6 +45,7 @@ async function start(argv: string[]): Promise<void> {
           ? null
           : readSecretFile(f['admin-token-file'], 'admin token'),
       fsync: f.fsync,
+      edgeLimits: edgeLimitsFromEnv(process.env),
       ...(f['checkpoint-every'] === undefined ? {} : { checkpointEvery: f['checkpoint-every'] }),
     },
     log,

@@ -9,6 +9,9 @@ import type { Response } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import { ReplicaHost, type HostRecord, type PeerMessage } from '../host/replica-host.js';
 import { ClientEndpoint } from './client-endpoint.js';
+import { ConnectionGuard } from './connection-guard.js';
+import { registerEdgeMetrics } from './edge-metrics.js';
+import { edgeLimits, type EdgeLimits } from './edge-limits.js';
 import { ReplicaMetricsExporter } from './metrics.js';
 import { PeerMesh, type PeerAddress } from './peer-mesh.js';
 import { PeerOutbox } from './peer-outbox.js';
@@ -44,6 +47,8 @@ export interface ReplicaServerConfig {
    * report it, so a readiness probe can tell its own replicas from another cluster's on the port.
    */
   readonly clusterId?: string | null;
+  /** Overrides of the limits before authentication (DEFAULT_EDGE_LIMITS). */
+  readonly edgeLimits?: Partial<EdgeLimits>;
 }
 
 /** Default `peerLingerMs`: about ten times a weak op's round trip on one machine. */
@@ -62,6 +67,7 @@ export class ReplicaServer {
   private readonly mesh: PeerMesh;
   private readonly clients: ClientEndpoint;
   private readonly metrics: ReplicaMetricsExporter;
+  private readonly guard: ConnectionGuard;
   private http: Server | null = null;
   private readonly sockets: WebSocketServer[] = [];
   private ticker: NodeJS.Timeout | null = null;
@@ -90,12 +96,14 @@ export class ReplicaServer {
     private readonly config: ReplicaServerConfig,
     private readonly log: Logger,
   ) {
+    this.guard = new ConnectionGuard(edgeLimits(config.edgeLimits), log);
     this.mesh = new PeerMesh(
       config.id,
       config.peers,
       config.secret,
       (from, msg) => this.onPeer(from, msg),
       log,
+      this.guard,
     );
     this.clients = new ClientEndpoint(
       config.id,
@@ -113,6 +121,7 @@ export class ReplicaServer {
       config.peerLingerMs ?? DEFAULT_PEER_LINGER_MS,
     );
     this.metrics = new ReplicaMetricsExporter(() => this.host, this.mesh, config.id);
+    registerEdgeMetrics(this.metrics.registry, this.guard, [this.clients.edge, this.mesh.edge]);
   }
 
   async start(): Promise<{ url: string }> {
@@ -156,9 +165,9 @@ export class ReplicaServer {
     // connection is closed instead of buffering it.
     const clientWss = new WebSocketServer({ noServer: true, maxPayload: 4 * MAX_FRAME_BYTES });
     this.mesh.attach(peerWss);
-    this.clients.attach(clientWss);
+    this.clients.attach(clientWss, this.guard);
     this.sockets.push(peerWss, clientWss);
-    this.http = createServer((req, res) => this.onHttp(req, res));
+    this.http = createServer(this.guard.httpServerOptions(), (req, res) => this.onHttp(req, res));
     this.http.on('upgrade', (req, socket, head) => {
       const path = (req.url ?? '').split('?')[0];
       const wss = path === '/peer' ? peerWss : path === '/client' ? clientWss : null;
@@ -166,6 +175,9 @@ export class ReplicaServer {
         socket.destroy();
         return;
       }
+      // Over the cap of unauthenticated connections: 503 before the handshake (ConnectionGuard).
+      if (!this.guard.admit(req, socket, wss === peerWss ? this.mesh.edge : this.clients.edge))
+        return;
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
     });
     await new Promise<void>((resolve, reject) => {

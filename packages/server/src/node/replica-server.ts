@@ -15,6 +15,7 @@ import { edgeLimits, type EdgeLimits } from './edge-limits.js';
 import { ReplicaMetricsExporter } from './metrics.js';
 import { PeerMesh, type PeerAddress } from './peer-mesh.js';
 import { PeerOutbox } from './peer-outbox.js';
+import { requestUrl } from './request-url.js';
 import { SqliteStorage } from './storage.js';
 
 export interface ReplicaServerConfig {
@@ -268,11 +269,13 @@ export class ReplicaServer {
   }
 
   private onHttp(req: IncomingMessage, res: ServerResponse): void {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestUrl(req.url);
     const json = (code: number, body: unknown): void => {
       res.writeHead(code, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
+    if (url === null)
+      return json(400, { error: 'the request target must be a path, e.g. /health' });
     if (req.method === 'GET' && (url.pathname === '/health' || url.pathname === '/ready')) {
       // /health: the process serves (a halted or stopping replica does not: restart or replace
       // it). /ready: it also takes client ops now (not learning, paused or shutting down). Both

@@ -56,12 +56,16 @@ beforeAll(async () => {
 afterAll(async () => {
   const total = [...attacks.values()].reduce((a, b) => a + b, 0);
   const kinds = [...attacks].map(([k, n]) => `${k} ${n}`).join(', ');
-  console.log(
-    `adversarial: ${total} attacks (${kinds}): ${survivedGroups} groups; after each: all replicas up, strong ops ordered, digests equal`,
-  );
+  const verdict =
+    survivedGroups === GROUPS
+      ? 'all replicas up, strong ops ordered, digests equal after each group'
+      : `FAILED: ${GROUPS - survivedGroups} of ${GROUPS} groups did not pass their checks`;
+  console.log(`adversarial: ${total} attacks (${kinds}): ${verdict}`);
   await cluster?.stop(1_000);
 });
 
+/** Groups of attacks, each ending with `survived` (every test below but the last). */
+const GROUPS = 11;
 const attacks = new Map<string, number>();
 let survivedGroups = 0;
 function attack(kind: string): void {
@@ -401,6 +405,14 @@ it('idle unauthenticated sockets: over the caps the upgrade is refused with 503,
   }
   expect(again, 'a connection once the idle ones were closed').not.toBeNull();
   again?.socket.destroy();
+  // A peer that never answers the challenge is closed the same way.
+  const peers = await Promise.all(
+    Array.from({ length: 5 }, () => {
+      attack('idle');
+      return rawUpgrade(port(2), '/peer');
+    }),
+  );
+  for (const p of peers) expect(await closedBy(p, 'an idle peer socket')).toBe(CLOSE.policy);
   await survived('idle');
 });
 
@@ -659,4 +671,44 @@ it('HTTP: random paths, methods and admin tokens, and upgrades the replica does 
     expect(raw.status).not.toContain('101');
   }
   await survived('http');
+});
+
+it('every kind of violation the suite made is counted, per endpoint, in /status and /metrics', async () => {
+  const sum = (kind: string, endpoint: 'clients' | 'network'): Promise<number> =>
+    Promise.all(
+      Array.from({ length: cluster.size }, async (_, i) => {
+        const s = (await (await fetch(`${cluster.httpUrl(i)}/status`)).json()) as Record<
+          'clients' | 'network',
+          { violations: Record<string, number> }
+        >;
+        return s[endpoint].violations[kind] ?? 0;
+      }),
+    ).then((n) => n.reduce((a, b) => a + b, 0));
+  for (const kind of [
+    'protocol',
+    'invalidPayload',
+    'tooBig',
+    'badFrame',
+    'auth',
+    'helloDeadline',
+    'flood',
+  ])
+    expect(await sum(kind, 'network'), `peer ${kind}`).toBeGreaterThan(0);
+  for (const kind of [
+    'protocol',
+    'invalidPayload',
+    'tooBig',
+    'badFrame',
+    'outOfOrder',
+    'auth',
+    'helloDeadline',
+    'flood',
+    'overCap',
+  ])
+    expect(await sum(kind, 'clients'), `client ${kind}`).toBeGreaterThan(0);
+  const metrics = await (await fetch(`${cluster.httpUrl(1)}/metrics`)).text();
+  expect(metrics).toMatch(
+    /creek_edge_violations_total\{endpoint="client",kind="overCap",replica="1"\} 1\d\d/,
+  );
+  expect(metrics).toMatch(/creek_edge_unauthenticated_connections\{replica="1"\} \d+/);
 });

@@ -5,10 +5,11 @@ import WebSocket, { type RawData } from 'ws';
 import type { EdgeLimits } from './edge-limits.js';
 import { ViolationLog, type EdgeEndpoint, type ViolationKind } from './edge-violations.js';
 
-/** The WebSocket close codes the replica sends (RFC 6455 §7.4.1). */
+/**
+ * The WebSocket close codes the guard sends (RFC 6455 §7.4.1); ws itself closes with 1002 and 1007
+ * for the frames it refuses.
+ */
 export const CLOSE_CODE = {
-  protocolError: 1002,
-  invalidPayload: 1007,
   /** Authentication failed, no hello in time, too many frames before it. */
   policy: 1008,
   tooBig: 1009,

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { formatIssues, parseFlags, readSecretFile, readTls, StartFlagsSchema } from './config.js';
+import { edgeLimitsFromEnv } from './edge-limits.js';
 import { loadApp } from './load-app.js';
 import { LocalCluster } from './local-cluster.js';
 import { ReplicaServer } from './replica-server.js';
@@ -50,6 +51,7 @@ async function start(argv: string[]): Promise<void> {
           : readSecretFile(f['monitor-token-file'], 'monitor token'),
       clusterId: f['cluster-id'] ?? null,
       tls: readTls(f),
+      edgeLimits: edgeLimitsFromEnv(process.env),
       ...(f['checkpoint-every'] === undefined ? {} : { checkpointEvery: f['checkpoint-every'] }),
     },
     log,

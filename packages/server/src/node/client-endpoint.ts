@@ -10,6 +10,9 @@ import {
 import type { Logger } from 'pino';
 import WebSocket, { type WebSocketServer } from 'ws';
 import type { InvokeRequest } from '../core/replica.js';
+import { CLOSE_CODE, ConnectionGuard, type Gate } from './connection-guard.js';
+import { DEFAULT_EDGE_LIMITS } from './edge-limits.js';
+import { newViolations, type EdgeEndpoint } from './edge-violations.js';
 import { TurnCork } from './turn-cork.js';
 import { outcomesEqual, type Outcome, type Response, type SessionStamp } from '../core/types.js';
 
@@ -101,9 +104,11 @@ export class ClientEndpoint {
     retries: 0,
     rejected: 0,
     badFrames: 0,
-    /** Connections closed for a frame the WebSocket layer refused. */
-    protocolErrors: 0,
+    /** Per kind, connections that broke the protocol or an edge limit (ConnectionGuard). */
+    violations: newViolations(),
   };
+  /** This endpoint as the connection guard counts it. */
+  readonly edge: EdgeEndpoint = { name: 'client', violations: this.counters.violations };
 
   constructor(
     private readonly replicaId: number,
@@ -126,8 +131,16 @@ export class ClientEndpoint {
     private readonly received: (replica: number, eventNo: number) => boolean = () => false,
   ) {}
 
-  attach(wss: WebSocketServer): void {
-    wss.on('connection', (ws) => {
+  /**
+   * Serves the connections of `wss`. Until its hello is accepted a connection is held to the
+   * guard's limits (a deadline, a small frame size, a frame budget); the replica passes the guard
+   * that also capped its upgrade, a bare server (tests) gets one with the default limits.
+   */
+  attach(
+    wss: WebSocketServer,
+    guard: ConnectionGuard = new ConnectionGuard(DEFAULT_EDGE_LIMITS, this.log),
+  ): void {
+    wss.on('connection', (ws, req) => {
       this.counters.connections++;
       const conn: Connection = {
         no: this.counters.connections,
@@ -143,27 +156,39 @@ export class ClientEndpoint {
         waitingHello: null,
       };
       this.connections.set(ws, conn);
+      const gate = guard.gate(ws, req, this.edge);
       // A frame ws refuses (invalid UTF-8, over maxPayload, a bad opcode) is an 'error' on this
       // socket, which ws then closes with the matching code; unhandled, it would end the process.
-      ws.on('error', (err) => {
-        this.counters.protocolErrors++;
-        this.log.warn({ err: err.message }, 'client connection closed: protocol violation');
-      });
+      ws.on('error', (err) => guard.wsError(ws, this.edge, err));
       ws.on('message', (data, isBinary) => {
+        if (!gate.admit(data)) return;
         const decoded = decodeClientFrame(isBinary ? data : data.toString());
         if (!decoded.ok) {
           this.counters.badFrames++;
+          gate.record('badFrame', decoded.message);
           return this.error(ws, decoded.code, decoded.message);
         }
         const f = decoded.frame;
-        if (f.t === 'hello') return this.hello(ws, conn, f);
-        if (!conn.greeted)
+        if (f.t === 'hello') {
+          // One hello per connection: a second could switch the session under ops in flight.
+          if (!gate.authenticated && conn.waitingHello === null)
+            return this.hello(ws, conn, f, gate);
+          gate.record('outOfOrder', 'a second hello');
+          return this.error(
+            ws,
+            'out-of-order',
+            'this connection already sent hello: open a new connection for another session',
+          );
+        }
+        if (!conn.greeted) {
+          gate.record('outOfOrder', 'invoke before welcome');
           return this.error(
             ws,
             'out-of-order',
             'send hello and wait for welcome before invoking',
             f.opId,
           );
+        }
         this.invokeFrame(ws, conn, f);
       });
       ws.on('close', () => {
@@ -175,7 +200,12 @@ export class ClientEndpoint {
     });
   }
 
-  private hello(ws: WebSocket, conn: Connection, f: Extract<ClientFrame, { t: 'hello' }>): void {
+  private hello(
+    ws: WebSocket,
+    conn: Connection,
+    f: Extract<ClientFrame, { t: 'hello' }>,
+    gate: Gate,
+  ): void {
     if (f.version !== PROTOCOL_VERSION) {
       return this.error(
         ws,
@@ -184,15 +214,15 @@ export class ClientEndpoint {
       );
     }
     if (this.tokens !== null && (f.token === undefined || !this.tokens.has(f.token))) {
-      this.log.warn('client presented no valid token');
       this.error(
         ws,
         'unauthorized',
         'this cluster needs a token: pass the one `creek dev` printed (or your --token-file) to connect()',
       );
-      ws.close();
+      gate.refuse('auth', CLOSE_CODE.policy, 'no valid token');
       return;
     }
+    gate.pass();
     conn.session = f.session ?? null;
     if (f.seen !== undefined && !this.caughtUp(f.seen)) {
       conn.waitingHello = { seen: f.seen, deadline: performance.now() + CATCH_UP_MS };

@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EDGE_LIMITS_ENV, type EdgeLimits } from './edge-limits.js';
 
 const BIN = fileURLToPath(new URL('../../bin/creek.js', import.meta.url));
 
@@ -35,6 +36,11 @@ export interface LocalClusterOptions {
    * host), and peers and this class's own requests trust `ca`.
    */
   readonly tls?: { readonly cert: string; readonly key: string; readonly ca: string };
+  /**
+   * Overrides of the replicas' limits before authentication (passed as CREEK_EDGE_LIMITS), e.g. a
+   * short hello deadline for tests.
+   */
+  readonly edgeLimits?: Partial<EdgeLimits>;
   /** Called when a replica exits while the cluster is not stopping. */
   readonly onExit?: (replica: number, code: number | null, signal: NodeJS.Signals | null) => void;
 }
@@ -156,7 +162,13 @@ export class LocalCluster {
     const out = this.options.stdio ?? 'ignore';
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', out, 'inherit'],
-      env: { ...process.env, CREEK_LOG_LEVEL: this.options.logLevel ?? 'warn' },
+      env: {
+        ...process.env,
+        CREEK_LOG_LEVEL: this.options.logLevel ?? 'warn',
+        ...(this.options.edgeLimits === undefined
+          ? {}
+          : { [EDGE_LIMITS_ENV]: JSON.stringify(this.options.edgeLimits) }),
+      },
     });
     child.on('exit', (code, signal) => {
       if (this.procs[i] === child) this.procs[i] = null;

@@ -2,6 +2,8 @@ import { decodePeerFrame, encodeFrame, PROTOCOL_VERSION, type PeerFrame } from '
 import type { Logger } from 'pino';
 import WebSocket, { type WebSocketServer } from 'ws';
 import type { PeerMessage } from '../host/replica-host.js';
+import { CLOSE_CODE, type ConnectionGuard } from './connection-guard.js';
+import { newViolations, type EdgeEndpoint } from './edge-violations.js';
 import { answerChallenge, checkAnswer, newNonce } from './peer-auth.js';
 import { explainTlsError } from './tls.js';
 import { peerMessageFromFrame, peerMessageToFrame } from './wire.js';
@@ -41,7 +43,11 @@ export class PeerMesh {
     rejected: 0,
     bytesSent: 0,
     bytesReceived: 0,
+    /** Per kind, peer connections that broke the protocol or an edge limit (ConnectionGuard). */
+    violations: newViolations(),
   };
+  /** This endpoint as the connection guard counts it. */
+  readonly edge: EdgeEndpoint = { name: 'peer', violations: this.counters.violations };
   /**
    * Drop rules from the admin API: peers whose messages this replica ignores (`in`) and peers it
    * sends nothing to (`out`). A partition blocks both ways; one direction alone makes a replica
@@ -57,6 +63,8 @@ export class PeerMesh {
     private readonly secret: string,
     private readonly onMessage: (from: number, msg: PeerMessage) => void,
     private readonly log: Logger,
+    /** Limits before authentication, inbound (attach) and outbound (dial). */
+    private readonly guard: ConnectionGuard,
     /** PEM of the CA that peers' wss:// certificates must chain to; null: the system's CAs. */
     private readonly ca: string | null = null,
   ) {}
@@ -79,11 +87,21 @@ export class PeerMesh {
     if (this.closed) return;
     const entry = this.outbound.get(p.id)!;
     entry.state = 'connecting';
+    const limits = this.guard.limits;
     const ws = new WebSocket(`${p.url}/peer`, {
       maxPayload: 16 << 20,
+      handshakeTimeout: limits.dialHandshakeMs,
       ...(this.ca === null ? {} : { ca: this.ca }),
     });
     entry.ws = ws;
+    // Whatever answers on the peer URL must welcome us in time, or the dial is retried: a socket
+    // that accepts and then says nothing would otherwise hold this peer 'connecting' for good.
+    const welcomeBy = setTimeout(() => {
+      this.log.warn({ peer: p.id, url: p.url }, 'peer did not welcome us in time: dialing again');
+      ws.terminate();
+    }, limits.dialHandshakeMs + limits.helloDeadlineMs).unref();
+    // Frames from the answering side are decoded (never thrown on), and only a challenge, a
+    // welcome or an error frame does anything here.
     ws.on('message', (data) => {
       const decoded = decodePeerFrame(data.toString());
       if (!decoded.ok) return;
@@ -105,6 +123,7 @@ export class PeerMesh {
           }),
         );
       } else if (f.t === 'welcome') {
+        clearTimeout(welcomeBy);
         entry.state = 'connected';
         entry.tlsComplaint = null;
         entry.backoffMs = 50;
@@ -114,6 +133,7 @@ export class PeerMesh {
       }
     });
     const retry = (): void => {
+      clearTimeout(welcomeBy);
       if (entry.ws !== ws) return;
       entry.ws = null;
       if (entry.state === 'connected') this.log.warn({ peer: p.id }, 'lost connection to peer');
@@ -137,25 +157,27 @@ export class PeerMesh {
 
   /** Accepts peers on `/peer` of this replica's server. */
   attach(wss: WebSocketServer): void {
-    wss.on('connection', (ws) => {
+    wss.on('connection', (ws, req) => {
       const nonce = newNonce();
       let from: number | null = null;
+      const gate = this.guard.gate(ws, req, this.edge);
       ws.send(encodeFrame({ t: 'challenge', version: PROTOCOL_VERSION, nonce }));
       // See ClientEndpoint.attach: a frame ws refuses closes this connection, not the process.
       ws.on('error', (err) => {
         this.counters.rejected++;
-        this.log.warn(
-          { peer: from, err: err.message },
-          'peer connection closed: protocol violation',
-        );
+        this.guard.wsError(ws, this.edge, err);
       });
       ws.on('message', (data) => {
+        if (!gate.admit(data)) return;
         const text = data.toString();
         this.counters.bytesReceived += text.length;
         const decoded = decodePeerFrame(text);
         if (!decoded.ok) {
           this.counters.rejected++;
           ws.send(encodeFrame({ t: 'error', code: decoded.code, message: decoded.message }));
+          // Before authentication only an auth answer is acceptable.
+          if (from === null) gate.refuse('badFrame', CLOSE_CODE.policy, decoded.message);
+          else gate.record('badFrame', decoded.message);
           return;
         }
         const f: PeerFrame = decoded.frame;
@@ -166,7 +188,6 @@ export class PeerMesh {
             !checkAnswer(this.secret, nonce, f.from, f.mac)
           ) {
             this.counters.rejected++;
-            this.log.warn({ frame: f.t }, 'peer failed authentication');
             ws.send(
               encodeFrame({
                 t: 'error',
@@ -174,9 +195,14 @@ export class PeerMesh {
                 message: 'prove the cluster secret first (HMAC of the challenge)',
               }),
             );
-            ws.close();
+            gate.refuse(
+              f.t === 'auth' ? 'auth' : 'outOfOrder',
+              CLOSE_CODE.policy,
+              f.t === 'auth' ? `failed authentication as replica ${f.from}` : `${f.t} before auth`,
+            );
             return;
           }
+          gate.pass();
           from = f.from;
           ws.send(encodeFrame({ t: 'welcome', replica: this.self }));
           return;

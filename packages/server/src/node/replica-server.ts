@@ -10,10 +10,14 @@ import { InlineExecutor } from '../exec/inline-executor.js';
 import { ReplicaHost, type HostRecord, type PeerMessage } from '../host/replica-host.js';
 import { presentsToken } from './bearer.js';
 import { ClientEndpoint } from './client-endpoint.js';
+import { ConnectionGuard } from './connection-guard.js';
+import { registerEdgeMetrics } from './edge-metrics.js';
+import { edgeLimits, type EdgeLimits } from './edge-limits.js';
 import { ReplicaMetricsExporter } from './metrics.js';
 import { PeerMesh, type PeerAddress } from './peer-mesh.js';
 import { PeerOutbox } from './peer-outbox.js';
 import { notReady, probeAnswer, type ReplicaCondition } from './probes.js';
+import { requestUrl } from './request-url.js';
 import { SqliteStorage } from './storage.js';
 import { peerSchemeProblem, type TlsConfig } from './tls.js';
 
@@ -51,6 +55,8 @@ export interface ReplicaServerConfig {
   readonly monitorToken?: string | null;
   /** PEM text; null or absent: plain ws:// and http://. */
   readonly tls?: TlsConfig | null;
+  /** Overrides of the limits before authentication (DEFAULT_EDGE_LIMITS). */
+  readonly edgeLimits?: Partial<EdgeLimits>;
 }
 
 /** Default `peerLingerMs`: about ten times a weak op's round trip on one machine. */
@@ -69,6 +75,7 @@ export class ReplicaServer {
   private readonly mesh: PeerMesh;
   private readonly clients: ClientEndpoint;
   private readonly metrics: ReplicaMetricsExporter;
+  private readonly guard: ConnectionGuard;
   private http: Server | null = null;
   private readonly sockets: WebSocketServer[] = [];
   private ticker: NodeJS.Timeout | null = null;
@@ -99,12 +106,14 @@ export class ReplicaServer {
   ) {
     const schemes = peerSchemeProblem(config.tls ?? null, config.id, config.peers);
     if (schemes !== null) throw new Error(schemes);
+    this.guard = new ConnectionGuard(edgeLimits(config.edgeLimits), log);
     this.mesh = new PeerMesh(
       config.id,
       config.peers,
       config.secret,
       (from, msg) => this.onPeer(from, msg),
       log,
+      this.guard,
       config.tls?.ca ?? null,
     );
     this.clients = new ClientEndpoint(
@@ -123,6 +132,7 @@ export class ReplicaServer {
       config.peerLingerMs ?? DEFAULT_PEER_LINGER_MS,
     );
     this.metrics = new ReplicaMetricsExporter(() => this.host, this.mesh, config.id);
+    registerEdgeMetrics(this.metrics.registry, this.guard, [this.clients.edge, this.mesh.edge]);
   }
 
   async start(): Promise<{ url: string }> {
@@ -166,15 +176,18 @@ export class ReplicaServer {
     // connection is closed instead of buffering it.
     const clientWss = new WebSocketServer({ noServer: true, maxPayload: 4 * MAX_FRAME_BYTES });
     this.mesh.attach(peerWss);
-    this.clients.attach(clientWss);
+    this.clients.attach(clientWss, this.guard);
     this.sockets.push(peerWss, clientWss);
     const tls = c.tls ?? null;
     const onHttp = (req: IncomingMessage, res: ServerResponse): void => this.onHttp(req, res);
     // With TLS, the one port serves https:// and wss:// (clients, peers, probes, metrics alike).
     this.http =
       tls === null
-        ? createServer(onHttp)
-        : createTlsServer({ cert: tls.cert, key: tls.key }, onHttp);
+        ? createServer(this.guard.httpServerOptions(), onHttp)
+        : createTlsServer(
+            { ...this.guard.httpServerOptions(), cert: tls.cert, key: tls.key },
+            onHttp,
+          );
     this.http.on('upgrade', (req, socket, head) => {
       const path = (req.url ?? '').split('?')[0];
       const wss = path === '/peer' ? peerWss : path === '/client' ? clientWss : null;
@@ -182,6 +195,9 @@ export class ReplicaServer {
         socket.destroy();
         return;
       }
+      // Over the cap of unauthenticated connections: 503 before the handshake (ConnectionGuard).
+      if (!this.guard.admit(req, socket, wss === peerWss ? this.mesh.edge : this.clients.edge))
+        return;
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
     });
     await new Promise<void>((resolve, reject) => {
@@ -267,7 +283,7 @@ export class ReplicaServer {
   }
 
   private onHttp(req: IncomingMessage, res: ServerResponse): void {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestUrl(req.url);
     const json = (code: number, body: unknown): void => {
       res.writeHead(code, {
         'content-type': 'application/json',
@@ -276,6 +292,8 @@ export class ReplicaServer {
       });
       res.end(JSON.stringify(body));
     };
+    if (url === null)
+      return json(400, { error: 'the request target must be a path, e.g. /health' });
     if (req.method === 'GET' && (url.pathname === '/health' || url.pathname === '/ready')) {
       const { status, body } = probeAnswer(
         url.pathname === '/health' ? 'health' : 'ready',

@@ -9,13 +9,20 @@ import type { IncomingMessage } from 'node:http';
 export function presentsToken(req: IncomingMessage, tokens: readonly (string | null)[]): boolean {
   const header = req.headers.authorization ?? '';
   if (!header.startsWith('Bearer ')) return false;
-  const given = Buffer.from(header.slice('Bearer '.length));
+  return tokenMatches(header.slice('Bearer '.length), tokens);
+}
+
+/**
+ * True when `given` equals one of `tokens` (null entries match nothing), compared in constant time;
+ * every configured token is compared, so timing does not say which one nearly matched.
+ */
+export function tokenMatches(given: string, tokens: Iterable<string | null>): boolean {
+  const g = Buffer.from(given);
   let ok = false;
   for (const token of tokens) {
     if (token === null) continue;
     const expected = Buffer.from(token);
-    // Every configured token is compared, so timing does not say which one nearly matched.
-    if (given.length === expected.length && timingSafeEqual(given, expected)) ok = true;
+    if (g.length === expected.length && timingSafeEqual(g, expected)) ok = true;
   }
   return ok;
 }

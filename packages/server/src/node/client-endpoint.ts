@@ -13,6 +13,7 @@ import type { InvokeRequest } from '../core/replica.js';
 import { CLOSE_CODE, ConnectionGuard, type Gate } from './connection-guard.js';
 import { DEFAULT_EDGE_LIMITS } from './edge-limits.js';
 import { newViolations, type EdgeEndpoint } from './edge-violations.js';
+import { tokenMatches } from './bearer.js';
 import { TurnCork } from './turn-cork.js';
 import { outcomesEqual, type Outcome, type Response, type SessionStamp } from '../core/types.js';
 
@@ -213,7 +214,7 @@ export class ClientEndpoint {
         `this replica speaks protocol ${PROTOCOL_VERSION}, the client ${f.version}: upgrade the older side`,
       );
     }
-    if (this.tokens !== null && (f.token === undefined || !this.tokens.has(f.token))) {
+    if (this.tokens !== null && (f.token === undefined || !tokenMatches(f.token, this.tokens))) {
       this.error(
         ws,
         'unauthorized',

@@ -79,13 +79,11 @@ export class ConnectionGuard {
         { address, fromAddress: here, total: this.total },
         `upgrade refused with 503: over ${here >= perAddress ? `${perAddress} unauthenticated connections from one address` : `${total} unauthenticated connections`}`,
       );
-      const body = 'too many connections waiting to authenticate: retry in a second\n';
-      // Node removed its own 'error' listener when it handed the socket over for the upgrade.
-      socket.on('error', () => undefined);
-      socket.end(
-        'HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n' +
-          `Content-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-        () => socket.destroy(),
+      refuseUpgrade(
+        socket,
+        '503 Service Unavailable',
+        'too many connections waiting to authenticate: retry in a second',
+        'Retry-After: 1\r\n',
       );
       return false;
     }
@@ -261,4 +259,24 @@ export class Gate {
     this.socket.off('data', this.onData);
     this.ws.off('ping', this.onPing);
   }
+}
+
+/**
+ * Answers an upgrade request with a plain HTTP error and closes the socket, so the client reads a
+ * status and a reason (a destroyed socket told it only "socket hang up").
+ */
+export function refuseUpgrade(
+  socket: Duplex,
+  status: string,
+  reason: string,
+  extraHeaders = '',
+): void {
+  const body = `${reason}\n`;
+  // Node removed its own 'error' listener when it handed the socket over for the upgrade.
+  socket.on('error', () => undefined);
+  socket.end(
+    `HTTP/1.1 ${status}\r\n${extraHeaders}Connection: close\r\n` +
+      `Content-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    () => socket.destroy(),
+  );
 }

@@ -10,7 +10,7 @@ import { InlineExecutor } from '../exec/inline-executor.js';
 import { ReplicaHost, type HostRecord, type PeerMessage } from '../host/replica-host.js';
 import { presentsToken } from './bearer.js';
 import { ClientEndpoint } from './client-endpoint.js';
-import { ConnectionGuard } from './connection-guard.js';
+import { ConnectionGuard, refuseUpgrade } from './connection-guard.js';
 import { registerEdgeMetrics } from './edge-metrics.js';
 import { edgeLimits, type EdgeLimits } from './edge-limits.js';
 import { ReplicaMetricsExporter } from './metrics.js';
@@ -192,7 +192,11 @@ export class ReplicaServer {
       const path = (req.url ?? '').split('?')[0];
       const wss = path === '/peer' ? peerWss : path === '/client' ? clientWss : null;
       if (wss === null) {
-        socket.destroy();
+        refuseUpgrade(
+          socket,
+          '404 Not Found',
+          `no WebSocket endpoint at ${JSON.stringify(path.slice(0, 100))}: clients connect to /client (e.g. ws://host:7100/client), replicas to /peer`,
+        );
         return;
       }
       // Over the cap of unauthenticated connections: 503 before the handshake (ConnectionGuard).

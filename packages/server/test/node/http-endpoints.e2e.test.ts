@@ -54,3 +54,19 @@ it('shows a fixed-size digest of the state, not the state', async () => {
   ]);
   for (const s of statuses) expect(s.digest).toBe(expected);
 });
+
+it('answers a WebSocket upgrade to another path with 404 and where clients connect', async () => {
+  const { default: WebSocket } = await import('ws');
+  const url = cluster.url(0).replace('/client', '/');
+  const ws = new WebSocket(url);
+  const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    ws.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    ws.once('open', () => reject(new Error('upgraded')));
+  });
+  expect(answer.status).toBe(404);
+  expect(answer.body).toMatch(/clients connect to \/client/);
+});

@@ -44,6 +44,10 @@ export interface ReplicaServerConfig {
    * report it, so a readiness probe can tell its own replicas from another cluster's on the port.
    */
   readonly clusterId?: string | null;
+  /** PEM text; null or absent: plain ws:// and http://. */
+  readonly tls?: { readonly cert: string; readonly key: string; readonly ca: string | null } | null;
+  /** Read-only token for /status and /metrics (the admin token reads them too); null: admin only. */
+  readonly monitorToken?: string | null;
 }
 
 /** Default `peerLingerMs`: about ten times a weak op's round trip on one machine. */

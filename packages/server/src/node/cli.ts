@@ -1,142 +1,71 @@
-import { resolve } from 'node:path';
-import { pino } from 'pino';
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { formatIssues, parseFlags, readSecretFile, readTls, StartFlagsSchema } from './config.js';
-import { edgeLimitsFromEnv } from './edge-limits.js';
-import { loadApp } from './load-app.js';
-import { LocalCluster } from './local-cluster.js';
-import { ReplicaServer } from './replica-server.js';
+import { closestName } from './closest-name.js';
+import { dev, DEV_USAGE } from './dev-command.js';
+import { SettingsError } from './settings.js';
+import { start, START_USAGE } from './start-command.js';
 
-const USAGE = `creek — run a Creek cluster
+const COMMANDS = {
+  start: { run: start, usage: START_USAGE },
+  dev: { run: dev, usage: DEV_USAGE },
+} as const;
+type Command = keyof typeof COMMANDS;
 
-  creek dev   [--replicas 3] [--app module] [--data .creek/dev] [--port 7100] [--host 127.0.0.1]
-      A local cluster of real replica processes on one machine; prints the client URLs and token.
-      Ctrl-C stops every replica.
+const USAGE = `usage: creek <command> [--setting value ...]
 
-  creek start --id N --listen host:port --peers 0=ws://h0:p0,1=ws://h1:p1,... --data DIR
-              --secret-file F [--app module] [--token-file F] [--admin-token-file F] [--fsync]
-              [--checkpoint-every 10000]
-      One replica of a cluster whose replicas run on their own hosts. Every --checkpoint-every
-      finalized ops it writes a checkpoint and deletes the records before it (0: never).
+  creek dev     a local cluster of real replica processes on this machine
+  creek start   one replica of a cluster whose replicas run on their own hosts
+  creek help [command], creek <command> --help    what a command does and its settings
+  creek --version                                  the version of creek
 `;
 
-async function start(argv: string[]): Promise<void> {
-  const parsed = StartFlagsSchema.safeParse(parseFlags(argv, ['fsync']));
-  if (!parsed.success) throw new Error(`${formatIssues(parsed.error)}\n\n${USAGE}`);
-  const f = parsed.data;
-  if (!f.peers.some((p) => p.id === f.id))
-    throw new Error(`--peers must include this replica (id ${f.id})`);
-  const [host, port] = f.listen.split(':') as [string, string];
-  const log = pino({ name: `creek-${f.id}`, level: process.env.CREEK_LOG_LEVEL ?? 'info' });
-  const tokens =
-    f['token-file'] === undefined ? null : new Set([readSecretFile(f['token-file'], 'token')]);
-  const server = new ReplicaServer(
-    {
-      id: f.id,
-      host,
-      port: Number(port),
-      peers: f.peers,
-      dataDir: resolve(f.data),
-      app: await loadApp(f.app),
-      secret: readSecretFile(f['secret-file'], 'cluster secret'),
-      tokens,
-      adminToken:
-        f['admin-token-file'] === undefined
-          ? null
-          : readSecretFile(f['admin-token-file'], 'admin token'),
-      fsync: f.fsync,
-      monitorToken:
-        f['monitor-token-file'] === undefined
-          ? null
-          : readSecretFile(f['monitor-token-file'], 'monitor token'),
-      clusterId: f['cluster-id'] ?? null,
-      tls: readTls(f),
-      edgeLimits: edgeLimitsFromEnv(process.env),
-      ...(f['checkpoint-every'] === undefined ? {} : { checkpointEvery: f['checkpoint-every'] }),
-    },
-    log,
+/** Why `creek` exits: 2 a mistake in how it was called, 1 anything else that failed. */
+const EXIT_USAGE = 2;
+const EXIT_FAILED = 1;
+
+function version(): string {
+  const pkg = z
+    .object({ version: z.string() })
+    .parse(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')));
+  return pkg.version;
+}
+
+function isCommand(name: string): name is Command {
+  return Object.hasOwn(COMMANDS, name);
+}
+
+/** Names the nearest command or flag to a mistyped one, or lists them. */
+function unknown(what: string, given: string, valid: readonly string[]): SettingsError {
+  const near = closestName(given, valid);
+  return new SettingsError(
+    `unknown ${what} '${given}'${near === undefined ? `; ${what}s: ${valid.join(', ')}` : `: did you mean '${near}'?`} (creek --help lists them)`,
   );
-  const { url } = await server.start();
-  log.info({ url: `${url}/client` }, 'replica ready');
-  const shutdown = (signal: string): void => {
-    log.info({ signal }, 'shutting down: draining ops in flight');
-    // The drain is bounded inside stop(); this bounds closing as well.
-    setTimeout(() => process.exit(0), 10_000).unref();
-    void server.stop().then(() => process.exit(0));
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  void server.halted.then((reason) => {
-    // Also on stderr: `creek dev` shows its replicas' stderr, not their logs.
-    console.error(`creek: replica ${f.id} halted: ${reason}`);
-    setTimeout(() => process.exit(EXIT_HALTED), 5_000).unref();
-    void server.stop(0).then(() => process.exit(EXIT_HALTED));
-  });
 }
 
-/** `creek start`'s exit status when the replica halts because it lost durable state. */
-const EXIT_HALTED = 3;
-
-const DevFlagsSchema = z.object({
-  replicas: z.coerce
-    .number({ message: '--replicas must be a number' })
-    .int()
-    .min(1, '--replicas must be at least 1')
-    .max(15, '--replicas must be at most 15')
-    .default(3),
-  app: z.string().optional(),
-  data: z.string().default('.creek/dev'),
-  port: z.coerce
-    .number({ message: '--port must be a number' })
-    .int()
-    .min(1024)
-    .max(65000)
-    .default(7100),
-  host: z.string().default('127.0.0.1'),
-});
-
-async function dev(argv: string[]): Promise<void> {
-  const parsed = DevFlagsSchema.safeParse(parseFlags(argv, []));
-  if (!parsed.success) throw new Error(`${formatIssues(parsed.error)}\n\n${USAGE}`);
-  const f = parsed.data;
-  let stopping = false;
-  const cluster = await LocalCluster.start({
-    replicas: f.replicas,
-    dataDir: f.data,
-    basePort: f.port,
-    host: f.host,
-    ...(f.app === undefined ? {} : { app: f.app }),
-    logLevel: process.env.CREEK_LOG_LEVEL ?? 'warn',
-    stdio: 'inherit',
-    onExit: (i, code, signal) => {
-      console.error(`creek dev: replica ${i} exited (${signal ?? code}); stopping the cluster`);
-      stopAll();
-    },
-  });
-  const stopAll = (): void => {
-    if (stopping) return;
-    stopping = true;
-    void cluster.stop(2_000).then(() => process.exit(0));
-  };
-  process.on('SIGINT', stopAll);
-  process.on('SIGTERM', stopAll);
-  console.log(`creek dev: ${f.replicas} replicas, data in ${cluster.dir}`);
-  for (let i = 0; i < cluster.size; i++)
-    console.log(`  replica ${i}: ${cluster.url(i)}   status: ${cluster.httpUrl(i)}/status`);
-  console.log(`  client token: ${cluster.token}`);
-  console.log(`  admin token:  ${cluster.adminToken}`);
-  console.log('Press Ctrl-C to stop.');
+async function main(argv: readonly string[]): Promise<void> {
+  const [first, ...rest] = argv;
+  if (first === undefined) {
+    process.stderr.write(USAGE);
+    process.exit(EXIT_USAGE);
+  }
+  if (first === '--help' || first === '-h') return void process.stdout.write(USAGE);
+  if (first === '--version' || first === '-v') return void console.log(version());
+  if (first.startsWith('-')) throw unknown('flag', first, ['--help', '--version']);
+  if (first === 'help') {
+    const [topic, ...extra] = rest;
+    if (extra.length > 0) throw new SettingsError(`help takes one command at most`);
+    if (topic === undefined) return void process.stdout.write(USAGE);
+    if (!isCommand(topic)) throw unknown('command', topic, Object.keys(COMMANDS));
+    return void process.stdout.write(COMMANDS[topic].usage);
+  }
+  if (!isCommand(first)) throw unknown('command', first, [...Object.keys(COMMANDS), 'help']);
+  await COMMANDS[first].run(rest, process.env);
 }
 
-async function main(): Promise<void> {
-  const [command, ...rest] = process.argv.slice(2);
-  if (command === 'start') return start(rest);
-  if (command === 'dev') return dev(rest);
-  console.log(USAGE);
-  process.exit(command === undefined || command === '--help' || command === 'help' ? 0 : 2);
-}
-
-main().catch((err: unknown) => {
-  console.error(`creek: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(2);
+const argv = process.argv.slice(2);
+main(argv).catch((err: unknown) => {
+  const command = argv[0] !== undefined && isCommand(argv[0]) ? `creek ${argv[0]}` : 'creek';
+  const message = err instanceof Error ? err.message : String(err);
+  for (const line of message.split('\n')) console.error(`${command}: ${line}`);
+  process.exit(err instanceof SettingsError ? EXIT_USAGE : EXIT_FAILED);
 });

@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { get as httpsGet } from 'node:https';
+import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { START_OPTIONS } from './config.js';
+import { envName } from './settings.js';
 import { EDGE_LIMITS_ENV, type EdgeLimits } from './edge-limits.js';
 
 const BIN = fileURLToPath(new URL('../../bin/creek.js', import.meta.url));
@@ -41,7 +43,13 @@ export interface LocalClusterOptions {
    * short hello deadline for tests.
    */
   readonly edgeLimits?: Partial<EdgeLimits>;
-  /** Called when a replica exits while the cluster is not stopping. */
+  /**
+   * The cluster's name, passed to every replica (`creek start --cluster-id`); default: a new random
+   * one. Readiness waits until every replica's /health reports it, so another cluster already on
+   * the ports is never taken for this one.
+   */
+  readonly clusterId?: string;
+  /** Called when a replica exits after the cluster started, while it is not stopping. */
   readonly onExit?: (replica: number, code: number | null, signal: NodeJS.Signals | null) => void;
 }
 
@@ -72,10 +80,13 @@ export class LocalCluster {
   readonly dir: string;
   readonly token: string;
   readonly adminToken: string;
+  readonly clusterId: string;
   private readonly procs: (ChildProcess | null)[];
   private readonly peers: string;
   private readonly ownsDir: boolean;
   private stopping = false;
+  /** While `start()` waits for readiness: a replica that exits then fails the start at once. */
+  private onEarlyExit: ((message: string) => void) | null = null;
 
   private constructor(
     private readonly options: LocalClusterOptions,
@@ -85,6 +96,7 @@ export class LocalCluster {
     if (!Number.isInteger(this.size) || this.size < 1 || this.size > 15)
       throw new Error(`replicas must be an integer from 1 to 15, not ${this.size}`);
     this.host = options.host ?? '127.0.0.1';
+    this.clusterId = options.clusterId ?? `local-${randomBytes(6).toString('hex')}`;
     this.ownsDir = options.dataDir === undefined;
     this.dir =
       options.dataDir === undefined
@@ -103,12 +115,17 @@ export class LocalCluster {
     const size = options.replicas ?? 3;
     const basePort = options.basePort ?? (await freeRun(size, options.host ?? '127.0.0.1'));
     const cluster = new LocalCluster(options, basePort);
+    const exited = new Promise<never>((_, reject) => {
+      cluster.onEarlyExit = (message) => reject(new Error(message));
+    });
     for (let i = 0; i < cluster.size; i++) cluster.startReplica(i);
     try {
-      await cluster.waitForLeader(timeoutMs);
+      await Promise.race([cluster.waitForLeader(timeoutMs), exited]);
     } catch (err) {
       await cluster.stop();
       throw err;
+    } finally {
+      cluster.onEarlyExit = null;
     }
     return cluster;
   }
@@ -151,6 +168,8 @@ export class LocalCluster {
       join(this.dir, 'client.token'),
       '--admin-token-file',
       join(this.dir, 'admin.token'),
+      '--cluster-id',
+      this.clusterId,
     ];
     if (this.options.app !== undefined) args.push('--app', resolve(this.options.app));
     const tls = this.options.tls;
@@ -162,8 +181,11 @@ export class LocalCluster {
     const out = this.options.stdio ?? 'ignore';
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', out, 'inherit'],
+      // The flags above say all: a CREEK_* setting in the caller's environment must not add to
+      // them, e.g. CREEK_TLS_CERT given to `creek dev`. CREEK_LOG_LEVEL is set here, and so are
+      // the edge limits a test asks for.
       env: {
-        ...process.env,
+        ...withoutCreekSettings(process.env),
         CREEK_LOG_LEVEL: this.options.logLevel ?? 'warn',
         ...(this.options.edgeLimits === undefined
           ? {}
@@ -172,7 +194,12 @@ export class LocalCluster {
     });
     child.on('exit', (code, signal) => {
       if (this.procs[i] === child) this.procs[i] = null;
-      if (!this.stopping) this.options.onExit?.(i, code, signal);
+      if (this.stopping) return;
+      if (this.onEarlyExit !== null)
+        this.onEarlyExit(
+          `replica ${i} exited (${signal ?? `status ${code}`}) before the cluster was ready; its stderr says why`,
+        );
+      else this.options.onExit?.(i, code, signal);
     });
     this.procs[i] = child;
   }
@@ -216,14 +243,22 @@ export class LocalCluster {
 
   /** A GET of an operators' endpoint (/status, /metrics) of replica i. */
   monitor(i: number, path: string): Promise<globalThis.Response> {
-    const headers = { authorization: `Bearer ${this.adminToken}` };
+    return this.request(i, path, { headers: { authorization: `Bearer ${this.adminToken}` } });
+  }
+
+  /** An HTTP request to replica i, over https trusting the cluster CA when it serves TLS. */
+  request(
+    i: number,
+    path: string,
+    init: { readonly method?: string; readonly headers?: Record<string, string> } = {},
+  ): Promise<globalThis.Response> {
     const tls = this.options.tls;
-    if (tls === undefined) return fetch(`${this.httpUrl(i)}${path}`, { headers });
-    // fetch() takes no CA of its own; https.get does.
+    if (tls === undefined) return fetch(`${this.httpUrl(i)}${path}`, init);
+    // fetch() takes no CA of its own; https.request does.
     return new Promise((resolvePromise, reject) => {
-      const req = httpsGet(
+      const req = httpsRequest(
         `${this.httpUrl(i)}${path}`,
-        { headers, ca: readFileSync(tls.ca, 'utf8'), timeout: 5_000 },
+        { ...init, ca: readFileSync(tls.ca, 'utf8'), timeout: 5_000 },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -233,8 +268,9 @@ export class LocalCluster {
           res.on('error', reject);
         },
       );
-      req.on('timeout', () => req.destroy(new Error(`GET ${path} of replica ${i} timed out`)));
+      req.on('timeout', () => req.destroy(new Error(`${path} of replica ${i} timed out`)));
       req.on('error', reject);
+      req.end();
     });
   }
 
@@ -251,7 +287,7 @@ export class LocalCluster {
     const query = new URLSearchParams(
       Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]),
     ).toString();
-    const r = await fetch(`${this.httpUrl(i)}/admin/${action}${query === '' ? '' : `?${query}`}`, {
+    const r = await this.request(i, `/admin/${action}${query === '' ? '' : `?${query}`}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${this.adminToken}` },
     });
@@ -274,17 +310,32 @@ export class LocalCluster {
   }
 
   /**
-   * Until every replica answers, knows a leader and takes client ops: a new cluster's replicas
-   * first learn from one another, and answer `unavailable` meanwhile (ReplicaHost
-   * .learningFromPeers), which may outlast the first election.
+   * Until every replica of this cluster answers, knows a leader and takes client ops: a new
+   * cluster's replicas first learn from one another, and answer `unavailable` meanwhile
+   * (ReplicaHost.learningFromPeers), which may outlast the first election. "Of this cluster": its
+   * /health reports `clusterId`, so a process of another cluster on a port does not count.
    */
   async waitForLeader(timeoutMs = 30_000): Promise<void> {
     await this.until(
       async () =>
+        (await this.ours()) &&
         (await this.statuses()).every((s) => s !== null && s.leader !== null && !s.learning),
       timeoutMs,
       'every replica to answer, know a leader and take ops',
     );
+  }
+
+  /** Whether every replica's /health answers with this cluster's id. */
+  private async ours(): Promise<boolean> {
+    const health = async (i: number): Promise<unknown> => {
+      try {
+        return ((await (await this.request(i, '/health')).json()) as { cluster?: unknown }).cluster;
+      } catch {
+        return null;
+      }
+    };
+    const ids = await Promise.all(Array.from({ length: this.size }, (_, i) => health(i)));
+    return ids.every((id) => id === this.clusterId);
   }
 
   /** Resolves once every replica is up, settled, with the same committed count and state digest. */
@@ -374,7 +425,14 @@ async function freeRun(n: number, host: string): Promise<number> {
   throw new Error(`found no ${n} consecutive free ports on ${host}`);
 }
 
-function isFree(port: number, host: string): Promise<boolean> {
+/** `env` without the variables `creek start` reads as settings (and its --config). */
+function withoutCreekSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const settings = new Set([...Object.keys(START_OPTIONS), 'config'].map(envName));
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !settings.has(k)));
+}
+
+/** Whether nothing listens on `port` of `host` right now. */
+export function isFree(port: number, host: string): Promise<boolean> {
   return new Promise((resolve) => {
     const s = createServer();
     s.once('error', () => resolve(false));

@@ -189,7 +189,7 @@ export class ReplicaServer {
             onHttp,
           );
     this.http.on('upgrade', (req, socket, head) => {
-      const path = (req.url ?? '').split('?')[0];
+      const path = (req.url ?? '').split('?')[0] ?? '';
       const wss = path === '/peer' ? peerWss : path === '/client' ? clientWss : null;
       if (wss === null) {
         refuseUpgrade(

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
+import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +76,7 @@ it('a replica whose peer presents a certificate from another CA refuses the link
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const peerPort = (server.address() as { port: number }).port;
   const dir = mkdtempSync(join(tmpdir(), 'creek-tls-'));
+  const ownPort = await freePort();
   writeFileSync(join(dir, 'secret'), 'a-cluster-secret-of-some-length\n');
   const replica = spawn(
     process.execPath,
@@ -84,9 +86,9 @@ it('a replica whose peer presents a certificate from another CA refuses the link
       '--id',
       '0',
       '--listen',
-      '127.0.0.1:0',
+      `127.0.0.1:${ownPort}`,
       '--peers',
-      `0=wss://127.0.0.1:1,1=wss://127.0.0.1:${peerPort}`,
+      `0=wss://127.0.0.1:${ownPort},1=wss://127.0.0.1:${peerPort}`,
       '--data',
       join(dir, 'data'),
       '--secret-file',
@@ -129,3 +131,12 @@ it('a replica whose peer presents a certificate from another CA refuses the link
     server.close();
   }
 });
+
+/** A port free on 127.0.0.1 now. */
+async function freePort(): Promise<number> {
+  const s = createNetServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as { port: number };
+  await new Promise((r) => s.close(r));
+  return port;
+}

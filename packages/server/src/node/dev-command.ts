@@ -60,8 +60,11 @@ export async function dev(argv: readonly string[], env: NodeJS.ProcessEnv): Prom
   );
   console.log(`  app: ${app ?? 'none'} (ops: ${[...ops, 'kv.*', 'queue.*'].join(', ')})`);
   for (let i = 0; i < cluster.size; i++)
-    console.log(`  replica ${i}: ${cluster.url(i)}   status: ${cluster.httpUrl(i)}/status`);
+    console.log(`  replica ${i}: ${cluster.url(i)}   ready: ${cluster.httpUrl(i)}/ready`);
   console.log(`  client token: ${cluster.token}`);
   console.log(`  admin token:  ${cluster.adminToken}`);
+  console.log(
+    `  /status and /metrics take the admin token: curl -H 'authorization: Bearer ${cluster.adminToken}' ${cluster.httpUrl(0)}/status`,
+  );
   console.log('Press Ctrl-C to stop.');
 }

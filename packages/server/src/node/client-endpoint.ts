@@ -150,7 +150,7 @@ export class ClientEndpoint {
         const decoded = decodeClientFrame(isBinary ? data : data.toString());
         if (!decoded.ok) {
           this.counters.badFrames++;
-          return this.error(ws, decoded.code, decoded.message);
+          return this.error(ws, decoded.code, decoded.message, decoded.opId);
         }
         const f = decoded.frame;
         if (f.t === 'hello') return this.hello(ws, conn, f);

@@ -1,9 +1,11 @@
+import { encodeFrame, MAX_FRAME_BYTES, MAX_NESTING } from '@creek/protocol';
 import type { App } from '@creek/server';
 import type { z } from 'zod';
 import type { Binding, ConsistencyLevel } from './binding.js';
 import { Correctable } from './correctable.js';
 import { CreekBinding, type CreekBindingOptions } from './creek-binding.js';
 import { InvalidArguments } from './errors.js';
+import { checkJson, type JsonLimits } from './json-check.js';
 
 /** The op definitions of an app type (`typeof app`). */
 type Definitions<A> = A extends App<infer D> ? D : never;
@@ -57,21 +59,30 @@ export class CreekClient<A = App> {
     return this.binding.consistencyLevels();
   }
 
+  /**
+   * Never throws: a bad op name, arguments that are not JSON (see json-check.ts) or fail the app's
+   * schema, and bad options end the Correctable with {@link InvalidArguments}, and nothing is sent.
+   */
   invoke<K extends OpName<A>>(
     op: K,
     args: ArgsOf<A, K>,
     options: InvokeOptions = {},
   ): Correctable<ResultOf<A, K>> {
-    const levels = options.levels ?? this.consistencyLevels();
-    if (levels.length === 0)
-      throw new RangeError('invoke: levels must name at least one consistency level');
-    const controller = Correctable.create<ResultOf<A, K>>({
-      signal: options.signal,
-      timeoutMs: options.timeoutMs,
-    });
-    const checked = this.check(op, args);
+    const offered = this.consistencyLevels();
+    const refused = invalidOptions(op, options, offered);
+    const controller = Correctable.create<ResultOf<A, K>>(
+      refused === null ? { signal: options.signal, timeoutMs: options.timeoutMs } : {},
+    );
+    const checked = refused ?? this.check(op, args);
     if (checked instanceof InvalidArguments) controller.fail(checked);
-    else this.binding.submitOperation(op, checked, levels, controller.sink, controller.signal);
+    else
+      this.binding.submitOperation(
+        op,
+        checked,
+        options.levels ?? offered,
+        controller.sink,
+        controller.signal,
+      );
     return controller.correctable;
   }
 
@@ -100,8 +111,16 @@ export class CreekClient<A = App> {
     this.binding.close?.();
   }
 
-  /** With the app at hand, arguments are checked (and defaults applied) before they are sent. */
+  /**
+   * The op name and arguments as they will be sent, or why they cannot be: the arguments must be
+   * JSON the replicas accept unchanged; with the app at hand, they must also pass its schema, whose
+   * output (defaults applied) is what is sent, and is checked again.
+   */
   private check(op: string, args: unknown): unknown {
+    const badName = invalidOpName(op);
+    if (badName !== null) return new InvalidArguments({ field: 'op', problem: badName });
+    const notJson = jsonProblem(op, args);
+    if (notJson !== null) return notJson;
     const app = this.options.app as App | undefined;
     if (app === undefined) return args;
     const def = app.lookup(op);
@@ -109,13 +128,128 @@ export class CreekClient<A = App> {
       return new InvalidArguments(
         `unknown operation '${op}'; this app has: ${app.names().join(', ')}`,
       );
-    const parsed = (def.args as z.ZodType).safeParse(args);
-    if (parsed.success) return parsed.data;
-    const problems = parsed.error.issues.map(
-      (i) => `${i.path.length > 0 ? i.path.map(String).join('.') : '(arguments)'}: ${i.message}`,
-    );
-    return new InvalidArguments(`invalid arguments for '${op}': ${problems.join('; ')}`);
+    let parsed: ReturnType<z.ZodType['safeParse']>;
+    try {
+      parsed = (def.args as z.ZodType).safeParse(args);
+    } catch (e) {
+      // A schema's own refine or transform threw: the arguments it was given are the cause.
+      return new InvalidArguments(
+        { op, problem: `the app's schema threw: ${e instanceof Error ? e.message : String(e)}` },
+        { cause: e },
+      );
+    }
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map(
+        (i) => `${i.path.length > 0 ? i.path.map(String).join('.') : '(arguments)'}: ${i.message}`,
+      );
+      return new InvalidArguments(`invalid arguments for '${op}': ${problems.join('; ')}`);
+    }
+    return parsed.data === args ? args : (jsonProblem(op, parsed.data) ?? parsed.data);
   }
+}
+
+/**
+ * What one invoke's arguments may be: nested one level less than a frame (the invoke frame wraps
+ * them), and as large as MAX_FRAME_BYTES leaves once the rest of the frame is written — counted
+ * for the largest rest there can be (an op name of 256 characters that each take 6 bytes escaped,
+ * the largest op and session numbers), so the limit is the same for every call of an op name.
+ */
+const ARGS_LIMITS: JsonLimits = {
+  maxNesting: MAX_NESTING - 1,
+  maxBytes:
+    MAX_FRAME_BYTES -
+    encodeFrame({
+      t: 'invoke',
+      opId: String(Number.MAX_SAFE_INTEGER),
+      op: '\u0000'.repeat(256),
+      args: 0,
+      level: 'strong',
+      tentative: false,
+      seq: Number.MAX_SAFE_INTEGER,
+      acked: Number.MAX_SAFE_INTEGER,
+    }).length +
+    1, // the placeholder `0` of args
+};
+
+/** Arguments that are not JSON the replicas would accept unchanged, as the error to report. */
+function jsonProblem(op: string, args: unknown): InvalidArguments | null {
+  let r: ReturnType<typeof checkJson>;
+  try {
+    r = checkJson(args, 'args', ARGS_LIMITS);
+  } catch (e) {
+    // A getter or a proxy trap of the value threw while it was read.
+    const why = e instanceof Error ? e.message : String(e);
+    return new InvalidArguments(
+      { op, field: 'args', problem: `reading the arguments threw: ${why}`, fix: 'pass plain data' },
+      { cause: e },
+    );
+  }
+  return r.ok
+    ? null
+    : new InvalidArguments({
+        op,
+        field: r.path,
+        problem: r.problem,
+        fix: 'send only JSON values (the wire carries JSON)',
+      });
+}
+
+/** InvokeSchema's bounds: 1 to 256 characters, counted in code points as its Zod schema counts. */
+function invalidOpName(op: unknown): string | null {
+  if (typeof op !== 'string')
+    return `the op name must be a string, got ${op === null ? 'null' : typeof op}`;
+  const length = op.length > 512 ? op.length : [...op].length;
+  if (length === 0) return 'the op name is empty; name an operation of the app';
+  if (length > 256)
+    return `the op name has ${length} characters; op names have at most 256 (InvokeSchema)`;
+  return null;
+}
+
+/** The invoke options' problem, if any: levels offered by the binding, a valid timeout and signal. */
+function invalidOptions(
+  op: string,
+  options: InvokeOptions,
+  offered: readonly ConsistencyLevel[],
+): InvalidArguments | null {
+  const refuse = (field: string, problem: string, fix: string) =>
+    new InvalidArguments({ op: typeof op === 'string' ? op : undefined, field, problem, fix });
+  // Runtime checks: callers in plain JavaScript (or with casts) reach here too.
+  const { levels, timeoutMs, signal } = options as {
+    levels?: unknown;
+    timeoutMs?: unknown;
+    signal?: unknown;
+  };
+  const choose = `pass levels from ${offered.map((l) => `'${l}'`).join(', ')}, weakest first (or leave levels out for all of them)`;
+  if (levels !== undefined) {
+    if (!Array.isArray(levels) || levels.length === 0)
+      return refuse('levels', 'levels must be a non-empty array of consistency levels', choose);
+    for (let i = 0; i < levels.length; i++) {
+      const l: unknown = levels[i];
+      if (!offered.includes(l as ConsistencyLevel))
+        return refuse(
+          `levels[${i}]`,
+          `${typeof l === 'string' ? `'${l}'` : String(l)} is not a consistency level this client offers`,
+          choose,
+        );
+    }
+  }
+  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)))
+    return refuse(
+      'timeoutMs',
+      `timeoutMs must be a number ≥ 0, got ${String(timeoutMs)}`,
+      'pass a number of milliseconds, or leave timeoutMs out',
+    );
+  const signalLike = signal as { aborted?: unknown; addEventListener?: unknown } | null;
+  if (
+    signal !== undefined &&
+    (typeof signalLike?.aborted !== 'boolean' || typeof signalLike.addEventListener !== 'function')
+  )
+    return refuse(
+      'signal',
+      'signal must be an AbortSignal',
+      'pass controller.signal of an AbortController',
+    );
+  return null;
 }
 
 /** Connects to a Creek cluster (any of `urls`; it fails over to the others). */

@@ -7,12 +7,14 @@ import {
 import type { Binding, ConsistencyLevel, ViewSink } from './binding.js';
 import { OpViews } from './op-views.js';
 import {
+  ClientClosed,
   errorFromWire,
   ProtocolError,
   Unauthorized,
   Unavailable,
   type CreekError,
 } from './errors.js';
+import { connectFailure } from './connect-failure.js';
 
 /** The subset of the WebSocket API both the browser's and `ws` provide. */
 interface SocketLike {
@@ -80,7 +82,10 @@ export class CreekBinding implements Binding {
   private readonly seen: number[] = [];
   /** Counts connections, so that a `committed` frame is applied to ops sent on its connection. */
   private connection = 0;
-  private closed = false;
+  /** Why this binding takes no more ops (`close()`, or a refused token); null while it does. */
+  private closedBy: ((sent: boolean) => CreekError) | null = null;
+  /** Per URL, why the last attempt to use it failed: the Unavailable error after a timeout says. */
+  private readonly problems = new Map<string, string>();
   private failingSince: number | null = null;
   private backoffMs = 50;
   private readonly factory: Promise<SocketFactory>;
@@ -104,6 +109,7 @@ export class CreekBinding implements Binding {
     sink: ViewSink<T>,
     signal?: AbortSignal,
   ): void {
+    if (this.closedBy !== null) return sink.error(this.closedBy(false));
     const seq = this.nextSeq++;
     const o: SessionOp = {
       // Unique within the session, which is all op ids need to be; short, since every frame
@@ -129,10 +135,11 @@ export class CreekBinding implements Binding {
     return this.ops.size;
   }
 
+  /** Ends the connection; unanswered ops fail with ClientClosed, and so does every later invoke. */
   close(): void {
-    this.closed = true;
+    if (this.closedBy === null) this.closedBy = (sent) => new ClientClosed(sent);
     this.socket?.close();
-    for (const o of this.ops.values()) o.views?.error(new Unavailable('the client was closed'));
+    this.failAll((o) => new ClientClosed(o.sentOn > 0));
     this.ops.clear();
   }
 
@@ -160,13 +167,23 @@ export class CreekBinding implements Binding {
   }
 
   private async open(): Promise<void> {
-    if (this.closed) return;
+    if (this.closedBy !== null) return;
     const make = await this.factory;
     const url = this.options.urls[this.urlIndex % this.options.urls.length]!;
-    const ws = make(url);
+    let ws: SocketLike;
+    try {
+      ws = make(url);
+    } catch (e) {
+      // A URL the WebSocket constructor refuses (not ws:// or wss://, malformed).
+      this.problems.set(url, connectFailure(url, e instanceof Error ? e.message : String(e)));
+      return this.retry();
+    }
     this.socket = ws;
     this.connection++;
-    ws.onopen = () =>
+    let opened = false;
+    let failure: string | undefined;
+    ws.onopen = () => {
+      opened = true;
       ws.send(
         encodeFrame({
           t: 'hello',
@@ -176,11 +193,16 @@ export class CreekBinding implements Binding {
           ...(this.seen.some((n) => n > 0) ? { seen: [...this.seen] } : {}),
         }),
       );
+    };
     ws.onmessage = (ev: { data: unknown }) =>
-      this.onFrame(typeof ev.data === 'string' ? ev.data : String(ev.data));
-    ws.onerror = () => undefined; // a close follows
+      this.onFrame(url, typeof ev.data === 'string' ? ev.data : String(ev.data));
+    // A close follows; `ws` says why the connection failed (browsers do not).
+    ws.onerror = (ev: { message?: unknown }) => {
+      if (typeof ev.message === 'string') failure = ev.message;
+    };
     ws.onclose = () => {
       if (this.socket !== ws) return;
+      if (!opened) this.problems.set(url, connectFailure(url, failure));
       this.ready = false;
       this.replica = null;
       this.retry();
@@ -188,14 +210,23 @@ export class CreekBinding implements Binding {
   }
 
   private retry(): void {
-    if (this.closed) return;
+    if (this.closedBy !== null) return;
     const now = Date.now();
     this.failingSince ??= now;
-    if (now - this.failingSince > (this.options.connectTimeoutMs ?? 10_000)) {
+    const timeoutMs = this.options.connectTimeoutMs ?? 10_000;
+    if (now - this.failingSince > timeoutMs) {
+      const tried = this.options.urls
+        .map((u) => `${u} (${this.problems.get(u) ?? 'no answer'})`)
+        .join('; ');
       this.failAll(
-        new Unavailable(
-          `no replica answered for ${this.options.connectTimeoutMs ?? 10_000} ms (tried ${this.options.urls.join(', ')})`,
-        ),
+        (o) =>
+          new Unavailable(
+            `no replica answered for ${timeoutMs} ms; tried ${tried}; ${
+              o.sentOn > 0
+                ? 'this op was sent and may still take effect: the client resubmits it once a replica answers, and it is applied once'
+                : 'this op was not sent'
+            }`,
+          ),
       );
       this.failingSince = now;
     }
@@ -204,17 +235,21 @@ export class CreekBinding implements Binding {
     this.backoffMs = Math.min(this.backoffMs * 2, 1000);
   }
 
-  private onFrame(text: string): void {
+  private onFrame(url: string, text: string): void {
     const decoded = decodeServerFrame(text);
     if (!decoded.ok)
       return this.failAll(
-        new ProtocolError(`the replica sent a frame this client cannot read: ${decoded.message}`),
+        () =>
+          new ProtocolError(
+            `the replica at ${url} sent a frame this client cannot read: ${decoded.message}`,
+          ),
       );
     const f: ServerFrame = decoded.frame;
     if (f.t === 'welcome') {
       this.ready = true;
       this.replica = f.replica;
       this.failingSince = null;
+      this.problems.delete(url);
       this.backoffMs = 50;
       // Resubmit every op not known committed, answered ones too (their commit must be learnt):
       // same op ids and numbers, so nothing is applied twice.
@@ -235,15 +270,7 @@ export class CreekBinding implements Binding {
       }
       return;
     }
-    if (f.t === 'error' && f.opId === undefined) {
-      if (f.code === 'unauthorized') {
-        this.closed = true;
-        return this.failAll(new Unauthorized(f.message));
-      }
-      // E.g. `unavailable` when the replica has not caught up with this session: it closes the
-      // connection, and the binding tries the next replica.
-      return;
-    }
+    if (f.t === 'error' && f.opId === undefined) return this.connectionError(url, f);
     const o = this.ops.get(f.opId!);
     if (o === undefined) return;
     if (f.t === 'view') {
@@ -257,9 +284,16 @@ export class CreekBinding implements Binding {
       o.committed = true;
       if (o.views?.confirm() === true) this.answered(o);
     } else {
-      // Refused arguments or op names are refused everywhere: never ordered. Busy or unavailable
-      // leave the op unanswered by this replica; it may be resubmitted at the next connection.
-      if (f.code === 'invalid-arguments' || f.code === 'unknown-op') o.committed = true;
+      // Refused arguments, op names or frames are refused everywhere: never ordered. Busy or
+      // unavailable leave the op unanswered by this replica; it may be resubmitted at the next
+      // connection.
+      if (
+        f.code === 'invalid-arguments' ||
+        f.code === 'unknown-op' ||
+        f.code === 'bad-frame' ||
+        f.code === 'out-of-order'
+      )
+        o.committed = true;
       o.views?.error(errorFromWire(f.code, f.message));
       this.answered(o);
     }
@@ -285,20 +319,73 @@ export class CreekBinding implements Binding {
     if (o.views === null) this.ops.delete(o.opId);
   }
 
-  private failAll(e: CreekError): void {
+  /**
+   * An error frame that names no op: about the connection, or about a frame the replica could not
+   * read far enough to find its op id (protocol codec.ts names it whenever it can).
+   */
+  private connectionError(url: string, f: Extract<ServerFrame, { t: 'error' }>): void {
+    this.problems.set(url, `${f.code}: ${f.message}`);
+    if (f.code === 'unauthorized') {
+      const e = new Unauthorized(f.message);
+      this.closedBy = () => e;
+      return this.failAll(() => e);
+    }
+    // The replica closes the connection (it has not caught up with this session, or it is
+    // shutting down), and the binding tries the next one.
+    if (f.code === 'unavailable') return;
+    if (f.code === 'version') {
+      // Another replica may speak this client's version; if none does, ops fail after the
+      // connect timeout, with this problem in the message.
+      this.socket?.close();
+      return;
+    }
+    if (!this.ready) {
+      // The hello was refused: this client cannot use this replica. Its ops fail now, rather than
+      // at the connect timeout; the binding goes on to the next replica.
+      const why = `the replica at ${url} refused this client's hello (${f.code}: ${f.message})`;
+      this.failAll((o) => new ProtocolError(why, { mayHaveTakenEffect: o.sentOn > 0 }));
+      this.socket?.close();
+      return;
+    }
+    // One of the frames sent on this connection was refused, and nothing says which: fail every op
+    // sent on it that has no answer yet, and stop tracking them, so that the refused frame is not
+    // resubmitted at the next connection.
+    const why = `the replica at ${url} refused a frame without naming its op (${f.code}: ${f.message}); this op had no answer yet: if its frame was the one refused it was not applied, otherwise it may still be`;
+    for (const o of [...this.ops.values()]) {
+      if (o.views === null || o.sentOn !== this.connection) continue;
+      o.views.error(new ProtocolError(why));
+      this.ops.delete(o.opId);
+    }
+  }
+
+  /** Ends every op still waiting for its answer with the error `fail` gives for it. */
+  private failAll(fail: (o: SessionOp) => CreekError): void {
     for (const o of this.ops.values()) {
-      o.views?.error(e);
+      o.views?.error(fail(o));
       o.views = null;
     }
   }
 }
 
-/** A random session id. `randomUUID` exists only in secure contexts (https, localhost). */
+/**
+ * A random session id. `randomUUID` exists only in secure contexts (https, localhost), and neither
+ * it nor `getRandomValues` in React Native's Hermes without a polyfill.
+ */
 function randomId(): string {
-  const c = globalThis.crypto;
-  if (typeof c.randomUUID === 'function') return c.randomUUID();
-  const bytes = c.getRandomValues(new Uint8Array(16));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  const c = (
+    globalThis as {
+      crypto?: { randomUUID?: () => string; getRandomValues?: (a: Uint8Array) => Uint8Array };
+    }
+  ).crypto;
+  if (typeof c?.randomUUID === 'function') return c.randomUUID();
+  if (typeof c?.getRandomValues === 'function') {
+    const bytes = c.getRandomValues(new Uint8Array(16));
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  }
+  throw new Error(
+    'connect: this runtime has no crypto.getRandomValues, which the client needs for its random session id; ' +
+      "on React Native, install react-native-get-random-values and import it first in your app's entry file",
+  );
 }
 
 async function socketFactory(given: CreekBindingOptions['WebSocket']): Promise<SocketFactory> {

@@ -11,7 +11,8 @@ export type CreekErrorCode =
   | 'timeout'
   | 'unauthorized'
   | 'protocol'
-  | 'cancelled';
+  | 'cancelled'
+  | 'closed';
 
 export class CreekError extends Error {
   readonly code: string;
@@ -29,6 +30,8 @@ export interface InvalidArgumentsDetails {
   fields?: readonly string[];
   /** What is wrong, in words. */
   problem: string;
+  /** What to do about it, when not "fix the arguments to match the op's schema". */
+  fix?: string;
 }
 
 /** The op's arguments failed its schema: nothing was applied. `field` names the first bad field. */
@@ -53,7 +56,7 @@ export class InvalidArguments extends CreekError {
     const where = field === undefined ? '' : ` (field '${field}')`;
     super(
       'invalid-arguments',
-      `${what}${where}: ${d.problem} — fix the arguments to match the op's schema; nothing was applied`,
+      `${what}${where}: ${d.problem} — ${d.fix ?? "fix the arguments to match the op's schema"}; nothing was applied`,
       options,
     );
     this.op = d.op;
@@ -140,16 +143,42 @@ export class Unauthorized extends CreekError {
   }
 }
 
-/** One side broke the wire protocol (a malformed frame, a version mismatch, a frame out of order). */
+/**
+ * One side broke the wire protocol (a malformed frame, a version mismatch, a frame out of order).
+ * `mayHaveTakenEffect` says whether the op may still be applied (false: its frame was refused).
+ */
 export class ProtocolError extends CreekError {
   declare readonly code: 'protocol';
+  readonly mayHaveTakenEffect: boolean;
 
-  constructor(detail: string, options?: { cause?: unknown }) {
+  constructor(detail: string, options: { cause?: unknown; mayHaveTakenEffect?: boolean } = {}) {
+    const { mayHaveTakenEffect = true, ...rest } = options;
     super(
       'protocol',
-      `protocol error: ${detail} — make sure client and replicas run the same Creek version; if they do, this is a bug worth reporting`,
+      `protocol error: ${detail}; ${mayHaveTakenEffect ? 'the op may still take effect at the replicas' : 'the op was not applied'} — make sure client and replicas run the same Creek version; if they do, this is a bug worth reporting`,
+      rest,
+    );
+    this.mayHaveTakenEffect = mayHaveTakenEffect;
+  }
+}
+
+/**
+ * The client was closed (`close()`) before the op was answered, or before it was invoked.
+ * `mayHaveTakenEffect`: the op had been sent, and the replicas may still apply it.
+ */
+export class ClientClosed extends CreekError {
+  declare readonly code: 'closed';
+  readonly mayHaveTakenEffect: boolean;
+
+  constructor(mayHaveTakenEffect: boolean, options?: { cause?: unknown }) {
+    super(
+      'closed',
+      mayHaveTakenEffect
+        ? 'the client was closed before this op was answered: it was sent and may still take effect at the replicas'
+        : 'the client is closed (close() was called): nothing was sent; make a new client with connect() to invoke',
       options,
     );
+    this.mayHaveTakenEffect = mayHaveTakenEffect;
   }
 }
 
@@ -187,6 +216,9 @@ export function errorFromWire(code: ErrorCode, message: string): CreekError {
     case 'bad-frame':
     case 'version':
     case 'out-of-order':
-      return new ProtocolError(`${code}: ${message}`);
+      // An error frame naming an op refuses that op's frame: it was not applied.
+      return new ProtocolError(`the replica refused the op's frame (${code}: ${message})`, {
+        mayHaveTakenEffect: false,
+      });
   }
 }

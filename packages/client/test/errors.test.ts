@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { compareLevels, isConsistencyLevel, weakestLevel } from '../src/binding.js';
 import {
   Cancelled,
+  ClientClosed,
   CreekError,
   errorFromWire,
   InvalidArguments,
@@ -27,6 +28,7 @@ describe('errors', () => {
       [new Unauthorized(), 'unauthorized', 'Unauthorized'],
       [new ProtocolError('bad frame'), 'protocol', 'ProtocolError'],
       [new Cancelled(), 'cancelled', 'Cancelled'],
+      [new ClientClosed(false), 'closed', 'ClientClosed'],
     ];
     for (const [e, code, name] of cases) {
       expect(e).toBeInstanceOf(CreekError);
@@ -71,6 +73,15 @@ describe('errors', () => {
     expect(new Unauthorized().message).toMatch(/token/);
     expect(new ProtocolError('x').message).toMatch(/same Creek version/);
     expect(new Cancelled('user left').message).toMatch(/AbortSignal: user left/);
+    expect(new ClientClosed(false).message).toMatch(/nothing was sent.*connect\(\)/);
+  });
+
+  it('say honestly whether the op may still take effect', () => {
+    expect(new ProtocolError('x')).toMatchObject({ mayHaveTakenEffect: true });
+    expect(new ProtocolError('x').message).toMatch(/may still take effect/);
+    expect(new ProtocolError('x', { mayHaveTakenEffect: false }).message).toMatch(/not applied/);
+    expect(new ClientClosed(true).message).toMatch(/was sent and may still take effect/);
+    expect(new ClientClosed(true).mayHaveTakenEffect).toBe(true);
   });
 
   it('keeps a cause', () => {
@@ -89,6 +100,9 @@ describe('errors', () => {
     expect(errorFromWire('unavailable', 'x')).toBeInstanceOf(Unavailable);
     expect(errorFromWire('busy', 'x')).toBeInstanceOf(Unavailable);
     expect(errorFromWire('bad-frame', 'x')).toBeInstanceOf(ProtocolError);
+    // An error frame that names an op refuses that op's frame: it was not applied.
+    expect(errorFromWire('bad-frame', 'x')).toMatchObject({ mayHaveTakenEffect: false });
+    expect(errorFromWire('bad-frame', 'x').message).toMatch(/the op was not applied/);
     expect(errorFromWire('unknown-op', 'x')).toMatchObject({
       code: 'invalid-arguments',
       field: 'op',

@@ -1,7 +1,10 @@
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineApp, op } from '@creek/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { InvalidArguments, OperationFailed } from '../src/index.js';
+import { ClientClosed, InvalidArguments, OperationFailed, Unavailable } from '../src/index.js';
 import { connectInMemory, MemoryBinding, type MemoryCluster } from '../src/memory/index.js';
 import { CreekClient } from '../src/client.js';
 
@@ -64,5 +67,46 @@ describe('the in-memory binding', () => {
     // Another client at another replica sees both increments once everything is stable.
     const other = new CreekClient(new MemoryBinding(m.cluster, 0));
     expect(await other.invokeStrong('kv.get', { key: 'n' })).toBe(2);
+  });
+
+  it('fails an op still waiting when the cluster closes, and every call after', async () => {
+    const m = connectInMemory({ app });
+    cluster = m.cluster;
+    m.cluster.isolate(0); // its strong ops wait for the others
+    const waiting = m.client.invokeStrong('kv.put', { key: 'k', value: 1 });
+    m.cluster.close();
+    await expect(waiting).rejects.toBeInstanceOf(Unavailable);
+    await expect(m.client.invokeWeak('kv.get', { key: 'k' })).rejects.toThrow(/cluster was closed/);
+  });
+
+  it('fails calls after client.close() with ClientClosed; the cluster runs on for others', async () => {
+    const m = connectInMemory({ app });
+    cluster = m.cluster;
+    m.client.close();
+    await expect(m.client.invokeWeak('kv.get', { key: 'k' })).rejects.toBeInstanceOf(ClientClosed);
+    const other = new CreekClient(new MemoryBinding(m.cluster, 1));
+    expect(await other.invokeStrong('kv.get', { key: 'k' })).toBeNull();
+  });
+
+  it('refuses a replica the cluster does not have when the client is made', () => {
+    const m = connectInMemory({ app, replicas: 2 });
+    cluster = m.cluster;
+    expect(() => new MemoryBinding(m.cluster, 2)).toThrow(/replicas 0 to 1/);
+  });
+
+  // The package's exports point at TypeScript sources (packaging is a separate matter), so plain
+  // Node runs the script through tsx's loader; what is tested is the process's lifetime.
+  it('keeps a plain node script alive while it awaits an op: exit 0, not 13', () => {
+    const here = dirname(fileURLToPath(import.meta.url));
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', join(here, 'fixtures', 'in-memory-app.mjs')],
+      { cwd: join(here, '..'), encoding: 'utf8', timeout: 60_000 },
+    );
+    expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toEqual({
+      status: 0,
+      stdout: 'n = 1\n',
+      stderr: '',
+    });
   });
 });

@@ -6,7 +6,17 @@ import { PeerFrameSchema } from './peer.js';
 
 export type Decoded<T> =
   | { readonly ok: true; readonly frame: T }
-  | { readonly ok: false; readonly code: ErrorCode; readonly message: string };
+  | {
+      readonly ok: false;
+      readonly code: ErrorCode;
+      readonly message: string;
+      /**
+       * The refused frame's op id, when it was a JSON object with a usable one (an invoke whose
+       * other fields are wrong): the answer can then name the op, whose caller would otherwise
+       * wait for it forever.
+       */
+      readonly opId?: string;
+    };
 
 /**
  * Frames are JSON text: readable in logs and browser devtools, and native everywhere. Chosen over
@@ -36,6 +46,25 @@ function bad(message: string): Decoded<never> {
   return { ok: false, code: 'bad-frame', message };
 }
 
+/** A refusal of a parsed frame, naming its op id when it has a usable one (see Decoded). */
+function badFrame(json: unknown, message: string): Decoded<never> {
+  const opId = opIdOf(json);
+  return opId === undefined ? bad(message) : { ok: false, code: 'bad-frame', message, opId };
+}
+
+/**
+ * A frame's own string `opId` of 1 to 128 characters (InvokeSchema's bounds, in code points as
+ * Zod counts them), if it has one. Only the top level is read, so a frame refused for its nesting
+ * costs nothing more here.
+ */
+function opIdOf(json: unknown): string | undefined {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
+  if (!Object.prototype.hasOwnProperty.call(json, 'opId')) return undefined;
+  const opId = (json as { opId: unknown }).opId;
+  if (typeof opId !== 'string' || opId.length === 0 || opId.length > 2 * 128) return undefined;
+  return [...opId].length <= 128 ? opId : undefined;
+}
+
 function decodeWith<S extends z.ZodType>(schema: S, data: unknown): Decoded<z.output<S>> {
   let text: string;
   if (typeof data === 'string') {
@@ -61,18 +90,21 @@ function decodeWith<S extends z.ZodType>(schema: S, data: unknown): Decoded<z.ou
     return bad('frame is not valid JSON');
   }
   const shape = checkShape(json);
-  if (shape !== null) return bad(shape);
+  if (shape !== null) return badFrame(json, shape);
   let parsed: ReturnType<S['safeParse']>;
   try {
     parsed = schema.safeParse(json) as ReturnType<S['safeParse']>;
   } catch {
-    return bad('frame could not be validated');
+    return badFrame(json, 'frame could not be validated');
   }
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where =
       issue === undefined || issue.path.length === 0 ? 'frame' : issue.path.map(String).join('.');
-    return bad(`invalid frame: ${where}: ${issue?.message ?? 'does not match the protocol'}`);
+    return badFrame(
+      json,
+      `invalid frame: ${where}: ${issue?.message ?? 'does not match the protocol'}`,
+    );
   }
   return { ok: true, frame: parsed.data as z.output<S> };
 }

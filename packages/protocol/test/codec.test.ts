@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   MAX_FRAME_BYTES,
+  MAX_NESTING,
   PROTOCOL_VERSION,
   decodeClientFrame,
   decodePeerFrame,
@@ -757,5 +758,62 @@ describe('regressions', () => {
     const tail = utf8('","op":"x","args":null,"level":"weak"}');
     const frame = new Uint8Array([...head, 0xff, ...tail]);
     expect(decodeClientFrame(frame).ok).toBe(false);
+  });
+});
+
+/**
+ * A refused invoke still names its op: the replica answers `bad-frame` with the frame's op id, and
+ * the client fails that op instead of leaving its caller waiting (an error frame without an op id
+ * names no op).
+ */
+describe('the op id of a refused frame', () => {
+  const invoke = (fields: Record<string, unknown>) =>
+    JSON.stringify({
+      t: 'invoke',
+      opId: 'op-7',
+      op: 'kv.get',
+      args: null,
+      level: 'weak',
+      ...fields,
+    });
+  const opIdOf = (r: Decoded<unknown>) => (r.ok ? 'accepted' : r.opId);
+
+  it('is kept when the frame fails its schema', () => {
+    expect(opIdOf(decodeClientFrame(invoke({ op: 'x'.repeat(257) })))).toBe('op-7');
+    expect(opIdOf(decodeClientFrame(invoke({ args: undefined })))).toBe('op-7');
+    expect(opIdOf(decodeClientFrame(invoke({ level: 'bogus' })))).toBe('op-7');
+    expect(opIdOf(decodeClientFrame(invoke({ t: 'nonsense' })))).toBe('op-7');
+  });
+
+  it('is kept when the frame is refused for its nesting or a "__proto__" key', () => {
+    const deep = JSON.parse('['.repeat(MAX_NESTING) + ']'.repeat(MAX_NESTING)) as unknown;
+    expect(opIdOf(decodeClientFrame(invoke({ args: deep })))).toBe('op-7');
+    const proto = invoke({}).replace('"args":null', '"args":{"__proto__":{"admin":true}}');
+    const r = decodeClientFrame(proto);
+    expect(!r.ok && r.message).toMatch(/__proto__/);
+    expect(opIdOf(r)).toBe('op-7');
+  });
+
+  it('is the limit of what args may nest: one level less than the frame', () => {
+    const nested = (n: number) => JSON.parse('['.repeat(n) + ']'.repeat(n)) as unknown;
+    expect(decodeClientFrame(invoke({ args: nested(MAX_NESTING - 1) })).ok).toBe(true);
+    expect(decodeClientFrame(invoke({ args: nested(MAX_NESTING) })).ok).toBe(false);
+  });
+
+  it('is absent when there is none to trust', () => {
+    for (const opId of ['', 'x'.repeat(129), 7, null, ['a'], { id: 'a' }])
+      expect(opIdOf(decodeClientFrame(invoke({ opId, op: '' })))).toBeUndefined();
+    expect(opIdOf(decodeClientFrame(`[${invoke({ op: '' })}]`))).toBeUndefined();
+    expect(opIdOf(decodeClientFrame('{"opId":"a",'))).toBeUndefined(); // not JSON
+    // Over the size limit the frame is refused unread: its op id is unknown.
+    const big = invoke({ args: 'x'.repeat(MAX_FRAME_BYTES) });
+    expect(decodeClientFrame(big).ok).toBe(false);
+    expect(opIdOf(decodeClientFrame(big))).toBeUndefined();
+  });
+
+  it('is kept up to 128 characters, counted in code points as the schema counts them', () => {
+    for (const opId of ['é'.repeat(128), '😀'.repeat(128)])
+      expect(opIdOf(decodeClientFrame(invoke({ opId, op: '' })))).toBe(opId);
+    expect(opIdOf(decodeClientFrame(invoke({ opId: '😀'.repeat(129), op: '' })))).toBeUndefined();
   });
 });

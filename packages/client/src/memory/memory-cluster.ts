@@ -1,6 +1,14 @@
 import { InlineExecutor, type App, type Response } from '@creek/server';
 import { ReplicaHost, type PeerMessage } from '@creek/server/host';
 
+/** Who waits for an op's responses at an in-memory replica. */
+export interface ResponseHandler {
+  /** Each response of the replica: tentative, stable, failed. */
+  response(r: Response): void;
+  /** The cluster was closed before the op was done: no more responses will come. */
+  closed(): void;
+}
+
 export interface MemoryClusterOptions<A> {
   /** The app every replica runs (`defineApp(...)`). */
   readonly app: A;
@@ -16,7 +24,7 @@ export interface MemoryClusterOptions<A> {
  */
 export class MemoryCluster {
   readonly hosts: ReplicaHost[];
-  private readonly waiting = new Map<number, (r: Response) => void>();
+  private readonly waiting = new Map<number, ResponseHandler>();
   private readonly isolated = new Set<number>();
   private readonly ticker: ReturnType<typeof setInterval>;
   private readonly delayMs: number;
@@ -37,7 +45,7 @@ export class MemoryCluster {
           {
             persist: () => undefined,
             send: (to, msg) => this.send(id, to, msg),
-            respond: (r) => this.waiting.get(r.tag)?.(r),
+            respond: (r) => this.waiting.get(r.tag)?.response(r),
             // Only a replica that lost durable state halts; these never restart.
             halt: (reason) => {
               throw new Error(reason);
@@ -49,24 +57,35 @@ export class MemoryCluster {
       const now = Date.now();
       for (const h of this.hosts) h.tick(now);
     }, 5);
-    (this.ticker as { unref?: () => void }).unref?.();
+    this.keepAlive();
   }
 
-  /** Invokes at one replica; `onResponse` gets each of its responses (tentative, stable, failed). */
+  /**
+   * Invokes at one replica; `handler` gets each of its responses, or hears that the cluster was
+   * closed (at once, if it is). Returns a function to call once the op is done or abandoned.
+   */
   invoke(
     replica: number,
     op: string,
     args: unknown,
     strong: boolean,
-    onResponse: (r: Response) => void,
+    handler: ResponseHandler,
   ): () => void {
     const host = this.hosts[replica];
     if (host === undefined)
       throw new RangeError(`no replica ${replica} in a cluster of ${this.hosts.length}`);
+    if (this.closed) {
+      handler.closed();
+      return () => undefined;
+    }
     const tag = this.nextTag++;
-    this.waiting.set(tag, onResponse);
+    this.waiting.set(tag, handler);
+    this.keepAlive();
     host.invoke(Date.now(), { op, args, strong, tag });
-    return () => this.waiting.delete(tag);
+    return () => {
+      this.waiting.delete(tag);
+      this.keepAlive();
+    };
   }
 
   /** Cuts a replica off from the others (both ways) until `heal`. */
@@ -78,10 +97,25 @@ export class MemoryCluster {
     this.isolated.clear();
   }
 
+  /** Stops the replicas; ops still waiting hear of it (their Correctables end in an error). */
   close(): void {
+    if (this.closed) return;
     this.closed = true;
     clearInterval(this.ticker);
+    const waiting = [...this.waiting.values()];
     this.waiting.clear();
+    for (const h of waiting) h.closed();
+  }
+
+  /**
+   * The replicas' clock (Paxos rounds, no-ops) keeps the process alive while an op waits for a
+   * response, as a socket would: a script that awaits one must not see Node exit under it with
+   * "unsettled top-level await" (exit code 13). Idle, it lets the process end.
+   */
+  private keepAlive(): void {
+    const t = this.ticker as { ref?: () => void; unref?: () => void };
+    if (this.waiting.size > 0) t.ref?.();
+    else t.unref?.();
   }
 
   private send(from: number, to: number, msg: PeerMessage): void {

@@ -167,7 +167,7 @@ export class ClientEndpoint {
         if (!decoded.ok) {
           this.counters.badFrames++;
           gate.record('badFrame', decoded.message);
-          return this.error(ws, decoded.code, decoded.message);
+          return this.error(ws, decoded.code, decoded.message, decoded.opId);
         }
         const f = decoded.frame;
         if (f.t === 'hello') {

@@ -150,4 +150,15 @@ describe('the views a client asked for', () => {
     ]);
     expect(h.invoked).toEqual([]);
   });
+
+  it('names the op of an invoke that fails validation, so its caller is answered', async () => {
+    const h = await harness();
+    h.send({ t: 'invoke', opId: 'e', op: 'x'.repeat(257), args: null, level: 'weak' });
+    h.send({ t: 'invoke', opId: 'f', op: 'kv.get', level: 'weak' }); // no args
+    expect(await h.received(2)).toMatchObject([
+      { t: 'error', opId: 'e', code: 'bad-frame', message: expect.stringMatching(/op/) },
+      { t: 'error', opId: 'f', code: 'bad-frame', message: expect.stringMatching(/args/) },
+    ]);
+    expect(h.invoked).toEqual([]);
+  });
 });

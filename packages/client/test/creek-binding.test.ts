@@ -1,0 +1,258 @@
+import { PROTOCOL_VERSION } from '@creek/protocol';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { connect } from '../src/client.js';
+import { connectFailure } from '../src/connect-failure.js';
+import type { Correctable } from '../src/correctable.js';
+import {
+  ClientClosed,
+  CreekError,
+  ProtocolError,
+  Unauthorized,
+  Unavailable,
+} from '../src/errors.js';
+
+/**
+ * Every call of the Creek binding settles, whatever the replica answers: the replica is played by
+ * the test through a scripted socket.
+ */
+type Frame = Record<string, unknown>;
+
+/** A WebSocket whose peer is the test. `sockets` lists those the binding made, in order. */
+function scriptedSockets(failWith?: string) {
+  const sockets: Scripted[] = [];
+  class Scripted {
+    readyState = 0;
+    readonly sent: Frame[] = [];
+    onopen: ((ev: unknown) => void) | null = null;
+    onmessage: ((ev: { data: string }) => void) | null = null;
+    onclose: ((ev: unknown) => void) | null = null;
+    onerror: ((ev: { message?: string }) => void) | null = null;
+
+    constructor(readonly url: string) {
+      sockets.push(this);
+      // As `ws` does when the upgrade fails: an error event saying why, then the close.
+      if (failWith !== undefined)
+        setTimeout(() => {
+          this.onerror?.({ message: failWith });
+          this.close();
+        }, 0);
+    }
+
+    send(text: string): void {
+      this.sent.push(JSON.parse(text) as Frame);
+    }
+
+    close(): void {
+      if (this.readyState === 3) return;
+      this.readyState = 3;
+      setTimeout(() => this.onclose?.({}), 0);
+    }
+
+    open(): void {
+      this.readyState = 1;
+      this.onopen?.({});
+    }
+
+    receive(frame: Frame): void {
+      this.onmessage?.({ data: JSON.stringify(frame) });
+    }
+
+    welcome(): void {
+      this.open();
+      this.receive({
+        t: 'welcome',
+        version: PROTOCOL_VERSION,
+        replica: 0,
+        levels: ['weak', 'strong'],
+        ops: [],
+      });
+    }
+
+    invokes(): Frame[] {
+      return this.sent.filter((f) => f.t === 'invoke');
+    }
+  }
+  /** The n-th socket the binding makes (it makes them asynchronously). */
+  const socket = async (n: number): Promise<Scripted> => {
+    for (let i = 0; i < 1_000 && sockets[n] === undefined; i++)
+      await new Promise((r) => setTimeout(r, 1));
+    const s = sockets[n];
+    if (s === undefined) throw new Error(`no socket #${n}`);
+    return s;
+  };
+  return { WebSocket: Scripted, socket, sockets };
+}
+
+/** The error `c` ends with; a guard fails the test if it does not settle (the bug this tests). */
+async function failure(c: Correctable<unknown>): Promise<CreekError> {
+  let guard: ReturnType<typeof setTimeout> | undefined;
+  const unsettled = new Promise<never>((_, reject) => {
+    guard = setTimeout(() => reject(new Error('the call did not settle')), 5_000);
+  });
+  try {
+    await Promise.race([c, unsettled]);
+  } catch (e) {
+    if (!(e instanceof CreekError)) throw e;
+    return e;
+  } finally {
+    clearTimeout(guard);
+  }
+  throw new Error('expected the call to fail');
+}
+
+const clients: { close(): void }[] = [];
+afterEach(() => {
+  for (const c of clients.splice(0)) c.close();
+  vi.unstubAllGlobals();
+});
+
+function client(options: { url?: string; failWith?: string; connectTimeoutMs?: number } = {}) {
+  const scripted = scriptedSockets(options.failWith);
+  const creek = connect({
+    urls: [options.url ?? 'ws://127.0.0.1:7100/client'],
+    WebSocket: scripted.WebSocket,
+    ...(options.connectTimeoutMs === undefined
+      ? {}
+      : { connectTimeoutMs: options.connectTimeoutMs }),
+  });
+  clients.push(creek);
+  const invoke = (value: number) => creek.invoke('kv.put' as never, { key: 'k', value } as never);
+  return { creek, invoke, ...scripted };
+}
+
+describe('an error frame that names no op', () => {
+  it('fails the unanswered ops sent on its connection, which are then not resubmitted', async () => {
+    const { invoke, socket } = client();
+    const s = await socket(0);
+    s.welcome();
+    const a = invoke(1);
+    const b = invoke(2);
+    expect(s.invokes()).toHaveLength(2);
+    s.receive({ t: 'error', code: 'bad-frame', message: 'frame is not valid JSON' });
+    for (const c of [a, b]) {
+      const e = await failure(c);
+      expect(e).toBeInstanceOf(ProtocolError);
+      expect(e.message).toMatch(
+        /ws:\/\/127\.0\.0\.1:7100\/client refused a frame without naming its op \(bad-frame: frame is not valid JSON\).*may still be/,
+      );
+      expect((e as ProtocolError).mayHaveTakenEffect).toBe(true);
+    }
+    s.close(); // the next connection does not send the refused frame again
+    const s2 = await socket(1);
+    s2.welcome();
+    expect(s2.invokes()).toEqual([]);
+  });
+
+  it('before the welcome, is a refused hello: every waiting op fails, none was sent', async () => {
+    const { invoke, socket } = client();
+    const a = invoke(1);
+    const s = await socket(0);
+    s.open();
+    s.receive({ t: 'error', code: 'bad-frame', message: 'invalid frame: token: Too big' });
+    const e = await failure(a);
+    expect(e).toBeInstanceOf(ProtocolError);
+    expect(e.message).toMatch(/refused this client's hello \(bad-frame: invalid frame: token/);
+    expect((e as ProtocolError).mayHaveTakenEffect).toBe(false);
+  });
+
+  it('unauthorized: the waiting ops and every later call fail with Unauthorized', async () => {
+    const { invoke, socket } = client();
+    const a = invoke(1);
+    const s = await socket(0);
+    s.open();
+    s.receive({ t: 'error', code: 'unauthorized', message: 'this cluster needs a token' });
+    expect(await failure(a)).toBeInstanceOf(Unauthorized);
+    expect(await failure(invoke(2))).toBeInstanceOf(Unauthorized);
+  });
+});
+
+describe('an error frame that names an op', () => {
+  it('fails that op alone, as not applied, and it is not resubmitted', async () => {
+    const { invoke, socket } = client();
+    const s = await socket(0);
+    s.welcome();
+    const a = invoke(1);
+    const b = invoke(2);
+    const [sentA, sentB] = s.invokes();
+    s.receive({
+      t: 'error',
+      opId: sentA!.opId,
+      code: 'bad-frame',
+      message: 'invalid frame: op: Too big',
+    });
+    const e = await failure(a);
+    expect(e).toBeInstanceOf(ProtocolError);
+    expect((e as ProtocolError).mayHaveTakenEffect).toBe(false);
+    expect(b.state).toBe('updating');
+    s.close();
+    const s2 = await socket(1);
+    s2.welcome();
+    expect(s2.invokes().map((f) => f.opId)).toEqual([sentB!.opId]);
+  });
+});
+
+describe('close()', () => {
+  it('fails the op in flight (it may have taken effect) and every later call (nothing sent)', async () => {
+    const { creek, invoke, socket } = client();
+    const s = await socket(0);
+    s.welcome();
+    const a = invoke(1);
+    creek.close();
+    const inFlight = await failure(a);
+    expect(inFlight).toBeInstanceOf(ClientClosed);
+    expect((inFlight as ClientClosed).mayHaveTakenEffect).toBe(true);
+    let later: Correctable<unknown> | undefined;
+    expect(() => (later = invoke(2))).not.toThrow();
+    const e = await failure(later!);
+    expect(e).toBeInstanceOf(ClientClosed);
+    expect((e as ClientClosed).mayHaveTakenEffect).toBe(false);
+    expect(e.message).toMatch(/nothing was sent/);
+    expect(s.invokes()).toHaveLength(1);
+  });
+});
+
+describe('a URL whose upgrade is refused', () => {
+  it('is named in the error, with the HTTP status and what client URLs look like', async () => {
+    const { invoke } = client({
+      url: 'ws://127.0.0.1:7100',
+      failWith: 'Unexpected server response: 404',
+      connectTimeoutMs: 50,
+    });
+    const e = await failure(invoke(1));
+    expect(e).toBeInstanceOf(Unavailable);
+    expect(e.message).toMatch(
+      'ws://127.0.0.1:7100 (the server refused the WebSocket upgrade with HTTP status 404; Creek client URLs end in /client, e.g. ws://127.0.0.1:7100/client)',
+    );
+    expect(e.message).toMatch(/this op was not sent/);
+  });
+
+  it('says so when the server closed the socket during the upgrade', () => {
+    expect(connectFailure('ws://127.0.0.1:7100', 'socket hang up')).toBe(
+      'the server closed the connection during the WebSocket upgrade; Creek client URLs end in /client, e.g. ws://127.0.0.1:7100/client',
+    );
+    expect(connectFailure('wss://example.com/creek/client?x=1', 'socket hang up')).toBe(
+      'the server closed the connection during the WebSocket upgrade',
+    );
+    expect(connectFailure('ws://h:1/client', undefined)).toBe('the connection failed');
+    expect(connectFailure('ws://h:1/client', 'connect ECONNREFUSED 127.0.0.1:1')).toBe(
+      'connect ECONNREFUSED 127.0.0.1:1',
+    );
+  });
+});
+
+describe('the session id', () => {
+  it('falls back to crypto.getRandomValues where randomUUID is missing (React Native)', async () => {
+    vi.stubGlobal('crypto', {
+      getRandomValues: (a: Uint8Array) => a.fill(0xab),
+    });
+    const { socket } = client();
+    const s = await socket(0);
+    s.open();
+    expect(s.sent[0]).toMatchObject({ t: 'hello', session: 'ab'.repeat(16) });
+  });
+
+  it('says what to install where the runtime has no crypto at all', () => {
+    vi.stubGlobal('crypto', undefined);
+    expect(() => client()).toThrow(/react-native-get-random-values/);
+  });
+});

@@ -37,6 +37,12 @@ export interface CreekBindingOptions {
   readonly connectTimeoutMs?: number;
   /** Defaults to the global WebSocket (browsers, React Native, Node ≥ 22) or the `ws` package. */
   readonly WebSocket?: new (url: string) => SocketLike;
+  /**
+   * For wss:// URLs from Node: the PEM of the CA the replicas' certificates chain to (their
+   * `--tls-ca`), when it is not one the system trusts. Browsers and React Native trust what the
+   * device trusts and take no CA from a page.
+   */
+  readonly tls?: { readonly ca: string | Uint8Array };
 }
 
 /** An op of this client's session, from its submission until the cluster may forget it. */
@@ -94,7 +100,7 @@ export class CreekBinding implements Binding {
 
   constructor(private readonly options: CreekBindingOptions) {
     if (options.urls.length === 0) throw new Error('connect: give at least one replica URL');
-    this.factory = socketFactory(options.WebSocket);
+    this.factory = socketFactory(options.WebSocket, options.tls);
     void this.open();
   }
 
@@ -168,7 +174,17 @@ export class CreekBinding implements Binding {
 
   private async open(): Promise<void> {
     if (this.closedBy !== null) return;
-    const make = await this.factory;
+    let make: SocketFactory;
+    try {
+      make = await this.factory;
+    } catch (e) {
+      // No way to open a socket at all (connect's tls on a browser, say): every call fails so.
+      const err = new ProtocolError(e instanceof Error ? e.message : String(e), {
+        mayHaveTakenEffect: false,
+      });
+      this.closedBy = () => err;
+      return this.failAll(() => err);
+    }
     const url = this.options.urls[this.urlIndex % this.options.urls.length]!;
     let ws: SocketLike;
     try {
@@ -388,7 +404,24 @@ function randomId(): string {
   );
 }
 
-async function socketFactory(given: CreekBindingOptions['WebSocket']): Promise<SocketFactory> {
+async function socketFactory(
+  given: CreekBindingOptions['WebSocket'],
+  tls: CreekBindingOptions['tls'],
+): Promise<SocketFactory> {
+  if (tls !== undefined) {
+    if (given !== undefined)
+      throw new Error(
+        'connect: give either tls or WebSocket (a WebSocket class brings its own TLS)',
+      );
+    // Only the `ws` package takes a CA; the browser's and Node 22's global WebSocket do not.
+    const ws = await import('ws').catch(() => null);
+    if (ws === null || typeof ws.default !== 'function')
+      throw new Error(
+        "connect: tls.ca needs Node and the 'ws' package; a browser trusts the CAs of its system",
+      );
+    const WS = ws.default as unknown as new (url: string, o: { ca: unknown }) => SocketLike;
+    return (url) => new WS(url, { ca: tls.ca });
+  }
   if (given !== undefined) return (url) => new given(url);
   const global = (globalThis as { WebSocket?: new (url: string) => SocketLike }).WebSocket;
   if (global !== undefined) return (url) => new global(url);

@@ -207,7 +207,11 @@ export function errorFromWire(code: ErrorCode, message: string): CreekError {
     case 'invalid-arguments':
       return new InvalidArguments(message);
     case 'unknown-op':
-      return new InvalidArguments({ field: 'op', problem: message });
+      return new InvalidArguments({
+        field: 'op',
+        problem: message,
+        fix: 'check the op name: the cluster serves the ops of the app it was started with',
+      });
     case 'unauthorized':
       return new Unauthorized(message);
     case 'unavailable':

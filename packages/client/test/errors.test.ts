@@ -107,6 +107,13 @@ describe('errors', () => {
       code: 'invalid-arguments',
       field: 'op',
     });
+    // An unknown op is a wrong name, not wrong arguments: the advice says so.
+    const unknown = errorFromWire(
+      'unknown-op',
+      "unknown operation 'kv.gett'; this app has: kv.get",
+    );
+    expect(unknown.message).toMatch(/check the op name/);
+    expect(unknown.message).not.toMatch(/fix the arguments/);
     expect(
       errorFromWire('invalid-arguments', "invalid arguments for 'incr': by: Expected number"),
     ).toMatchObject({ op: 'incr', field: 'by' });

@@ -1,6 +1,12 @@
 /** Bumped on any incompatible change of a message below; peers and clients must match. */
 export const PROTOCOL_VERSION = 1;
 
+/**
+ * The version of the replica-to-replica handshake, sent in its challenge. 2: both sides prove the
+ * cluster secret (version 1 trusted any welcome), each proof bound to both replicas' ids.
+ */
+export const PEER_PROTOCOL_VERSION = 2;
+
 /** Frames larger than this are refused before they are parsed. */
 export const MAX_FRAME_BYTES = 1 << 20;
 

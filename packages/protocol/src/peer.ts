@@ -77,15 +77,24 @@ const GossipFrameSchema = z.object({ t: z.literal('gossip'), msg: GossipMessageS
 const PaxosFrameSchema = z.object({ t: z.literal('paxos'), msg: PaxosMessageSchema });
 
 export const PeerFrameSchema = z.discriminatedUnion('t', [
-  /** Sent by the accepting side as soon as a peer connects. */
+  /** Sent by the accepting side as soon as a peer connects (`version`: PEER_PROTOCOL_VERSION). */
   z.object({ t: z.literal('challenge'), version: z.number().int(), nonce: z.string().length(64) }),
-  /** HMAC-SHA256(secret, nonce + ':' + from) as hex. */
+  /**
+   * The dialing replica's answer: `mac` proves the cluster secret over the challenge, its own id
+   * and the id it dialed (server peer-auth.ts); `nonce` is its own challenge to the accepting side.
+   */
   z.object({
     t: z.literal('auth'),
     from: z.number().int().nonnegative(),
     mac: z.string().length(64),
+    nonce: z.string().length(64),
   }),
-  z.object({ t: z.literal('welcome'), replica: z.number().int().nonnegative() }),
+  /** The accepting replica's answer to the dialer's nonce: the dialer trusts nothing before it. */
+  z.object({
+    t: z.literal('welcome'),
+    replica: z.number().int().nonnegative(),
+    mac: z.string().length(64),
+  }),
   GossipFrameSchema,
   PaxosFrameSchema,
   /** Several messages to the same peer from one turn of the sender's event loop, in order. */

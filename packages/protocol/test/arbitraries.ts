@@ -168,8 +168,8 @@ const paxosArb = fc.oneof(
 
 export const peerFrameArb: fc.Arbitrary<PeerFrame> = fc.oneof(
   fc.record({ t: fc.constant('challenge' as const), version: intArb, nonce: hex64Arb }),
-  fc.record({ t: fc.constant('auth' as const), from: natArb, mac: hex64Arb }),
-  fc.record({ t: fc.constant('welcome' as const), replica: natArb }),
+  fc.record({ t: fc.constant('auth' as const), from: natArb, mac: hex64Arb, nonce: hex64Arb }),
+  fc.record({ t: fc.constant('welcome' as const), replica: natArb, mac: hex64Arb }),
   fc.record({ t: fc.constant('gossip' as const), msg: gossipArb }),
   fc.record({ t: fc.constant('paxos' as const), msg: paxosArb }),
   fc.record({ t: fc.constant('error' as const), code: textArb(40), message: textArb(200) }),

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   MAX_FRAME_BYTES,
   MAX_NESTING,
+  PEER_PROTOCOL_VERSION,
   PROTOCOL_VERSION,
   decodeClientFrame,
   decodePeerFrame,
@@ -112,9 +113,9 @@ const serverFrames: [string, ServerFrame][] = [
 ];
 
 const peerFrames: [string, PeerFrame][] = [
-  ['challenge', { t: 'challenge', version: PROTOCOL_VERSION, nonce: NONCE }],
-  ['auth', { t: 'auth', from: 1, mac: MAC }],
-  ['welcome', { t: 'welcome', replica: 0 }],
+  ['challenge', { t: 'challenge', version: PEER_PROTOCOL_VERSION, nonce: NONCE }],
+  ['auth', { t: 'auth', from: 1, mac: MAC, nonce: NONCE }],
+  ['welcome', { t: 'welcome', replica: 0, mac: MAC }],
   ['gossip push of one Req', { t: 'gossip', msg: { kind: 'push', reqs: [req(5)] } }],
   [
     'gossip push of three Reqs',
@@ -288,13 +289,13 @@ describe('round trips', () => {
   });
 
   it('accepts whitespace around the JSON and integer-valued number forms', () => {
-    expect(decodePeerFrame(' \n{"t":"welcome","replica":2.0}\t')).toEqual({
+    expect(decodePeerFrame(` \n{"t":"welcome","replica":2.0,"mac":"${MAC}"}\t`)).toEqual({
       ok: true,
-      frame: { t: 'welcome', replica: 2 },
+      frame: { t: 'welcome', replica: 2, mac: MAC },
     });
-    expect(decodePeerFrame('{"t":"welcome","replica":1e3}')).toEqual({
+    expect(decodePeerFrame(`{"t":"welcome","replica":1e3,"mac":"${MAC}"}`)).toEqual({
       ok: true,
-      frame: { t: 'welcome', replica: 1000 },
+      frame: { t: 'welcome', replica: 1000, mac: MAC },
     });
   });
 });
@@ -324,9 +325,11 @@ describe('rejections', () => {
     it.each([
       ['nonce', { t: 'challenge', version: 1, nonce: NONCE.slice(1) }],
       ['nonce', { t: 'challenge', version: 1, nonce: 64 }],
-      ['mac', { t: 'auth', from: 1, mac: MAC + '0' }],
-      ['from', { t: 'auth', from: '1', mac: MAC }],
-      ['replica', { t: 'welcome', replica: '0' }],
+      ['mac', { t: 'auth', from: 1, mac: MAC + '0', nonce: NONCE }],
+      ['from', { t: 'auth', from: '1', mac: MAC, nonce: NONCE }],
+      ['nonce', { t: 'auth', from: 1, mac: MAC, nonce: NONCE.slice(2) }],
+      ['replica', { t: 'welcome', replica: '0', mac: MAC }],
+      ['mac', { t: 'welcome', replica: 0, mac: 'x' }],
       ['msg', { t: 'gossip', msg: 'push' }],
       ['msg.reqs', { t: 'gossip', msg: { kind: 'push', reqs: req(1) } }],
       [
@@ -393,7 +396,9 @@ describe('rejections', () => {
     it('hello without version', () =>
       expectFieldError(decodeClientFrame, { t: 'hello' }, 'version'));
     it.each([
-      ['mac', { t: 'auth', from: 1 }],
+      ['mac', { t: 'auth', from: 1, nonce: NONCE }],
+      ['nonce', { t: 'auth', from: 1, mac: MAC }],
+      ['mac', { t: 'welcome', replica: 1 }],
       ['nonce', { t: 'challenge', version: 1 }],
       ['msg', { t: 'paxos' }],
       ['msg.instance', { t: 'paxos', msg: without(accept.msg, 'instance') }],
@@ -507,7 +512,7 @@ describe('rejections', () => {
     });
     it('refuses an invalid frame given as a Uint8Array, naming the field', () => {
       const message = rejected(
-        decodePeerFrame(utf8(JSON.stringify({ t: 'welcome', replica: -1 }))),
+        decodePeerFrame(utf8(JSON.stringify({ t: 'welcome', replica: -1, mac: MAC }))),
       );
       expect(message).toContain('invalid frame: replica:');
     });
@@ -625,8 +630,8 @@ describe('rejections', () => {
         },
       ],
       ['msg.from', { t: 'paxos', msg: { type: 'catchup', from: 3.5 } }],
-      ['from', { t: 'auth', from: -1, mac: MAC }],
-      ['replica', { t: 'welcome', replica: 1.5 }],
+      ['from', { t: 'auth', from: -1, mac: MAC, nonce: NONCE }],
+      ['replica', { t: 'welcome', replica: 1.5, mac: MAC }],
       ['version', { t: 'challenge', version: 1.5, nonce: NONCE }],
     ])('peer %s', (path, frame) => expectFieldError(decodePeerFrame, frame, path));
 

@@ -1,10 +1,15 @@
-import { decodePeerFrame, encodeFrame, PROTOCOL_VERSION, type PeerFrame } from '@creek/protocol';
+import {
+  decodePeerFrame,
+  encodeFrame,
+  PEER_PROTOCOL_VERSION,
+  type PeerFrame,
+} from '@creek/protocol';
 import type { Logger } from 'pino';
 import WebSocket, { type WebSocketServer } from 'ws';
 import type { PeerMessage } from '../host/replica-host.js';
 import { CLOSE_CODE, type ConnectionGuard } from './connection-guard.js';
 import { newViolations, type EdgeEndpoint } from './edge-violations.js';
-import { answerChallenge, checkAnswer, newNonce } from './peer-auth.js';
+import { acceptorProof, dialerProof, newNonce, proofMatches } from './peer-auth.js';
 import { explainTlsError } from './tls.js';
 import { peerMessageFromFrame, peerMessageToFrame } from './wire.js';
 
@@ -100,6 +105,8 @@ export class PeerMesh {
       this.log.warn({ peer: p.id, url: p.url }, 'peer did not welcome us in time: dialing again');
       ws.terminate();
     }, limits.dialHandshakeMs + limits.helloDeadlineMs).unref();
+    // Our challenge to the answering side, sent with our own answer to its challenge.
+    const ourNonce = newNonce();
     // Frames from the answering side are decoded (never thrown on), and only a challenge, a
     // welcome or an error frame does anything here.
     ws.on('message', (data) => {
@@ -107,10 +114,10 @@ export class PeerMesh {
       if (!decoded.ok) return;
       const f = decoded.frame;
       if (f.t === 'challenge') {
-        if (f.version !== PROTOCOL_VERSION) {
+        if (f.version !== PEER_PROTOCOL_VERSION) {
           this.log.error(
-            { peer: p.id, version: f.version },
-            'peer speaks another protocol version',
+            { peer: p.id, version: f.version, ours: PEER_PROTOCOL_VERSION },
+            'peer speaks another version of the replica handshake: run the same creek everywhere',
           );
           ws.close();
           return;
@@ -119,10 +126,25 @@ export class PeerMesh {
           encodeFrame({
             t: 'auth',
             from: this.self,
-            mac: answerChallenge(this.secret, f.nonce, this.self),
+            mac: dialerProof(this.secret, f.nonce, this.self, p.id),
+            nonce: ourNonce,
           }),
         );
       } else if (f.t === 'welcome') {
+        // The answering side proves the secret too, as replica p.id: until then it is sent
+        // nothing, so an impostor on a peer URL learns no op (peer-auth.ts).
+        if (
+          f.replica !== p.id ||
+          !proofMatches(acceptorProof(this.secret, ourNonce, p.id, this.self), f.mac)
+        ) {
+          this.counters.rejected++;
+          this.log.error(
+            { peer: p.id, url: p.url, replica: f.replica },
+            `the server at ${p.url} did not prove it is replica ${p.id} of this cluster: check --peers and that every replica has the same cluster secret`,
+          );
+          ws.close(CLOSE_CODE.policy);
+          return;
+        }
         clearTimeout(welcomeBy);
         entry.state = 'connected';
         entry.tlsComplaint = null;
@@ -161,7 +183,7 @@ export class PeerMesh {
       const nonce = newNonce();
       let from: number | null = null;
       const gate = this.guard.gate(ws, req, this.edge);
-      ws.send(encodeFrame({ t: 'challenge', version: PROTOCOL_VERSION, nonce }));
+      ws.send(encodeFrame({ t: 'challenge', version: PEER_PROTOCOL_VERSION, nonce }));
       // See ClientEndpoint.attach: a frame ws refuses closes this connection, not the process.
       ws.on('error', (err) => {
         this.counters.rejected++;
@@ -184,8 +206,9 @@ export class PeerMesh {
         if (from === null) {
           if (
             f.t !== 'auth' ||
+            f.from === this.self ||
             !this.peers.some((p) => p.id === f.from) ||
-            !checkAnswer(this.secret, nonce, f.from, f.mac)
+            !proofMatches(dialerProof(this.secret, nonce, f.from, this.self), f.mac)
           ) {
             this.counters.rejected++;
             ws.send(
@@ -204,7 +227,13 @@ export class PeerMesh {
           }
           gate.pass();
           from = f.from;
-          ws.send(encodeFrame({ t: 'welcome', replica: this.self }));
+          ws.send(
+            encodeFrame({
+              t: 'welcome',
+              replica: this.self,
+              mac: acceptorProof(this.secret, f.nonce, this.self, f.from),
+            }),
+          );
           return;
         }
         if (this.blocked.in.has(from)) return;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DEFAULT_EDGE_LIMITS, type EdgeLimits } from '../../src/node/edge-limits.js';
 import { LocalCluster } from '../../src/node/local-cluster.js';
-import { answerChallenge } from '../../src/node/peer-auth.js';
+import { acceptorProof, dialerProof, newNonce } from '../../src/node/peer-auth.js';
 import { RawClient, within } from './cluster-harness.js';
 import {
   closeCode,
@@ -488,9 +488,9 @@ it('replayed, forged and foreign peer answers to the challenge are refused with 
     fc.asyncProperty(replica, async (i) => {
       attack('peer-auth');
       // A real replica's answer, recorded for another connection's nonce: useless here.
-      const recorded = answerChallenge(secret, await challenge(i), other(i));
+      const recorded = dialerProof(secret, await challenge(i), other(i), i);
       await expectRefused(
-        tryPeer(i, () => ({ t: 'auth', from: other(i), mac: recorded })),
+        tryPeer(i, () => ({ t: 'auth', from: other(i), mac: recorded, nonce: newNonce() })),
         'a replayed answer',
       );
     }),
@@ -504,7 +504,7 @@ it('replayed, forged and foreign peer answers to the challenge are refused with 
       async (i, mac, from) => {
         attack('peer-auth');
         await expectRefused(
-          tryPeer(i, () => ({ t: 'auth', from, mac })),
+          tryPeer(i, () => ({ t: 'auth', from, mac, nonce: newNonce() })),
           'a forged mac',
         );
       },
@@ -516,7 +516,12 @@ it('replayed, forged and foreign peer answers to the challenge are refused with 
       attack('peer-auth');
       // The right HMAC, for a replica id that is not in the cluster.
       await expectRefused(
-        tryPeer(i, (nonce) => ({ t: 'auth', from, mac: answerChallenge(secret, nonce, from) })),
+        tryPeer(i, (nonce) => ({
+          t: 'auth',
+          from,
+          mac: dialerProof(secret, nonce, from, i),
+          nonce: newNonce(),
+        })),
         `auth as replica ${from}, not a peer`,
       );
     }),
@@ -530,7 +535,8 @@ it('replayed, forged and foreign peer answers to the challenge are refused with 
         tryPeer(i, (nonce) => ({
           t: 'auth',
           from: other(i),
-          mac: answerChallenge(secret, nonce, i),
+          mac: dialerProof(secret, nonce, i, other(i)),
+          nonce: newNonce(),
         })),
         'an answer under another id',
       );
@@ -538,10 +544,39 @@ it('replayed, forged and foreign peer answers to the challenge are refused with 
     { numRuns: 6 },
   );
   await fc.assert(
+    fc.asyncProperty(replica, async (i) => {
+      attack('peer-auth');
+      // A proof a replica gave when it dialed a third one, relayed here by an impostor on that
+      // third replica's URL: bound to the replica dialed, it is refused.
+      const third = other(other(i));
+      await expectRefused(
+        tryPeer(i, (nonce) => ({
+          t: 'auth',
+          from: other(i),
+          mac: dialerProof(secret, nonce, other(i), third),
+          nonce: newNonce(),
+        })),
+        'a proof relayed from a connection to another replica',
+      );
+      attack('peer-auth');
+      // An accepting side's proof reflected as a dialer's.
+      await expectRefused(
+        tryPeer(i, (nonce) => ({
+          t: 'auth',
+          from: other(i),
+          mac: acceptorProof(secret, nonce, other(i), i),
+          nonce: newNonce(),
+        })),
+        'an acceptor proof reflected',
+      );
+    }),
+    { numRuns: 4 },
+  );
+  await fc.assert(
     fc.asyncProperty(replica, fc.string({ maxLength: 100 }), async (i, mac) => {
       attack('peer-auth');
       await expectRefused(
-        tryPeer(i, () => ({ t: 'auth', from: 0, mac })),
+        tryPeer(i, () => ({ t: 'auth', from: 0, mac, nonce: newNonce() })),
         'a malformed mac',
       );
     }),

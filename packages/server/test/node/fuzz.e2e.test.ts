@@ -93,7 +93,9 @@ it('answers 10,000 bad frames with errors, stays up, and its state does not chan
       peer.on('message', (d) => {
         const f = JSON.parse(d.toString()) as { t: string; code?: string };
         if (f.t === 'challenge')
-          peer.send(JSON.stringify({ t: 'auth', from: 0, mac: '0'.repeat(64) }));
+          peer.send(
+            JSON.stringify({ t: 'auth', from: 0, mac: '0'.repeat(64), nonce: 'a'.repeat(64) }),
+          );
         else resolve(`${f.t}:${f.code ?? ''}`);
       });
     }),

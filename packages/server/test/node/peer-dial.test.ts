@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Socket } from 'node:net';
-import { encodeFrame, PROTOCOL_VERSION } from '@creek/protocol';
+import { encodeFrame, PEER_PROTOCOL_VERSION } from '@creek/protocol';
 import { pino } from 'pino';
 import { afterEach, expect, it } from 'vitest';
 import { ConnectionGuard } from '../../src/node/connection-guard.js';
@@ -84,7 +84,7 @@ async function dialsAgain(url: string, connections: () => number, n = 3): Promis
   return mesh;
 }
 
-const challenge = (version = PROTOCOL_VERSION): Buffer =>
+const challenge = (version = PEER_PROTOCOL_VERSION): Buffer =>
   frame(OP.text, encodeFrame({ t: 'challenge', version, nonce: 'a'.repeat(64) }), {
     masked: false,
   });
@@ -108,7 +108,7 @@ const hostile: [string, () => Buffer][] = [
   ['invalid UTF-8', () => frame(OP.text, Buffer.from([0xff, 0xfe]), { masked: false })],
   ['not JSON', () => frame(OP.text, '{"t":', { masked: false })],
   ['JSON of no peer frame', () => frame(OP.text, '{"t":"gossip","msg":1}', { masked: false })],
-  ['another protocol version', () => challenge(PROTOCOL_VERSION + 1)],
+  ['another handshake version', () => challenge(PEER_PROTOCOL_VERSION + 1)],
   ['a masked frame (servers must not mask)', () => frame(OP.text, '{}', { masked: true })],
   ['a reserved opcode', () => frame(0xb, '', { masked: false })],
   [
@@ -126,5 +126,33 @@ it.each(hostile)(
     });
     const mesh = await dialsAgain(peer.url, peer.connections);
     expect(mesh.states()[1]).not.toBe('connected');
+  },
+);
+
+it.each([
+  ['a welcome whose proof is forged', { replica: 1, mac: 'c'.repeat(64) }],
+  ['a welcome from another replica id', { replica: 2, mac: 'c'.repeat(64) }],
+])(
+  '%s leaves the peer unconnected: nothing is sent to it, and it is dialed again',
+  async (_, welcome) => {
+    // An impostor on peer 1's URL, without the cluster secret: it can send a challenge, but not
+    // prove the secret over the dialer's nonce in its welcome.
+    const peer = await answering((socket, accept) => {
+      accept();
+      socket.write(challenge());
+      setTimeout(
+        () =>
+          socket.write(
+            frame(OP.text, encodeFrame({ t: 'welcome', ...welcome }), { masked: false }),
+          ),
+        20,
+      );
+    });
+    const mesh = await dialsAgain(peer.url, peer.connections);
+    expect(mesh.states()[1]).not.toBe('connected');
+    const dropped = mesh.counters.dropped;
+    mesh.send(1, { kind: 'gossip', msg: { kind: 'pull', ids: [] } } as never);
+    expect(mesh.counters.dropped).toBe(dropped + 1);
+    expect(mesh.counters.rejected).toBeGreaterThan(0);
   },
 );

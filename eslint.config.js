@@ -7,6 +7,11 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    // Plain JavaScript run by Node: the `creek` binary, scripts and fixtures.
+    files: ['**/*.js', '**/*.mjs'],
+    languageOptions: { globals: { console: 'readonly', process: 'readonly', URL: 'readonly' } },
+  },
+  {
     rules: {
       '@typescript-eslint/no-unused-vars': [
         'error',
@@ -19,6 +24,7 @@ export default tseslint.config(
   {
     // The pure state machines: no clocks, randomness, I/O or Node built-ins (DESIGN.md, "the central rule").
     files: [
+      'packages/app/src/**/*.ts',
       'packages/server/src/core/**/*.ts',
       'packages/server/src/cab/**/*.ts',
       'packages/server/src/gossip/**/*.ts',

@@ -248,7 +248,7 @@ const FLOOR_SERVER = fileURLToPath(new URL('./floor-server.ts', import.meta.url)
 async function startFloors(): Promise<{ durable: string; relay: string }> {
   const dir = mkdtempSync(join(os.tmpdir(), 'creek-floor-'));
   floorDir = dir;
-  const args = ['--import', 'tsx', FLOOR_SERVER, '--dir', dir];
+  const args = ['--conditions=creek-source', '--import', 'tsx', FLOOR_SERVER, '--dir', dir];
   const { url: durable } = await startServer('floor server', args);
   const { url: relay } = await startServer('floor relay', [...args, '--upstream', durable]);
   return { durable, relay };

@@ -70,6 +70,8 @@ export async function bundleForBrowser(minify = true): Promise<BrowserBundle> {
     bundle: true,
     format: 'esm',
     platform: 'browser',
+    // The packages' sources, as everywhere in this repository (see vitest.config.ts).
+    conditions: ['creek-source', 'module'],
     target: 'es2022',
     minify,
     write: false,

@@ -1,5 +1,5 @@
 import { encodeFrame, MAX_FRAME_BYTES, MAX_NESTING } from '@creek/protocol';
-import type { App } from '@creek/server';
+import type { App } from '@creek/app';
 import type { z } from 'zod';
 import type { Binding, ConsistencyLevel } from './binding.js';
 import { Correctable } from './correctable.js';

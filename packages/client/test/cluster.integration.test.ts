@@ -1,7 +1,7 @@
-import { defineApp } from '@creek/server';
+import { defineApp } from '@creek/app';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { op } from '@creek/server';
+import { op } from '@creek/app';
 import { connect, InvalidArguments, OperationFailed, type CreekClient } from '../src/index.js';
 import { LocalCluster } from '@creek/server/node';
 import WebSocket from 'ws';

@@ -1,4 +1,4 @@
-import { defineApp, op } from '@creek/server';
+import { defineApp, op } from '@creek/app';
 import { decodeClientFrame, encodeFrame, MAX_FRAME_BYTES } from '@creek/protocol';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-import { defineApp, type OpDefinitions } from '@creek/server';
+import { defineApp, type OpDefinitions } from '@creek/app';
 import ads from './ads/app.js';
 import bank from './bank/app.js';
 import ticketing from './ticketing/app.js';

@@ -7,7 +7,7 @@
  * Keys: `ad/<id>` holds an {@link Ad}, `profile/<user>` a {@link Profile}. They are owned by these
  * ops; the built-in `kv.put` could still write there, so reads check what they find.
  */
-import { defineApp, jsonEqual, op, type Tx } from '@creek/server';
+import { defineApp, jsonEqual, op, type Tx } from '@creek/app';
 import { z } from 'zod';
 
 /** The paper's profiles reference 1 to 40 ads (§6.3.2); this leaves room above that. */

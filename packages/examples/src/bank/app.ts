@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineApp, op, type Tx } from '@creek/server';
+import { defineApp, op, type Tx } from '@creek/app';
 
 /**
  * The RedBlue bank (Li et al., OSDI '12, §4.2 and §5.3) as a Creek app. Replicas load this module

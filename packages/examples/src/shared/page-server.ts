@@ -33,6 +33,8 @@ export async function servePage(options: PageOptions): Promise<ServedPage> {
     bundle: true,
     format: 'esm',
     platform: 'browser',
+    // The packages' sources, as everywhere in this repository (see vitest.config.ts).
+    conditions: ['creek-source', 'module'],
     target: 'es2022',
     write: false,
     sourcemap: 'inline',

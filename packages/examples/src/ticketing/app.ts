@@ -1,4 +1,4 @@
-import { builtins, defineApp, op } from '@creek/server';
+import { builtins, defineApp, op } from '@creek/app';
 import { z } from 'zod';
 
 /**

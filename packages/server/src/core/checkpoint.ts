@@ -1,5 +1,5 @@
 import type { DottedVersionVector } from './dvv.js';
-import type { JsonValue } from './json.js';
+import type { JsonValue } from '@creek/app';
 import type { Req } from './types.js';
 
 /**

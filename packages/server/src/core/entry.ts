@@ -1,4 +1,4 @@
-import type { JsonValue } from './json.js';
+import type { JsonValue } from '@creek/app';
 import type { Outcome, Req } from './types.js';
 
 /** `commitSeq` of an entry still on the tentative list. */

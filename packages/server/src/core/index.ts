@@ -1,17 +1,24 @@
+// The app model lives in @creek/app (so that a client reaches its types without server code);
+// re-exported here so that `import { defineApp, op } from '@creek/server'` keeps working.
 export {
   op,
+  checkArgs,
+  defineApp,
+  builtins,
+  NOOP_OP,
+  canonicalJson,
+  jsonEqual,
+  toFrozenJson,
   type App,
   type Tx,
   type OpDefinition,
   type OpDefinitions,
   type AnyOpDefinition,
-  checkArgs,
-} from './app.js';
-export { defineApp } from './define-app.js';
-export { builtins, NOOP_OP, type Builtins } from './builtins.js';
+  type Builtins,
+  type JsonValue,
+} from '@creek/app';
 export { DottedVersionVector } from './dvv.js';
 export { HybridLogicalClock, hlcToMillis } from './hlc.js';
-export { canonicalJson, jsonEqual, toFrozenJson, type JsonValue } from './json.js';
 export { ReplicaMetrics } from './metrics.js';
 export { opKey, formatOpId, sameOpId, type OpId } from './op-id.js';
 export { Replica, type ReplicaOptions, type InvokeRequest, type ReplicaStats } from './replica.js';

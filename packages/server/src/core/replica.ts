@@ -1,11 +1,16 @@
-import type { App } from './app.js';
-import { checkArgs } from './app.js';
-import { NOOP_OP } from './builtins.js';
+import {
+  checkArgs,
+  NOOP_OP,
+  canonicalJson,
+  jsonEqual,
+  toFrozenJson,
+  type App,
+  type JsonValue,
+} from '@creek/app';
 import type { ReplicaCheckpoint } from './checkpoint.js';
 import { DottedVersionVector } from './dvv.js';
 import { Entry, type Execution, type Version } from './entry.js';
 import { HybridLogicalClock } from './hlc.js';
-import { canonicalJson, jsonEqual, toFrozenJson, type JsonValue } from './json.js';
 import { ReplicaMetrics } from './metrics.js';
 import { opKey, formatOpId, type OpId } from './op-id.js';
 import { RecordingSnapshot } from './snapshot.js';

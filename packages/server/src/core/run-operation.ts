@@ -1,6 +1,5 @@
-import type { AnyOpDefinition, Tx } from './app.js';
+import { toFrozenJson, type AnyOpDefinition, type Tx, type JsonValue } from '@creek/app';
 import { hlcToMillis } from './hlc.js';
-import { toFrozenJson, type JsonValue } from './json.js';
 import { opRandom } from './seeded-random.js';
 import { RESERVED_PREFIX, reservedKeyError, runOnce } from './session-dedupe.js';
 import type { ExecutionJob, ExecutionResult, Outcome, Write } from './types.js';

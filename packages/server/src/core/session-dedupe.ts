@@ -1,4 +1,4 @@
-import { toFrozenJson, type JsonValue } from './json.js';
+import { toFrozenJson, type JsonValue } from '@creek/app';
 import type { Outcome, SessionStamp, SnapshotReader, Write } from './types.js';
 
 /**

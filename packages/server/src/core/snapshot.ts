@@ -1,5 +1,5 @@
 import type { Entry, ReadRecord, Version } from './entry.js';
-import type { JsonValue } from './json.js';
+import type { JsonValue } from '@creek/app';
 import type { SnapshotReader } from './types.js';
 import type { VersionStore } from './version-store.js';
 

@@ -1,4 +1,4 @@
-import { canonicalJson, type JsonValue } from './json.js';
+import { canonicalJson, type JsonValue } from '@creek/app';
 
 /**
  * A fixed-size digest of a replica's state (key → value), equal on replicas that hold the same

@@ -1,5 +1,5 @@
 import type { DottedVersionVector } from './dvv.js';
-import { jsonEqual, type JsonValue } from './json.js';
+import { jsonEqual, type JsonValue } from '@creek/app';
 import type { OpId } from './op-id.js';
 
 /**

@@ -1,5 +1,5 @@
 import { precedes, type Entry, type Version } from './entry.js';
-import type { JsonValue } from './json.js';
+import type { JsonValue } from '@creek/app';
 import { StateDigest } from './state-digest.js';
 
 /**

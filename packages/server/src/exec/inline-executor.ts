@@ -1,4 +1,4 @@
-import type { App } from '../core/app.js';
+import type { App } from '@creek/app';
 import { runOperation } from '../core/run-operation.js';
 import type { ExecutionJob, ExecutionResult } from '../core/types.js';
 import type { Executor } from './executor.js';

@@ -61,7 +61,7 @@ import path from 'node:path';
 import type { AcceptorRecord, CastId } from '../cab/messages.js';
 import { DottedVersionVector } from '../core/dvv.js';
 import type { ReplicaCheckpoint } from '../core/checkpoint.js';
-import { toFrozenJson, type JsonValue } from '../core/json.js';
+import { toFrozenJson, type JsonValue } from '@creek/app';
 import type { OpId } from '../core/op-id.js';
 import type { DurableRecord, Req, SessionStamp } from '../core/types.js';
 import type { HostCheckpoint, HostRecord } from '../host/replica-host.js';

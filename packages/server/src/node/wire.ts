@@ -1,7 +1,7 @@
 import type { PeerFrame, WireReq } from '@creek/protocol';
 import type { PaxosMessage } from '../cab/messages.js';
 import { DottedVersionVector } from '../core/dvv.js';
-import { toFrozenJson } from '../core/json.js';
+import { toFrozenJson } from '@creek/app';
 import type { Req } from '../core/types.js';
 import type { PeerMessage } from '../host/replica-host.js';
 

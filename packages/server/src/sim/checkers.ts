@@ -1,5 +1,4 @@
-import type { App } from '../core/app.js';
-import type { JsonValue } from '../core/json.js';
+import type { App, JsonValue } from '@creek/app';
 import { formatOpId, opKey, sameOpId, type OpId } from '../core/op-id.js';
 import { StateDigest } from '../core/state-digest.js';
 import { outcomesEqual, type Outcome } from '../core/types.js';

@@ -1,4 +1,4 @@
-import { canonicalJson, jsonEqual, type JsonValue } from '../core/json.js';
+import { canonicalJson, jsonEqual, type JsonValue } from '@creek/app';
 import type { Outcome } from '../core/types.js';
 
 /**

@@ -1,6 +1,5 @@
-import type { App, Tx } from '../core/app.js';
+import { canonicalJson, toFrozenJson, type App, type Tx, type JsonValue } from '@creek/app';
 import { hlcToMillis } from '../core/hlc.js';
-import { canonicalJson, toFrozenJson, type JsonValue } from '../core/json.js';
 import type { OpId } from '../core/op-id.js';
 import { opRandom } from '../core/seeded-random.js';
 import {

@@ -1,4 +1,4 @@
-import type { JsonValue } from '../core/json.js';
+import type { JsonValue } from '@creek/app';
 import type { OpId } from '../core/op-id.js';
 import type { OrderTrace, Outcome, Req, ResponseLevel, SessionStamp } from '../core/types.js';
 

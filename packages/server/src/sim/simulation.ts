@@ -1,4 +1,4 @@
-import type { App } from '../core/app.js';
+import type { App } from '@creek/app';
 import { formatOpId, opKey, type OpId } from '../core/op-id.js';
 import type { ReplicaOptions } from '../core/replica.js';
 import type { Req, Response, SessionStamp } from '../core/types.js';

@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { op } from '../core/app.js';
-import { defineApp } from '../core/define-app.js';
-import type { JsonValue } from '../core/json.js';
+import { op, defineApp, type JsonValue } from '@creek/app';
 import type { Prng } from './prng.js';
 
 const num = (v: JsonValue | undefined): number => (typeof v === 'number' ? v : 0);

@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { checkArgs, op, type AnyOpDefinition, type App } from '../../src/core/app.js';
-import { builtins } from '../../src/core/builtins.js';
-import { defineApp } from '../../src/core/define-app.js';
+import {
+  checkArgs,
+  op,
+  builtins,
+  defineApp,
+  toFrozenJson,
+  type AnyOpDefinition,
+  type App,
+  type JsonValue,
+} from '@creek/app';
 import { hlcToMillis } from '../../src/core/hlc.js';
-import { toFrozenJson, type JsonValue } from '../../src/core/json.js';
 import type { OpId } from '../../src/core/op-id.js';
 import { runOperation } from '../../src/core/run-operation.js';
 import type { ExecutionJob, ExecutionResult, SnapshotReader } from '../../src/core/types.js';

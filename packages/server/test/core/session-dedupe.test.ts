@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Tx } from '../../src/core/app.js';
-import { defineApp } from '../../src/core/define-app.js';
-import type { JsonValue } from '../../src/core/json.js';
+import { defineApp, type Tx, type JsonValue } from '@creek/app';
 import { runOperation } from '../../src/core/run-operation.js';
 import { outcomeKey, sessionKey } from '../../src/core/session-dedupe.js';
 import type { ExecutionResult, SessionStamp } from '../../src/core/types.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { JsonValue } from '../../src/core/json.js';
+import type { JsonValue } from '@creek/app';
 import { StateDigest } from '../../src/core/state-digest.js';
 
 describe('StateDigest', () => {

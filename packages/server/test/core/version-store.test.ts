@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Entry, TENTATIVE, precedes, type Version } from '../../src/core/entry.js';
-import type { JsonValue } from '../../src/core/json.js';
+import type { JsonValue } from '@creek/app';
 import { VersionStore } from '../../src/core/version-store.js';
 
 function entry(ts: number, replica: number, eventNo: number, commitSeq = TENTATIVE): Entry {

@@ -5,7 +5,7 @@
  * records a checkpoint supersedes, as the SQLite storage does; `log` keeps every record anyway, so
  * a test can compare recovery from a checkpoint with recovery from everything.
  */
-import { defineApp } from '../../src/core/define-app.js';
+import { defineApp } from '@creek/app';
 import type { Response } from '../../src/core/types.js';
 import { InlineExecutor } from '../../src/exec/inline-executor.js';
 import {

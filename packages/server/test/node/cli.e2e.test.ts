@@ -15,7 +15,7 @@ import { within } from './cluster-harness.js';
  * cases exit before any replica starts; one starts a one-replica `creek dev`.
  */
 const BIN = fileURLToPath(new URL('../../bin/creek.js', import.meta.url));
-const SERVER = pathToFileURL(fileURLToPath(new URL('../../src/index.ts', import.meta.url))).href;
+const SERVER = pathToFileURL(fileURLToPath(new URL('../../dist/index.js', import.meta.url))).href;
 const VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
     version: string;
@@ -218,29 +218,47 @@ describe('creek dev', () => {
     expect(existsSync(join(dir, 'held'))).toBe(false);
   });
 
-  it('--app x.js loads x.js even with an x.ts beside it, in creek dev and in its replicas', async () => {
-    const child = spawn(
-      process.execPath,
-      [BIN, 'dev', '--app', 'x.js', '--replicas', '1', '--port', String(port), '--data', 'dev'],
-      { cwd: dir, env: ENV },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    const ready = new Promise<void>((r) => {
-      const check = (): void => (stdout.includes('Press Ctrl-C') ? r() : void 0);
-      child.stdout.on('data', check);
-    });
-    await within(Promise.race([ready, exited]), 60_000, 'creek dev to say it is ready');
-    child.kill('SIGINT');
-    expect(await within(exited, 30_000, 'creek dev to exit')).toBe(0);
-    expect(stdout).toContain('(ops: fromJs, kv.*, queue.*)');
-    // Once by creek dev, once by its replica.
-    expect(stderr.match(/loaded x\.js/g)).toHaveLength(2);
-    expect(stderr).not.toContain('loaded x.ts');
-  });
+  // The binary is built JavaScript: a .js app is imported by Node as it is, a .ts app through tsx.
+  it.each([
+    ['x.js', 'fromJs', 'x.ts'],
+    ['x.ts', 'fromTs', 'x.js'],
+  ])(
+    '--app %s loads exactly that file, in creek dev and in its replicas',
+    async (file, op, other) => {
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          'dev',
+          '--app',
+          file,
+          '--replicas',
+          '1',
+          '--port',
+          String(port),
+          '--data',
+          `dev-${file}`,
+        ],
+        { cwd: dir, env: ENV },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+      child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      const ready = new Promise<void>((r) => {
+        const check = (): void => (stdout.includes('Press Ctrl-C') ? r() : void 0);
+        child.stdout.on('data', check);
+      });
+      await within(Promise.race([ready, exited]), 60_000, 'creek dev to say it is ready');
+      child.kill('SIGINT');
+      expect(await within(exited, 30_000, 'creek dev to exit')).toBe(0);
+      expect(stdout).toContain(`(ops: ${op}, kv.*, queue.*)`);
+      // Once by creek dev, once by its replica.
+      expect(stderr.split(`loaded ${file}`)).toHaveLength(3);
+      expect(stderr).not.toContain(`loaded ${other}`);
+    },
+  );
 
   it("readiness is not fooled by another cluster's replica on the port", async () => {
     // What another cluster's ready replica answers; LocalCluster's own replica cannot bind there.

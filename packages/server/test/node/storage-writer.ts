@@ -10,7 +10,7 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { DottedVersionVector } from '../../src/core/dvv.js';
-import { toFrozenJson } from '../../src/core/json.js';
+import { toFrozenJson } from '@creek/app';
 import type { HostRecord } from '../../src/host/replica-host.js';
 import { SqliteStorage } from '../../src/node/storage.js';
 

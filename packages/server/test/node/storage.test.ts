@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DottedVersionVector } from '../../src/core/dvv.js';
-import { toFrozenJson, type JsonValue } from '../../src/core/json.js';
+import { toFrozenJson, type JsonValue } from '@creek/app';
 import type { Req } from '../../src/core/types.js';
 import type { HostCheckpoint, HostRecord } from '../../src/host/replica-host.js';
 import { DB_FILE, SqliteStorage } from '../../src/node/storage.js';
@@ -527,7 +527,7 @@ function runWriterAndKill(dir: string, batchSize: number, until: number): Promis
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', writerScript, dir, '1', String(batchSize)],
+      ['--conditions=creek-source', '--import', 'tsx', writerScript, dir, '1', String(batchSize)],
       { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let reported = 0;

@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import { op } from '../../src/core/app.js';
-import { defineApp } from '../../src/core/define-app.js';
+import { op, defineApp, type JsonValue } from '@creek/app';
 import { DottedVersionVector } from '../../src/core/dvv.js';
-import type { JsonValue } from '../../src/core/json.js';
 import type { OpId } from '../../src/core/op-id.js';
 import { Replica, type ReplicaOptions } from '../../src/core/replica.js';
 import type { ExecutionResult, Output, Req, Response } from '../../src/core/types.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DottedVersionVector } from '../../src/core/dvv.js';
-import { NOOP_OP } from '../../src/core/builtins.js';
+import { NOOP_OP } from '@creek/app';
 import { Driven, remoteReq, T0 } from './harness.js';
 
 describe('replica: invocation', () => {

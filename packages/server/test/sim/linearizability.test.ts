@@ -1,8 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkArgs } from '../../src/core/app.js';
-import { builtins } from '../../src/core/builtins.js';
-import { jsonEqual, toFrozenJson, type JsonValue } from '../../src/core/json.js';
+import { checkArgs, builtins, jsonEqual, toFrozenJson, type JsonValue } from '@creek/app';
 import { runOperation } from '../../src/core/run-operation.js';
 import type { Outcome, SnapshotReader } from '../../src/core/types.js';
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, jsonEqual, toFrozenJson, type JsonValue } from '../../src/core/json.js';
+import { canonicalJson, jsonEqual, toFrozenJson, type JsonValue } from '@creek/app';
 
 describe('toFrozenJson', () => {
   it('passes primitives through', () => {

@@ -1,0 +1,22 @@
+/**
+ * `@creek/app`: what an application is made of, shared by the replica that runs it and the client
+ * that calls it. Its types are how `connect<typeof app>()` knows each op's arguments and result, so
+ * a client project needs this package (and Zod), never the server.
+ *
+ * Pure and portable: no Node built-ins, so it runs in replicas, workers, browsers and React Native.
+ */
+export {
+  op,
+  createApp,
+  checkArgs,
+  RESERVED_PREFIXES,
+  type App,
+  type Tx,
+  type OpDefinition,
+  type OpDefinitions,
+  type AnyOpDefinition,
+  type ArgsCheck,
+} from './app.js';
+export { defineApp } from './define-app.js';
+export { builtins, NOOP_OP, type Builtins } from './builtins.js';
+export { canonicalJson, jsonEqual, toFrozenJson, type JsonValue } from './json.js';

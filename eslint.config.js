@@ -9,7 +9,11 @@ export default tseslint.config(
   {
     // Plain JavaScript run by Node: the `creek` binary, scripts and fixtures.
     files: ['**/*.js', '**/*.mjs'],
-    languageOptions: { globals: { console: 'readonly', process: 'readonly', URL: 'readonly' } },
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['console', 'process', 'URL', 'setTimeout', 'clearTimeout'].map((g) => [g, 'readonly']),
+      ),
+    },
   },
   {
     rules: {

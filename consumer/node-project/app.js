@@ -1,0 +1,19 @@
+// A consumer's app in plain JavaScript: what `creek dev --app app.js` runs.
+import { z } from 'zod';
+import { defineApp, op } from '@creek/app';
+
+export default defineApp({
+  'counter.add': op({
+    args: z.object({ name: z.string().min(1), by: z.number().int() }),
+    run(tx, { name, by }) {
+      const next = (tx.get(name) ?? 0) + by;
+      tx.put(name, next);
+      return next;
+    },
+  }),
+  'counter.get': op({
+    args: z.object({ name: z.string().min(1) }),
+    readOnly: true,
+    run: (tx, { name }) => tx.get(name) ?? 0,
+  }),
+});

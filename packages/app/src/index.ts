@@ -4,6 +4,8 @@
  * a client project needs this package (and Zod), never the server.
  *
  * Pure and portable: no Node built-ins, so it runs in replicas, workers, browsers and React Native.
+ *
+ * @module @creek/app
  */
 export {
   op,

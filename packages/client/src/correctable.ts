@@ -259,8 +259,8 @@ export class Correctable<T> implements PromiseLike<T> {
   }
 
   /**
-   * Speculation (§4). Runs `speculationFunc` on each view whose value differs (structurally, see
-   * {@link jsonEqual}) from the value it last ran on, and exposes each result as a preliminary
+   * Speculation (§4). Runs `speculationFunc` on each view whose value differs (structurally: key
+   * order does not matter) from the value it last ran on, and exposes each result as a preliminary
    * view of the returned Correctable. When the final view equals the value the function last ran
    * on, the returned Correctable closes with that run's result as soon as it is available. Otherwise
    * `abortFunc` is called with the stale value and the function runs again on the final value,

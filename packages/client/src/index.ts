@@ -1,3 +1,9 @@
+/**
+ * The Creek client SDK: `connect()` and Correctables (Guerraoui et al., §3–§5), a promise-like
+ * result with a preliminary (tentative) and a final (stable) view.
+ *
+ * @module @creek/client
+ */
 export {
   connect,
   CreekClient,

@@ -1,3 +1,9 @@
+/**
+ * The Creek wire protocol: every message between clients and replicas, and between replicas, as a
+ * Zod schema with its inferred type, plus the codec and the protocol's limits.
+ *
+ * @module @creek/protocol
+ */
 export * from './limits.js';
 export * from './errors.js';
 export * from './json-value.js';

@@ -1,3 +1,9 @@
+/**
+ * A whole Creek cluster inside this process (the real replica code, no disk or sockets), for
+ * application tests and demos. Needs `@creek/server`.
+ *
+ * @module @creek/client/memory
+ */
 import { CreekClient } from '../client.js';
 import { MemoryBinding } from './memory-binding.js';
 import { MemoryCluster, type MemoryClusterOptions } from './memory-cluster.js';

@@ -1,3 +1,8 @@
+/**
+ * Conditional atomic broadcast on Multi-Paxos (Creek Algorithm 2), as a pure state machine.
+ *
+ * @module @creek/server/cab
+ */
 export {
   MultiPaxos,
   type PaxosOptions,

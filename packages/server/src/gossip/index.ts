@@ -1,6 +1,8 @@
 /**
  * Gossip: Creek's reliable broadcast of Reqs with anti-entropy (Creek §3.2) and the pull of Reqs
  * that CAB needs but a replica lacks (Creek §5, "no loss"). A pure state machine; see gossip.ts.
+ *
+ * @module @creek/server/gossip
  */
 export {
   Gossip,

@@ -1,3 +1,8 @@
+/**
+ * ReplicaHost: the replica core, CAB and gossip wired together as one pure state machine.
+ *
+ * @module @creek/server/host
+ */
 export {
   ReplicaHost,
   type HostEffects,

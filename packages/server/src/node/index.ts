@@ -1,4 +1,8 @@
-/** The runtime: real replica processes on sockets and disks. */
+/**
+ * The runtime: real replica processes on sockets and disks.
+ *
+ * @module @creek/server/node
+ */
 export { LocalCluster, type LocalClusterOptions, type ReplicaStatus } from './local-cluster.js';
 export { ReplicaServer } from './replica-server.js';
 export { setDurability } from './storage.js';

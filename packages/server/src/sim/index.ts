@@ -1,3 +1,9 @@
+/**
+ * The deterministic simulator: seeded runs of whole clusters with faults, and the checkers of
+ * every guarantee.
+ *
+ * @module @creek/server/sim
+ */
 export {
   runSimulation,
   type SimConfig,

@@ -22,6 +22,11 @@ export interface Execution {
   readonly reads: ReadRecord[];
   readonly writes: readonly Version[];
   readonly outcome: Outcome;
+  /**
+   * Started beyond the validation frontier, concurrently with the executions before it (§4.4,
+   * "concurrent execution"): its snapshot may miss their writes, so it is validated like any other.
+   */
+  readonly ahead: boolean;
 }
 
 /** Bookkeeping for ops invoked at this replica, whose client awaits responses. */

@@ -9,6 +9,10 @@ export class ReplicaMetrics {
   executions = 0;
   /** Executions found invalid after a reorder, whose versions were withdrawn. */
   rollbacks = 0;
+  /** Executions started beyond the validation frontier, concurrently with earlier ones. */
+  aheadExecutions = 0;
+  /** Of those, the ones found invalid at validation (a conflict): discarded and re-executed. */
+  aheadConflicts = 0;
   /** Commits that moved a strong op ahead of tentative ops outside its causal context. */
   reorderingCommits = 0;
   finalized = 0;

@@ -46,7 +46,16 @@ export interface ReplicaOptions {
   readonly adoptAfterMs?: number;
   /** Attach to each tentative response the order it was computed in (for the simulator's checkers). */
   readonly traceOrder?: boolean;
+  /**
+   * How many executions of ordered ops may run at once (§4.4, "concurrent execution"); default 1,
+   * one at a time. Above 1, entries beyond the validation frontier start on the snapshot of their
+   * position while earlier ones still run, and are validated in order like every execution.
+   */
+  readonly executionSlots?: number;
 }
+
+/** How far beyond the frontier concurrent executions may start (bounds the scan per pump). */
+const AHEAD_WINDOW = 256;
 
 export interface InvokeRequest {
   readonly op: string;
@@ -61,6 +70,8 @@ export interface InvokeRequest {
 interface Job {
   readonly entry: Entry | null;
   readonly snapshot: RecordingSnapshot;
+  /** Started beyond the frontier (see Execution.ahead). */
+  readonly ahead: boolean;
   /** For weak read-only ops, which are not on the list. */
   readonly readOnly?: { readonly tag: number; readonly trace: OrderTrace | undefined };
 }
@@ -107,6 +118,9 @@ export class Replica {
   private committedCount = 0;
 
   private readonly jobs = new Map<number, Job>();
+  /** Jobs of list entries (not weak reads) now running, and how many may. */
+  private runningEntries = 0;
+  private readonly executionSlots: number;
   private nextJobId = 1;
   private readonly pendingReads: { tag: number; op: string; args: JsonValue }[] = [];
 
@@ -126,6 +140,9 @@ export class Replica {
     this.adoptAfterMs = options.adoptAfterMs ?? 1000;
     if (!(this.adoptAfterMs > 0)) throw new Error('adoptAfterMs must be positive');
     this.traceOrder = options.traceOrder ?? false;
+    this.executionSlots = options.executionSlots ?? 1;
+    if (!Number.isInteger(this.executionSlots) || this.executionSlots < 1)
+      throw new Error('executionSlots must be a positive integer');
   }
 
   /**
@@ -439,11 +456,12 @@ export class Replica {
     } else {
       const e = job.entry;
       e.running = 0;
+      this.runningEntries--;
       e.executions++;
       this.metrics.executions++;
       const writes: Version[] = result.writes.map(([key, value]) => ({ writer: e, key, value }));
       this.store.install(writes);
-      e.exec = { reads: job.snapshot.reads, writes, outcome: result.outcome };
+      e.exec = { reads: job.snapshot.reads, writes, outcome: result.outcome, ahead: job.ahead };
     }
     this.pump();
     return this.flush();
@@ -563,7 +581,7 @@ export class Replica {
     // `this.order` is re-read on every step: finalizing may compact it.
     while (this.frontier < this.order.length) {
       const e = this.order[this.frontier]!;
-      if (e.running !== 0) return;
+      if (e.running !== 0) break;
       if (e.exec !== null) {
         if (this.stillValid(e)) {
           this.accept(e);
@@ -571,21 +589,41 @@ export class Replica {
           this.finalizeReady();
           continue;
         }
+        if (e.exec.ahead) this.metrics.aheadConflicts++;
         this.store.remove(e.exec.writes);
         e.exec = null;
         this.metrics.rollbacks++;
       }
-      this.startExecution(e);
-      return;
+      this.startExecution(e, false);
+      break;
     }
-    this.serveReads();
+    if (this.frontier < this.order.length) this.startAhead();
+    else this.serveReads();
   }
 
-  private startExecution(e: Entry): void {
+  /**
+   * Concurrent execution (§4.4): while the frontier's execution runs, free slots start entries
+   * after it that were never executed, each on the snapshot of its own position. Their writes are
+   * installed when they finish; whether what they read still holds is checked when the frontier
+   * reaches them (`stillValid`), as for any execution, so a conflict with an earlier execution that
+   * finished meanwhile discards the result and re-executes. Entries with a stale execution are not
+   * started here: they are validated first, in order.
+   */
+  private startAhead(): void {
+    const end = Math.min(this.order.length, this.frontier + AHEAD_WINDOW);
+    for (let i = this.frontier + 1; i < end && this.runningEntries < this.executionSlots; i++) {
+      const e = this.order[i]!;
+      if (e.running === 0 && e.exec === null) this.startExecution(e, true);
+    }
+  }
+
+  private startExecution(e: Entry, ahead: boolean): void {
     const jobId = this.nextJobId++;
     const snapshot = new RecordingSnapshot(this.store, e);
     e.running = jobId;
-    this.jobs.set(jobId, { entry: e, snapshot });
+    this.runningEntries++;
+    if (ahead) this.metrics.aheadExecutions++;
+    this.jobs.set(jobId, { entry: e, snapshot, ahead });
     const req = e.req;
     this.out.push({
       type: 'execute',
@@ -700,7 +738,12 @@ export class Replica {
     for (const read of this.pendingReads.splice(0)) {
       const jobId = this.nextJobId++;
       const snapshot = new RecordingSnapshot(this.store, end);
-      this.jobs.set(jobId, { entry: null, snapshot, readOnly: { tag: read.tag, trace } });
+      this.jobs.set(jobId, {
+        entry: null,
+        snapshot,
+        ahead: false,
+        readOnly: { tag: read.tag, trace },
+      });
       this.out.push({
         type: 'execute',
         job: { jobId, op: read.op, args: read.args, ts: this.clock.current(), id: null, snapshot },
@@ -757,6 +800,7 @@ export class Replica {
       finalized: this.committedCount - (this.committedEnd - this.head),
       tentative: this.order.length - this.committedEnd,
       unvalidated: this.order.length - this.frontier,
+      running: this.jobs.size,
       versions: this.store.size(),
       peakVersions: this.store.peakSize(),
       keys: this.store.keyCount(),
@@ -849,6 +893,8 @@ export interface ReplicaStats {
   finalized: number;
   tentative: number;
   unvalidated: number;
+  /** Executions asked for and not yet finished (ordered ops and weak reads). */
+  running: number;
   versions: number;
   peakVersions: number;
   keys: number;

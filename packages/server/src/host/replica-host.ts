@@ -86,7 +86,7 @@ export interface HostOptions {
   readonly replica: Omit<ReplicaOptions, 'id'>;
   readonly paxos?: Omit<PaxosOptions, 'self' | 'replicas' | 'isOrdered'>;
   readonly gossip?: Omit<GossipOptions, 'self' | 'peers'>;
-  /** Must answer synchronously (the inline executor). */
+  /** Answers at once (the inline executor), or later through `executed` (see Executor). */
   readonly executor: Executor;
   /** How long the head of the delivery stream may wait for missing Reqs before they are pulled. */
   readonly pullAfterMs?: number;
@@ -235,6 +235,12 @@ export class ReplicaHost {
     this.applyCore(this.replica.invoke(nowMs, request));
   }
 
+  /** A job the executor deferred (returned undefined for) finished. */
+  executed(result: ExecutionResult): void {
+    if (this.halted !== null) return;
+    this.applyCore(this.replica.executed(result));
+  }
+
   receive(from: number, message: PeerMessage): void {
     if (this.halted !== null) return;
     if (message.kind === 'gossip') this.applyGossip(this.gossip.receive(from, message.msg));
@@ -307,9 +313,7 @@ export class ReplicaHost {
       switch (o.type) {
         case 'execute': {
           const result = this.executor.execute(o.job);
-          if (result instanceof Promise)
-            throw new Error('ReplicaHost needs an executor that answers synchronously');
-          queue.push(...this.replica.executed(result as ExecutionResult));
+          if (result !== undefined) queue.push(...this.replica.executed(result));
           break;
         }
         case 'rbCast':
@@ -432,6 +436,7 @@ export class ReplicaHost {
     return (
       s.tentative === stranded &&
       s.unvalidated === 0 &&
+      s.running === 0 &&
       this.paxos.status().pendingCasts === 0 &&
       this.delivery.backlog() === 0
     );

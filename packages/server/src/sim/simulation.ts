@@ -3,6 +3,7 @@ import { formatOpId, opKey, type OpId } from '../core/op-id.js';
 import type { ReplicaOptions } from '../core/replica.js';
 import type { Req, Response, SessionStamp } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
+import type { Executor } from '../exec/executor.js';
 import {
   lastCheckpoint,
   ReplicaHost,
@@ -59,6 +60,12 @@ export interface SimParameters {
   readonly adoptAfterMs: number;
   /** Finalized ops between two checkpoints, after which a replica's disk drops older records. */
   readonly checkpointEvery: number;
+  /**
+   * Concurrent execution (§4.4): how many executions a replica runs at once, and the longest an
+   * execution takes. Each runs on the snapshot of its start and finishes after a seeded delay, so
+   * executions complete out of order and conflicts, discarded results and cascades happen.
+   */
+  readonly execution: { readonly slots: number; readonly maxMs: number };
 }
 
 export interface SimResult {
@@ -83,6 +90,9 @@ export interface SimStats {
   committed: number;
   executions: number;
   rollbacks: number;
+  /** Executions started beyond the validation frontier, and those a conflict discarded. */
+  aheadExecutions: number;
+  aheadConflicts: number;
   reorderingCommits: number;
   executionRatio: number;
   speculated: number;
@@ -125,6 +135,11 @@ interface SimProcess {
   disk: SimDisk<HostRecord>;
 }
 
+/** Execution slots per replica and the longest execution (ms): always concurrent (§4.4). */
+function drawExecution(prng: Prng): SimParameters['execution'] {
+  return { slots: prng.pick([2, 3, 4, 8]), maxMs: prng.pick([0.1, 0.5, 2]) };
+}
+
 /** Simulated wall clock starts at a realistic epoch so HLC timestamps look like real ones. */
 const EPOCH_MS = 1_700_000_000_000;
 const TICK_MS = 5;
@@ -154,7 +169,10 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const params: SimParameters = {
     ...drawn,
     checkpointEvery: prng.fork().pick(CHECKPOINT_EVERY),
+    execution: drawExecution(prng.fork()),
   };
+  // Drawn last too: how long each execution takes.
+  const execPrng = prng.fork();
   const sessions = new ClientSessions();
   const ids = Array.from({ length: n }, (_, i) => i);
 
@@ -172,21 +190,40 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     (node) => node,
     (node) => procs[node]!.up,
   );
-  const executor = new InlineExecutor(app);
+  const inline = new InlineExecutor(app);
   const physical = (r: number): number => EPOCH_MS + now + params.skewMs[r]!;
   const replicaOptions: Omit<ReplicaOptions, 'id'> = {
     app,
     noopIntervalMs: params.noopIntervalMs,
     adoptAfterMs: params.adoptAfterMs,
     traceOrder: true,
+    executionSlots: params.execution.slots,
   };
-  const hostOptions = (id: number): HostOptions => ({
+  const hostOptions = (id: number, executor: Executor = inline): HostOptions => ({
     id,
     replicas: ids,
     replica: replicaOptions,
     executor,
     checkpointEvery: params.checkpointEvery,
   });
+
+  /**
+   * The executor of one incarnation of a process: it runs each job at once (so the job reads the
+   * snapshot of its start) and hands the result to the host after a seeded delay, as a worker
+   * would; results of an incarnation that crashed are dropped with it.
+   */
+  function concurrentExecutor(p: SimProcess): Executor {
+    const incarnation = p.incarnation;
+    return {
+      execute(job) {
+        const result = inline.execute(job);
+        events.push(now + execPrng.float(0, params.execution.maxMs), () => {
+          if (p.up && p.incarnation === incarnation) p.host.executed(result);
+        });
+        return undefined;
+      },
+    };
+  }
 
   const record: RunRecord = {
     replicas: n,
@@ -284,7 +321,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       host: undefined as unknown as ReplicaHost,
       disk: new SimDisk(),
     };
-    p.host = new ReplicaHost(hostOptions(id), effects(p));
+    p.host = new ReplicaHost(hostOptions(id, concurrentExecutor(p)), effects(p));
     procs.push(p);
   }
 
@@ -386,7 +423,10 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     p.up = true;
     const records = p.disk.read();
     if (records.some((r) => r.layer === 'checkpoint')) restartsFromCheckpoint++;
-    p.host = new ReplicaHost(hostOptions(p.id), effects(p), { records, nowMs: physical(p.id) });
+    p.host = new ReplicaHost(hostOptions(p.id, concurrentExecutor(p)), effects(p), {
+      records,
+      nowMs: physical(p.id),
+    });
     const again = p.crashAfterRestart;
     if (again === null) return;
     p.crashAfterRestart = null;
@@ -632,6 +672,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     committed: record.commits[survivor]!.flat().length,
     executions: sum((h) => h.replica.metrics.executions),
     rollbacks: sum((h) => h.replica.metrics.rollbacks),
+    aheadExecutions: sum((h) => h.replica.metrics.aheadExecutions),
+    aheadConflicts: sum((h) => h.replica.metrics.aheadConflicts),
     reorderingCommits: sum((h) => h.replica.metrics.reorderingCommits),
     executionRatio:
       sum((h) => h.replica.metrics.executionsOfFinalized) /
@@ -776,7 +818,7 @@ function drawParameters(
   prng: Prng,
   n: number,
   faults: FaultMode,
-): Omit<SimParameters, 'checkpointEvery'> {
+): Omit<SimParameters, 'checkpointEvery' | 'execution'> {
   const maxDelay = prng.pick([1, 5, 20, 50]);
   const benign = faults === 'none';
   return {

@@ -49,6 +49,22 @@ describe('the simulator catches planted bugs', () => {
     expect(v.some((x) => x.startsWith('(e)'))).toBe(true);
   });
 
+  it('accepting a concurrent execution without validating it breaks serial equivalence (checkers c and e)', () => {
+    // Executions started beyond the frontier (while earlier ones ran) are taken as valid without
+    // looking at what they read; every other execution is still validated.
+    const stillValid = (Replica.prototype as unknown as { stillValid: (e: unknown) => boolean })
+      .stillValid;
+    vi.spyOn(
+      Replica.prototype as unknown as { stillValid: (e: { exec: { ahead: boolean } }) => boolean },
+      'stillValid',
+    ).mockImplementation(function (this: Replica, e) {
+      return e.exec.ahead || stillValid.call(this, e);
+    });
+    const v = violationsOver(SEEDS);
+    expect(v.some((x) => x.startsWith('(c)'))).toBe(true);
+    expect(v.some((x) => x.startsWith('(e)'))).toBe(true);
+  });
+
   it("stabilizing every known op, as the paper's context does, can break invocation order (checker d)", () => {
     // The causal context with dots includes an origin's weak ops behind its pending strong op.
     vi.spyOn(DottedVersionVector.prototype, 'prefixes').mockImplementation(function (

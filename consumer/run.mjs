@@ -8,7 +8,8 @@
 // 2. (a) A Node project there installs the tarballs (their third-party dependencies from the
 //    registry), starts a 3-replica cluster with its installed `creek` binary and its own app.js,
 //    and runs a plain-JavaScript ESM script with plain `node` that invokes weak, strong and
-//    two-view ops on it. `creek --version` works, and `--app app.ts` without tsx says to install it.
+//    two-view ops on it. `creek --version` works, `--app app.ts` without tsx says to install it,
+//    and the server's declarations type-check in it under strict options (server-side.ts).
 //    (b) A client-only TypeScript project (no @creek/server) type-checks `connect<typeof app>()`
 //    with tsc --noEmit under strict + exactOptionalPropertyTypes + skipLibCheck: false, where
 //    @ts-expect-error lines must fire for an unknown op name and wrong argument types.
@@ -107,6 +108,7 @@ try {
       '@creek/server': dep('@creek/server'),
       zod: '^4.0.0',
     },
+    devDependencies: { typescript: '~5.9.3', '@types/node': '^20.19.0' },
   });
   log('(a) npm install in the Node project (better-sqlite3 may compile here)');
   log(`(a) installed in ${npmInstall(nodeProject)}`);
@@ -126,6 +128,13 @@ try {
     throw new Error(`--app app.ts without tsx said: ${noTsx.stderr}`);
   log(
     `(a) npx creek --version: ${version}; --app app.ts without tsx: "${firstLine(noTsx.stderr)}"`,
+  );
+
+  const serverTsc = run('npx', ['--no', '--', 'tsc', '--noEmit', '-p', 'tsconfig.json'], {
+    cwd: nodeProject,
+  });
+  log(
+    `(a) tsc --noEmit of server-side.ts (@creek/server, /host, /node; strict, skipLibCheck: false): clean in ${serverTsc.took}`,
   );
 
   const cluster = await startCluster(nodeProject);

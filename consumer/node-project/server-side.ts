@@ -2,7 +2,7 @@
 // type-check under the consumer's strict options with skipLibCheck off (tsconfig.json).
 import { defineApp, op } from '@creek/app';
 import { Replica } from '@creek/server';
-import { ReplicaHost } from '@creek/server/host';
+import type { ReplicaHost } from '@creek/server/host';
 import { LocalCluster, type ReplicaStatus } from '@creek/server/node';
 import { z } from 'zod';
 

@@ -2,6 +2,7 @@ import { defineApp, type OpDefinitions } from '@creek/app';
 import ads from './ads/app.js';
 import bank from './bank/app.js';
 import ticketing from './ticketing/app.js';
+import tpcc from './tpcc/app.js';
 
 /**
  * Every example's ops in one app: what `npm start` runs, so that each example (and its page) can
@@ -17,4 +18,4 @@ function merge(...apps: { readonly definitions: OpDefinitions }[]): OpDefinition
   return all;
 }
 
-export default defineApp(merge(ticketing, ads, bank));
+export default defineApp(merge(ticketing, ads, bank, tpcc));

@@ -1,0 +1,467 @@
+import { defineApp, op, type JsonValue } from '@creek/app';
+import { beforeAll, describe, expect, it } from 'vitest';
+import app, { INVALID_ITEM, tpccOps } from '../src/tpcc/app.js';
+import { checkConsistency, type Violation } from '../src/tpcc/consistency.js';
+import { TpccInputs } from '../src/tpcc/inputs.js';
+import {
+  customerKey,
+  customerOrderKey,
+  districtKey,
+  historyKey,
+  lastNamePrefix,
+  newOrderKey,
+  newOrderPrefix,
+  orderKey,
+  orderLineKey,
+  parseKey,
+  stockKey,
+  warehouseKey,
+  type CustomerRow,
+  type DistrictRow,
+  type OrderRow,
+} from '../src/tpcc/keys.js';
+import { loadPlan, MAX_ROWS_PER_LOAD } from '../src/tpcc/population.js';
+import { rowCounts, scaleOf, TINY, type Scale } from '../src/tpcc/scale.js';
+import { SerialDb } from './support/tpcc-serial.js';
+
+/**
+ * The TPC-C ops executed serially (as a replica executes the committed order), and the §3.3.2
+ * consistency check: it passes on a loaded database and after a mixed workload, and it reports
+ * each planted corruption under the right condition.
+ */
+const LOAD_SEED = 7;
+const scale: Scale = scaleOf(TINY, 2);
+
+function loaded(a = app): SerialDb {
+  const db = new SerialDb(a);
+  for (const chunk of loadPlan(scale, LOAD_SEED)) db.must('tpcc.load', chunk);
+  return db;
+}
+
+/** Runs `n` transactions of the mix: the failures' messages, and how many were drawn to roll back. */
+function workload(
+  db: SerialDb,
+  n: number,
+  seed: number,
+): { failures: string[]; rollbacks: number } {
+  const inputs = new TpccInputs({ seed, scale, loadSeed: LOAD_SEED });
+  const failures: string[] = [];
+  let rollbacks = 0;
+  for (let k = 0; k < n; k++) {
+    const t = inputs.nextTransaction();
+    if (t.op === 'tpcc.newOrder' && t.args.lines.some((l) => l.OL_I_ID > scale.items)) rollbacks++;
+    const r = db.run(t.op, t.args);
+    if (!r.ok) failures.push(r.error);
+  }
+  return { failures, rollbacks };
+}
+
+const conditions = (vs: Violation[]): number[] =>
+  [...new Set(vs.map((v) => v.condition))].sort((a, b) => a - b);
+
+function get<T>(state: Map<string, JsonValue>, key: string): T {
+  const v = state.get(key);
+  if (v === undefined) throw new Error(`no '${key}'`);
+  return v as T;
+}
+
+describe('the TPC-C population (§4.3.3.1)', () => {
+  it('loads in chunks of at most 500 rows, the rows rowCounts expects, consistent incl. condition 11', () => {
+    const db = loaded();
+    expect(Math.max(...db.writeCounts)).toBeLessThanOrEqual(MAX_ROWS_PER_LOAD);
+    const byTable = new Map<string, number>();
+    for (const k of db.data.keys()) {
+      const t = parseKey(k)?.table ?? 'unknown';
+      byTable.set(t, (byTable.get(t) ?? 0) + 1);
+    }
+    const expected = rowCounts(scale);
+    for (const t of ['WAREHOUSE', 'DISTRICT', 'CUSTOMER', 'HISTORY', 'NEW-ORDER', 'ORDER'])
+      expect(byTable.get(t), t).toBe(expected[t]);
+    expect(byTable.get('ITEM')).toBe(scale.items);
+    expect(byTable.get('STOCK')).toBe(scale.items * scale.warehouses);
+    // 5 to 15 lines per order, about 10 on average.
+    const lines = byTable.get('ORDER-LINE')!;
+    expect(lines / expected.ORDER!).toBeGreaterThan(9);
+    expect(lines / expected.ORDER!).toBeLessThan(11);
+    expect(byTable.has('unknown')).toBe(false);
+    expect(checkConsistency(db.data, { initialPopulation: TINY })).toEqual([]);
+    // Loading a chunk twice is refused, so a repeated plan cannot reset a district.
+    const again = db.run('tpcc.load', loadPlan(scale, LOAD_SEED)[0]);
+    expect(again).toMatchObject({ ok: false, error: expect.stringMatching(/already loaded/) });
+  });
+
+  it('is a function of the seed alone, however it is chunked', () => {
+    const a = loaded();
+    const b = loaded();
+    const strip = (m: Map<string, JsonValue>) => JSON.stringify([...m]);
+    expect(strip(a.data)).toBe(strip(b.data));
+    // The same district's orders, loaded as one chunk of 25 and one of 5 instead of 25 + 5.
+    const c = new SerialDb(app);
+    const base = { seed: LOAD_SEED, scale };
+    c.must('tpcc.load', { part: 'orders', ...base, w: 1, d: 1, from: 1, to: 5 });
+    c.must('tpcc.load', { part: 'orders', ...base, w: 1, d: 1, from: 6, to: 30 });
+    // Equal but for the entry date, which is the loading op's time.
+    const undated = (v: JsonValue | undefined) => ({ ...(v as OrderRow), O_ENTRY_D: 0 });
+    for (const o of [1, 6, 30])
+      expect(undated(c.data.get(orderKey(1, 1, o)))).toEqual(
+        undated(a.data.get(orderKey(1, 1, o))),
+      );
+  });
+
+  it('gives every name of the range to some customer, and each customer one order', () => {
+    const db = loaded();
+    const names = new Set<string>();
+    for (const [k, v] of db.data)
+      if (parseKey(k)?.table === 'CUSTOMER') names.add((v as CustomerRow).C_LAST);
+    expect(names.size).toBe(10); // 30 customers, 3 per name
+    const ordered = new Set<number>();
+    for (let o = 1; o <= TINY.ordersPerDistrict; o++)
+      ordered.add(get<OrderRow>(db.data, orderKey(1, 3, o)).O_C_ID);
+    expect(ordered.size).toBe(TINY.customersPerDistrict);
+  });
+});
+
+describe('the five transactions, serially', () => {
+  let db: SerialDb;
+  beforeAll(() => {
+    db = loaded();
+  });
+
+  it('New-Order takes D_NEXT_O_ID, writes ORDER, NEW-ORDER, lines and stock (§2.4.2)', () => {
+    const before = get<DistrictRow>(db.data, districtKey(1, 2));
+    const stock = get<{ S_QUANTITY: number; S_REMOTE_CNT: number }>(db.data, stockKey(2, 17));
+    const r = db.must('tpcc.newOrder', {
+      W_ID: 1,
+      D_ID: 2,
+      C_ID: 5,
+      lines: [
+        { OL_I_ID: 17, OL_SUPPLY_W_ID: 2, OL_QUANTITY: 3 },
+        { OL_I_ID: 18, OL_SUPPLY_W_ID: 1, OL_QUANTITY: 10 },
+      ],
+    }) as { O_ID: number; total_amount: number };
+    expect(r.O_ID).toBe(before.D_NEXT_O_ID);
+    expect(get<DistrictRow>(db.data, districtKey(1, 2)).D_NEXT_O_ID).toBe(r.O_ID + 1);
+    expect(get<OrderRow>(db.data, orderKey(1, 2, r.O_ID))).toMatchObject({
+      O_C_ID: 5,
+      O_OL_CNT: 2,
+      O_ALL_LOCAL: 0,
+      O_CARRIER_ID: null,
+    });
+    expect(db.data.has(newOrderKey(1, 2, r.O_ID))).toBe(true);
+    expect(db.data.get(customerOrderKey(1, 2, 5, r.O_ID))).toBe(r.O_ID);
+    expect(db.data.get(orderLineKey(1, 2, r.O_ID, 2))).toMatchObject({ OL_I_ID: 18 });
+    const after = get<{ S_QUANTITY: number; S_REMOTE_CNT: number }>(db.data, stockKey(2, 17));
+    const q = stock.S_QUANTITY;
+    expect(after.S_QUANTITY).toBe(q >= 13 ? q - 3 : q - 3 + 91);
+    expect(after.S_REMOTE_CNT).toBe(stock.S_REMOTE_CNT + 1);
+    expect(r.total_amount).toBeGreaterThan(0);
+    expect(checkConsistency(db.data)).toEqual([]);
+  });
+
+  it('New-Order with an unused item fails and applies nothing, D_NEXT_O_ID included (§2.4.2.3)', () => {
+    const before = JSON.stringify([...db.data]);
+    const r = db.run('tpcc.newOrder', {
+      W_ID: 1,
+      D_ID: 2,
+      C_ID: 5,
+      lines: [
+        { OL_I_ID: 17, OL_SUPPLY_W_ID: 1, OL_QUANTITY: 3 },
+        { OL_I_ID: scale.items + 1, OL_SUPPLY_W_ID: 1, OL_QUANTITY: 1 },
+      ],
+    });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error).toMatch(INVALID_ITEM);
+    expect(JSON.stringify([...db.data])).toBe(before);
+  });
+
+  it('Payment by last name takes the middle customer by C_FIRST and records HISTORY (§2.5.2)', () => {
+    const index = db.scan(lastNamePrefix(2, 4, 'BARBARBAR'));
+    expect(index.length).toBeGreaterThanOrEqual(1);
+    const middle = index[Math.ceil(index.length / 2) - 1]![1] as number;
+    const c0 = get<CustomerRow>(db.data, customerKey(2, 4, middle));
+    const w0 = get<{ W_YTD: number }>(db.data, warehouseKey(1)).W_YTD;
+    const r = db.must('tpcc.payment', {
+      W_ID: 1,
+      D_ID: 9,
+      C_W_ID: 2,
+      C_D_ID: 4,
+      customer: { by: 'name', C_LAST: 'BARBARBAR' },
+      H_AMOUNT: 12_345,
+    }) as { C_ID: number; C_BALANCE: number };
+    expect(r.C_ID).toBe(middle);
+    expect(r.C_BALANCE).toBe(c0.C_BALANCE - 12_345);
+    const c1 = get<CustomerRow>(db.data, customerKey(2, 4, middle));
+    expect(c1.C_PAYMENT_CNT).toBe(c0.C_PAYMENT_CNT + 1);
+    expect(c1.C_YTD_PAYMENT).toBe(c0.C_YTD_PAYMENT + 12_345);
+    expect(get<{ W_YTD: number }>(db.data, warehouseKey(1)).W_YTD).toBe(w0 + 12_345);
+    expect(db.data.get(historyKey(2, 4, middle, c1.C_PAYMENT_CNT))).toMatchObject({
+      H_W_ID: 1,
+      H_D_ID: 9,
+      H_AMOUNT: 12_345,
+    });
+    expect(checkConsistency(db.data)).toEqual([]);
+    expect(
+      db.run('tpcc.payment', {
+        W_ID: 1,
+        D_ID: 1,
+        C_W_ID: 1,
+        C_D_ID: 1,
+        customer: { by: 'name', C_LAST: 'NOSUCHNAME' },
+        H_AMOUNT: 100,
+      }),
+    ).toMatchObject({ ok: false, error: expect.stringMatching(/no customer named/) });
+  });
+
+  it("Order-Status returns the customer's latest order and its lines (§2.6.2)", () => {
+    const placed = db.must('tpcc.newOrder', {
+      W_ID: 2,
+      D_ID: 7,
+      C_ID: 11,
+      lines: [{ OL_I_ID: 3, OL_SUPPLY_W_ID: 2, OL_QUANTITY: 4 }],
+    }) as { O_ID: number };
+    const r = db.must('tpcc.orderStatus', {
+      W_ID: 2,
+      D_ID: 7,
+      customer: { by: 'id', C_ID: 11 },
+    }) as { order: { O_ID: number; O_CARRIER_ID: null }; lines: Array<{ OL_I_ID: number }> };
+    expect(r.order).toMatchObject({ O_ID: placed.O_ID, O_CARRIER_ID: null });
+    expect(r.lines).toEqual([expect.objectContaining({ OL_I_ID: 3, OL_DELIVERY_D: null })]);
+  });
+
+  it('Delivery delivers the oldest new order of each district, and skips empty ones (§2.7.4)', () => {
+    const oldest = db.scan(newOrderPrefix(1, 1))[0]![1] as { NO_O_ID: number };
+    const order = get<OrderRow>(db.data, orderKey(1, 1, oldest.NO_O_ID));
+    const c0 = get<CustomerRow>(db.data, customerKey(1, 1, order.O_C_ID));
+    const r = db.must('tpcc.delivery', { W_ID: 1, O_CARRIER_ID: 4 }) as {
+      delivered: Array<{ D_ID: number; O_ID: number }>;
+      skipped: number[];
+    };
+    expect(r.delivered).toContainEqual({ D_ID: 1, O_ID: oldest.NO_O_ID });
+    expect(r.skipped).toEqual([]);
+    expect(db.data.has(newOrderKey(1, 1, oldest.NO_O_ID))).toBe(false);
+    expect(get<OrderRow>(db.data, orderKey(1, 1, oldest.NO_O_ID)).O_CARRIER_ID).toBe(4);
+    const c1 = get<CustomerRow>(db.data, customerKey(1, 1, order.O_C_ID));
+    expect(c1.C_DELIVERY_CNT).toBe(c0.C_DELIVERY_CNT + 1);
+    expect(c1.C_BALANCE).toBeGreaterThan(c0.C_BALANCE);
+    // Deliver everything of warehouse 1: then every district is skipped, and all is consistent.
+    for (let k = 0; k < 12; k++) db.must('tpcc.delivery', { W_ID: 1, O_CARRIER_ID: 1 });
+    const idle = db.must('tpcc.delivery', { W_ID: 1, O_CARRIER_ID: 1 }) as { skipped: number[] };
+    expect(idle.skipped).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(checkConsistency(db.data)).toEqual([]);
+  });
+
+  it('Stock-Level counts the distinct low-stock items of the last 20 orders (§2.8.2)', () => {
+    const d = get<DistrictRow>(db.data, districtKey(2, 3));
+    const items = new Set<number>();
+    for (const [k, v] of db.data) {
+      const p = parseKey(k);
+      if (p?.table !== 'ORDER-LINE' || p.w !== 2 || p.d !== 3) continue;
+      if (p.o >= d.D_NEXT_O_ID - 20 && p.o < d.D_NEXT_O_ID)
+        items.add((v as { OL_I_ID: number }).OL_I_ID);
+    }
+    for (const threshold of [10, 15, 20, 60]) {
+      const low = [...items].filter(
+        (i) => get<{ S_QUANTITY: number }>(db.data, stockKey(2, i)).S_QUANTITY < threshold,
+      ).length;
+      expect(db.must('tpcc.stockLevel', { W_ID: 2, D_ID: 3, threshold })).toMatchObject({
+        low_stock: low,
+      });
+    }
+  });
+
+  it('rejects arguments outside the schema before running', () => {
+    expect(() => db.run('tpcc.newOrder', { W_ID: 1, D_ID: 11, C_ID: 1, lines: [] })).toThrow();
+    expect(() =>
+      db.run('tpcc.payment', {
+        W_ID: 1,
+        D_ID: 1,
+        C_W_ID: 1,
+        C_D_ID: 1,
+        customer: { by: 'name', C_LAST: 'bar/../x' },
+        H_AMOUNT: 100,
+      }),
+    ).toThrow(/C_LAST/);
+    expect(() => db.run('tpcc.rows', { prefix: 'bank/', after: null, limit: 10 })).toThrow();
+  });
+});
+
+describe('the consistency check (§3.3.2)', () => {
+  let db: SerialDb;
+  let run: { failures: string[]; rollbacks: number };
+  beforeAll(() => {
+    db = loaded();
+    run = workload(db, 1_000, 99);
+  });
+
+  it('finds nothing after 1,000 transactions of the mix, whose only failures are rollbacks', () => {
+    expect(run.rollbacks).toBeGreaterThan(0);
+    expect(run.failures.length).toBe(run.rollbacks);
+    for (const f of run.failures) expect(f).toMatch(INVALID_ITEM);
+    expect(checkConsistency(db.data)).toEqual([]);
+    // Condition 11 holds only for the population: deliveries have changed it since.
+    expect(conditions(checkConsistency(db.data, { initialPopulation: TINY }))).toEqual([11]);
+  });
+
+  /** A district of warehouse 1 with at least three NEW-ORDER rows. */
+  function busyDistrict(state: Map<string, JsonValue>): { d: number; ids: number[] } {
+    for (let d = 1; d <= 10; d++) {
+      const ids = [...state.keys()]
+        .filter((k) => k.startsWith(newOrderPrefix(1, d)))
+        .map((k) => Number(k.slice(newOrderPrefix(1, d).length)));
+      if (ids.length >= 3) return { d, ids };
+    }
+    throw new Error('no district with three new orders');
+  }
+
+  const planted: Array<[string, number[], (s: Map<string, JsonValue>) => string]> = [
+    [
+      'a D_YTD changed',
+      [1, 9],
+      (s) => {
+        const k = districtKey(1, 4);
+        const d = get<DistrictRow>(s, k);
+        s.set(k, { ...d, D_YTD: d.D_YTD + 1 });
+        return k;
+      },
+    ],
+    [
+      'a W_YTD changed',
+      [1, 8],
+      (s) => {
+        const k = warehouseKey(2);
+        s.set(k, { ...get<{ W_YTD: number }>(s, k), W_YTD: 1 });
+        return k;
+      },
+    ],
+    [
+      'a NEW-ORDER row in the middle deleted',
+      [3, 5],
+      (s) => {
+        const { d, ids } = busyDistrict(s);
+        const k = newOrderKey(1, d, ids[1]!);
+        s.delete(k);
+        return k.replace('/no/', '/o/');
+      },
+    ],
+    [
+      'the newest NEW-ORDER row deleted',
+      [2, 5],
+      (s) => {
+        const { d, ids } = busyDistrict(s);
+        s.delete(newOrderKey(1, d, ids.at(-1)!));
+        return districtKey(1, d);
+      },
+    ],
+    [
+      'an ORDER-LINE removed',
+      [4, 6],
+      (s) => {
+        const k = orderLineKey(2, 6, 10, 3);
+        expect(s.has(k)).toBe(true);
+        s.delete(k);
+        return orderKey(2, 6, 10);
+      },
+    ],
+    [
+      'D_NEXT_O_ID bumped',
+      [2],
+      (s) => {
+        const k = districtKey(2, 2);
+        const d = get<DistrictRow>(s, k);
+        s.set(k, { ...d, D_NEXT_O_ID: d.D_NEXT_O_ID + 1 });
+        return k;
+      },
+    ],
+    [
+      'a C_BALANCE changed',
+      [10, 12],
+      (s) => {
+        const k = customerKey(1, 5, 17);
+        const c = get<CustomerRow>(s, k);
+        s.set(k, { ...c, C_BALANCE: c.C_BALANCE - 100 });
+        return k;
+      },
+    ],
+    [
+      'an undelivered order given a carrier',
+      [5, 7],
+      (s) => {
+        const { d, ids } = busyDistrict(s);
+        const k = orderKey(1, d, ids[0]!);
+        s.set(k, { ...get<OrderRow>(s, k), O_CARRIER_ID: 3 });
+        return k;
+      },
+    ],
+    [
+      'a HISTORY row lost',
+      [8, 9, 10],
+      (s) => {
+        const k = historyKey(2, 8, 20, 1);
+        expect(s.has(k)).toBe(true);
+        s.delete(k);
+        return customerKey(2, 8, 20);
+      },
+    ],
+    [
+      'a name index entry lost',
+      [0],
+      (s) => {
+        const c = get<CustomerRow>(s, customerKey(1, 1, 1));
+        const k = [...s.keys()].find(
+          (x) => x.startsWith(lastNamePrefix(1, 1, c.C_LAST)) && s.get(x) === 1,
+        )!;
+        s.delete(k);
+        return customerKey(1, 1, 1);
+      },
+    ],
+  ];
+
+  it.each(planted)('reports %s under conditions %j', (_, expected, plant) => {
+    const state = db.copy();
+    expect(checkConsistency(state)).toEqual([]);
+    const key = plant(state);
+    const found = checkConsistency(state);
+    expect(conditions(found)).toEqual(expected);
+    for (const v of found) expect(v.keys.length).toBeGreaterThan(0);
+    expect(found.some((v) => v.keys.includes(key))).toBe(true);
+  });
+
+  it('catches a New-Order that forgets to increment D_NEXT_O_ID (condition 2 and more)', () => {
+    const buggy = defineApp({
+      ...tpccOps,
+      'tpcc.newOrder': op({
+        args: tpccOps['tpcc.newOrder'].args,
+        run(tx, a) {
+          const key = districtKey(a.W_ID, a.D_ID);
+          const district = tx.get(key);
+          const result = tpccOps['tpcc.newOrder'].run(tx, a);
+          if (district !== undefined) tx.put(key, district);
+          return result;
+        },
+      }),
+    });
+    const bad = loaded(buggy);
+    workload(bad, 300, 99);
+    const found = conditions(checkConsistency(bad.data));
+    expect(found).toContain(2);
+  });
+
+  it('catches a Payment that forgets the district (conditions 1 and 9)', () => {
+    const buggy = defineApp({
+      ...tpccOps,
+      'tpcc.payment': op({
+        args: tpccOps['tpcc.payment'].args,
+        run(tx, a) {
+          const key = districtKey(a.W_ID, a.D_ID);
+          const district = tx.get(key);
+          const result = tpccOps['tpcc.payment'].run(tx, a);
+          if (district !== undefined) tx.put(key, district);
+          return result;
+        },
+      }),
+    });
+    const bad = loaded(buggy);
+    workload(bad, 100, 5);
+    expect(conditions(checkConsistency(bad.data))).toEqual([1, 9]);
+  });
+});

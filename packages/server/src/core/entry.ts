@@ -13,9 +13,18 @@ export interface Version {
 }
 
 /** What an execution read: one key (the version it saw), or a prefix scan (every version it saw). */
+/**
+ * What an execution read. `stale`: the read saw a version the store no longer has (an executor
+ * that reads a mirror of the store, see exec/mirror-store.ts), so it can never validate.
+ */
 export type ReadRecord =
-  | { readonly kind: 'key'; readonly key: string; version: Version | null }
-  | { readonly kind: 'scan'; readonly prefix: string; versions: readonly Version[] };
+  | { readonly kind: 'key'; readonly key: string; version: Version | null; readonly stale?: true }
+  | {
+      readonly kind: 'scan';
+      readonly prefix: string;
+      versions: readonly Version[];
+      readonly stale?: true;
+    };
 
 /** An execution whose versions are installed in the store. */
 export interface Execution {
@@ -78,4 +87,23 @@ export function precedes(a: Entry, b: Entry): boolean {
   if (x.ts !== y.ts) return x.ts < y.ts;
   if (x.id.replica !== y.id.replica) return x.id.replica < y.id.replica;
   return x.id.eventNo < y.id.eventNo;
+}
+
+/**
+ * An entry's place in the order as plain numbers, compared as `precedes` compares entries: for
+ * executors that keep a copy of the store in another thread (see exec/mirror-store.ts).
+ */
+export type Rank = readonly [commitSeq: number, ts: number, replica: number, eventNo: number];
+
+export function rankOf(e: Entry): Rank {
+  return [e.commitSeq, e.req.ts, e.req.id.replica, e.req.id.eventNo];
+}
+
+/** `precedes` for ranks. */
+export function rankPrecedes(a: Rank, b: Rank): boolean {
+  if (a[0] !== b[0]) return a[0] < b[0];
+  if (a[0] !== TENTATIVE) return false;
+  if (a[1] !== b[1]) return a[1] < b[1];
+  if (a[2] !== b[2]) return a[2] < b[2];
+  return a[3] < b[3];
 }

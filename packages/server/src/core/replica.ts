@@ -9,7 +9,7 @@ import {
 } from '@creek/app';
 import type { ReplicaCheckpoint } from './checkpoint.js';
 import { DottedVersionVector } from './dvv.js';
-import { Entry, type Execution, type Version } from './entry.js';
+import { Entry, rankOf, type Execution, type Version } from './entry.js';
 import { HybridLogicalClock } from './hlc.js';
 import { ReplicaMetrics } from './metrics.js';
 import { opKey, formatOpId, type OpId } from './op-id.js';
@@ -25,7 +25,7 @@ import type {
   ResponseLevel,
   SessionStamp,
 } from './types.js';
-import { VersionStore } from './version-store.js';
+import { VersionStore, type StoreObserver } from './version-store.js';
 
 export interface ReplicaOptions {
   /** This replica's number; part of every op id it issues. */
@@ -52,6 +52,8 @@ export interface ReplicaOptions {
    * position while earlier ones still run, and are validated in order like every execution.
    */
   readonly executionSlots?: number;
+  /** Told of every change to the version store (an executor that mirrors it). */
+  readonly storeObserver?: StoreObserver;
 }
 
 /** How far beyond the frontier concurrent executions may start (bounds the scan per pump). */
@@ -103,7 +105,7 @@ export class Replica {
   private readonly clock = new HybridLogicalClock();
   /** Algorithm 1 line 7: ids of the RB-delivered weak ops and CAB-delivered strong ops. */
   private readonly known = new DottedVersionVector();
-  private readonly store = new VersionStore();
+  private readonly store: VersionStore;
   private eventNo = 0;
   private lastStrongEventNo = 0;
   /** Event number of this replica's last strong op that is final (for checkpoints). */
@@ -141,6 +143,7 @@ export class Replica {
     if (!(this.adoptAfterMs > 0)) throw new Error('adoptAfterMs must be positive');
     this.traceOrder = options.traceOrder ?? false;
     this.executionSlots = options.executionSlots ?? 1;
+    this.store = new VersionStore(options.storeObserver ?? null);
     if (!Number.isInteger(this.executionSlots) || this.executionSlots < 1)
       throw new Error('executionSlots must be a positive integer');
   }
@@ -556,6 +559,7 @@ export class Replica {
     }
     stabilized.push(r);
     for (const x of stabilized) x.commitSeq = this.committedCount++;
+    this.store.noteCommitted(stabilized);
     this.committedEnd = start + stabilized.length;
     this.out.push({
       type: 'persist',
@@ -627,18 +631,18 @@ export class Replica {
     const req = e.req;
     this.out.push({
       type: 'execute',
-      job:
-        req.session === undefined
-          ? { jobId, op: req.op, args: req.args, ts: req.ts, id: req.id, snapshot }
-          : {
-              jobId,
-              op: req.op,
-              args: req.args,
-              ts: req.ts,
-              id: req.id,
-              snapshot,
-              session: req.session,
-            },
+      job: {
+        jobId,
+        op: req.op,
+        args: req.args,
+        ts: req.ts,
+        id: req.id,
+        snapshot,
+        ahead,
+        retry: e.executions > 0,
+        rank: rankOf(e),
+        ...(req.session === undefined ? {} : { session: req.session }),
+      },
     });
   }
 
@@ -646,6 +650,7 @@ export class Replica {
   private stillValid(e: Entry): boolean {
     const exec = e.exec as Execution;
     for (const read of exec.reads) {
+      if (read.stale === true) return false;
       if (read.kind === 'key') {
         const now = this.store.visible(read.key, e);
         if (now === read.version) continue;

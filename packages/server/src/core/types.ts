@@ -1,4 +1,5 @@
 import type { DottedVersionVector } from './dvv.js';
+import type { Rank } from './entry.js';
 import { jsonEqual, type JsonValue } from '@creek/app';
 import type { OpId } from './op-id.js';
 
@@ -69,6 +70,16 @@ export interface ExecutionJob {
   readonly snapshot: SnapshotReader;
   /** The invoking session's numbering, when a client session invoked the op. */
   readonly session?: SessionStamp;
+  /** Started beyond the validation frontier (concurrent execution, §4.4). */
+  readonly ahead?: boolean;
+  /**
+   * The entry was executed before and that result did not hold (a conflict or a reorder). An
+   * executor may run a first execution on an approximate snapshot, since its result is validated
+   * before it counts; a retry must read the exact snapshot, so that the frontier always advances.
+   */
+  readonly retry?: boolean;
+  /** The entry's place in the order when the job started (absent for weak read-only ops). */
+  readonly rank?: Rank;
 }
 
 /** A write of `undefined` is a delete. */

@@ -1,4 +1,18 @@
 import { precedes, type Entry, type Version } from './entry.js';
+
+/**
+ * Told of every change to the store, in order: what an executor that keeps a copy of the store in
+ * another thread needs (exec/worker-pool-executor.ts). Called synchronously; must not throw.
+ */
+export interface StoreObserver {
+  /** The store it observes, once, when the store is made. */
+  attach(store: VersionStore): void;
+  installed(written: readonly Version[]): void;
+  removed(written: readonly Version[]): void;
+  finalized(written: readonly Version[]): void;
+  /** These entries were committed: their place in the order (`commitSeq`) changed. */
+  committed(entries: readonly Entry[]): void;
+}
 import type { JsonValue } from '@creek/app';
 import { StateDigest } from './state-digest.js';
 
@@ -23,6 +37,23 @@ export class VersionStore {
    * no hashing.
    */
   private readonly changed = new Set<string>();
+
+  constructor(private readonly observer: StoreObserver | null = null) {
+    observer?.attach(this);
+  }
+
+  /** The version of `key` written by `writer`, if the store still has it. */
+  versionBy(key: string, writer: (e: Entry) => boolean): Version | null {
+    const chain = this.chains.get(key);
+    if (chain === undefined) return null;
+    for (let i = chain.length - 1; i >= 0; i--) if (writer(chain[i]!.writer)) return chain[i]!;
+    return null;
+  }
+
+  /** Tells the observer that these entries were committed (see StoreObserver.committed). */
+  noteCommitted(entries: readonly Entry[]): void {
+    if (this.observer !== null && entries.length > 0) this.observer.committed(entries);
+  }
 
   /** The version of `key` that `reader` sees, or null if the key has never been written before it. */
   visible(key: string, reader: Entry): Version | null {
@@ -60,6 +91,7 @@ export class VersionStore {
     }
     this.versions += written.length;
     if (this.versions > this.peakVersions) this.peakVersions = this.versions;
+    this.observer?.installed(written);
   }
 
   /** Removes the versions of a rolled-back execution: never visible again. */
@@ -74,6 +106,7 @@ export class VersionStore {
       this.versions--;
       if (chain.length === 0) this.chains.delete(v.key);
     }
+    this.observer?.removed(written);
   }
 
   /** Restores the sort order of these keys' chains after their writers moved (a commit reorder). */
@@ -111,6 +144,7 @@ export class VersionStore {
         this.versions--;
       }
     }
+    this.observer?.finalized(written);
   }
 
   /**

@@ -75,6 +75,11 @@ export const START_OPTIONS = {
     value: 'N',
     help: 'finalized ops between two checkpoints; 0: never (default 10000)',
   },
+  workers: {
+    type: 'string',
+    value: 'N',
+    help: 'worker threads that execute ops beside the main thread, 0-64; 0: none (default 0)',
+  },
   'log-level': { type: 'string', value: 'LEVEL', help: `${LOG_LEVELS.join('|')} (default info)` },
 } as const satisfies OptionSpecs;
 
@@ -201,6 +206,7 @@ export const StartSettingsSchema = z
       Number.MAX_SAFE_INTEGER,
       'a whole number of ops, 0 (never) or more',
     ).optional(),
+    workers: wholeNumber(0, 64, 'a whole number of threads from 0 to 64').default(0),
     'log-level': logLevel('info'),
   })
   .superRefine((s, ctx) => {

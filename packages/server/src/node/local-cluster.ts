@@ -29,6 +29,8 @@ export interface LocalClusterOptions {
   readonly fsync?: boolean;
   /** Finalized ops between two checkpoints of each replica (`creek start --checkpoint-every`). */
   readonly checkpointEvery?: number;
+  /** Execution worker threads per replica (`creek start --workers`); default 0. */
+  readonly workers?: number;
   /** pino level of the replicas' logs; default `warn`. */
   readonly logLevel?: string;
   /** Where the replicas' stdout and stderr go; default: stderr is inherited, stdout dropped. */
@@ -67,6 +69,14 @@ export interface ReplicaStatus {
   readonly learning: boolean;
   /** Held in memory; `pruned`: Reqs gossip dropped since every replica has them, final. */
   readonly memory: { readonly pruned: number };
+  /** Concurrent execution: see ReplicaServer.status. */
+  readonly execution: {
+    readonly workers: number;
+    readonly ahead: number;
+    readonly aheadConflicts: number;
+    readonly onWorkers: number;
+    readonly staleMirrorReads: number;
+  };
 }
 
 /**
@@ -178,6 +188,7 @@ export class LocalCluster {
     if (this.options.fsync === true) args.push('--fsync');
     if (this.options.checkpointEvery !== undefined)
       args.push('--checkpoint-every', String(this.options.checkpointEvery));
+    if (this.options.workers !== undefined) args.push('--workers', String(this.options.workers));
     const out = this.options.stdio ?? 'ignore';
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', out, 'inherit'],

@@ -6,6 +6,7 @@ import { WebSocketServer } from 'ws';
 import { NOOP_OP, type App } from '@creek/app';
 import type { Response } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
+import { WorkerPoolExecutor } from '../exec/worker-pool-executor.js';
 import { ReplicaHost, type HostRecord, type PeerMessage } from '../host/replica-host.js';
 import { presentsToken } from './bearer.js';
 import { ClientEndpoint } from './client-endpoint.js';
@@ -56,6 +57,13 @@ export interface ReplicaServerConfig {
   readonly tls?: TlsConfig | null;
   /** Overrides of the limits before authentication (DEFAULT_EDGE_LIMITS). */
   readonly edgeLimits?: Partial<EdgeLimits>;
+  /**
+   * Worker threads that execute ops (exec/worker-pool-executor.ts); 0 or absent: every op runs
+   * on the main thread. Each worker loads the app from `appPath`.
+   */
+  readonly workers?: number;
+  /** The app's module (`--app`); absent: the built-in ops. */
+  readonly appPath?: string;
 }
 
 /** Default `peerLingerMs`: about ten times a weak op's round trip on one machine. */
@@ -70,6 +78,8 @@ export const DEFAULT_PEER_LINGER_MS = 2;
  */
 export class ReplicaServer {
   private host!: ReplicaHost;
+  /** Execution workers (`workers` > 0), started before the host so that it observes recovery. */
+  private pool: WorkerPoolExecutor | null = null;
   private storage!: SqliteStorage;
   private readonly mesh: PeerMesh;
   private readonly clients: ClientEndpoint;
@@ -149,14 +159,32 @@ export class ReplicaServer {
         this.haltWith(reason);
       },
     };
+    const workers = c.workers ?? 0;
+    if (workers > 0)
+      this.pool = await WorkerPoolExecutor.start({
+        appPath: c.appPath,
+        app: c.app,
+        workers,
+        onResult: (result) => this.call(() => this.host.executed(result)),
+        onWorkerLost: (err) =>
+          this.log.error(
+            { err: err.message },
+            'an execution worker failed; its ops run on the main thread',
+          ),
+      });
     const options = {
       id: c.id,
       replicas: c.peers.map((p) => p.id),
-      replica: { app: c.app, noopIntervalMs: c.noopIntervalMs ?? 100 },
+      replica: {
+        app: c.app,
+        noopIntervalMs: c.noopIntervalMs ?? 100,
+        // As many executions at once as there are workers (the frontier's included).
+        ...(this.pool === null ? {} : { executionSlots: workers, storeObserver: this.pool }),
+      },
       // Real processes stall (GC, a busy core): a 60 ms election timeout, fine in the simulator,
       // made a loaded machine run needless elections.
       paxos: { heartbeatMs: 25, electionTimeoutMs: 250, retransmitMs: 50 },
-      executor: new InlineExecutor(c.app),
+      executor: this.pool ?? new InlineExecutor(c.app),
       ...(c.checkpointEvery === undefined ? {} : { checkpointEvery: c.checkpointEvery }),
     };
     this.call(() => {
@@ -412,6 +440,15 @@ export class ReplicaServer {
         rollbacks: this.host.replica.metrics.rollbacks,
         versions: s.versions,
       },
+      // Concurrent execution (§4.4): executions started beside earlier ones and those a conflict
+      // discarded; with workers, the jobs they ran and their reads of a version already replaced.
+      execution: {
+        workers: this.config.workers ?? 0,
+        ahead: this.host.replica.metrics.aheadExecutions,
+        aheadConflicts: this.host.replica.metrics.aheadConflicts,
+        onWorkers: this.pool?.dispatched ?? 0,
+        staleMirrorReads: this.pool?.staleReads ?? 0,
+      },
       storage: this.storage.stats(),
       // Resident set size of this process, in bytes.
       rss: process.memoryUsage.rss(),
@@ -458,5 +495,6 @@ export class ReplicaServer {
     if (this.flushScheduled) this.flush();
     this.outbox.release();
     this.storage.close();
+    await this.pool?.close();
   }
 }

@@ -63,6 +63,8 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
       fsync: s.fsync,
       edgeLimits: edgeLimitsFromEnv(process.env),
       ...(s['checkpoint-every'] === undefined ? {} : { checkpointEvery: s['checkpoint-every'] }),
+      workers: s.workers,
+      appPath: s.app,
     },
     log,
   );

@@ -1,9 +1,13 @@
 import type { App } from '@creek/app';
 import { formatOpId, opKey, type OpId } from '../core/op-id.js';
 import type { ReplicaOptions } from '../core/replica.js';
-import type { Req, Response, SessionStamp } from '../core/types.js';
+import type { ExecutionResult, Req, Response, SessionStamp } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import type { Executor } from '../exec/executor.js';
+import { MirrorFeed } from '../exec/mirror-feed.js';
+import type { ReadTrace } from '../exec/mirror-messages.js';
+import { MirrorStore } from '../exec/mirror-store.js';
+import type { RecordingSnapshot } from '../core/snapshot.js';
 import {
   lastCheckpoint,
   ReplicaHost,
@@ -65,7 +69,16 @@ export interface SimParameters {
    * execution takes. Each runs on the snapshot of its start and finishes after a seeded delay, so
    * executions complete out of order and conflicts, discarded results and cascades happen.
    */
-  readonly execution: { readonly slots: number; readonly maxMs: number };
+  readonly execution: {
+    readonly slots: number;
+    readonly maxMs: number;
+    /**
+     * First executions read a mirror of the store fed with its changes (exec/mirror-store.ts),
+     * as the worker-thread executor's workers do, instead of the store itself; re-executions read
+     * the store.
+     */
+    readonly mirror: boolean;
+  };
 }
 
 export interface SimResult {
@@ -93,6 +106,9 @@ export interface SimStats {
   /** Executions started beyond the validation frontier, and those a conflict discarded. */
   aheadExecutions: number;
   aheadConflicts: number;
+  /** Executions that read a mirror of the store, and their reads of a version it no longer had. */
+  mirrorExecutions: number;
+  staleMirrorReads: number;
   reorderingCommits: number;
   executionRatio: number;
   speculated: number;
@@ -143,7 +159,11 @@ interface SimProcess {
  * with 5 replicas did, at up to 2 ms). A longest execution of at most 0.5 ms keeps it ahead.
  */
 function drawExecution(prng: Prng): SimParameters['execution'] {
-  return { slots: prng.pick([2, 3, 4, 8]), maxMs: prng.pick([0.05, 0.2, 0.5]) };
+  return {
+    slots: prng.pick([2, 3, 4, 8]),
+    maxMs: prng.pick([0.05, 0.2, 0.5]),
+    mirror: prng.pick([false, true]),
+  };
 }
 
 /** Simulated wall clock starts at a realistic epoch so HLC timestamps look like real ones. */
@@ -205,26 +225,57 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     traceOrder: true,
     executionSlots: params.execution.slots,
   };
-  const hostOptions = (id: number, executor: Executor = inline): HostOptions => ({
+  const hostOptions = (
+    id: number,
+    executor: Executor = inline,
+    storeObserver?: MirrorFeed,
+  ): HostOptions => ({
     id,
     replicas: ids,
-    replica: replicaOptions,
+    replica: storeObserver === undefined ? replicaOptions : { ...replicaOptions, storeObserver },
     executor,
     checkpointEvery: params.checkpointEvery,
   });
+
+  /** Options of a live host of `p`: its executor, and the mirror's feed when seeds use one. */
+  const liveHostOptions = (p: SimProcess): HostOptions => {
+    if (!params.execution.mirror) return hostOptions(p.id, concurrentExecutor(p, null));
+    const feed = new MirrorFeed(1);
+    return hostOptions(p.id, concurrentExecutor(p, feed), feed);
+  };
 
   /**
    * The executor of one incarnation of a process: it runs each job at once (so the job reads the
    * snapshot of its start) and hands the result to the host after a seeded delay, as a worker
    * would; results of an incarnation that crashed are dropped with it.
    */
-  function concurrentExecutor(p: SimProcess): Executor {
+  let mirrorExecutions = 0;
+  let staleMirrorReads = 0;
+  function concurrentExecutor(p: SimProcess, feed: MirrorFeed | null): Executor {
     const incarnation = p.incarnation;
+    const mirror = feed === null ? null : new MirrorStore();
     return {
       execute(job) {
-        const result = inline.execute(job);
+        let result: ExecutionResult;
+        let traces: readonly ReadTrace[] = [];
+        if (feed !== null && mirror !== null && job.rank !== undefined && job.retry !== true) {
+          // As a worker: the store's changes so far, then the job on the mirror.
+          mirror.apply(feed.take(0));
+          mirrorExecutions++;
+          const snapshot = mirror.reader(job.rank);
+          result = inline.execute({ ...job, snapshot });
+          traces = snapshot.reads;
+        } else result = inline.execute(job);
         events.push(now + execPrng.float(0, params.execution.maxMs), () => {
-          if (p.up && p.incarnation === incarnation) p.host.executed(result);
+          if (!p.up || p.incarnation !== incarnation) return;
+          // What it read, resolved when the result arrives, as the worker pool does.
+          const reads = (job.snapshot as RecordingSnapshot).reads;
+          for (const t of traces) {
+            const read = feed!.resolve(t);
+            if (read.stale === true) staleMirrorReads++;
+            reads.push(read);
+          }
+          p.host.executed(result);
         });
         return undefined;
       },
@@ -327,7 +378,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       host: undefined as unknown as ReplicaHost,
       disk: new SimDisk(),
     };
-    p.host = new ReplicaHost(hostOptions(id, concurrentExecutor(p)), effects(p));
+    p.host = new ReplicaHost(liveHostOptions(p), effects(p));
     procs.push(p);
   }
 
@@ -429,7 +480,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     p.up = true;
     const records = p.disk.read();
     if (records.some((r) => r.layer === 'checkpoint')) restartsFromCheckpoint++;
-    p.host = new ReplicaHost(hostOptions(p.id, concurrentExecutor(p)), effects(p), {
+    p.host = new ReplicaHost(liveHostOptions(p), effects(p), {
       records,
       nowMs: physical(p.id),
     });
@@ -680,6 +731,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     rollbacks: sum((h) => h.replica.metrics.rollbacks),
     aheadExecutions: sum((h) => h.replica.metrics.aheadExecutions),
     aheadConflicts: sum((h) => h.replica.metrics.aheadConflicts),
+    mirrorExecutions,
+    staleMirrorReads,
     reorderingCommits: sum((h) => h.replica.metrics.reorderingCommits),
     executionRatio:
       sum((h) => h.replica.metrics.executionsOfFinalized) /

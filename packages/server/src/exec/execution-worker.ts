@@ -1,0 +1,48 @@
+/**
+ * An execution worker (worker-pool-executor.ts): loads the app, keeps a mirror of the replica's
+ * version store, and runs the jobs it is sent on it, one at a time, reporting what each read.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { App } from '@creek/app';
+import { runOperation } from '../core/run-operation.js';
+import { loadApp } from '../node/load-app.js';
+import type { WorkerReply, WorkerRequest } from './mirror-messages.js';
+import { MirrorStore } from './mirror-store.js';
+
+const port = parentPort;
+if (port === null) throw new Error('execution-worker.js runs as a worker thread');
+const { appPath } = workerData as { appPath: string | undefined };
+
+const reply = (m: WorkerReply): void => port.postMessage(m);
+
+let app: App;
+try {
+  app = await loadApp(appPath);
+} catch (err) {
+  reply({ t: 'failed', error: err instanceof Error ? err.message : String(err) });
+  throw err;
+}
+const mirror = new MirrorStore();
+
+port.on('message', (request: WorkerRequest) => {
+  mirror.apply(request.updates);
+  const job = request.job;
+  const snapshot = mirror.reader(job.rank);
+  const result = runOperation(app.lookup(job.op), {
+    jobId: job.jobId,
+    op: job.op,
+    args: job.args,
+    ts: job.ts,
+    id: job.id,
+    snapshot,
+    ...(job.session === undefined ? {} : { session: job.session }),
+  });
+  reply({
+    t: 'done',
+    jobId: job.jobId,
+    writes: result.writes,
+    outcome: result.outcome,
+    reads: snapshot.reads,
+  });
+});
+reply({ t: 'ready' });

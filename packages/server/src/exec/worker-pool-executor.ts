@@ -1,0 +1,205 @@
+import { Worker } from 'node:worker_threads';
+import { toFrozenJson, type App, type JsonValue } from '@creek/app';
+import type { Entry, Version } from '../core/entry.js';
+import type { RecordingSnapshot } from '../core/snapshot.js';
+import type { ExecutionJob, ExecutionResult, Outcome, Write } from '../core/types.js';
+import type { StoreObserver, VersionStore } from '../core/version-store.js';
+import type { Executor } from './executor.js';
+import { InlineExecutor } from './inline-executor.js';
+import { MirrorFeed } from './mirror-feed.js';
+import type { WorkerReply } from './mirror-messages.js';
+
+export interface WorkerPoolOptions {
+  /** The app's module, loaded by every worker as `creek start --app` loads it. */
+  readonly appPath: string | undefined;
+  /** The same app, loaded on the main thread: jobs that must read the exact snapshot run here. */
+  readonly app: App;
+  readonly workers: number;
+  /** A deferred job finished: hand it to `ReplicaHost.executed`. */
+  readonly onResult: (result: ExecutionResult) => void;
+  /**
+   * A worker failed (it threw outside an op, or exited): its job, and every job once no worker is
+   * left, runs on the main thread instead. For the log.
+   */
+  readonly onWorkerLost: (error: Error) => void;
+}
+
+interface Slot {
+  readonly worker: Worker;
+  /** Its log in the feed: the store's changes since its last job, sent with its next one. */
+  readonly index: number;
+  busy: boolean;
+  lost: boolean;
+}
+
+/**
+ * Concurrent execution on worker threads (Creek §4.4). The core starts entries beyond the
+ * validation frontier while earlier ones run (ReplicaOptions.executionSlots); this executor runs
+ * each first execution of an ordered op on a pool of workers, each reading its own mirror of the
+ * version store (mirror-store.ts), and runs the rest inline, on the exact snapshot: a
+ * re-execution after a conflict or a reorder, a weak read. A worker's result counts only once the
+ * core has validated what it read, and a retry never depends on a mirror, so the frontier always
+ * advances. (The frontier's first execution goes to a worker too: the main thread stays free for
+ * the network, ordering and validation, and ops that arrive meanwhile start beside it.)
+ *
+ * Why mirrors: `tx.get` is synchronous, and a worker that asks the main thread for each read
+ * (SharedArrayBuffer + Atomics.wait) pays about 59 µs per read here against 3 µs for the read
+ * itself (`npm run bench:sync-read`). A mirror costs memory (each worker holds the store's
+ * versions) and one structured clone of every change per worker, batched with its next job.
+ *
+ * It must also be the replica's store observer (`ReplicaOptions.storeObserver`): the changes it
+ * hears are what it sends the mirrors.
+ */
+export class WorkerPoolExecutor implements Executor, StoreObserver {
+  private readonly slots: Slot[] = [];
+  private readonly inline: InlineExecutor;
+  private readonly waiting: ExecutionJob[] = [];
+  private readonly running = new Map<number, { job: ExecutionJob; slot: Slot }>();
+  private readonly feed: MirrorFeed;
+  private closed = false;
+  /** Jobs sent to workers. */
+  dispatched = 0;
+
+  private constructor(private readonly options: WorkerPoolOptions) {
+    this.inline = new InlineExecutor(options.app);
+    this.feed = new MirrorFeed(options.workers);
+  }
+
+  /** Reads from a mirror that named a version the store no longer had. */
+  get staleReads(): number {
+    return this.feed.staleReads;
+  }
+
+  /** Starts the workers; resolves once each has loaded the app, rejects if one cannot. */
+  static async start(options: WorkerPoolOptions): Promise<WorkerPoolExecutor> {
+    if (!Number.isInteger(options.workers) || options.workers < 1)
+      throw new Error('workers must be a positive integer');
+    const pool = new WorkerPoolExecutor(options);
+    // Built, this module sits beside execution-worker.js. Run from its TypeScript source (tests,
+    // tsx scripts), the worker is still the built one: workers do not inherit a TypeScript loader.
+    const url = import.meta.url.endsWith('.ts')
+      ? new URL('../../dist/exec/execution-worker.js', import.meta.url)
+      : new URL('./execution-worker.js', import.meta.url);
+    await Promise.all(
+      Array.from({ length: options.workers }, async () => {
+        // No inherited Node flags: a worker runs built JavaScript only, and a flag such as
+        // --conditions=creek-source (the repository's test and script runs) would make it import
+        // TypeScript sources it cannot load.
+        const worker = new Worker(url, { workerData: { appPath: options.appPath }, execArgv: [] });
+        const slot: Slot = { worker, index: pool.slots.length, busy: false, lost: false };
+        pool.slots.push(slot);
+        await new Promise<void>((resolve, reject) => {
+          const first = (m: WorkerReply): void => {
+            if (m.t === 'ready') resolve();
+            else if (m.t === 'failed') reject(new Error(`execution worker: ${m.error}`));
+          };
+          worker.once('message', first);
+          worker.once('error', reject);
+        });
+        worker.on('message', (m: WorkerReply) => pool.onReply(slot, m));
+        worker.on('error', (err) => pool.lose(slot, err));
+        worker.on('exit', (code) =>
+          pool.lose(slot, new Error(`execution worker exited with status ${code}`)),
+        );
+      }),
+    ).catch(async (err: unknown) => {
+      await pool.close();
+      throw err;
+    });
+    return pool;
+  }
+
+  attach(store: VersionStore): void {
+    this.feed.attach(store);
+  }
+
+  execute(job: ExecutionJob): ExecutionResult | undefined {
+    if (job.retry === true || job.rank === undefined) return this.inline.execute(job);
+    if (this.slots.every((s) => s.lost)) return this.inline.execute(job);
+    const slot = this.slots.find((s) => !s.busy && !s.lost);
+    if (slot === undefined) this.waiting.push(job);
+    else this.dispatch(slot, job);
+    return undefined;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  }
+
+  // ---------------------------------------------------------------- the store's changes
+
+  installed(written: readonly Version[]): void {
+    this.feed.installed(written);
+  }
+
+  removed(written: readonly Version[]): void {
+    this.feed.removed(written);
+  }
+
+  finalized(written: readonly Version[]): void {
+    this.feed.finalized(written);
+  }
+
+  committed(entries: readonly Entry[]): void {
+    this.feed.committed(entries);
+  }
+
+  // ---------------------------------------------------------------- jobs
+
+  private dispatch(slot: Slot, job: ExecutionJob): void {
+    slot.busy = true;
+    this.running.set(job.jobId, { job, slot });
+    this.dispatched++;
+    slot.worker.postMessage({
+      updates: this.feed.take(slot.index),
+      job: {
+        jobId: job.jobId,
+        op: job.op,
+        args: job.args,
+        ts: job.ts,
+        id: job.id,
+        rank: job.rank,
+        ...(job.session === undefined ? {} : { session: job.session }),
+      },
+    });
+  }
+
+  private onReply(slot: Slot, m: WorkerReply): void {
+    if (m.t !== 'done') return;
+    const run = this.running.get(m.jobId);
+    if (run === undefined) return;
+    this.running.delete(m.jobId);
+    slot.busy = false;
+    const next = this.waiting.shift();
+    if (next !== undefined) this.dispatch(slot, next);
+    // What the worker read, as the versions of the core's store, so the core validates them as
+    // it validates any execution.
+    const reads = (run.job.snapshot as RecordingSnapshot).reads;
+    for (const trace of m.reads) reads.push(this.feed.resolve(trace));
+    const writes: Write[] = m.writes.map(([key, value]) => [
+      key,
+      value === undefined ? undefined : toFrozenJson(value),
+    ]);
+    const outcome: Outcome = m.outcome.ok
+      ? { ok: true, value: toFrozenJson(m.outcome.value as JsonValue) }
+      : m.outcome;
+    this.options.onResult({ jobId: m.jobId, writes, outcome });
+  }
+
+  /** A worker is gone: its job, and the waiting ones if no worker is left, run here instead. */
+  private lose(slot: Slot, err: Error): void {
+    if (this.closed || slot.lost) return;
+    slot.lost = true;
+    this.options.onWorkerLost(err);
+    const orphans: ExecutionJob[] = [];
+    for (const [jobId, run] of this.running)
+      if (run.slot === slot) {
+        this.running.delete(jobId);
+        orphans.push(run.job);
+      }
+    if (this.slots.every((s) => s.lost)) orphans.push(...this.waiting.splice(0));
+    // Inline, on the exact snapshot (the job's own RecordingSnapshot records the reads).
+    for (const job of orphans) this.options.onResult(this.inline.execute(job));
+  }
+}

@@ -6,3 +6,4 @@
 export { LocalCluster, type LocalClusterOptions, type ReplicaStatus } from './local-cluster.js';
 export { ReplicaServer } from './replica-server.js';
 export { setDurability } from './storage.js';
+export { WorkerPoolExecutor, type WorkerPoolOptions } from '../exec/worker-pool-executor.js';

@@ -119,7 +119,8 @@ async function measure(scale: Scale, workers: number, flags: Flags): Promise<Mea
           },
         });
   try {
-    core = new Core(tpcc, pool ?? new InlineExecutor(tpcc), Math.max(1, workers), pool);
+    const slots = pool === null ? 1 : workers * pool.pipeline;
+    core = new Core(tpcc, pool ?? new InlineExecutor(tpcc), slots, pool);
     let clock = 1_700_000_000_000;
     let tag = 0;
     let inflight = 0;

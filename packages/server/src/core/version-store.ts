@@ -14,6 +14,7 @@ export interface StoreObserver {
   committed(entries: readonly Entry[]): void;
 }
 import type { JsonValue } from '@creek/app';
+import { KeyIndex } from './key-index.js';
 import { StateDigest } from './state-digest.js';
 
 /**
@@ -28,6 +29,8 @@ import { StateDigest } from './state-digest.js';
  */
 export class VersionStore {
   private readonly chains = new Map<string, Version[]>();
+  /** The keys of `chains`, for scans by prefix. */
+  private readonly keys = new KeyIndex();
   private versions = 0;
   private peakVersions = 0;
   private readonly digestOfLatest = new StateDigest();
@@ -69,12 +72,11 @@ export class VersionStore {
   /** Live (non-deleted) versions visible to `reader` of keys starting with `prefix`, sorted by key. */
   scan(prefix: string, reader: Entry): Version[] {
     const out: Version[] = [];
-    for (const key of this.chains.keys()) {
-      if (!key.startsWith(prefix)) continue;
+    for (const key of this.keys.withPrefix(prefix)) {
       const v = this.visible(key, reader);
       if (v !== null && v.value !== undefined) out.push(v);
     }
-    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return out;
   }
 
   install(written: readonly Version[]): void {
@@ -84,6 +86,7 @@ export class VersionStore {
       if (chain === undefined) {
         chain = [];
         this.chains.set(v.key, chain);
+        this.keys.add(v.key);
       }
       let i = chain.length;
       while (i > 0 && precedes(v.writer, chain[i - 1]!.writer)) i--;
@@ -104,7 +107,10 @@ export class VersionStore {
         throw new Error(`version store: no version of '${v.key}' to remove`);
       chain.splice(i, 1);
       this.versions--;
-      if (chain.length === 0) this.chains.delete(v.key);
+      if (chain.length === 0) {
+        this.chains.delete(v.key);
+        this.keys.delete(v.key);
+      }
     }
     this.observer?.removed(written);
   }
@@ -141,6 +147,7 @@ export class VersionStore {
       if (v.value === undefined && chain.length === 1) {
         // A final delete with nothing after it: the key is simply absent.
         this.chains.delete(v.key);
+        this.keys.delete(v.key);
         this.versions--;
       }
     }

@@ -1,5 +1,6 @@
 import type { JsonValue } from '@creek/app';
 import { rankPrecedes, type Rank } from '../core/entry.js';
+import { KeyIndex } from '../core/key-index.js';
 import type { SnapshotReader } from '../core/types.js';
 import type { MirrorUpdate, ReadTrace } from './mirror-messages.js';
 
@@ -27,6 +28,7 @@ interface MirrorVersion {
  */
 export class MirrorStore {
   private readonly chains = new Map<string, MirrorVersion[]>();
+  private keys = new KeyIndex();
   /** Each writer's rank, shared by its versions, and the keys it has versions of. */
   private readonly writers = new Map<string, { rank: Rank; keys: Set<string> }>();
 
@@ -36,6 +38,7 @@ export class MirrorStore {
         case 'reset':
           this.chains.clear();
           this.writers.clear();
+          this.keys = new KeyIndex();
           break;
         case 'install':
           this.install(u[1], u[2], u[3], u[4]);
@@ -70,16 +73,14 @@ export class MirrorStore {
       scan: (prefix) => {
         const found: [string, string, number][] = [];
         const out: [string, JsonValue][] = [];
-        for (const key of this.chains.keys()) {
-          if (!key.startsWith(prefix)) continue;
+        for (const key of this.keys.withPrefix(prefix)) {
           const v = this.visible(key, rank);
           if (v === null || v.value === undefined) continue;
           found.push([key, v.writer, v.install]);
           out.push([key, v.value]);
         }
-        const order = out.map((_, i) => i).sort((a, b) => (out[a]![0] < out[b]![0] ? -1 : 1));
-        reads.push(['scan', prefix, order.map((i) => found[i]!)]);
-        return order.map((i) => out[i]!);
+        reads.push(['scan', prefix, found]);
+        return out;
       },
     };
   }
@@ -117,6 +118,7 @@ export class MirrorStore {
       if (chain === undefined) {
         chain = [];
         this.chains.set(key, chain);
+        this.keys.add(key);
       }
       // A writer has one version per key: a new execution's replaces its last one.
       const old = chain.findIndex((v) => v.writer === writer);
@@ -150,6 +152,7 @@ export class MirrorStore {
     for (const old of chain.splice(0, i)) this.forget(old.writer, key);
     if (chain.length === 1 && chain[0]!.value === undefined) {
       this.chains.delete(key);
+      this.keys.delete(key);
       this.forget(writer, key);
     }
   }
@@ -160,7 +163,10 @@ export class MirrorStore {
     const i = chain.findIndex((v) => v.writer === writer);
     if (i < 0) return;
     chain.splice(i, 1);
-    if (chain.length === 0) this.chains.delete(key);
+    if (chain.length === 0) {
+      this.chains.delete(key);
+      this.keys.delete(key);
+    }
     this.forget(writer, key);
   }
 

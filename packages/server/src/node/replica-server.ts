@@ -178,8 +178,10 @@ export class ReplicaServer {
       replica: {
         app: c.app,
         noopIntervalMs: c.noopIntervalMs ?? 100,
-        // As many executions at once as there are workers (the frontier's included).
-        ...(this.pool === null ? {} : { executionSlots: workers, storeObserver: this.pool }),
+        // As many executions at once as the workers hold (the frontier's included).
+        ...(this.pool === null
+          ? {}
+          : { executionSlots: workers * this.pool.pipeline, storeObserver: this.pool }),
       },
       // Real processes stall (GC, a busy core): a 60 ms election timeout, fine in the simulator,
       // made a loaded machine run needless elections.

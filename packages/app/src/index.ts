@@ -21,4 +21,4 @@ export {
 } from './app.js';
 export { defineApp } from './define-app.js';
 export { builtins, NOOP_OP, type Builtins } from './builtins.js';
-export { canonicalJson, jsonEqual, toFrozenJson, type JsonValue } from './json.js';
+export { adoptFrozenJson, canonicalJson, jsonEqual, toFrozenJson, type JsonValue } from './json.js';

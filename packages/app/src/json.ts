@@ -38,6 +38,24 @@ export function toFrozenJson(value: unknown, path = 'value'): JsonValue {
 }
 
 /**
+ * Freezes, in place, a JSON value this process alone holds and that was checked as JSON where it
+ * was made: what a structured clone delivers from a worker whose op values went through
+ * `toFrozenJson` there. Costs a walk and no copy (toFrozenJson would copy it all again). Anything
+ * else must go through `toFrozenJson`.
+ */
+export function adoptFrozenJson(value: JsonValue): JsonValue {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v !== 'object' || v === null || Object.isFrozen(v)) continue;
+    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) stack.push(v[i]);
+    else for (const k in v) stack.push((v as Record<string, unknown>)[k]);
+    seal(v);
+  }
+  return value;
+}
+
+/**
  * Marks values this module built (non-enumerable, so invisible to JSON and to copies), so they are
  * never copied twice. A brand rather than a WeakSet: a WeakSet of every stored value burdens the GC.
  */

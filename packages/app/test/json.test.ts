@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, jsonEqual, toFrozenJson, type JsonValue } from '@creek/app';
+import {
+  adoptFrozenJson,
+  canonicalJson,
+  jsonEqual,
+  toFrozenJson,
+  type JsonValue,
+} from '@creek/app';
 
 describe('toFrozenJson', () => {
   it('passes primitives through', () => {
@@ -186,5 +192,19 @@ describe('canonicalJson', () => {
     expect(canonicalJson(1.5)).toBe('1.5');
     expect(canonicalJson({ 'k"ey': 'v' })).toBe('{"k\\"ey":"v"}');
     expect(JSON.parse(canonicalJson({ b: [1], a: 'x' }))).toEqual({ a: 'x', b: [1] });
+  });
+});
+
+describe('adoptFrozenJson', () => {
+  it('freezes a value in place, deeply, so that toFrozenJson then takes it as it is', () => {
+    const v = { a: [1, { b: 'c' }], d: { e: null } };
+    const adopted = adoptFrozenJson(v);
+    expect(adopted).toBe(v);
+    expect(Object.isFrozen(v)).toBe(true);
+    expect(Object.isFrozen(v.a)).toBe(true);
+    expect(Object.isFrozen(v.a[1])).toBe(true);
+    expect(Object.isFrozen(v.d)).toBe(true);
+    expect(toFrozenJson(v)).toBe(v);
+    expect(adoptFrozenJson('s')).toBe('s');
   });
 });

@@ -4,9 +4,16 @@ import type { Write } from '../core/types.js';
 import type { StoreObserver, VersionStore } from '../core/version-store.js';
 import { BASE, type MirrorUpdate, type ReadTrace } from './mirror-messages.js';
 
-/** The name a writer has in the mirrors. */
+const names = new WeakMap<Entry, string>();
+
+/** The name a writer has in the mirrors (kept per entry: reads resolve it for every version). */
 export function writerName(e: Entry): string {
-  return e.commitSeq === -1 ? BASE : opKey(e.req.id);
+  let name = names.get(e);
+  if (name === undefined) {
+    name = e.commitSeq === -1 ? BASE : opKey(e.req.id);
+    names.set(e, name);
+  }
+  return name;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { toFrozenJson, type App, type JsonValue } from '@creek/app';
+import { adoptFrozenJson, type App, type JsonValue } from '@creek/app';
 import type { Entry, Version } from '../core/entry.js';
 import type { RecordingSnapshot } from '../core/snapshot.js';
 import type { ExecutionJob, ExecutionResult, Outcome, Write } from '../core/types.js';
@@ -201,10 +201,10 @@ export class WorkerPoolExecutor implements Executor, StoreObserver {
     for (const trace of m.reads) reads.push(this.feed.resolve(trace));
     const writes: Write[] = m.writes.map(([key, value]) => [
       key,
-      value === undefined ? undefined : toFrozenJson(value),
+      value === undefined ? undefined : adoptFrozenJson(value),
     ]);
     const outcome: Outcome = m.outcome.ok
-      ? { ok: true, value: toFrozenJson(m.outcome.value as JsonValue) }
+      ? { ok: true, value: adoptFrozenJson(m.outcome.value as JsonValue) }
       : m.outcome;
     this.options.onResult({ jobId: m.jobId, writes, outcome });
   }

@@ -92,23 +92,31 @@ try {
     );
     if (stray.length > 0) throw new Error(`${p.name} ships ${stray.map((f) => f.path).join(', ')}`);
   }
-  const dep = (name) => `file:${tgz[name]}`;
+  /**
+   * A consumer project: the template folder copied into `work`, with a package.json that installs
+   * the app, protocol and client tarballs, `extra` tarballs, Zod, and `dev` from the registry.
+   */
+  const project = (name, extra, dev) => {
+    const dir = join(work, name);
+    cpSync(join(HERE, name), dir, { recursive: true });
+    const creek = ['@creek/app', '@creek/protocol', '@creek/client', ...extra];
+    writeJson(join(dir, 'package.json'), {
+      name: `creek-consumer-${name}`,
+      private: true,
+      type: 'module',
+      dependencies: {
+        ...Object.fromEntries(creek.map((p) => [p, `file:${tgz[p]}`])),
+        zod: '^4.0.0',
+      },
+      devDependencies: dev,
+    });
+    return dir;
+  };
 
   // ---- 2a. a Node project: the creek binary, its own app.js, a plain ESM script ----------------
-  const nodeProject = join(work, 'node-project');
-  cpSync(join(HERE, 'node-project'), nodeProject, { recursive: true });
-  writeJson(join(nodeProject, 'package.json'), {
-    name: 'creek-consumer-node',
-    private: true,
-    type: 'module',
-    dependencies: {
-      '@creek/app': dep('@creek/app'),
-      '@creek/protocol': dep('@creek/protocol'),
-      '@creek/client': dep('@creek/client'),
-      '@creek/server': dep('@creek/server'),
-      zod: '^4.0.0',
-    },
-    devDependencies: { typescript: '~5.9.3', '@types/node': '^20.19.0' },
+  const nodeProject = project('node-project', ['@creek/server'], {
+    typescript: '~5.9.3',
+    '@types/node': '^20.19.0',
   });
   log('(a) npm install in the Node project (better-sqlite3 may compile here)');
   log(`(a) installed in ${npmInstall(nodeProject)}`);
@@ -149,20 +157,7 @@ try {
   results.a = 'ok';
 
   // ---- 2b. a client-only TypeScript project ----------------------------------------------------
-  const clientProject = join(work, 'client-project');
-  cpSync(join(HERE, 'client-project'), clientProject, { recursive: true });
-  writeJson(join(clientProject, 'package.json'), {
-    name: 'creek-consumer-client',
-    private: true,
-    type: 'module',
-    dependencies: {
-      '@creek/app': dep('@creek/app'),
-      '@creek/protocol': dep('@creek/protocol'),
-      '@creek/client': dep('@creek/client'),
-      zod: '^4.0.0',
-    },
-    devDependencies: { typescript: '~5.9.3', vite: '^8.0.0' },
-  });
+  const clientProject = project('client-project', [], { typescript: '~5.9.3', vite: '^8.0.0' });
   log('(b) npm install in the client-only project');
   log(`(b) installed in ${npmInstall(clientProject)}`);
   for (const absent of ['@creek/server', 'better-sqlite3', '@types/node', '@types/ws'])

@@ -3,13 +3,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connect } from '../src/client.js';
 import { connectFailure } from '../src/connect-failure.js';
 import type { Correctable } from '../src/correctable.js';
-import {
-  ClientClosed,
-  CreekError,
-  ProtocolError,
-  Unauthorized,
-  Unavailable,
-} from '../src/errors.js';
+import type { CreekError } from '../src/errors.js';
+import { ClientClosed, ProtocolError, Unauthorized, Unavailable } from '../src/errors.js';
+import { failure as failOrGuard } from './support.js';
 
 /**
  * Every call of the Creek binding settles, whatever the replica answers: the replica is played by
@@ -83,22 +79,8 @@ function scriptedSockets(failWith?: string) {
   return { WebSocket: Scripted, socket, sockets };
 }
 
-/** The error `c` ends with; a guard fails the test if it does not settle (the bug this tests). */
-async function failure(c: Correctable<unknown>): Promise<CreekError> {
-  let guard: ReturnType<typeof setTimeout> | undefined;
-  const unsettled = new Promise<never>((_, reject) => {
-    guard = setTimeout(() => reject(new Error('the call did not settle')), 5_000);
-  });
-  try {
-    await Promise.race([c, unsettled]);
-  } catch (e) {
-    if (!(e instanceof CreekError)) throw e;
-    return e;
-  } finally {
-    clearTimeout(guard);
-  }
-  throw new Error('expected the call to fail');
-}
+/** The error `c` ends with; fails the test if it does not settle (the bug tested here). */
+const failure = (c: Correctable<unknown>): Promise<CreekError> => failOrGuard(c, 5_000);
 
 const clients: { close(): void }[] = [];
 afterEach(() => {

@@ -2,15 +2,16 @@ import { MAX_FRAME_BYTES } from '@creek/protocol';
 import { LocalCluster } from '@creek/server/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import type { CreekError } from '../src/index.js';
 import {
   connect,
-  CreekError,
   InvalidArguments,
   ProtocolError,
   Unavailable,
   type Correctable,
   type CreekClient,
 } from '../src/index.js';
+import { failure as failOrGuard } from './support.js';
 
 /**
  * Every call settles against a real replica process: what the SDK refuses itself, and what the
@@ -42,22 +43,8 @@ function client(
   return c;
 }
 
-/** The error `c` ends with; a guard fails the test if it never settles (the bug tested here). */
-async function failure(c: Correctable<unknown>): Promise<CreekError> {
-  let guard: ReturnType<typeof setTimeout> | undefined;
-  const unsettled = new Promise<never>((_, reject) => {
-    guard = setTimeout(() => reject(new Error('the call did not settle')), 20_000);
-  });
-  try {
-    await Promise.race([c, unsettled]);
-  } catch (e) {
-    if (!(e instanceof CreekError)) throw e;
-    return e;
-  } finally {
-    clearTimeout(guard);
-  }
-  throw new Error('expected the call to fail');
-}
+/** The error `c` ends with; fails the test if it does not settle (the bug tested here). */
+const failure = (c: Correctable<unknown>): Promise<CreekError> => failOrGuard(c, 20_000);
 
 type Invoke = (op: string, args?: unknown) => Correctable<unknown>;
 const untyped = (c: CreekClient): Invoke => c.invoke.bind(c) as unknown as Invoke;

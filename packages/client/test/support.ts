@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, expect, vi } from 'vitest';
 import type { Binding, ConsistencyLevel, ViewSink } from '../src/binding.js';
 import { Correctable, type CorrectableOptions } from '../src/correctable.js';
+import { CreekError } from '../src/errors.js';
 
 /** Lets pending promise callbacks and the host's unhandled-rejection check run. */
 export async function settle(): Promise<void> {
@@ -120,4 +121,24 @@ export function invokeVia<T>(
   const ctl = Correctable.create<T>(options);
   binding.submitOperation(op, args, levels, ctl.sink, ctl.signal);
   return ctl.correctable;
+}
+
+/**
+ * The error `c` ends with; a guard of `guardMs` fails the test if it never settles (the bug the
+ * edge tests look for: calls that stay `updating` forever).
+ */
+export async function failure(c: Correctable<unknown>, guardMs: number): Promise<CreekError> {
+  let guard: ReturnType<typeof setTimeout> | undefined;
+  const unsettled = new Promise<never>((_, reject) => {
+    guard = setTimeout(() => reject(new Error('the call did not settle')), guardMs);
+  });
+  try {
+    await Promise.race([c, unsettled]);
+  } catch (e) {
+    if (!(e instanceof CreekError)) throw e;
+    return e;
+  } finally {
+    clearTimeout(guard);
+  }
+  throw new Error('expected the call to fail');
 }

@@ -1,6 +1,6 @@
-import { defineApp, op, type JsonValue } from '@creek/app';
+import type { JsonValue } from '@creek/app';
 import { beforeAll, describe, expect, it } from 'vitest';
-import app, { INVALID_ITEM, tpccOps } from '../src/tpcc/app.js';
+import app, { INVALID_ITEM } from '../src/tpcc/app.js';
 import { checkConsistency, type Violation } from '../src/tpcc/consistency.js';
 import { TpccInputs } from '../src/tpcc/inputs.js';
 import {
@@ -23,6 +23,7 @@ import {
 import { loadPlan, MAX_ROWS_PER_LOAD } from '../src/tpcc/population.js';
 import { rowCounts, scaleOf, TINY, type Scale } from '../src/tpcc/scale.js';
 import { SerialDb } from './support/tpcc-serial.js';
+import { forgettingTheDistrict } from './support/tpcc-planted.js';
 
 /**
  * The TPC-C ops executed serially (as a replica executes the committed order), and the §3.3.2
@@ -427,19 +428,7 @@ describe('the consistency check (§3.3.2)', () => {
   });
 
   it('catches a New-Order that forgets to increment D_NEXT_O_ID (condition 2 and more)', () => {
-    const buggy = defineApp({
-      ...tpccOps,
-      'tpcc.newOrder': op({
-        args: tpccOps['tpcc.newOrder'].args,
-        run(tx, a) {
-          const key = districtKey(a.W_ID, a.D_ID);
-          const district = tx.get(key);
-          const result = tpccOps['tpcc.newOrder'].run(tx, a);
-          if (district !== undefined) tx.put(key, district);
-          return result;
-        },
-      }),
-    });
+    const buggy = forgettingTheDistrict('tpcc.newOrder');
     const bad = loaded(buggy);
     workload(bad, 300, 99);
     const found = conditions(checkConsistency(bad.data));
@@ -447,19 +436,7 @@ describe('the consistency check (§3.3.2)', () => {
   });
 
   it('catches a Payment that forgets the district (conditions 1 and 9)', () => {
-    const buggy = defineApp({
-      ...tpccOps,
-      'tpcc.payment': op({
-        args: tpccOps['tpcc.payment'].args,
-        run(tx, a) {
-          const key = districtKey(a.W_ID, a.D_ID);
-          const district = tx.get(key);
-          const result = tpccOps['tpcc.payment'].run(tx, a);
-          if (district !== undefined) tx.put(key, district);
-          return result;
-        },
-      }),
-    });
+    const buggy = forgettingTheDistrict('tpcc.payment');
     const bad = loaded(buggy);
     workload(bad, 100, 5);
     expect(conditions(checkConsistency(bad.data))).toEqual([1, 9]);

@@ -1,9 +1,10 @@
-import { defineApp, op, type App } from '@creek/app';
+import type { App } from '@creek/app';
 import { CreekClient, OperationFailed } from '@creek/client';
 import { connectInMemory, MemoryBinding, type MemoryCluster } from '@creek/client/memory';
 import { afterEach, describe, expect, it } from 'vitest';
-import app, { INVALID_ITEM, tpccOps, type TpccApp } from '../src/tpcc/app.js';
+import app, { INVALID_ITEM, type TpccApp } from '../src/tpcc/app.js';
 import { checkConsistency, readRows } from '../src/tpcc/consistency.js';
+import { forgettingTheDistrict } from './support/tpcc-planted.js';
 import { TPCC_LEVELS, TpccInputs, type TpccTransaction } from '../src/tpcc/inputs.js';
 import { districtKey, orderKey, type DistrictRow, type OrderRow } from '../src/tpcc/keys.js';
 import { loadPlan } from '../src/tpcc/population.js';
@@ -164,19 +165,7 @@ describe('TPC-C on an in-memory Creek cluster', () => {
   });
 
   it('catches a New-Order that forgets to increment D_NEXT_O_ID, run through the same workload', async () => {
-    const buggy = defineApp({
-      ...tpccOps,
-      'tpcc.newOrder': op({
-        args: tpccOps['tpcc.newOrder'].args,
-        run(tx, a) {
-          const key = districtKey(a.W_ID, a.D_ID);
-          const district = tx.get(key);
-          const result = tpccOps['tpcc.newOrder'].run(tx, a);
-          if (district !== undefined) tx.put(key, district);
-          return result;
-        },
-      }),
-    });
+    const buggy = forgettingTheDistrict('tpcc.newOrder');
     const clients = await loadedCluster(buggy);
     await workload(clients, 60);
     await settled(cluster!);

@@ -123,6 +123,8 @@ export class Replica {
   /** Jobs of list entries (not weak reads) now running, and how many may. */
   private runningEntries = 0;
   private readonly executionSlots: number;
+  /** A store observer is set: jobs carry their rank (ExecutionJob.rank). */
+  private readonly mirrored: boolean;
   private nextJobId = 1;
   private readonly pendingReads: { tag: number; op: string; args: JsonValue }[] = [];
 
@@ -144,6 +146,7 @@ export class Replica {
     this.traceOrder = options.traceOrder ?? false;
     this.executionSlots = options.executionSlots ?? 1;
     this.store = new VersionStore(options.storeObserver ?? null);
+    this.mirrored = options.storeObserver !== undefined;
     if (!Number.isInteger(this.executionSlots) || this.executionSlots < 1)
       throw new Error('executionSlots must be a positive integer');
   }
@@ -640,7 +643,8 @@ export class Replica {
         snapshot,
         ahead,
         retry: e.executions > 0,
-        rank: rankOf(e),
+        // Only executors that read a mirror of the store need it (they are its observer).
+        ...(this.mirrored ? { rank: rankOf(e) } : {}),
         ...(req.session === undefined ? {} : { session: req.session }),
       },
     });

@@ -78,7 +78,10 @@ export interface ExecutionJob {
    * before it counts; a retry must read the exact snapshot, so that the frontier always advances.
    */
   readonly retry?: boolean;
-  /** The entry's place in the order when the job started (absent for weak read-only ops). */
+  /**
+   * The entry's place in the order when the job started; present only for ordered ops of a
+   * replica with a store observer (executors that read a mirror of the store).
+   */
   readonly rank?: Rank;
 }
 

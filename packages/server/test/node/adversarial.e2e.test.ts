@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DEFAULT_EDGE_LIMITS, type EdgeLimits } from '../../src/node/edge-limits.js';
+import { VIOLATION_KINDS } from '../../src/node/edge-violations.js';
 import { LocalCluster } from '../../src/node/local-cluster.js';
 import { acceptorProof, dialerProof, newNonce } from '../../src/node/peer-auth.js';
 import { RawClient, within } from './cluster-harness.js';
@@ -729,17 +730,8 @@ it('every kind of violation the suite made is counted, per endpoint, in /status 
     'flood',
   ])
     expect(await sum(kind, 'network'), `peer ${kind}`).toBeGreaterThan(0);
-  for (const kind of [
-    'protocol',
-    'invalidPayload',
-    'tooBig',
-    'badFrame',
-    'outOfOrder',
-    'auth',
-    'helloDeadline',
-    'flood',
-    'overCap',
-  ])
+  // Every kind there is, at the client endpoint.
+  for (const kind of VIOLATION_KINDS)
     expect(await sum(kind, 'clients'), `client ${kind}`).toBeGreaterThan(0);
   const metrics = await cluster.metrics(1);
   expect(metrics).toMatch(

@@ -60,6 +60,7 @@ beforeAll(async () => {
   );
   app('no-default.js', 'export const app = defineApp({});');
   app('syntax.js', 'export default defineApp({ a: 1,, });');
+  app('syntax.ts', 'export default defineApp({ a: 1,, });');
   app('reserved.js', `export default defineApp({ 'kv.mine': builtins['kv.get'] });`);
   const probe = createServer();
   port = await listen(probe);
@@ -208,6 +209,8 @@ describe('creek dev', () => {
     ['missing.js', 'no such file ('],
     ['no-default.js', 'has no default export'],
     ['syntax.js', 'syntax error'],
+    // A TypeScript app goes through tsx, whose error names the file, line and column.
+    ['syntax.ts', `syntax.ts:2:`],
     ['reserved.js', "operation name 'kv.mine' uses a reserved prefix"],
   ])('--app %s: says what is wrong with the file, before any replica starts', (file, message) => {
     const r = creek(['dev', '--app', file, '--replicas', '1', '--port', String(port)]);

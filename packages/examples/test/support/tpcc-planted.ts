@@ -1,0 +1,26 @@
+import { defineApp, op } from '@creek/app';
+import { tpccOps, type TpccApp } from '../../src/tpcc/app.js';
+import { districtKey } from '../../src/tpcc/keys.js';
+
+/**
+ * The TPC-C app with one transaction made wrong on purpose, for tests that the consistency check
+ * is not vacuous: `op` runs as written, then its DISTRICT row is put back as it was read, as if
+ * the op forgot to write it (New-Order: D_NEXT_O_ID never advances; Payment: D_YTD never grows).
+ */
+export function forgettingTheDistrict(name: 'tpcc.newOrder' | 'tpcc.payment'): TpccApp {
+  const original = tpccOps[name];
+  // The same op names and argument types as the real app, so tests use it where they use that.
+  return defineApp({
+    ...tpccOps,
+    [name]: op({
+      args: original.args,
+      run(tx, a: { W_ID: number; D_ID: number }) {
+        const key = districtKey(a.W_ID, a.D_ID);
+        const district = tx.get(key);
+        const result = (original.run as (t: typeof tx, x: unknown) => unknown)(tx, a);
+        if (district !== undefined) tx.put(key, district);
+        return result as never;
+      },
+    }),
+  }) as unknown as TpccApp;
+}

@@ -52,6 +52,12 @@ export interface ReplicaOptions {
    * position while earlier ones still run, and are validated in order like every execution.
    */
   readonly executionSlots?: number;
+  /**
+   * False: no speculation. Ops execute only once committed, in the committed order, so every
+   * response is stable (weak ones too) and no execution is ever rolled back: state machine
+   * replication on top of the same ordering, the baseline of Creek §6. Default true.
+   */
+  readonly speculative?: boolean;
   /** Told of every change to the version store (an executor that mirrors it). */
   readonly storeObserver?: StoreObserver;
 }
@@ -123,6 +129,7 @@ export class Replica {
   /** Jobs of list entries (not weak reads) now running, and how many may. */
   private runningEntries = 0;
   private readonly executionSlots: number;
+  private readonly speculative: boolean;
   /** A store observer is set: jobs carry their rank (ExecutionJob.rank). */
   private readonly mirrored: boolean;
   private nextJobId = 1;
@@ -145,6 +152,7 @@ export class Replica {
     if (!(this.adoptAfterMs > 0)) throw new Error('adoptAfterMs must be positive');
     this.traceOrder = options.traceOrder ?? false;
     this.executionSlots = options.executionSlots ?? 1;
+    this.speculative = options.speculative ?? true;
     this.store = new VersionStore(options.storeObserver ?? null);
     this.mirrored = options.storeObserver !== undefined;
     if (!Number.isInteger(this.executionSlots) || this.executionSlots < 1)
@@ -586,7 +594,7 @@ export class Replica {
   private pump(): void {
     this.finalizeReady();
     // `this.order` is re-read on every step: finalizing may compact it.
-    while (this.frontier < this.order.length) {
+    while (this.frontier < this.executable()) {
       const e = this.order[this.frontier]!;
       if (e.running !== 0) break;
       if (e.exec !== null) {
@@ -604,8 +612,13 @@ export class Replica {
       this.startExecution(e, false);
       break;
     }
-    if (this.frontier < this.order.length) this.startAhead();
+    if (this.frontier < this.executable()) this.startAhead();
     else this.serveReads();
+  }
+
+  /** Entries before this position may execute: all of the list, or only its committed prefix. */
+  private executable(): number {
+    return this.speculative ? this.order.length : this.committedEnd;
   }
 
   /**
@@ -617,7 +630,7 @@ export class Replica {
    * started here: they are validated first, in order.
    */
   private startAhead(): void {
-    const end = Math.min(this.order.length, this.frontier + AHEAD_WINDOW);
+    const end = Math.min(this.executable(), this.frontier + AHEAD_WINDOW);
     for (let i = this.frontier + 1; i < end && this.runningEntries < this.executionSlots; i++) {
       const e = this.order[i]!;
       if (e.running === 0 && e.exec === null) this.startExecution(e, true);
@@ -743,7 +756,8 @@ export class Replica {
   private serveReads(): void {
     if (this.pendingReads.length === 0) return;
     const end = new Entry(END_REQ, null, this.nowMs);
-    const trace = this.trace(this.order.length);
+    // Without speculation the tentative entries have no versions: the read sees the committed state.
+    const trace = this.trace(this.executable());
     for (const read of this.pendingReads.splice(0)) {
       const jobId = this.nextJobId++;
       const snapshot = new RecordingSnapshot(this.store, end);
@@ -808,7 +822,8 @@ export class Replica {
       committed: this.committedCount,
       finalized: this.committedCount - (this.committedEnd - this.head),
       tentative: this.order.length - this.committedEnd,
-      unvalidated: this.order.length - this.frontier,
+      // Entries still to validate or execute (without speculation, only committed ones ever are).
+      unvalidated: this.executable() - this.frontier,
       running: this.jobs.size,
       versions: this.store.size(),
       peakVersions: this.store.peakSize(),

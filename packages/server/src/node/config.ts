@@ -80,6 +80,11 @@ export const START_OPTIONS = {
     value: 'N',
     help: 'worker threads that execute ops beside the main thread, 0-64; 0: none (default 0)',
   },
+  speculation: {
+    type: 'string',
+    value: 'on|off',
+    help: 'off: execute ops only once committed, every answer stable (SMR; default on)',
+  },
   'log-level': { type: 'string', value: 'LEVEL', help: `${LOG_LEVELS.join('|')} (default info)` },
 } as const satisfies OptionSpecs;
 
@@ -207,6 +212,7 @@ export const StartSettingsSchema = z
       'a whole number of ops, 0 (never) or more',
     ).optional(),
     workers: wholeNumber(0, 64, 'a whole number of threads from 0 to 64').default(0),
+    speculation: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
     'log-level': logLevel('info'),
   })
   .superRefine((s, ctx) => {

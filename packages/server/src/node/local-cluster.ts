@@ -31,6 +31,8 @@ export interface LocalClusterOptions {
   readonly checkpointEvery?: number;
   /** Execution worker threads per replica (`creek start --workers`); default 0. */
   readonly workers?: number;
+  /** False: `creek start --speculation off`, ops execute only once committed (SMR). */
+  readonly speculative?: boolean;
   /** pino level of the replicas' logs; default `warn`. */
   readonly logLevel?: string;
   /** Where the replicas' stdout and stderr go; default: stderr is inherited, stdout dropped. */
@@ -69,6 +71,18 @@ export interface ReplicaStatus {
   readonly learning: boolean;
   /** Held in memory; `pruned`: Reqs gossip dropped since every replica has them, final. */
   readonly memory: { readonly pruned: number };
+  readonly metrics: {
+    readonly executionRatio: number;
+    readonly accuracy: number;
+    readonly finalized: number;
+    readonly executionsOfFinalized: number;
+    readonly speculated: number;
+    readonly speculatedCorrectly: number;
+  };
+  /** CPU time of the replica process so far, worker threads included (µs). */
+  readonly cpuMicros: number;
+  /** False under `--speculation off`. */
+  readonly speculative: boolean;
   /** Concurrent execution: see ReplicaServer.status. */
   readonly execution: {
     readonly workers: number;
@@ -189,6 +203,7 @@ export class LocalCluster {
     if (this.options.checkpointEvery !== undefined)
       args.push('--checkpoint-every', String(this.options.checkpointEvery));
     if (this.options.workers !== undefined) args.push('--workers', String(this.options.workers));
+    if (this.options.speculative === false) args.push('--speculation', 'off');
     const out = this.options.stdio ?? 'ignore';
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', out, 'inherit'],

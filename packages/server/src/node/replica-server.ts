@@ -62,6 +62,11 @@ export interface ReplicaServerConfig {
    * on the main thread. Each worker loads the app from `appPath`.
    */
   readonly workers?: number;
+  /**
+   * False: ops execute only once committed and every answer is stable (state machine replication,
+   * the baseline `bench:tpcc` compares with; ReplicaOptions.speculative). Default true.
+   */
+  readonly speculative?: boolean;
   /** The app's module (`--app`); absent: the built-in ops. */
   readonly appPath?: string;
 }
@@ -178,6 +183,7 @@ export class ReplicaServer {
       replica: {
         app: c.app,
         noopIntervalMs: c.noopIntervalMs ?? 100,
+        speculative: c.speculative ?? true,
         // As many executions at once as the workers hold (the frontier's included).
         ...(this.pool === null
           ? {}
@@ -415,6 +421,8 @@ export class ReplicaServer {
   status(): Record<string, unknown> {
     const s = this.host.replica.stats();
     const p = this.host.paxos.status();
+    const m = this.host.replica.metrics;
+    const cpu = process.cpuUsage();
     return {
       id: this.config.id,
       role: p.role,
@@ -437,17 +445,25 @@ export class ReplicaServer {
       halted: this.host.halted,
       uptimeMs: Date.now() - this.startedAt,
       metrics: {
-        executionRatio: this.host.replica.metrics.executionRatio(),
-        accuracy: this.host.replica.metrics.accuracy(),
-        rollbacks: this.host.replica.metrics.rollbacks,
+        executionRatio: m.executionRatio(),
+        accuracy: m.accuracy(),
+        rollbacks: m.rollbacks,
         versions: s.versions,
+        // The counts behind the two ratios, so a tool can take them over an interval of its own.
+        finalized: m.finalized,
+        executionsOfFinalized: m.executionsOfFinalized,
+        speculated: m.speculated,
+        speculatedCorrectly: m.speculatedCorrectly,
       },
+      speculative: this.config.speculative ?? true,
+      // CPU time this process used so far, worker threads included (µs, user + system).
+      cpuMicros: cpu.user + cpu.system,
       // Concurrent execution (§4.4): executions started beside earlier ones and those a conflict
       // discarded; with workers, the jobs they ran and their reads of a version already replaced.
       execution: {
         workers: this.config.workers ?? 0,
-        ahead: this.host.replica.metrics.aheadExecutions,
-        aheadConflicts: this.host.replica.metrics.aheadConflicts,
+        ahead: m.aheadExecutions,
+        aheadConflicts: m.aheadConflicts,
         onWorkers: this.pool?.dispatched ?? 0,
         staleMirrorReads: this.pool?.staleReads ?? 0,
       },

@@ -64,6 +64,7 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
       edgeLimits: edgeLimitsFromEnv(process.env),
       ...(s['checkpoint-every'] === undefined ? {} : { checkpointEvery: s['checkpoint-every'] }),
       workers: s.workers,
+      speculative: s.speculation === 'on',
       appPath: s.app,
     },
     log,

@@ -24,13 +24,17 @@ import { LINEARIZABLE_KEYS, LINEARIZABLE_QUEUE, ONCE_PREFIX } from './workload.j
  * The guarantees every simulated run must keep (DESIGN.md, "Guarantees, and how we know"). Each
  * checker returns the violations it found, as sentences that name the ops involved.
  */
-export function checkRun(record: RunRecord, app: App, opts: { quiescent: boolean }): string[] {
+export function checkRun(
+  record: RunRecord,
+  app: App,
+  opts: { quiescent: boolean; speculative?: boolean },
+): string[] {
   const checks: (() => string[])[] = [
     () => checkCommittedPrefixes(record),
     () => checkProgramOrder(record),
     () => checkStableResponses(record, app),
     () => checkTentativeResponses(record, app),
-    () => checkMinorityPartitions(record),
+    () => checkMinorityPartitions(record, opts.speculative ?? true),
     () => checkLinearizability(record),
   ];
   if (opts.quiescent) {
@@ -342,9 +346,12 @@ export function checkLinearizability(record: RunRecord): string[] {
 
 /**
  * Availability in a minority partition: weak ops still get their tentative response, strong ops a
- * tentative one but no stable one until the partition heals (no majority, no consensus).
+ * tentative one but no stable one until the partition heals (no majority, no consensus). Without
+ * speculation (SMR) the other way round: an op answers only once committed, which a minority
+ * cannot do, so no op invoked there may get any response before the heal (a weak read-only op
+ * reads the committed state there, and may).
  */
-export function checkMinorityPartitions(record: RunRecord): string[] {
+export function checkMinorityPartitions(record: RunRecord, speculative = true): string[] {
   const out: string[] = [];
   const majority = Math.floor(record.replicas / 2) + 1;
   // A response waits for the replica's disk (a few ms); ops invoked just before a heal may answer after it.
@@ -359,6 +366,14 @@ export function checkMinorityPartitions(record: RunRecord): string[] {
           inv.invokedAt >= split.end
         )
           continue;
+        if (!speculative) {
+          // (A weak read-only op is answered from the local committed state, off the list: no id.)
+          if (inv.id !== null && inv.responses.some((r) => r.at < split.end))
+            out.push(
+              `(partition) ${describe(inv)} got a response from a replica that does not speculate while it was in a minority`,
+            );
+          continue;
+        }
         if (inv.strong && inv.responses.some((r) => r.level === 'stable' && r.at < split.end)) {
           out.push(
             `(partition) ${describe(inv)} got a stable response while its replica was in a minority`,

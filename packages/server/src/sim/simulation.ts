@@ -78,6 +78,11 @@ export interface SimParameters {
      * the store.
      */
     readonly mirror: boolean;
+    /**
+     * False in one run of eight: no replica speculates (ReplicaOptions.speculative), the SMR
+     * baseline of `bench:tpcc`; every op executes once committed and every response is stable.
+     */
+    readonly speculative: boolean;
   };
 }
 
@@ -163,6 +168,7 @@ function drawExecution(prng: Prng): SimParameters['execution'] {
     slots: prng.pick([2, 3, 4, 8]),
     maxMs: prng.pick([0.05, 0.2, 0.5]),
     mirror: prng.pick([false, true]),
+    speculative: !prng.chance(1 / 8),
   };
 }
 
@@ -224,6 +230,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     adoptAfterMs: params.adoptAfterMs,
     traceOrder: true,
     executionSlots: params.execution.slots,
+    speculative: params.execution.speculative,
   };
   const hostOptions = (
     id: number,
@@ -701,7 +708,14 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     });
   }
 
-  const violations = [...halts, ...reused, ...checkRun(record, app, { quiescent })];
+  const violations = [
+    ...halts,
+    ...reused,
+    ...checkRun(record, app, {
+      quiescent,
+      speculative: params.execution.speculative,
+    }),
+  ];
   if (!quiescent) {
     const waiting = record.invocations.filter((inv) => !inv.abandoned && !complete(inv));
     violations.unshift(

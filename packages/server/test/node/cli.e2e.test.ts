@@ -124,6 +124,13 @@ describe('flags', () => {
     expect(existsSync(join(dir, 'data'))).toBe(false);
   });
 
+  it.each(['maybe', 'OFF', '0', ''])('--speculation %j is refused before anything starts', (v) => {
+    const r = creek([...start, `--speculation=${v}`]);
+    expect(r.stderr).toMatch(/--speculation.* must be on or off|--speculation needs a value/);
+    expect(r.status).toBe(2);
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+  });
+
   it('--help on every command and --version', () => {
     for (const [args, usage] of [
       [['--help'], 'usage: creek <command>'],

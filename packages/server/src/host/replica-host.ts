@@ -235,6 +235,20 @@ export class ReplicaHost {
     this.applyCore(this.replica.invoke(nowMs, request));
   }
 
+  /**
+   * With ReplicaOptions.deferExecution: the executions the inputs since the last call made
+   * necessary. The driver calls it once per batch of inputs (the runtime: once per event-loop turn).
+   */
+  runDeferred(): void {
+    if (this.halted !== null) return;
+    this.applyCore(this.replica.runDeferred());
+  }
+
+  /** Inputs are waiting for `runDeferred`. */
+  get executionDue(): boolean {
+    return this.halted === null && this.replica.executionDue;
+  }
+
   /** A job the executor deferred (returned undefined for) finished. */
   executed(result: ExecutionResult): void {
     if (this.halted !== null) return;

@@ -78,6 +78,9 @@ export interface ReplicaStatus {
     readonly executionsOfFinalized: number;
     readonly speculated: number;
     readonly speculatedCorrectly: number;
+    /** Executions found invalid after a reorder; commits that moved a strong op ahead of others. */
+    readonly rollbacks: number;
+    readonly reorderingCommits: number;
   };
   /** CPU time of the replica process so far, worker threads included (µs). */
   readonly cpuMicros: number;

@@ -184,6 +184,8 @@ export class ReplicaServer {
         app: c.app,
         noopIntervalMs: c.noopIntervalMs ?? 100,
         speculative: c.speculative ?? true,
+        // Executions run once per turn, after every message the turn brought (see flush).
+        deferExecution: true,
         // As many executions at once as the workers hold (the frontier's included).
         ...(this.pool === null
           ? {}
@@ -261,7 +263,10 @@ export class ReplicaServer {
     fn();
     if (
       !this.flushScheduled &&
-      (this.writes.length > 0 || this.outbox.pending || this.actions.length > 0)
+      (this.host.executionDue ||
+        this.writes.length > 0 ||
+        this.outbox.pending ||
+        this.actions.length > 0)
     ) {
       this.flushScheduled = true;
       setImmediate(() => this.flush());
@@ -271,6 +276,9 @@ export class ReplicaServer {
   private flush(): void {
     if (!this.flushScheduled) return; // already flushed by stop()
     this.flushScheduled = false;
+    // The turn's inputs are all in: validate and execute once for all of them. What the
+    // executions answer and send goes out with the rest of the turn below.
+    this.host.runDeferred();
     if (this.writes.length > 0) this.storage.append(this.writes.splice(0));
     // Clients first: a weak op's answer is all its caller waits for, while peers' messages are a
     // step of protocols that take several anyway.
@@ -448,6 +456,7 @@ export class ReplicaServer {
         executionRatio: m.executionRatio(),
         accuracy: m.accuracy(),
         rollbacks: m.rollbacks,
+        reorderingCommits: m.reorderingCommits,
         versions: s.versions,
         // The counts behind the two ratios, so a tool can take them over an interval of its own.
         finalized: m.finalized,

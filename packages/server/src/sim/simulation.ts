@@ -83,6 +83,12 @@ export interface SimParameters {
      * baseline of `bench:tpcc`; every op executes once committed and every response is stable.
      */
     readonly speculative: boolean;
+    /**
+     * Null, or a replica runs executions only this long after an input (ReplicaOptions.
+     * deferExecution), once for every input in between: as the runtime does once per event-loop
+     * turn, so reorders land in batches.
+     */
+    readonly deferTurnMs: number | null;
   };
 }
 
@@ -145,6 +151,8 @@ interface SimProcess {
    * process speaks on new connections, after whatever the old ones had delivered).
    */
   wipes: number;
+  /** Its deferred executions are scheduled (SimParameters.execution.deferTurnMs). */
+  runScheduled: boolean;
   /**
    * After its disk was lost: crashes again this long after its restart, while it may still be
    * learning from its peers, and is down for `downMs` (null: it does not).
@@ -169,6 +177,7 @@ function drawExecution(prng: Prng): SimParameters['execution'] {
     maxMs: prng.pick([0.05, 0.2, 0.5]),
     mirror: prng.pick([false, true]),
     speculative: !prng.chance(1 / 8),
+    deferTurnMs: prng.pick([null, 0, 0.1, 1]),
   };
 }
 
@@ -231,6 +240,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     traceOrder: true,
     executionSlots: params.execution.slots,
     speculative: params.execution.speculative,
+    deferExecution: params.execution.deferTurnMs !== null,
   };
   const hostOptions = (
     id: number,
@@ -380,6 +390,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       loseAfterStrong: false,
       incarnation: 0,
       wipes: 0,
+      runScheduled: false,
       crashAfterRestart: null,
       opsOfLostDisks: new Set(),
       host: undefined as unknown as ReplicaHost,
@@ -662,8 +673,24 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     const ev = events.pop()!;
     now = ev.at;
     ev.event();
+    scheduleDeferredRuns();
   }
   if (!quiescent) quiescent = isQuiescent();
+
+  /** A replica whose inputs wait for their executions runs them one turn later. */
+  function scheduleDeferredRuns(): void {
+    const turn = params.execution.deferTurnMs;
+    if (turn === null) return;
+    for (const p of procs) {
+      if (!p.up || p.runScheduled || !p.host.executionDue) continue;
+      p.runScheduled = true;
+      const host = p.host;
+      events.push(now + turn, () => {
+        p.runScheduled = false;
+        if (p.up && p.host === host) host.runDeferred();
+      });
+    }
+  }
 
   function complete(inv: Invocation): boolean {
     if (inv.responses.length === 0) return false;

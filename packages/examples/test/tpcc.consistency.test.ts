@@ -7,6 +7,7 @@ import {
   customerBalanceKey,
   customerKey,
   customerOrderKey,
+  districtKey,
   districtNextKey,
   districtYtdKey,
   historyKey,
@@ -34,7 +35,7 @@ import {
 } from '../src/tpcc/keys.js';
 import { loadPlan, MAX_ROWS_PER_LOAD } from '../src/tpcc/population.js';
 import { rowCounts, scaleOf, TINY, type Scale } from '../src/tpcc/scale.js';
-import { SerialDb } from './support/tpcc-serial.js';
+import { SerialDb, type Access } from './support/tpcc-serial.js';
 import { forgettingTheDistrict } from './support/tpcc-planted.js';
 
 /**
@@ -332,6 +333,97 @@ describe('the five transactions, serially', () => {
       }),
     ).toThrow(/C_LAST/);
     expect(() => db.run('tpcc.rows', { prefix: 'bank/', after: null, limit: 10 })).toThrow();
+  });
+});
+
+/**
+ * The keys whose change invalidates an execution of `reader` when `writer` is ordered before it:
+ * what `writer` wrote that `reader` read, or that falls under a prefix `reader` scanned.
+ */
+function conflicts(reader: Access, writer: Access): string[] {
+  return [...writer.writes].filter(
+    (k) => reader.reads.has(k) || [...reader.scans].some((p) => k.startsWith(p)),
+  );
+}
+
+describe('the vertical partitioning of WAREHOUSE, DISTRICT and CUSTOMER (keys.ts)', () => {
+  it('New-Order reads no key Payment or Delivery writes, and Payment reads none New-Order writes', () => {
+    const db = loaded();
+    const access = (op: string, args: unknown): Access => {
+      db.must(op, args);
+      return db.lastAccess;
+    };
+    // A bad-credit customer, so that Payment rewrites C_DATA as well.
+    const c = Array.from({ length: TINY.customersPerDistrict }, (_, k) =>
+      get<CustomerStatic>(db.data, customerKey(1, 3, k + 1)),
+    ).find((x) => x.C_CREDIT === 'BC');
+    expect(c).toBeDefined();
+    const C_ID = c!.C_ID;
+    const newOrderArgs = {
+      W_ID: 1,
+      D_ID: 3,
+      C_ID,
+      lines: [
+        { OL_I_ID: 17, OL_SUPPLY_W_ID: 1, OL_QUANTITY: 3 },
+        { OL_I_ID: 18, OL_SUPPLY_W_ID: 2, OL_QUANTITY: 4 },
+      ],
+    };
+    const payment = (customer: unknown) => ({
+      W_ID: 1,
+      D_ID: 3,
+      C_W_ID: 1,
+      C_D_ID: 3,
+      customer,
+      H_AMOUNT: 2_500,
+    });
+    const newOrder = access('tpcc.newOrder', newOrderArgs);
+    const byId = access('tpcc.payment', payment({ by: 'id', C_ID }));
+    const byName = access('tpcc.payment', payment({ by: 'name', C_LAST: c!.C_LAST }));
+    const newOrder2 = access('tpcc.newOrder', newOrderArgs);
+    const oldest = db.scan(newOrderPrefix(1, 3))[0]![1] as { NO_O_ID: number };
+    const deliveredTo = get<OrderRow>(db.data, orderKey(1, 3, oldest.NO_O_ID)).O_C_ID;
+    const delivery = access('tpcc.delivery', { W_ID: 1, O_CARRIER_ID: 2 });
+    const stockLevel = access('tpcc.stockLevel', { W_ID: 1, D_ID: 3, threshold: 15 });
+    const orderStatus = access('tpcc.orderStatus', {
+      W_ID: 1,
+      D_ID: 3,
+      customer: { by: 'id', C_ID },
+    });
+
+    // The same rows: New-Order reads the static parts, Payment writes the other parts.
+    for (const k of [warehouseKey(1), districtKey(1, 3), customerKey(1, 3, C_ID)]) {
+      expect(newOrder.reads).toContain(k);
+      expect(byId.reads).toContain(k);
+    }
+    expect([...byId.writes].sort()).toEqual(
+      [
+        warehouseYtdKey(1),
+        districtYtdKey(1, 3),
+        customerBalanceKey(1, 3, C_ID),
+        historyKey(1, 3, C_ID, 2),
+      ].sort(),
+    );
+    expect(byName.writes).toContain(customerBalanceKey(1, 3, C_ID));
+    expect(byName.scans).toContain(lastNamePrefix(1, 3, c!.C_LAST));
+    // A Payment ordered before an executed New-Order leaves what it read alone, and the other way.
+    for (const pay of [byId, byName]) {
+      expect(conflicts(newOrder, pay)).toEqual([]);
+      expect(conflicts(newOrder2, pay)).toEqual([]);
+      expect(conflicts(pay, newOrder)).toEqual([]);
+      expect(conflicts(pay, newOrder2)).toEqual([]);
+    }
+    // Delivery writes a customer's `bal`, which New-Order does not read either.
+    expect(delivery.writes).toContain(customerBalanceKey(1, 3, deliveredTo));
+    expect(conflicts(newOrder, delivery)).toEqual([]);
+    expect(conflicts(stockLevel, byId)).toEqual([]);
+    // Real conflicts are still seen: two Payments of a district, New-Orders of a district,
+    // Stock-Level and New-Order, Order-Status and Payment (the balance).
+    expect(conflicts(byName, byId)).toEqual(
+      expect.arrayContaining([warehouseYtdKey(1), districtYtdKey(1, 3)]),
+    );
+    expect(conflicts(newOrder2, newOrder)).toContain(districtNextKey(1, 3));
+    expect(conflicts(stockLevel, newOrder2)).toContain(districtNextKey(1, 3));
+    expect(conflicts(orderStatus, byName)).toEqual([customerBalanceKey(1, 3, C_ID)]);
   });
 });
 

@@ -67,8 +67,8 @@ import type { JsonValue } from '@creek/app';
  * OL_AMOUNT) are integer cents, so sums are exact. Dates are milliseconds since the epoch, from
  * `tx.now()`, or null. Tax and discount rates are plain decimals (0.1234). C_DATA is loaded at
  * 30–50 characters instead of the spec's 300–500 (it only grows, by Payment, for bad-credit
- * customers, up to the spec's 500): it is filler that no transaction reads, and it would be most of
- * the state's size. Every other column is kept at the spec's sizes.
+ * customers, up to the spec's 500): it is filler that no transaction returns, and it would be
+ * most of the state's size. Every other column is kept at the spec's sizes.
  */
 
 export const PREFIX = 'tpcc/';

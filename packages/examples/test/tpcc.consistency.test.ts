@@ -97,7 +97,7 @@ function customer(state: Map<string, JsonValue>, w: number, d: number, c: number
 }
 
 describe('the TPC-C population (§4.3.3.1)', () => {
-  it('loads in chunks of at most 500 rows, the rows rowCounts expects, consistent incl. condition 11', () => {
+  it('loads in chunks of at most 500 keys, the rows and keys rowCounts expects, consistent incl. condition 11', () => {
     const db = loaded();
     expect(Math.max(...db.writeCounts)).toBeLessThanOrEqual(MAX_ROWS_PER_LOAD);
     const byTable = new Map<string, number>();

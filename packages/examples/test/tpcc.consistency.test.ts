@@ -4,9 +4,12 @@ import app, { INVALID_ITEM } from '../src/tpcc/app.js';
 import { checkConsistency, type Violation } from '../src/tpcc/consistency.js';
 import { TpccInputs } from '../src/tpcc/inputs.js';
 import {
+  customerBalanceKey,
   customerKey,
   customerOrderKey,
   districtKey,
+  districtNextKey,
+  districtYtdKey,
   historyKey,
   lastNamePrefix,
   newOrderKey,
@@ -14,15 +17,25 @@ import {
   orderKey,
   orderLineKey,
   parseKey,
+  readCustomer,
+  readDistrict,
+  readWarehouse,
   stockKey,
   warehouseKey,
+  warehouseYtdKey,
+  type CustomerBalance,
   type CustomerRow,
+  type CustomerStatic,
+  type DistrictNext,
   type DistrictRow,
+  type DistrictYtd,
   type OrderRow,
+  type WarehouseRow,
+  type WarehouseYtd,
 } from '../src/tpcc/keys.js';
 import { loadPlan, MAX_ROWS_PER_LOAD } from '../src/tpcc/population.js';
 import { rowCounts, scaleOf, TINY, type Scale } from '../src/tpcc/scale.js';
-import { SerialDb } from './support/tpcc-serial.js';
+import { SerialDb, type Access } from './support/tpcc-serial.js';
 import { forgettingTheDistrict } from './support/tpcc-planted.js';
 
 /**
@@ -66,17 +79,52 @@ function get<T>(state: Map<string, JsonValue>, key: string): T {
   return v as T;
 }
 
+/** Whole rows of the split tables, joined from their parts (keys.ts). */
+function warehouse(state: Map<string, JsonValue>, w: number): WarehouseRow {
+  const r = readWarehouse((k) => state.get(k), w);
+  if (r === undefined) throw new Error(`no warehouse ${w}`);
+  return r;
+}
+function district(state: Map<string, JsonValue>, w: number, d: number): DistrictRow {
+  const r = readDistrict((k) => state.get(k), w, d);
+  if (r === undefined) throw new Error(`no district ${w}/${d}`);
+  return r;
+}
+function customer(state: Map<string, JsonValue>, w: number, d: number, c: number): CustomerRow {
+  const r = readCustomer((k) => state.get(k), w, d, c);
+  if (r === undefined) throw new Error(`no customer ${w}/${d}/${c}`);
+  return r;
+}
+
 describe('the TPC-C population (§4.3.3.1)', () => {
-  it('loads in chunks of at most 500 rows, the rows rowCounts expects, consistent incl. condition 11', () => {
+  it('loads in chunks of at most 500 keys, the rows and keys rowCounts expects, consistent incl. condition 11', () => {
     const db = loaded();
     expect(Math.max(...db.writeCounts)).toBeLessThanOrEqual(MAX_ROWS_PER_LOAD);
     const byTable = new Map<string, number>();
     for (const k of db.data.keys()) {
-      const t = parseKey(k)?.table ?? 'unknown';
+      const p = parseKey(k);
+      // A split row's static part counts as the row; its other parts as `TABLE/part`.
+      const t =
+        p === null
+          ? 'unknown'
+          : 'part' in p && p.part !== 'static'
+            ? `${p.table}/${p.part}`
+            : p.table;
       byTable.set(t, (byTable.get(t) ?? 0) + 1);
     }
     const expected = rowCounts(scale);
-    for (const t of ['WAREHOUSE', 'DISTRICT', 'CUSTOMER', 'HISTORY', 'NEW-ORDER', 'ORDER'])
+    for (const t of [
+      'WAREHOUSE',
+      'WAREHOUSE/ytd',
+      'DISTRICT',
+      'DISTRICT/ytd',
+      'DISTRICT/next',
+      'CUSTOMER',
+      'CUSTOMER/bal',
+      'HISTORY',
+      'NEW-ORDER',
+      'ORDER',
+    ])
       expect(byTable.get(t), t).toBe(expected[t]);
     expect(byTable.get('ITEM')).toBe(scale.items);
     expect(byTable.get('STOCK')).toBe(scale.items * scale.warehouses);
@@ -112,8 +160,10 @@ describe('the TPC-C population (§4.3.3.1)', () => {
   it('gives every name of the range to some customer, and each customer one order', () => {
     const db = loaded();
     const names = new Set<string>();
-    for (const [k, v] of db.data)
-      if (parseKey(k)?.table === 'CUSTOMER') names.add((v as CustomerRow).C_LAST);
+    for (const [k, v] of db.data) {
+      const p = parseKey(k);
+      if (p?.table === 'CUSTOMER' && p.part === 'static') names.add((v as CustomerStatic).C_LAST);
+    }
     expect(names.size).toBe(10); // 30 customers, 3 per name
     const ordered = new Set<number>();
     for (let o = 1; o <= TINY.ordersPerDistrict; o++)
@@ -129,7 +179,7 @@ describe('the five transactions, serially', () => {
   });
 
   it('New-Order takes D_NEXT_O_ID, writes ORDER, NEW-ORDER, lines and stock (§2.4.2)', () => {
-    const before = get<DistrictRow>(db.data, districtKey(1, 2));
+    const before = district(db.data, 1, 2);
     const stock = get<{ S_QUANTITY: number; S_REMOTE_CNT: number }>(db.data, stockKey(2, 17));
     const r = db.must('tpcc.newOrder', {
       W_ID: 1,
@@ -141,7 +191,7 @@ describe('the five transactions, serially', () => {
       ],
     }) as { O_ID: number; total_amount: number };
     expect(r.O_ID).toBe(before.D_NEXT_O_ID);
-    expect(get<DistrictRow>(db.data, districtKey(1, 2)).D_NEXT_O_ID).toBe(r.O_ID + 1);
+    expect(district(db.data, 1, 2).D_NEXT_O_ID).toBe(r.O_ID + 1);
     expect(get<OrderRow>(db.data, orderKey(1, 2, r.O_ID))).toMatchObject({
       O_C_ID: 5,
       O_OL_CNT: 2,
@@ -179,8 +229,8 @@ describe('the five transactions, serially', () => {
     const index = db.scan(lastNamePrefix(2, 4, 'BARBARBAR'));
     expect(index.length).toBeGreaterThanOrEqual(1);
     const middle = index[Math.ceil(index.length / 2) - 1]![1] as number;
-    const c0 = get<CustomerRow>(db.data, customerKey(2, 4, middle));
-    const w0 = get<{ W_YTD: number }>(db.data, warehouseKey(1)).W_YTD;
+    const c0 = customer(db.data, 2, 4, middle);
+    const w0 = warehouse(db.data, 1).W_YTD;
     const r = db.must('tpcc.payment', {
       W_ID: 1,
       D_ID: 9,
@@ -191,10 +241,10 @@ describe('the five transactions, serially', () => {
     }) as { C_ID: number; C_BALANCE: number };
     expect(r.C_ID).toBe(middle);
     expect(r.C_BALANCE).toBe(c0.C_BALANCE - 12_345);
-    const c1 = get<CustomerRow>(db.data, customerKey(2, 4, middle));
+    const c1 = customer(db.data, 2, 4, middle);
     expect(c1.C_PAYMENT_CNT).toBe(c0.C_PAYMENT_CNT + 1);
     expect(c1.C_YTD_PAYMENT).toBe(c0.C_YTD_PAYMENT + 12_345);
-    expect(get<{ W_YTD: number }>(db.data, warehouseKey(1)).W_YTD).toBe(w0 + 12_345);
+    expect(warehouse(db.data, 1).W_YTD).toBe(w0 + 12_345);
     expect(db.data.get(historyKey(2, 4, middle, c1.C_PAYMENT_CNT))).toMatchObject({
       H_W_ID: 1,
       H_D_ID: 9,
@@ -232,7 +282,7 @@ describe('the five transactions, serially', () => {
   it('Delivery delivers the oldest new order of each district, and skips empty ones (§2.7.4)', () => {
     const oldest = db.scan(newOrderPrefix(1, 1))[0]![1] as { NO_O_ID: number };
     const order = get<OrderRow>(db.data, orderKey(1, 1, oldest.NO_O_ID));
-    const c0 = get<CustomerRow>(db.data, customerKey(1, 1, order.O_C_ID));
+    const c0 = customer(db.data, 1, 1, order.O_C_ID);
     const r = db.must('tpcc.delivery', { W_ID: 1, O_CARRIER_ID: 4 }) as {
       delivered: Array<{ D_ID: number; O_ID: number }>;
       skipped: number[];
@@ -241,7 +291,7 @@ describe('the five transactions, serially', () => {
     expect(r.skipped).toEqual([]);
     expect(db.data.has(newOrderKey(1, 1, oldest.NO_O_ID))).toBe(false);
     expect(get<OrderRow>(db.data, orderKey(1, 1, oldest.NO_O_ID)).O_CARRIER_ID).toBe(4);
-    const c1 = get<CustomerRow>(db.data, customerKey(1, 1, order.O_C_ID));
+    const c1 = customer(db.data, 1, 1, order.O_C_ID);
     expect(c1.C_DELIVERY_CNT).toBe(c0.C_DELIVERY_CNT + 1);
     expect(c1.C_BALANCE).toBeGreaterThan(c0.C_BALANCE);
     // Deliver everything of warehouse 1: then every district is skipped, and all is consistent.
@@ -252,7 +302,7 @@ describe('the five transactions, serially', () => {
   });
 
   it('Stock-Level counts the distinct low-stock items of the last 20 orders (§2.8.2)', () => {
-    const d = get<DistrictRow>(db.data, districtKey(2, 3));
+    const d = district(db.data, 2, 3);
     const items = new Set<number>();
     for (const [k, v] of db.data) {
       const p = parseKey(k);
@@ -283,6 +333,97 @@ describe('the five transactions, serially', () => {
       }),
     ).toThrow(/C_LAST/);
     expect(() => db.run('tpcc.rows', { prefix: 'bank/', after: null, limit: 10 })).toThrow();
+  });
+});
+
+/**
+ * The keys whose change invalidates an execution of `reader` when `writer` is ordered before it:
+ * what `writer` wrote that `reader` read, or that falls under a prefix `reader` scanned.
+ */
+function conflicts(reader: Access, writer: Access): string[] {
+  return [...writer.writes].filter(
+    (k) => reader.reads.has(k) || [...reader.scans].some((p) => k.startsWith(p)),
+  );
+}
+
+describe('the vertical partitioning of WAREHOUSE, DISTRICT and CUSTOMER (keys.ts)', () => {
+  it('New-Order reads no key Payment or Delivery writes, and Payment reads none New-Order writes', () => {
+    const db = loaded();
+    const access = (op: string, args: unknown): Access => {
+      db.must(op, args);
+      return db.lastAccess;
+    };
+    // A bad-credit customer, so that Payment rewrites C_DATA as well.
+    const c = Array.from({ length: TINY.customersPerDistrict }, (_, k) =>
+      get<CustomerStatic>(db.data, customerKey(1, 3, k + 1)),
+    ).find((x) => x.C_CREDIT === 'BC');
+    expect(c).toBeDefined();
+    const C_ID = c!.C_ID;
+    const newOrderArgs = {
+      W_ID: 1,
+      D_ID: 3,
+      C_ID,
+      lines: [
+        { OL_I_ID: 17, OL_SUPPLY_W_ID: 1, OL_QUANTITY: 3 },
+        { OL_I_ID: 18, OL_SUPPLY_W_ID: 2, OL_QUANTITY: 4 },
+      ],
+    };
+    const payment = (customer: unknown) => ({
+      W_ID: 1,
+      D_ID: 3,
+      C_W_ID: 1,
+      C_D_ID: 3,
+      customer,
+      H_AMOUNT: 2_500,
+    });
+    const newOrder = access('tpcc.newOrder', newOrderArgs);
+    const byId = access('tpcc.payment', payment({ by: 'id', C_ID }));
+    const byName = access('tpcc.payment', payment({ by: 'name', C_LAST: c!.C_LAST }));
+    const newOrder2 = access('tpcc.newOrder', newOrderArgs);
+    const oldest = db.scan(newOrderPrefix(1, 3))[0]![1] as { NO_O_ID: number };
+    const deliveredTo = get<OrderRow>(db.data, orderKey(1, 3, oldest.NO_O_ID)).O_C_ID;
+    const delivery = access('tpcc.delivery', { W_ID: 1, O_CARRIER_ID: 2 });
+    const stockLevel = access('tpcc.stockLevel', { W_ID: 1, D_ID: 3, threshold: 15 });
+    const orderStatus = access('tpcc.orderStatus', {
+      W_ID: 1,
+      D_ID: 3,
+      customer: { by: 'id', C_ID },
+    });
+
+    // The same rows: New-Order reads the static parts, Payment writes the other parts.
+    for (const k of [warehouseKey(1), districtKey(1, 3), customerKey(1, 3, C_ID)]) {
+      expect(newOrder.reads).toContain(k);
+      expect(byId.reads).toContain(k);
+    }
+    expect([...byId.writes].sort()).toEqual(
+      [
+        warehouseYtdKey(1),
+        districtYtdKey(1, 3),
+        customerBalanceKey(1, 3, C_ID),
+        historyKey(1, 3, C_ID, 2),
+      ].sort(),
+    );
+    expect(byName.writes).toContain(customerBalanceKey(1, 3, C_ID));
+    expect(byName.scans).toContain(lastNamePrefix(1, 3, c!.C_LAST));
+    // A Payment ordered before an executed New-Order leaves what it read alone, and the other way.
+    for (const pay of [byId, byName]) {
+      expect(conflicts(newOrder, pay)).toEqual([]);
+      expect(conflicts(newOrder2, pay)).toEqual([]);
+      expect(conflicts(pay, newOrder)).toEqual([]);
+      expect(conflicts(pay, newOrder2)).toEqual([]);
+    }
+    // Delivery writes a customer's `bal`, which New-Order does not read either.
+    expect(delivery.writes).toContain(customerBalanceKey(1, 3, deliveredTo));
+    expect(conflicts(newOrder, delivery)).toEqual([]);
+    expect(conflicts(stockLevel, byId)).toEqual([]);
+    // Real conflicts are still seen: two Payments of a district, New-Orders of a district,
+    // Stock-Level and New-Order, Order-Status and Payment (the balance).
+    expect(conflicts(byName, byId)).toEqual(
+      expect.arrayContaining([warehouseYtdKey(1), districtYtdKey(1, 3)]),
+    );
+    expect(conflicts(newOrder2, newOrder)).toContain(districtNextKey(1, 3));
+    expect(conflicts(stockLevel, newOrder2)).toContain(districtNextKey(1, 3));
+    expect(conflicts(orderStatus, byName)).toEqual([customerBalanceKey(1, 3, C_ID)]);
   });
 });
 
@@ -319,8 +460,8 @@ describe('the consistency check (§3.3.2)', () => {
       'a D_YTD changed',
       [1, 9],
       (s) => {
-        const k = districtKey(1, 4);
-        const d = get<DistrictRow>(s, k);
+        const k = districtYtdKey(1, 4);
+        const d = get<DistrictYtd>(s, k);
         s.set(k, { ...d, D_YTD: d.D_YTD + 1 });
         return k;
       },
@@ -329,8 +470,8 @@ describe('the consistency check (§3.3.2)', () => {
       'a W_YTD changed',
       [1, 8],
       (s) => {
-        const k = warehouseKey(2);
-        s.set(k, { ...get<{ W_YTD: number }>(s, k), W_YTD: 1 });
+        const k = warehouseYtdKey(2);
+        s.set(k, { ...get<WarehouseYtd>(s, k), W_YTD: 1 });
         return k;
       },
     ],
@@ -350,7 +491,7 @@ describe('the consistency check (§3.3.2)', () => {
       (s) => {
         const { d, ids } = busyDistrict(s);
         s.delete(newOrderKey(1, d, ids.at(-1)!));
-        return districtKey(1, d);
+        return districtNextKey(1, d);
       },
     ],
     [
@@ -367,8 +508,8 @@ describe('the consistency check (§3.3.2)', () => {
       'D_NEXT_O_ID bumped',
       [2],
       (s) => {
-        const k = districtKey(2, 2);
-        const d = get<DistrictRow>(s, k);
+        const k = districtNextKey(2, 2);
+        const d = get<DistrictNext>(s, k);
         s.set(k, { ...d, D_NEXT_O_ID: d.D_NEXT_O_ID + 1 });
         return k;
       },
@@ -377,8 +518,8 @@ describe('the consistency check (§3.3.2)', () => {
       'a C_BALANCE changed',
       [10, 12],
       (s) => {
-        const k = customerKey(1, 5, 17);
-        const c = get<CustomerRow>(s, k);
+        const k = customerBalanceKey(1, 5, 17);
+        const c = get<CustomerBalance>(s, k);
         s.set(k, { ...c, C_BALANCE: c.C_BALANCE - 100 });
         return k;
       },
@@ -400,19 +541,62 @@ describe('the consistency check (§3.3.2)', () => {
         const k = historyKey(2, 8, 20, 1);
         expect(s.has(k)).toBe(true);
         s.delete(k);
-        return customerKey(2, 8, 20);
+        return customerBalanceKey(2, 8, 20);
       },
     ],
     [
       'a name index entry lost',
       [0],
       (s) => {
-        const c = get<CustomerRow>(s, customerKey(1, 1, 1));
+        const c = get<CustomerStatic>(s, customerKey(1, 1, 1));
         const k = [...s.keys()].find(
           (x) => x.startsWith(lastNamePrefix(1, 1, c.C_LAST)) && s.get(x) === 1,
         )!;
         s.delete(k);
         return customerKey(1, 1, 1);
+      },
+    ],
+    [
+      "a customer's balance part lost",
+      [0],
+      (s) => {
+        s.delete(customerBalanceKey(2, 3, 4));
+        return customerKey(2, 3, 4);
+      },
+    ],
+    [
+      "a warehouse's static part lost",
+      [0],
+      (s) => {
+        s.delete(warehouseKey(1));
+        return warehouseYtdKey(1);
+      },
+    ],
+    [
+      "a district's next order id lost",
+      // Condition 1 too: the district, incomplete, is left out of sum(D_YTD).
+      [0, 1],
+      (s) => {
+        s.delete(districtNextKey(1, 6));
+        return districtNextKey(1, 6);
+      },
+    ],
+    [
+      'a part whose ids disagree with its key',
+      [0],
+      (s) => {
+        const k = customerBalanceKey(1, 2, 3);
+        s.set(k, { ...get<CustomerBalance>(s, k), C_ID: 4 });
+        return k;
+      },
+    ],
+    [
+      'a part of a district that does not exist',
+      [0],
+      (s) => {
+        const k = districtYtdKey(2, 11);
+        s.set(k, { D_ID: 11, D_W_ID: 2, D_YTD: 0 });
+        return k;
       },
     ],
   ];

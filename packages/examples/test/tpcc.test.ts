@@ -6,7 +6,7 @@ import app, { INVALID_ITEM, type TpccApp } from '../src/tpcc/app.js';
 import { checkConsistency, readRows } from '../src/tpcc/consistency.js';
 import { forgettingTheDistrict } from './support/tpcc-planted.js';
 import { TPCC_LEVELS, TpccInputs, type TpccTransaction } from '../src/tpcc/inputs.js';
-import { districtKey, orderKey, type DistrictRow, type OrderRow } from '../src/tpcc/keys.js';
+import { districtNextKey, orderKey, type DistrictNext, type OrderRow } from '../src/tpcc/keys.js';
 import { loadPlan } from '../src/tpcc/population.js';
 import { DISTRICTS_PER_WAREHOUSE, scaleOf, TINY } from '../src/tpcc/scale.js';
 
@@ -103,7 +103,7 @@ describe('TPC-C on an in-memory Creek cluster', () => {
     const state = cluster!.hosts[0]!.replica.state();
     let placed = 0;
     for (let d = 1; d <= DISTRICTS_PER_WAREHOUSE; d++)
-      placed += (state.get(districtKey(1, d)) as DistrictRow).D_NEXT_O_ID - 1;
+      placed += (state.get(districtNextKey(1, d)) as DistrictNext).D_NEXT_O_ID - 1;
     expect(placed - DISTRICTS_PER_WAREHOUSE * TINY.ordersPerDistrict).toBe(run.newOrders);
 
     // The same check, on the rows read through ops, as against a live cluster.
@@ -116,7 +116,7 @@ describe('TPC-C on an in-memory Creek cluster', () => {
   it('weak New-Orders on both sides of a partition are told the same O_ID; the committed order gives each its own', async () => {
     const clients = await loadedCluster(app);
     const [a, , b] = clients;
-    const next = (cluster!.hosts[0]!.replica.state().get(districtKey(1, 5)) as DistrictRow)
+    const next = (cluster!.hosts[0]!.replica.state().get(districtNextKey(1, 5)) as DistrictNext)
       .D_NEXT_O_ID;
     cluster!.isolate(2);
     const order = (C_ID: number) => ({
@@ -131,11 +131,47 @@ describe('TPC-C on an in-memory Creek cluster', () => {
     cluster!.heal();
     await settled(cluster!);
     const state = cluster!.hosts[2]!.replica.state();
-    expect((state.get(districtKey(1, 5)) as DistrictRow).D_NEXT_O_ID).toBe(next + 2);
+    expect((state.get(districtNextKey(1, 5)) as DistrictNext).D_NEXT_O_ID).toBe(next + 2);
     const customersOf = [next, next + 1].map(
       (o) => (state.get(orderKey(1, 5, o)) as OrderRow | undefined)?.O_C_ID,
     );
     expect(customersOf.sort()).toEqual([1, 2]);
+    expect(checkConsistency(state)).toEqual([]);
+  });
+
+  it('a tentative New-Order is not re-executed when a Payment of its district and customer is committed ahead of it', async () => {
+    // The point of the vertical partitioning (keys.ts): New-Order reads no key Payment writes.
+    const clients = await loadedCluster(app);
+    const [a, , b] = clients;
+    await settled(cluster!);
+    const replica = cluster!.hosts[2]!.replica;
+    cluster!.isolate(2);
+    const told = await b!.invokeWeak('tpcc.newOrder', {
+      W_ID: 1,
+      D_ID: 5,
+      C_ID: 7,
+      lines: [{ OL_I_ID: 9, OL_SUPPLY_W_ID: 1, OL_QUANTITY: 1 }],
+    });
+    const { rollbacks } = replica.metrics;
+    // Committed by replicas 0 and 1 while 2 is cut off: ordered before the New-Order, which
+    // commits only once the partition heals, so replica 2 must validate its execution again.
+    const paid = await a!.invokeStrong('tpcc.payment', {
+      W_ID: 1,
+      D_ID: 5,
+      C_W_ID: 1,
+      C_D_ID: 5,
+      customer: { by: 'id', C_ID: 7 },
+      H_AMOUNT: 1_000,
+    });
+    expect(paid.C_ID).toBe(7);
+    cluster!.heal();
+    await settled(cluster!);
+    // The Payment is ahead of the New-Order in every replica's order (it committed first), and
+    // replica 2 had executed the New-Order before it heard of the Payment. That execution stood:
+    // with one key per row it was rolled back, having read the rows the Payment rewrote.
+    expect(replica.metrics.rollbacks).toBe(rollbacks);
+    const state = replica.state();
+    expect((state.get(orderKey(1, 5, told.O_ID)) as OrderRow).O_C_ID).toBe(7);
     expect(checkConsistency(state)).toEqual([]);
   });
 
@@ -158,7 +194,7 @@ describe('TPC-C on an in-memory Creek cluster', () => {
     await settled(cluster!);
     expect(cluster!.hosts.map((h) => h.replica.stateDigest())).toEqual(before);
     // The same order without the bad line goes through, with the O_ID the rollback did not take.
-    const next = (cluster!.hosts[0]!.replica.state().get(districtKey(1, 3)) as DistrictRow)
+    const next = (cluster!.hosts[0]!.replica.state().get(districtNextKey(1, 3)) as DistrictNext)
       .D_NEXT_O_ID;
     const ok = await client.invokeStrong('tpcc.newOrder', { ...args, lines: [args.lines[0]!] });
     expect(ok).toMatchObject({ O_ID: next });

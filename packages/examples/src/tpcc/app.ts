@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { defineApp, op, type JsonValue, type Tx } from '@creek/app';
 import {
+  customerBalanceKey,
   customerKey,
   customerOrderKey,
   customerOrdersPrefix,
   districtKey,
+  districtNextKey,
+  districtYtdKey,
   historyKey,
   itemKey,
   lastNamePrefix,
@@ -15,15 +18,20 @@ import {
   PREFIX,
   stockKey,
   warehouseKey,
-  type CustomerRow,
-  type DistrictRow,
+  warehouseYtdKey,
+  type CustomerBalance,
+  type CustomerStatic,
+  type DistrictNext,
+  type DistrictStatic,
+  type DistrictYtd,
   type HistoryRow,
   type ItemRow,
   type NewOrderRow,
   type OrderLineRow,
   type OrderRow,
   type StockRow,
-  type WarehouseRow,
+  type WarehouseStatic,
+  type WarehouseYtd,
 } from './keys.js';
 import { LoadArgsSchema, populate } from './population.js';
 import { ORIGINAL } from './random.js';
@@ -40,6 +48,11 @@ import { DISTRICTS_PER_WAREHOUSE } from './scale.js';
  *
  * Rollback (§2.4.2.3) is a thrown Error: Creek discards every write of an op that throws, so the
  * 1 % of New-Orders with an unused item id change nothing, D_NEXT_O_ID included.
+ *
+ * WAREHOUSE, DISTRICT and CUSTOMER are split by column (keys.ts), and each transaction reads and
+ * writes only the parts holding the columns it uses: New-Order never reads a key Payment or
+ * Delivery writes, so a replica that orders a Payment ahead of a New-Order it already executed
+ * need not execute the New-Order again.
  */
 
 const wId = z.number().int().positive();
@@ -120,7 +133,10 @@ export type RowsPage = { rows: Array<[string, JsonValue]>; next: string | null }
 /** The message New-Order's rollback fails with (§2.4.3.4: "Item number is not valid"). */
 export const INVALID_ITEM = 'Item number is not valid';
 
-/** The row at `key`, or a failed op: every transaction reads rows the population created. */
+/**
+ * The row (or part of a row) at `key`, or a failed op: every transaction reads rows the population
+ * created.
+ */
 function row<T>(tx: Tx, key: string, table: string): T {
   const v = tx.get(key);
   if (v === undefined || v === null || typeof v !== 'object' || Array.isArray(v))
@@ -131,14 +147,15 @@ function row<T>(tx: Tx, key: string, table: string): T {
 /**
  * §2.5.2.2 and §2.6.2.2: by C_ID, the row itself; by C_LAST, every customer of the district with
  * that last name sorted by C_FIRST, and the one at position ⌈n / 2⌉. The name index is in C_FIRST
- * order already (keys.ts), so that is one scan.
+ * order already (keys.ts), so that is one scan. Returns the customer's static part and its balance
+ * part, which both callers (Payment, Order-Status) need.
  */
 function selectCustomer(
   tx: Tx,
   w: number,
   d: number,
   sel: z.output<typeof CustomerSelectorSchema>,
-): { key: string; row: CustomerRow } {
+): { row: CustomerStatic; balanceKey: string; balance: CustomerBalance } {
   let c: number;
   if (sel.by === 'id') c = sel.C_ID;
   else {
@@ -147,8 +164,9 @@ function selectCustomer(
       throw new Error(`no customer named ${sel.C_LAST} in warehouse ${w}, district ${d}`);
     c = matches[Math.ceil(matches.length / 2) - 1]![1] as number;
   }
-  const key = customerKey(w, d, c);
-  return { key, row: row<CustomerRow>(tx, key, 'CUSTOMER') };
+  const found = row<CustomerStatic>(tx, customerKey(w, d, c), 'CUSTOMER');
+  const balanceKey = customerBalanceKey(w, d, c);
+  return { row: found, balanceKey, balance: row<CustomerBalance>(tx, balanceKey, 'CUSTOMER') };
 }
 
 export const tpccOps = {
@@ -166,12 +184,14 @@ export const tpccOps = {
   'tpcc.newOrder': op({
     args: NewOrderArgsSchema,
     run(tx, a) {
-      const w = row<WarehouseRow>(tx, warehouseKey(a.W_ID), 'WAREHOUSE');
-      const dk = districtKey(a.W_ID, a.D_ID);
-      const d = row<DistrictRow>(tx, dk, 'DISTRICT');
-      const c = row<CustomerRow>(tx, customerKey(a.W_ID, a.D_ID, a.C_ID), 'CUSTOMER');
-      const oId = d.D_NEXT_O_ID;
-      tx.put(dk, { ...d, D_NEXT_O_ID: oId + 1 });
+      // Static parts only (W_TAX, D_TAX, C_DISCOUNT, C_LAST, C_CREDIT), and D_NEXT_O_ID.
+      const w = row<WarehouseStatic>(tx, warehouseKey(a.W_ID), 'WAREHOUSE');
+      const d = row<DistrictStatic>(tx, districtKey(a.W_ID, a.D_ID), 'DISTRICT');
+      const c = row<CustomerStatic>(tx, customerKey(a.W_ID, a.D_ID, a.C_ID), 'CUSTOMER');
+      const nk = districtNextKey(a.W_ID, a.D_ID);
+      const next = row<DistrictNext>(tx, nk, 'DISTRICT');
+      const oId = next.D_NEXT_O_ID;
+      tx.put(nk, { ...next, D_NEXT_O_ID: oId + 1 });
       const now = tx.now();
       const order: OrderRow = {
         O_ID: oId,
@@ -267,25 +287,28 @@ export const tpccOps = {
   'tpcc.payment': op({
     args: PaymentArgsSchema,
     run(tx, a) {
-      const wk = warehouseKey(a.W_ID);
-      const w = row<WarehouseRow>(tx, wk, 'WAREHOUSE');
-      tx.put(wk, { ...w, W_YTD: w.W_YTD + a.H_AMOUNT });
-      const dk = districtKey(a.W_ID, a.D_ID);
-      const d = row<DistrictRow>(tx, dk, 'DISTRICT');
-      tx.put(dk, { ...d, D_YTD: d.D_YTD + a.H_AMOUNT });
-      const { key: ck, row: c } = selectCustomer(tx, a.C_W_ID, a.C_D_ID, a.customer);
-      const paid: CustomerRow = {
-        ...c,
-        C_BALANCE: c.C_BALANCE - a.H_AMOUNT,
-        C_YTD_PAYMENT: c.C_YTD_PAYMENT + a.H_AMOUNT,
-        C_PAYMENT_CNT: c.C_PAYMENT_CNT + 1,
+      // W_NAME and D_NAME from the static parts; the year-to-date parts are Payment's own.
+      const w = row<WarehouseStatic>(tx, warehouseKey(a.W_ID), 'WAREHOUSE');
+      const wyk = warehouseYtdKey(a.W_ID);
+      const wy = row<WarehouseYtd>(tx, wyk, 'WAREHOUSE');
+      tx.put(wyk, { ...wy, W_YTD: wy.W_YTD + a.H_AMOUNT });
+      const d = row<DistrictStatic>(tx, districtKey(a.W_ID, a.D_ID), 'DISTRICT');
+      const dyk = districtYtdKey(a.W_ID, a.D_ID);
+      const dy = row<DistrictYtd>(tx, dyk, 'DISTRICT');
+      tx.put(dyk, { ...dy, D_YTD: dy.D_YTD + a.H_AMOUNT });
+      const { row: c, balanceKey, balance } = selectCustomer(tx, a.C_W_ID, a.C_D_ID, a.customer);
+      const paid: CustomerBalance = {
+        ...balance,
+        C_BALANCE: balance.C_BALANCE - a.H_AMOUNT,
+        C_YTD_PAYMENT: balance.C_YTD_PAYMENT + a.H_AMOUNT,
+        C_PAYMENT_CNT: balance.C_PAYMENT_CNT + 1,
       };
       if (c.C_CREDIT === 'BC') {
         // §2.5.2.2: the payment's ids and amount go in front of C_DATA, kept to 500 characters.
         const entry = `${c.C_ID} ${c.C_D_ID} ${c.C_W_ID} ${a.D_ID} ${a.W_ID} ${a.H_AMOUNT}|`;
-        paid.C_DATA = (entry + c.C_DATA).slice(0, 500);
+        paid.C_DATA = (entry + balance.C_DATA).slice(0, 500);
       }
-      tx.put(ck, paid);
+      tx.put(balanceKey, paid);
       const hk = historyKey(c.C_W_ID, c.C_D_ID, c.C_ID, paid.C_PAYMENT_CNT);
       if (tx.get(hk) !== undefined) throw new Error(`HISTORY row '${hk}' exists already`);
       const now = tx.now();
@@ -327,13 +350,13 @@ export const tpccOps = {
     args: OrderStatusArgsSchema,
     readOnly: true,
     run(tx, a) {
-      const { row: c } = selectCustomer(tx, a.W_ID, a.D_ID, a.customer);
+      const { row: c, balance } = selectCustomer(tx, a.W_ID, a.D_ID, a.customer);
       const customer = {
         C_ID: c.C_ID,
         C_FIRST: c.C_FIRST,
         C_MIDDLE: c.C_MIDDLE,
         C_LAST: c.C_LAST,
-        C_BALANCE: c.C_BALANCE,
+        C_BALANCE: balance.C_BALANCE,
       };
       const orders = tx.scan(customerOrdersPrefix(a.W_ID, a.D_ID, c.C_ID));
       const latest = orders.at(-1);
@@ -361,9 +384,10 @@ export const tpccOps = {
   /**
    * Delivery (§2.7.4): in each of the warehouse's 10 districts, the oldest undelivered order (the
    * first NEW-ORDER row, keys.ts) is delivered: its NEW-ORDER row goes, the order gets its
-   * carrier, its lines a delivery date, and the customer's balance the order's amount. A district
-   * with no NEW-ORDER row is skipped (§2.7.4.2). The spec lets Delivery run deferred, in the
-   * background; here it is one op, which Creek may answer tentatively at once.
+   * carrier, its lines a delivery date, and the customer's balance the order's amount (in the
+   * customer's `bal` part; the static part is not read). A district with no NEW-ORDER row is
+   * skipped (§2.7.4.2). The spec lets Delivery run deferred, in the background; here it is one
+   * op, which Creek may answer tentatively at once.
    */
   'tpcc.delivery': op({
     args: DeliveryArgsSchema,
@@ -389,12 +413,12 @@ export const tpccOps = {
           tx.put(lk, { ...l, OL_DELIVERY_D: now });
           sum += l.OL_AMOUNT;
         }
-        const ck = customerKey(a.W_ID, d, o.O_C_ID);
-        const c = row<CustomerRow>(tx, ck, 'CUSTOMER');
-        tx.put(ck, {
-          ...c,
-          C_BALANCE: c.C_BALANCE + sum,
-          C_DELIVERY_CNT: c.C_DELIVERY_CNT + 1,
+        const bk = customerBalanceKey(a.W_ID, d, o.O_C_ID);
+        const b = row<CustomerBalance>(tx, bk, 'CUSTOMER');
+        tx.put(bk, {
+          ...b,
+          C_BALANCE: b.C_BALANCE + sum,
+          C_DELIVERY_CNT: b.C_DELIVERY_CNT + 1,
         });
         delivered.push({ D_ID: d, O_ID: oId });
       }
@@ -412,7 +436,7 @@ export const tpccOps = {
     args: StockLevelArgsSchema,
     readOnly: true,
     run(tx, a) {
-      const d = row<DistrictRow>(tx, districtKey(a.W_ID, a.D_ID), 'DISTRICT');
+      const d = row<DistrictNext>(tx, districtNextKey(a.W_ID, a.D_ID), 'DISTRICT');
       const items = new Set<number>();
       for (let o = Math.max(1, d.D_NEXT_O_ID - 20); o < d.D_NEXT_O_ID; o++) {
         const order = tx.get(orderKey(a.W_ID, a.D_ID, o)) as OrderRow | undefined;

@@ -1,19 +1,33 @@
 import type { JsonValue } from '@creek/app';
 import type { RowsPage } from './app.js';
 import {
+  customerBalanceKey,
   customerKey,
+  customerRow,
   districtKey,
+  districtNextKey,
+  districtRow,
+  districtYtdKey,
   orderKey,
   parseKey,
   PREFIX,
   warehouseKey,
+  warehouseRow,
+  warehouseYtdKey,
+  type CustomerBalance,
   type CustomerRow,
+  type CustomerStatic,
+  type DistrictNext,
   type DistrictRow,
+  type DistrictStatic,
+  type DistrictYtd,
   type HistoryRow,
   type NewOrderRow,
   type OrderLineRow,
   type OrderRow,
   type WarehouseRow,
+  type WarehouseStatic,
+  type WarehouseYtd,
 } from './keys.js';
 import { firstUndelivered, type Profile } from './scale.js';
 
@@ -25,11 +39,14 @@ import { firstUndelivered, type Profile } from './scale.js';
  * reaches from a consistent load, and 11 on request (`initialPopulation`): it compares
  * count(ORDER) − count(NEW-ORDER) with the load's delivered orders, which every Delivery changes,
  * so the spec checks it right after the population only. Condition 0 is this mapping's own: a
- * key the schema does not define, a row whose id columns disagree with its key, or a secondary
- * index entry that disagrees with the rows it indexes.
+ * key the schema does not define, a row whose id columns disagree with its key, a row of a split
+ * table (WAREHOUSE, DISTRICT, CUSTOMER; keys.ts) with a part missing, or a secondary index entry
+ * that disagrees with the rows it indexes.
  *
- * The conditions read columns, as the spec's SQL does; rows are grouped by the ids in their
- * columns, and condition 0 makes sure those are the ids in their keys.
+ * The conditions read columns, as the spec's SQL does: the parts of a split row are joined into
+ * the spec's row first (a row missing a part is reported and left out). Rows are grouped by the
+ * ids in their columns, and condition 0 makes sure those are the ids in their keys. A report
+ * names the keys holding the columns it compares (W_YTD is at `tpcc/w/{W}/ytd`, ...).
  */
 
 export interface Violation {
@@ -47,9 +64,14 @@ export interface CheckOptions {
 
 type Keyed<T> = { key: string; row: T };
 
+/** A row of a split table, joined from its parts; `keys` are the parts' keys, by part. */
+type Joined<T, P extends string> = { key: string; keys: Record<P, string>; row: T };
+
 /** Per district: everything the conditions aggregate. */
 interface DistrictAgg {
-  district?: Keyed<DistrictRow>;
+  district?: Joined<DistrictRow, 'static' | 'ytd' | 'next'>;
+  /** Any part of the district is stored (if not all, condition 0 says which is missing). */
+  stored: boolean;
   orders: Array<Keyed<OrderRow>>;
   newOrders: Array<Keyed<NewOrderRow>>;
   lineCount: number;
@@ -65,9 +87,18 @@ export function checkConsistency(
     out.push({ condition, keys, message });
   };
 
-  const warehouses = new Map<number, Keyed<WarehouseRow>>();
+  // The split tables' parts as stored, joined once every key is read.
+  const warehouseStatic = new Map<number, Keyed<WarehouseStatic>>();
+  const warehouseYtd = new Map<number, Keyed<WarehouseYtd>>();
+  const districtStatic = new Map<string, Keyed<DistrictStatic>>();
+  const districtYtd = new Map<string, Keyed<DistrictYtd>>();
+  const districtNext = new Map<string, Keyed<DistrictNext>>();
+  const customerStatic = new Map<string, Keyed<CustomerStatic>>();
+  const customerBalance = new Map<string, Keyed<CustomerBalance>>();
+
+  const warehouses = new Map<number, Joined<WarehouseRow, 'static' | 'ytd'>>();
   const districts = new Map<string, DistrictAgg>();
-  const customers = new Map<string, Keyed<CustomerRow>>();
+  const customers = new Map<string, Joined<CustomerRow, 'static' | 'bal'>>();
   const orders = new Map<string, Keyed<OrderRow>>();
   const newOrders = new Map<string, Keyed<NewOrderRow>>();
   const linesOf = new Map<string, Array<Keyed<OrderLineRow>>>();
@@ -81,7 +112,7 @@ export function checkConsistency(
     const k = `${w}/${d}`;
     let a = districts.get(k);
     if (a === undefined) {
-      a = { orders: [], newOrders: [], lineCount: 0, historySum: 0 };
+      a = { stored: false, orders: [], newOrders: [], lineCount: 0, historySum: 0 };
       districts.set(k, a);
     }
     return a;
@@ -122,16 +153,25 @@ export function checkConsistency(
     switch (p.table) {
       case 'WAREHOUSE':
         sameIds(key, value, { W_ID: p.w });
-        warehouses.set(p.w, { key, row: value as WarehouseRow });
+        if (p.part === 'static') warehouseStatic.set(p.w, { key, row: value as WarehouseStatic });
+        else warehouseYtd.set(p.w, { key, row: value as WarehouseYtd });
         break;
-      case 'DISTRICT':
+      case 'DISTRICT': {
         sameIds(key, value, { D_W_ID: p.w, D_ID: p.d });
-        agg(p.w, p.d).district = { key, row: value as DistrictRow };
+        const k = `${p.w}/${p.d}`;
+        agg(p.w, p.d).stored = true;
+        if (p.part === 'static') districtStatic.set(k, { key, row: value as DistrictStatic });
+        else if (p.part === 'ytd') districtYtd.set(k, { key, row: value as DistrictYtd });
+        else districtNext.set(k, { key, row: value as DistrictNext });
         break;
-      case 'CUSTOMER':
+      }
+      case 'CUSTOMER': {
         sameIds(key, value, { C_W_ID: p.w, C_D_ID: p.d, C_ID: p.c });
-        customers.set(`${p.w}/${p.d}/${p.c}`, { key, row: value as CustomerRow });
+        const k = `${p.w}/${p.d}/${p.c}`;
+        if (p.part === 'static') customerStatic.set(k, { key, row: value as CustomerStatic });
+        else customerBalance.set(k, { key, row: value as CustomerBalance });
         break;
+      }
       case 'HISTORY': {
         sameIds(key, value, { H_C_W_ID: p.w, H_C_D_ID: p.d, H_C_ID: p.c });
         const h = value as HistoryRow;
@@ -173,45 +213,111 @@ export function checkConsistency(
     }
   }
 
+  // 0: every part of a split row is there; the whole rows, joined, are what the conditions read.
+  const missing = (table: string, have: string, lacks: string): void =>
+    report(0, [have, lacks], `a ${table} row without its part '${lacks}'`);
+  for (const w of new Set([...warehouseStatic.keys(), ...warehouseYtd.keys()])) {
+    const s = warehouseStatic.get(w);
+    const y = warehouseYtd.get(w);
+    if (s === undefined || y === undefined) {
+      const have = (s ?? y)!.key;
+      missing('WAREHOUSE', have, s === undefined ? warehouseKey(w) : warehouseYtdKey(w));
+      continue;
+    }
+    warehouses.set(w, {
+      key: s.key,
+      keys: { static: s.key, ytd: y.key },
+      row: warehouseRow(s.row, y.row),
+    });
+  }
+  for (const [k, a] of districts) {
+    if (!a.stored) continue;
+    const [w, d] = k.split('/').map(Number) as [number, number];
+    const s = districtStatic.get(k);
+    const y = districtYtd.get(k);
+    const n = districtNext.get(k);
+    if (s === undefined || y === undefined || n === undefined) {
+      const have = (s ?? y ?? n)!.key;
+      if (s === undefined) missing('DISTRICT', have, districtKey(w, d));
+      if (y === undefined) missing('DISTRICT', have, districtYtdKey(w, d));
+      if (n === undefined) missing('DISTRICT', have, districtNextKey(w, d));
+      continue;
+    }
+    a.district = {
+      key: s.key,
+      keys: { static: s.key, ytd: y.key, next: n.key },
+      row: districtRow(s.row, y.row, n.row),
+    };
+  }
+  for (const k of new Set([...customerStatic.keys(), ...customerBalance.keys()])) {
+    const s = customerStatic.get(k);
+    const b = customerBalance.get(k);
+    if (s === undefined || b === undefined) {
+      const [w, d, c] = k.split('/').map(Number) as [number, number, number];
+      const have = (s ?? b)!.key;
+      missing(
+        'CUSTOMER',
+        have,
+        s === undefined ? customerKey(w, d, c) : customerBalanceKey(w, d, c),
+      );
+      continue;
+    }
+    customers.set(k, {
+      key: s.key,
+      keys: { static: s.key, bal: b.key },
+      row: customerRow(s.row, b.row),
+    });
+  }
+
   // 1: W_YTD = sum(D_YTD), per warehouse.
-  const districtYtd = new Map<number, { sum: number; keys: string[] }>();
+  const ytdByWarehouse = new Map<number, { sum: number; keys: string[] }>();
   for (const a of districts.values()) {
     if (a.district === undefined) continue;
     const w = a.district.row.D_W_ID;
-    const s = districtYtd.get(w) ?? { sum: 0, keys: [] };
+    const s = ytdByWarehouse.get(w) ?? { sum: 0, keys: [] };
     s.sum += a.district.row.D_YTD;
-    s.keys.push(a.district.key);
-    districtYtd.set(w, s);
+    s.keys.push(a.district.keys.ytd);
+    ytdByWarehouse.set(w, s);
   }
-  for (const [w, { key, row }] of warehouses) {
-    const s = districtYtd.get(w) ?? { sum: 0, keys: [] };
+  for (const [w, { keys, row }] of warehouses) {
+    const s = ytdByWarehouse.get(w) ?? { sum: 0, keys: [] };
     if (row.W_YTD !== s.sum)
-      report(1, [key, ...s.keys], `W_YTD ${row.W_YTD} ≠ sum(D_YTD) ${s.sum}`);
+      report(1, [keys.ytd, ...s.keys], `W_YTD ${row.W_YTD} ≠ sum(D_YTD) ${s.sum}`);
   }
 
   for (const [k, a] of districts) {
     const [w, d] = k.split('/').map(Number) as [number, number];
     const dk = a.district?.key ?? districtKey(w, d);
+    const nextKey = a.district?.keys.next ?? districtNextKey(w, d);
     const maxOrder = maxBy(a.orders, (o) => o.row.O_ID);
     const maxNew = maxBy(a.newOrders, (n) => n.row.NO_O_ID);
     const minNew = minBy(a.newOrders, (n) => n.row.NO_O_ID);
     if (a.district === undefined) {
-      report(0, [dk], 'orders or history for a district that does not exist');
+      // A district with some of its parts is reported above, under condition 0 too.
+      if (!a.stored) report(0, [dk], 'orders or history for a district that does not exist');
     } else {
       // 2: D_NEXT_O_ID − 1 = max(O_ID) = max(NO_O_ID); the last part only where NEW-ORDER rows exist.
       const next = a.district.row.D_NEXT_O_ID;
       const maxO = maxOrder?.row.O_ID ?? 0;
       if (next - 1 !== maxO)
-        report(2, [dk, ...keysOf(maxOrder)], `D_NEXT_O_ID − 1 = ${next - 1} ≠ max(O_ID) ${maxO}`);
+        report(
+          2,
+          [nextKey, ...keysOf(maxOrder)],
+          `D_NEXT_O_ID − 1 = ${next - 1} ≠ max(O_ID) ${maxO}`,
+        );
       if (maxNew !== undefined && maxNew.row.NO_O_ID !== next - 1)
         report(
           2,
-          [dk, maxNew.key],
+          [nextKey, maxNew.key],
           `D_NEXT_O_ID − 1 = ${next - 1} ≠ max(NO_O_ID) ${maxNew.row.NO_O_ID}`,
         );
       // 9: D_YTD = sum(H_AMOUNT) of the district's payments.
       if (a.district.row.D_YTD !== a.historySum)
-        report(9, [dk], `D_YTD ${a.district.row.D_YTD} ≠ sum(H_AMOUNT) ${a.historySum}`);
+        report(
+          9,
+          [a.district.keys.ytd],
+          `D_YTD ${a.district.row.D_YTD} ≠ sum(H_AMOUNT) ${a.historySum}`,
+        );
     }
     // 3: the NEW-ORDER rows of a district are contiguous.
     if (maxNew !== undefined && minNew !== undefined) {
@@ -286,15 +392,18 @@ export function checkConsistency(
       );
 
   // 8: W_YTD = sum(H_AMOUNT) of the payments made at the warehouse.
-  for (const [w, { key, row }] of warehouses) {
+  for (const [w, { keys, row }] of warehouses) {
     const sum = historyByWarehouse.get(w) ?? 0;
-    if (row.W_YTD !== sum) report(8, [key], `W_YTD ${row.W_YTD} ≠ sum(H_AMOUNT) ${sum}`);
+    if (row.W_YTD !== sum) report(8, [keys.ytd], `W_YTD ${row.W_YTD} ≠ sum(H_AMOUNT) ${sum}`);
   }
+  // A warehouse with some of its parts is reported above.
   for (const w of historyByWarehouse.keys())
-    if (!warehouses.has(w)) report(0, [warehouseKey(w)], 'payments at a missing warehouse');
+    if (!warehouseStatic.has(w) && !warehouseYtd.has(w))
+      report(0, [warehouseKey(w)], 'payments at a missing warehouse');
 
   // 10 and 12, per customer.
-  for (const [k, { key, row }] of customers) {
+  for (const [k, { keys, row }] of customers) {
+    const key = keys.bal;
     const delivered = deliveredByCustomer.get(k) ?? 0;
     const paid = historyByCustomer.get(k) ?? 0;
     // 10: C_BALANCE = sum(OL_AMOUNT of delivered lines) − sum(H_AMOUNT).
@@ -313,12 +422,14 @@ export function checkConsistency(
   const named = new Set<string>();
   for (const e of nameIndex) {
     const c = indexValues.get(e.key) as number;
-    const cust = customers.get(`${e.w}/${e.d}/${c}`);
+    // C_LAST and C_FIRST are in the static part: a customer missing its balance part is reported
+    // above, not here again.
+    const cust = customerStatic.get(`${e.w}/${e.d}/${c}`);
     named.add(`${e.w}/${e.d}/${c}`);
     if (cust === undefined || cust.row.C_LAST !== e.last || cust.row.C_FIRST !== e.first)
       report(0, [e.key, customerKey(e.w, e.d, c)], 'name index entry without its customer');
   }
-  for (const [k, { key }] of customers)
+  for (const [k, { key }] of customerStatic)
     if (!named.has(k)) report(0, [key], 'a customer missing from the name index');
   const indexed = new Set<string>();
   for (const e of orderIndex) {

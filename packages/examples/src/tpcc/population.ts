@@ -3,7 +3,8 @@ import type { JsonValue, Tx } from '@creek/app';
 import {
   customerKey,
   customerOrderKey,
-  districtKey,
+  customerParts,
+  districtParts,
   historyKey,
   itemKey,
   lastNameKey,
@@ -12,6 +13,7 @@ import {
   orderLineKey,
   stockKey,
   warehouseKey,
+  warehouseParts,
   type CustomerRow,
   type DistrictRow,
   type HistoryRow,
@@ -40,7 +42,8 @@ import {
  * The initial population (§4.3.3.1), written by `tpcc.load` one bounded chunk at a time: an op is
  * one atomic write set that every replica executes and keeps versions of until it is final, so a
  * whole warehouse (hundreds of thousands of rows) in one op would stall every replica. A chunk
- * writes at most `MAX_ROWS_PER_LOAD` rows; `loadPlan` lists the chunks of a whole database.
+ * writes at most `MAX_ROWS_PER_LOAD` keys (a WAREHOUSE, DISTRICT or CUSTOMER row is several keys,
+ * keys.ts); `loadPlan` lists the chunks of a whole database.
  *
  * The chunk's rows are drawn from the seed in its arguments, not from `tx.random()`: a row's
  * stream is derived from (seed, table, ids), so the data is the same however the load is chunked,
@@ -50,11 +53,12 @@ import {
 export const MAX_ROWS_PER_LOAD = 500;
 
 /**
- * Ids per chunk: ITEM and STOCK are one row per id; a customer is 3 rows (CUSTOMER, its HISTORY
- * row, its last-name index entry); an order is up to 18 (ORDER, its index entry, up to 15
- * ORDER-LINEs, a NEW-ORDER).
+ * Ids per chunk: ITEM and STOCK are one key per id; a customer is 4 keys (CUSTOMER's two parts, its
+ * HISTORY row, its last-name index entry); an order is up to 18 (ORDER, its index entry, up to 15
+ * ORDER-LINEs, a NEW-ORDER). The warehouse chunk is 32: the WAREHOUSE's 2 parts and 3 for each of
+ * its 10 DISTRICTs.
  */
-export const LOAD_CHUNK = { items: 500, stock: 500, customers: 160, orders: 25 } as const;
+export const LOAD_CHUNK = { items: 500, stock: 500, customers: 125, orders: 25 } as const;
 
 /** Stream tags for `Rng.derive`: one per kind of row. */
 const STREAM = {
@@ -145,7 +149,8 @@ export function loadPlan(scale: Scale, loadSeed: number): LoadArgs[] {
 }
 
 /**
- * Writes one chunk; returns how many rows it wrote. Refuses a chunk whose first row exists, so that
+ * Writes one chunk; returns how many keys it wrote (`rows`: a row of a split table counts once per
+ * part). Refuses a chunk whose first row exists, so that
  * a repeated plan cannot reset a district's counters under the orders placed since.
  */
 export function populate(tx: Tx, a: LoadArgs): { rows: number } {
@@ -153,6 +158,9 @@ export function populate(tx: Tx, a: LoadArgs): { rows: number } {
   const put = (key: string, value: JsonValue): void => {
     tx.put(key, value);
     rows++;
+  };
+  const putAll = (parts: Array<[string, JsonValue]>): void => {
+    for (const [key, value] of parts) put(key, value);
   };
   const first = firstKey(a);
   if (tx.get(first) !== undefined) throw new Error(`already loaded: '${first}' exists`);
@@ -168,7 +176,7 @@ export function populate(tx: Tx, a: LoadArgs): { rows: number } {
         W_TAX: r.int(0, 2_000) / 10_000,
         W_YTD: initialWarehouseYtd(s),
       } as WarehouseRow;
-      put(warehouseKey(a.w), row);
+      putAll(warehouseParts(row));
       for (let d = 1; d <= DISTRICTS_PER_WAREHOUSE; d++) {
         const rd = Rng.derive(a.seed, STREAM.district, a.w, d);
         const district: DistrictRow = {
@@ -180,7 +188,7 @@ export function populate(tx: Tx, a: LoadArgs): { rows: number } {
           D_YTD: initialDistrictYtd(s),
           D_NEXT_O_ID: s.ordersPerDistrict + 1,
         } as DistrictRow;
-        put(districtKey(a.w, d), district);
+        putAll(districtParts(district));
       }
       break;
     }
@@ -240,7 +248,7 @@ export function populate(tx: Tx, a: LoadArgs): { rows: number } {
           C_DELIVERY_CNT: 0,
           C_DATA: r.aString(30, 50),
         } as CustomerRow;
-        put(customerKey(a.w, a.d, c), customer);
+        putAll(customerParts(customer));
         put(lastNameKey(a.w, a.d, last, customer.C_FIRST, c), c);
         const history: HistoryRow = {
           H_C_ID: c,
@@ -300,7 +308,7 @@ export function populate(tx: Tx, a: LoadArgs): { rows: number } {
       break;
     }
   }
-  if (rows > MAX_ROWS_PER_LOAD) throw new Error(`a load chunk wrote ${rows} rows`);
+  if (rows > MAX_ROWS_PER_LOAD) throw new Error(`a load chunk wrote ${rows} keys`);
   return { rows };
 }
 

@@ -1,11 +1,12 @@
 import { defineApp, op } from '@creek/app';
 import { tpccOps, type TpccApp } from '../../src/tpcc/app.js';
-import { districtKey } from '../../src/tpcc/keys.js';
+import { districtKey, districtNextKey, districtYtdKey } from '../../src/tpcc/keys.js';
 
 /**
  * The TPC-C app with one transaction made wrong on purpose, for tests that the consistency check
- * is not vacuous: `op` runs as written, then its DISTRICT row is put back as it was read, as if
- * the op forgot to write it (New-Order: D_NEXT_O_ID never advances; Payment: D_YTD never grows).
+ * is not vacuous: `op` runs as written, then its DISTRICT row (every part of it, keys.ts) is put
+ * back as it was read, as if the op forgot to write it (New-Order: D_NEXT_O_ID never advances;
+ * Payment: D_YTD never grows).
  */
 export function forgettingTheDistrict(name: 'tpcc.newOrder' | 'tpcc.payment'): TpccApp {
   const original = tpccOps[name];
@@ -15,10 +16,10 @@ export function forgettingTheDistrict(name: 'tpcc.newOrder' | 'tpcc.payment'): T
     [name]: op({
       args: original.args,
       run(tx, a: { W_ID: number; D_ID: number }) {
-        const key = districtKey(a.W_ID, a.D_ID);
-        const district = tx.get(key);
+        const keys = [districtKey, districtYtdKey, districtNextKey].map((k) => k(a.W_ID, a.D_ID));
+        const district = keys.map((k) => [k, tx.get(k)] as const);
         const result = (original.run as (t: typeof tx, x: unknown) => unknown)(tx, a);
-        if (district !== undefined) tx.put(key, district);
+        for (const [k, v] of district) if (v !== undefined) tx.put(k, v);
         return result as never;
       },
     }),

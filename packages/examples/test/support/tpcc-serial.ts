@@ -4,6 +4,16 @@ import { toFrozenJson, type App, type JsonValue, type Tx } from '@creek/app';
 export type Outcome = { ok: true; value: JsonValue } | { ok: false; error: string };
 
 /**
+ * The keys one execution touched: what a Creek replica's validation compares (the values of the
+ * keys it read, the rows under the prefixes it scanned) and what it changes for later ops.
+ */
+export interface Access {
+  readonly reads: Set<string>;
+  readonly scans: Set<string>;
+  readonly writes: Set<string>;
+}
+
+/**
  * A serial database for an app's ops: each op sees the state every earlier op left, reads its own
  * writes, and has all its writes applied or, when it throws, none (as a Creek replica executes
  * ops at their place in the order). Written values are deep-frozen, so an op that mutates a row it
@@ -14,6 +24,8 @@ export class SerialDb {
   private clock = Date.UTC(2024, 0, 1);
   /** The number of rows each successful op wrote (puts and deletes). */
   readonly writeCounts: number[] = [];
+  /** The keys the last op read, the prefixes it scanned and the keys it wrote. */
+  lastAccess: Access = { reads: new Set(), scans: new Set(), writes: new Set() };
 
   constructor(private readonly app: App) {}
 
@@ -24,17 +36,25 @@ export class SerialDb {
     const writes = new Map<string, JsonValue | undefined>();
     const now = (this.clock += 1_000);
     const readOnly = def.readOnly === true;
+    const access: Access = { reads: new Set(), scans: new Set(), writes: new Set() };
+    this.lastAccess = access;
     const tx: Tx = {
-      get: (k) => (writes.has(k) ? writes.get(k) : this.data.get(k)),
+      get: (k) => {
+        access.reads.add(k);
+        return writes.has(k) ? writes.get(k) : this.data.get(k);
+      },
       put: (k, v) => {
         if (readOnly) throw new Error(`'${op}' is read-only`);
+        access.writes.add(k);
         writes.set(k, toFrozenJson(v));
       },
       delete: (k) => {
         if (readOnly) throw new Error(`'${op}' is read-only`);
+        access.writes.add(k);
         writes.set(k, undefined);
       },
       scan: (prefix) => {
+        access.scans.add(prefix);
         const merged = new Map<string, JsonValue | undefined>();
         for (const [k, v] of this.data) if (k.startsWith(prefix)) merged.set(k, v);
         for (const [k, v] of writes) if (k.startsWith(prefix)) merged.set(k, v);

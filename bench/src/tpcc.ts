@@ -46,7 +46,7 @@ import { fileURLToPath } from 'node:url';
 import { connect, OperationFailed, type Correctable, type CreekClient } from '@creek/client';
 import { LocalCluster, type ReplicaStatus } from '@creek/server/node';
 import type { TpccApp } from '../../packages/examples/src/tpcc/app.js';
-import { checkConsistency, readRows } from '../../packages/examples/src/tpcc/consistency.js';
+import { checkConsistency, readState } from '../../packages/examples/src/tpcc/consistency.js';
 import { TpccInputs } from '../../packages/examples/src/tpcc/inputs.js';
 import { loadPlan } from '../../packages/examples/src/tpcc/population.js';
 import { REDUCED, scaleOf, TINY, type Scale } from '../../packages/examples/src/tpcc/scale.js';
@@ -170,6 +170,7 @@ class Bench {
     readonly clients: CreekClient<TpccApp>[],
     readonly inputs: TpccInputs,
     readonly mode: Mode,
+    readonly warehouses: number,
   ) {}
 
   static async start(mode: Mode, scale: Scale, flags: Flags): Promise<Bench> {
@@ -192,6 +193,7 @@ class Bench {
       clients,
       new TpccInputs({ seed: INPUT_SEED, scale, loadSeed: LOAD_SEED }),
       mode,
+      scale.warehouses,
     );
     await bench.load(scale);
     return bench;
@@ -326,7 +328,11 @@ class Bench {
   async check(): Promise<{ ok: boolean; text: string }> {
     const statuses = await this.cluster.converged(300_000);
     const client = this.clients[0]!;
-    const rows = await readRows((a) => client.invokeStrong('tpcc.rows', a, { timeoutMs: 60_000 }));
+    const rows = await readState(
+      (a) => client.invokeStrong('tpcc.rows', a, { timeoutMs: 60_000 }),
+      (key) => client.invokeStrong('kv.get', { key }, { timeoutMs: 60_000 }),
+      this.warehouses,
+    );
     const violations = checkConsistency(rows);
     const digests = new Set(statuses.map((s: ReplicaStatus) => s.digest)).size;
     const ok = violations.length === 0 && digests === 1;

@@ -29,7 +29,7 @@ import {
   type WarehouseStatic,
   type WarehouseYtd,
 } from './keys.js';
-import { firstUndelivered, type Profile } from './scale.js';
+import { DISTRICTS_PER_WAREHOUSE, firstUndelivered, type Profile } from './scale.js';
 
 /**
  * TPC-C's consistency conditions (§3.3.2) over a whole state: every `tpcc/` key and its value, as
@@ -461,6 +461,37 @@ export async function readRows(
     if (p.next === null) return rows;
     after = p.next;
   }
+}
+
+/**
+ * The rows of a database of `warehouses` warehouses, read in pieces that each scan a small part of
+ * the key space: the items, each warehouse's stock, each district's rows, and the warehouse- and
+ * district-level keys one by one (`get`, e.g. the built-in `kv.get`). `readRows` over all of
+ * `tpcc/` is complete but scans the whole state for every page, so its cost grows with the
+ * square of the state. This reads only where the schema puts rows: a stray key elsewhere is not
+ * seen. The same caveat as `readRows`: one state only while no transaction runs.
+ */
+export async function readState(
+  page: (args: { prefix: string; after: string | null; limit: number }) => PromiseLike<RowsPage>,
+  get: (key: string) => PromiseLike<JsonValue | null | undefined>,
+  warehouses: number,
+): Promise<Map<string, JsonValue>> {
+  const rows = new Map<string, JsonValue>();
+  const add = (m: Map<string, JsonValue>): void => m.forEach((v, k) => rows.set(k, v));
+  add(await readRows(page, `${PREFIX}i/`));
+  for (let w = 1; w <= warehouses; w++) {
+    const exact = [warehouseKey(w), warehouseYtdKey(w)];
+    add(await readRows(page, `${warehouseKey(w)}/s/`));
+    for (let d = 1; d <= DISTRICTS_PER_WAREHOUSE; d++) {
+      exact.push(districtKey(w, d));
+      add(await readRows(page, `${districtKey(w, d)}/`));
+    }
+    for (const key of exact) {
+      const value = await get(key);
+      if (value !== null && value !== undefined) rows.set(key, value);
+    }
+  }
+  return rows;
 }
 
 function keysOf(x: { key: string } | undefined): string[] {

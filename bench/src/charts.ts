@@ -13,6 +13,11 @@ export interface Series {
   readonly label: string;
   readonly points: readonly Point[];
   readonly dashed?: boolean;
+  /**
+   * Join the points in the order given rather than by x: a run over rising offered load, whose
+   * throughput falls back once the system saturates, bends back as it did.
+   */
+  readonly inOrder?: boolean;
 }
 export interface Chart {
   readonly title: string;
@@ -131,7 +136,10 @@ function render(
     Number.isFinite(p.x) && Number.isFinite(p.y) && (!chart.yLog || p.y > 0);
   const series = chart.series.map((s) => ({
     ...s,
-    points: s.points.filter(drawable).sort((a, b) => a.x - b.x),
+    points:
+      s.inOrder === true
+        ? s.points.filter(drawable)
+        : s.points.filter(drawable).sort((a, b) => a.x - b.x),
   }));
   const out = [
     `<svg${standalone ? ` xmlns="${SVG_NS}"` : ''} width="${width}" height="${height}" ` +

@@ -41,6 +41,22 @@ const chart: Chart = {
 };
 
 describe('svgChart', () => {
+  it('joins the points in the order given when asked (a curve that bends back)', () => {
+    const points = [
+      { x: 100, y: 1 },
+      { x: 300, y: 2 },
+      { x: 200, y: 9 },
+    ];
+    const xsOf = (inOrder: boolean): number[] =>
+      polylines(svgChart({ ...chart, series: [{ label: 'a', points, inOrder }] }))[0]!.map(
+        ([x]) => x ?? NaN,
+      );
+    const given = xsOf(true);
+    expect(given[1]! > given[2]!).toBe(true);
+    const sorted = xsOf(false);
+    expect(sorted).toEqual([...sorted].sort((a, b) => a - b));
+  });
+
   it('draws one polyline per series with a marker per point, sorted by x', () => {
     const svg = svgChart(chart);
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg" width="560" height="340"')).toBe(

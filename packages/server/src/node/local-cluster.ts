@@ -86,6 +86,12 @@ export interface ReplicaStatus {
   readonly cpuMicros: number;
   /** False under `--speculation off`. */
   readonly speculative: boolean;
+  /** Peer traffic (see PeerMesh.counters). */
+  readonly network: {
+    readonly sent: number;
+    readonly bytesSent: number;
+    readonly largestFrameSent: number;
+  };
   /** Concurrent execution: see ReplicaServer.status. */
   readonly execution: {
     readonly workers: number;
@@ -231,6 +237,15 @@ export class LocalCluster {
       else this.options.onExit?.(i, code, signal);
     });
     this.procs[i] = child;
+  }
+
+  /**
+   * Sends `signal` to replica i's process: SIGSTOP freezes it (its sockets stay open, nothing it
+   * does moves), SIGCONT resumes it. False if it is not running.
+   */
+  signal(i: number, signal: NodeJS.Signals): boolean {
+    const child = this.procs[i];
+    return child !== null && child !== undefined && child.kill(signal);
   }
 
   /** SIGKILL: the replica dies at once, with whatever it had not yet written. */

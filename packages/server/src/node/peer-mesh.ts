@@ -48,6 +48,8 @@ export class PeerMesh {
     rejected: 0,
     bytesSent: 0,
     bytesReceived: 0,
+    /** The largest frame sent to a peer so far, in bytes (UTF-16 code units of its text). */
+    largestFrameSent: 0,
     /** Per kind, peer connections that broke the protocol or an edge limit (ConnectionGuard). */
     violations: newViolations(),
   };
@@ -287,6 +289,7 @@ export class PeerMesh {
         : `{"t":"batch","frames":[${msgs.map((m) => this.encode(m)).join(',')}]}`;
     this.counters.sent += msgs.length;
     this.counters.bytesSent += text.length;
+    if (text.length > this.counters.largestFrameSent) this.counters.largestFrameSent = text.length;
     const delay = this.delays.get(to) ?? 0;
     if (delay > 0) setTimeout(() => ws.readyState === WebSocket.OPEN && ws.send(text), delay);
     else ws.send(text);

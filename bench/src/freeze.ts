@@ -1,0 +1,190 @@
+/**
+ * What freezing one replica under load costs a real local cluster: the liveness figures of a
+ * replica that fell behind and of the clients that were on it.
+ *
+ *   npm run bench:freeze [-- --target leader|follower --freeze 20 --rate 300 --after 5
+ *                            --strong 0.2 --keys 1000]
+ *
+ * Starts 3 replica processes (LocalCluster, the built-in ops) and one SDK client per replica, each
+ * connected to its own replica first. An open-loop load of `--rate` ops per second (a share
+ * `--strong` of them strong kv.increment, the rest weak kv.put, over `--keys` keys) runs 5 s, then
+ * the target replica is frozen with SIGSTOP for `--freeze` seconds, resumed with SIGCONT, and the
+ * load goes on `--after` seconds more. Then:
+ *
+ *  - unresponsive after resume: from SIGCONT until the frozen replica answers GET /health (polled
+ *    every 100 ms, each poll given 1 s);
+ *  - converged after resume: from SIGCONT until every replica is settled with the same state;
+ *  - per client, the longest stretch without a successful strong op from the freeze on;
+ *  - the largest frame any replica sent a peer during the run (the protocol's limit is 1 MiB).
+ *
+ * Progress on stderr, the figures on stdout. Nothing is asserted: this measures.
+ */
+import { performance } from 'node:perf_hooks';
+import { connect, type CreekClient } from '@creek/client';
+import { MAX_FRAME_BYTES } from '@creek/protocol';
+import { LocalCluster } from '@creek/server/node';
+import { flagPairs } from './cli-flags.js';
+
+interface Flags {
+  target: 'leader' | 'follower';
+  freeze: number;
+  rate: number;
+  after: number;
+  strong: number;
+  keys: number;
+}
+
+const USAGE =
+  'npm run bench:freeze [-- --target leader|follower --freeze 20 --rate 300 --after 5 --strong 0.2 --keys 1000]';
+const WARM_S = 5;
+const CONVERGE_TIMEOUT_MS = 600_000;
+
+const log = (line: string): void => void process.stderr.write(`bench:freeze: ${line}\n`);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function parse(argv: readonly string[]): Flags {
+  const f: Flags = { target: 'leader', freeze: 20, rate: 300, after: 5, strong: 0.2, keys: 1000 };
+  const fail = (message: string): never => {
+    console.error(`bench:freeze: ${message}`);
+    process.exit(2);
+  };
+  for (const [name, raw] of flagPairs(argv, USAGE, (n) => n in f, fail)) {
+    if (name === 'target') {
+      if (raw !== 'leader' && raw !== 'follower') fail('--target must be leader or follower');
+      f.target = raw as Flags['target'];
+      continue;
+    }
+    const n = Number(raw);
+    const [lo, hi] = name === 'strong' ? [0, 1] : name === 'keys' ? [1, 1e6] : [0.1, 3600];
+    if (!Number.isFinite(n) || n < lo || n > hi)
+      fail(`--${name} must be a number from ${lo} to ${hi}`);
+    (f as unknown as Record<string, number>)[name] = n;
+  }
+  return f;
+}
+
+/** Open-loop load until `stop()`; per client, the times of its successful strong ops. */
+function startLoad(clients: CreekClient[], flags: Flags): { stop(): void; strongDone: number[][] } {
+  const strongDone = clients.map(() => [] as number[]);
+  const t0 = performance.now();
+  let issued = 0;
+  let stopped = false;
+  let seed = 1;
+  const random = (): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  const tick = (): void => {
+    if (stopped) return;
+    const due = Math.floor(((performance.now() - t0) / 1000) * flags.rate) + 1;
+    while (issued < due) {
+      const c = issued++ % clients.length;
+      const key = `k/${Math.floor(random() * flags.keys)}`;
+      if (random() < flags.strong)
+        clients[c]!.invokeStrong('kv.increment', { key }, { timeoutMs: 120_000 }).then(
+          () => strongDone[c]!.push(performance.now()),
+          () => undefined,
+        );
+      else
+        clients[c]!.invokeWeak('kv.put', { key, value: issued }, { timeoutMs: 120_000 }).catch(
+          () => undefined,
+        );
+    }
+    setTimeout(tick, 2);
+  };
+  tick();
+  return {
+    stop: () => {
+      stopped = true;
+    },
+    strongDone,
+  };
+}
+
+async function main(): Promise<void> {
+  const flags = parse(process.argv.slice(2));
+  const cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
+  try {
+    const clients = cluster.urls.map((_, i) =>
+      connect({
+        urls: [...cluster.urls.slice(i), ...cluster.urls.slice(0, i)],
+        token: cluster.token,
+      }),
+    );
+    const load = startLoad(clients, flags);
+    log(`load of ${flags.rate} ops/s (${flags.strong * 100} % strong) for ${WARM_S} s`);
+    await sleep(WARM_S * 1000);
+    const statuses = await cluster.statuses();
+    const leader = statuses.find((s) => s !== null && s.role === 'leader')?.id;
+    if (leader === undefined) throw new Error('no leader before the freeze');
+    const target = flags.target === 'leader' ? leader : (leader + 1) % cluster.size;
+    log(`freezing replica ${target} (${flags.target}) for ${flags.freeze} s`);
+    const frozenAt = performance.now();
+    cluster.signal(target, 'SIGSTOP');
+    await sleep(flags.freeze * 1000);
+    cluster.signal(target, 'SIGCONT');
+    const resumedAt = performance.now();
+    log('resumed; polling /health');
+    let answeredAt: number | null = null;
+    const health = (async () => {
+      while (performance.now() - resumedAt < CONVERGE_TIMEOUT_MS) {
+        try {
+          const r = await fetch(`${cluster.httpUrl(target)}/health`, {
+            signal: AbortSignal.timeout(1000),
+          });
+          if (r.status > 0) {
+            answeredAt = performance.now();
+            return;
+          }
+        } catch {
+          // still frozen in its work
+        }
+        await sleep(100);
+      }
+    })();
+    await sleep(flags.after * 1000);
+    load.stop();
+    log(`load stopped ${flags.after} s after resume; waiting for convergence`);
+    let convergedAt: number | null = null;
+    try {
+      await cluster.converged(CONVERGE_TIMEOUT_MS);
+      convergedAt = performance.now();
+    } catch (err) {
+      log(`no convergence: ${(err as Error).message}`);
+    }
+    await health;
+    const end = performance.now();
+    const gaps = load.strongDone.map((times) => {
+      let last = frozenAt;
+      let worst = 0;
+      for (const t of times.filter((x) => x >= frozenAt).sort((a, b) => a - b)) {
+        worst = Math.max(worst, t - last);
+        last = t;
+      }
+      return Math.max(worst, Math.min(end, resumedAt + flags.after * 1000) - last);
+    });
+    const frames = (await cluster.statuses()).map((s) => s?.network.largestFrameSent ?? NaN);
+    const s = (ms: number | null): string =>
+      ms === null ? 'never' : `${(ms / 1000).toFixed(1)} s`;
+    console.log(
+      `freeze of the ${flags.target} (replica ${target}) for ${flags.freeze} s under ${flags.rate} ops/s (${flags.strong * 100} % strong), 3 replicas on one machine`,
+    );
+    console.log(
+      `unresponsive after resume (until /health answers): ${s(answeredAt === null ? null : answeredAt - resumedAt)}`,
+    );
+    console.log(
+      `converged after resume: ${s(convergedAt === null ? null : convergedAt - resumedAt)}`,
+    );
+    console.log(
+      `longest time without a successful strong op, per client (client i starts on replica i): ${gaps.map((g) => s(g)).join(', ')}`,
+    );
+    console.log(
+      `largest peer frame sent, per replica: ${frames.map((b) => `${(b / 1024).toFixed(0)} KiB`).join(', ')} (limit ${MAX_FRAME_BYTES / 1024} KiB)`,
+    );
+    for (const c of clients) c.close();
+  } finally {
+    await cluster.stop(2_000);
+  }
+}
+
+await main();

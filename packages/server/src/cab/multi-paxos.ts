@@ -37,6 +37,11 @@ export interface PaxosOptions {
    */
   readonly missing?: (id: OpId) => readonly OpId[];
   /**
+   * The first of what `missing(id)` would name, or null when nothing is lacking: what a waiting
+   * cast or 2a is filed under until it arrives (`reqsArrived`). Default: `missing(id)[0]`.
+   */
+  readonly firstMissing?: (id: OpId) => OpId | null;
+  /**
    * This replica starts with no promise and no vote in its durable state (and, the host adds, no
    * op of its own): a new cluster's replica, or one whose disk was lost, possibly after it had
    * begun to rejoin (rejoining writes none of them, so a crash then leaves it here again; found by
@@ -91,6 +96,14 @@ type Role = 'follower' | 'candidate' | 'leader';
 type PromiseMsg = Extract<PaxosMessage, { type: 'promise' }>;
 
 const CATCHUP_LIMIT = 512;
+/**
+ * Most op ids one `decisions` answer carries (about 50 bytes each as JSON): 512 instances of
+ * full batches made frames of megabytes, over the protocol's 1 MiB frame limit, which the learner
+ * dropped unread and asked again. The learner asks again from where the answer ended.
+ */
+const CATCHUP_IDS = 8192;
+/** Most op ids one `want` asks gossip for. */
+const MAX_WANTED = 1024;
 
 /**
  * Multi-Paxos on operation ids, the consensus under conditional atomic broadcast (Creek §3.3, §5):
@@ -131,6 +144,22 @@ export class MultiPaxos {
   private readonly maxInFlight: number;
   private readonly isOrdered: (id: OpId) => boolean;
   private readonly missing: (id: OpId) => readonly OpId[];
+  private readonly firstMissing: (id: OpId) => OpId | null;
+  /**
+   * Waiting casts and 2a, filed by the op key of the first Req each lacks: an arrival rechecks only
+   * what waited on it. Rescanning everything that waits on every gossip message made a lagging
+   * replica's work grow as waiting 2a × messages (39 % of a catching-up replica's time). Entries
+   * whose cast or 2a went away otherwise are dropped when their Req arrives or nothing waits.
+   */
+  private readonly waitingOn = new Map<string, { instances: Set<number>; casts: Set<string> }>();
+  /** When waiting casts and 2a were last all rechecked (the index's backstop). */
+  private lastFullRecheckAt = Number.NEGATIVE_INFINITY;
+  /**
+   * Casts and 2a that only the backstop found ready: a Req became held without `reqsArrived`
+   * naming it. Zero unless an arrival path is missing; the simulator fails a run that has any.
+   */
+  private backstopHits = 0;
+  private inBackstop = false;
   /** Leader: casts it lacks Reqs for (`missing`), by op key; proposed once they arrive. */
   private readonly castsWaiting = new Map<
     string,
@@ -235,6 +264,8 @@ export class MultiPaxos {
     this.maxInFlight = options.maxInFlight ?? 8;
     this.isOrdered = options.isOrdered ?? (() => false);
     this.missing = options.missing ?? (() => []);
+    const missing = this.missing;
+    this.firstMissing = options.firstMissing ?? ((id) => missing(id)[0] ?? null);
     this.noDurableVotes = options.noDurableVotes === true;
     if (this.noDurableVotes) this.heardWhileRejoining = new Map();
     if (recovery !== undefined) this.recover(recovery);
@@ -270,28 +301,84 @@ export class MultiPaxos {
   }
 
   /**
-   * Reqs arrived (the driver calls this after gossip delivered some): a leader proposes the casts
-   * and an acceptor accepts the 2a that waited for them.
+   * Reqs arrived (`arrived`: their ids): waiting casts and 2a that lacked them are checked again,
+   * and proposed or accepted once nothing is lacking. Without `arrived`, everything waiting is
+   * checked (what a driver that cannot name the arrivals calls).
    */
-  reqsArrived(): PaxosOutput[] {
-    if (this.acceptsWaiting.size > 0) {
-      for (const [instance, a] of [...this.acceptsWaiting]) {
-        if (this.isDecided(instance)) {
-          this.acceptsWaiting.delete(instance);
-        } else if (a.value.every((c) => this.holdsAllFor(c.id))) {
-          this.acceptsWaiting.delete(instance);
-          this.onAccept(a.from, a.ballot, instance, a.value);
-        }
+  reqsArrived(arrived?: readonly OpId[]): PaxosOutput[] {
+    if (arrived === undefined) this.recheckAll();
+    else
+      for (const id of arrived) {
+        const key = opKey(id);
+        const w = this.waitingOn.get(key);
+        if (w === undefined) continue;
+        this.waitingOn.delete(key);
+        for (const instance of w.instances) this.recheckAccept(instance);
+        this.recheckCasts(w.casts);
+      }
+    if (this.acceptsWaiting.size === 0 && this.castsWaiting.size === 0) this.waitingOn.clear();
+    return this.flush();
+  }
+
+  /** Every waiting cast and 2a, checked again (and filed again under what each lacks now). */
+  private recheckAll(): void {
+    this.lastFullRecheckAt = this.now;
+    this.waitingOn.clear();
+    for (const instance of [...this.acceptsWaiting.keys()]) this.recheckAccept(instance);
+    this.recheckCasts(new Set(this.castsWaiting.keys()));
+  }
+
+  private recheckAccept(instance: number): void {
+    const a = this.acceptsWaiting.get(instance);
+    if (a === undefined) return;
+    if (this.isDecided(instance)) {
+      this.acceptsWaiting.delete(instance);
+      return;
+    }
+    const lacking = this.firstLacking(a.value);
+    if (lacking !== null) this.file(lacking, instance, null);
+    else {
+      if (this.inBackstop) this.backstopHits++;
+      this.acceptsWaiting.delete(instance);
+      this.onAccept(a.from, a.ballot, instance, a.value);
+    }
+  }
+
+  private recheckCasts(keys: Iterable<string>): void {
+    if (this.role !== 'leader') return; // casts wait only at a leader (cleared on stepping down)
+    const ready: CastId[] = [];
+    for (const key of keys) {
+      const w = this.castsWaiting.get(key);
+      if (w === undefined) continue;
+      const lacking = this.firstMissing(w.cast.id);
+      if (lacking !== null) this.file(lacking, null, key);
+      else {
+        if (this.inBackstop) this.backstopHits++;
+        this.castsWaiting.delete(key);
+        ready.push(w.cast);
       }
     }
-    if (this.castsWaiting.size > 0 && this.role === 'leader') {
-      const ready: CastId[] = [];
-      for (const { cast } of this.castsWaiting.values())
-        if (this.holdsAllFor(cast.id)) ready.push(cast);
-      for (const c of ready) this.castsWaiting.delete(opKey(c.id));
-      if (ready.length > 0) this.enqueue(ready);
+    if (ready.length > 0) this.enqueue(ready);
+  }
+
+  /** The first Req any cast of `value` lacks, or null. */
+  private firstLacking(value: Batch): OpId | null {
+    for (const c of value) {
+      const lacking = this.firstMissing(c.id);
+      if (lacking !== null) return lacking;
     }
-    return this.flush();
+    return null;
+  }
+
+  private file(lacking: OpId, instance: number | null, cast: string | null): void {
+    const key = opKey(lacking);
+    let w = this.waitingOn.get(key);
+    if (w === undefined) {
+      w = { instances: new Set(), casts: new Set() };
+      this.waitingOn.set(key, w);
+    }
+    if (instance !== null) w.instances.add(instance);
+    if (cast !== null) w.casts.add(cast);
   }
 
   /** The replica delivered `id`: if it was one of its own casts, it is done. */
@@ -399,6 +486,16 @@ export class MultiPaxos {
     this.forwardPending();
     this.maybeCatchup();
     this.wantMissing();
+    // The index's backstop: should a Req ever become held without `reqsArrived` naming it, what
+    // waited on it is picked up here, a few election timeouts late rather than never.
+    if (
+      (this.acceptsWaiting.size > 0 || this.castsWaiting.size > 0) &&
+      now - this.lastFullRecheckAt >= 4 * this.electionTimeoutMs
+    ) {
+      this.inBackstop = true;
+      this.recheckAll();
+      this.inBackstop = false;
+    }
     return this.flush();
   }
 
@@ -440,16 +537,19 @@ export class MultiPaxos {
       this.send(from, { type: 'nack', ballot, promised: this.promised });
       return;
     }
-    if (!this.isDecided(instance) && !value.every((c) => this.holdsAllFor(c.id))) {
+    const lacking = this.isDecided(instance) ? null : this.firstLacking(value);
+    if (lacking !== null) {
       // Not a vote yet (and no promise): the 2a waits here for the Reqs (`reqsArrived`).
       const waiting = this.acceptsWaiting.get(instance);
-      if (waiting === undefined || waiting.ballot <= ballot)
+      if (waiting === undefined || waiting.ballot <= ballot) {
         this.acceptsWaiting.set(instance, {
           from,
           ballot,
           value,
           since: waiting?.since ?? this.now,
         });
+        this.file(lacking, instance, null);
+      }
       return;
     }
     this.promised = ballot;
@@ -533,18 +633,24 @@ export class MultiPaxos {
 
   private onCatchup(from: number, fromInstance: number): void {
     const entries: { instance: number; value: Batch }[] = [];
+    let ids = 0;
+    const full = (): boolean => entries.length >= CATCHUP_LIMIT || ids >= CATCHUP_IDS;
     for (
       let i = Math.max(fromInstance, this.truncatedBelow);
-      i < this.decidedBelow && entries.length < CATCHUP_LIMIT;
+      i < this.decidedBelow && !full();
       i++
     ) {
-      entries.push({ instance: i, value: this.decided.get(i)! });
+      const value = this.decided.get(i)!;
+      entries.push({ instance: i, value });
+      ids += value.length;
     }
     // Decided instances past a gap help too (a learner may miss only some).
     for (const [instance, value] of this.decided) {
-      if (entries.length >= CATCHUP_LIMIT) break;
-      if (instance >= this.decidedBelow && instance >= fromInstance)
+      if (full()) break;
+      if (instance >= this.decidedBelow && instance >= fromInstance) {
         entries.push({ instance, value });
+        ids += value.length;
+      }
     }
     if (entries.length > 0 || this.truncatedBelow > fromInstance) {
       this.send(from, { type: 'decisions', entries, truncatedBelow: this.truncatedBelow });
@@ -724,8 +830,10 @@ export class MultiPaxos {
     for (const c of casts) {
       const key = opKey(c.id);
       if (this.proposed.has(key) || this.isOrdered(c.id)) continue;
-      if (!this.holdsAllFor(c.id)) {
+      const lacking = this.firstMissing(c.id);
+      if (lacking !== null) {
         if (!this.castsWaiting.has(key)) this.castsWaiting.set(key, { cast: c, since: this.now });
+        this.file(lacking, null, key);
         continue;
       }
       this.castsWaiting.delete(key);
@@ -733,11 +841,6 @@ export class MultiPaxos {
       this.queue.push(c);
     }
     this.tryPropose();
-  }
-
-  /** This replica holds the Req of `id` and of its causal context (`missing` is empty). */
-  private holdsAllFor(id: OpId): boolean {
-    return this.missing(id).length === 0;
   }
 
   /** `instance` is decided here, or lies below what is (decided and maybe truncated). */
@@ -804,12 +907,24 @@ export class MultiPaxos {
     if (this.castsWaiting.size === 0 && this.acceptsWaiting.size === 0) return;
     if (this.now - this.lastWantAt < this.retransmitMs) return;
     const due = this.now - this.retransmitMs;
+    // Bounded: a replica far behind lacks thousands; the next pull asks for the rest.
     const ids: OpId[] = [];
+    const asked = new Set<string>();
+    const ask = (lacking: readonly OpId[]): void => {
+      for (const id of lacking) {
+        const key = opKey(id);
+        if (ids.length < MAX_WANTED && !asked.has(key)) {
+          asked.add(key);
+          ids.push(id);
+        }
+      }
+    };
     for (const { cast, since } of this.castsWaiting.values())
-      if (since <= due) ids.push(...this.missing(cast.id));
+      if (since <= due && ids.length < MAX_WANTED) ask(this.missing(cast.id));
     for (const [instance, a] of this.acceptsWaiting) {
+      if (ids.length >= MAX_WANTED) break;
       if (this.isDecided(instance)) continue;
-      if (a.since <= due) for (const c of a.value) ids.push(...this.missing(c.id));
+      if (a.since <= due) for (const c of a.value) ask(this.missing(c.id));
     }
     if (ids.length === 0) return;
     this.lastWantAt = this.now;
@@ -942,6 +1057,7 @@ export class MultiPaxos {
       pendingCasts: this.pending.size,
       acceptedHeld: this.accepted.size,
       decidedHeld: this.decided.size,
+      backstopHits: this.backstopHits,
     };
   }
 }
@@ -954,6 +1070,8 @@ export interface PaxosStatus {
   quorate: boolean;
   /** It still learns before it may promise or vote (PaxosOptions.noDurableVotes). */
   rejoining: boolean;
+  /** Waiting casts and 2a found ready only by the periodic recheck (see MultiPaxos). */
+  backstopHits: number;
   decidedBelow: number;
   truncatedBelow: number;
   inFlight: number;

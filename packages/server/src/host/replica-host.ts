@@ -179,6 +179,7 @@ export class ReplicaHost {
       replicas: options.replicas,
       isOrdered: (id) => this.delivery.hasOrdered(id),
       missing: (id) => this.replica.missingDeps(id, 64),
+      firstMissing: (id) => this.replica.missingDeps(id, 1)[0] ?? null,
       // No promise, no vote and no op of its own on its disk, whatever else is there: a rejoining
       // replica writes none of them until it has learned all it may have forgotten (it takes no
       // client op before: `learningFromPeers`), so a crash meanwhile leaves it to rejoin again.
@@ -355,18 +356,18 @@ export class ReplicaHost {
   }
 
   private applyGossip(outputs: GossipOutput[]): void {
-    let delivered = false;
+    const delivered: OpId[] = [];
     for (const o of outputs) {
       if (o.type === 'send')
         this.effects.send(o.to, { kind: 'gossip', msg: o.msg }, o.lazy === true);
       else if (o.type === 'deliver') {
-        delivered = true;
+        delivered.push(o.req.id);
         this.deliverReq(o.req);
       } else if (o.type === 'unknownOwnOp') this.lostOwnOp(o.from, o.id);
       else this.lostDroppedReq(o.from, o.id);
     }
     // Ids whose Reqs Paxos waited for may be proposed or accepted now.
-    if (delivered) this.applyPaxos(this.paxos.reqsArrived());
+    if (delivered.length > 0) this.applyPaxos(this.paxos.reqsArrived(delivered));
   }
 
   private lostOwnOp(from: number, id: OpId): void {

@@ -1,6 +1,7 @@
 import {
   decodePeerFrame,
   encodeFrame,
+  MAX_FRAME_BYTES,
   PEER_PROTOCOL_VERSION,
   type PeerFrame,
 } from '@creek/protocol';
@@ -9,6 +10,7 @@ import WebSocket, { type WebSocketServer } from 'ws';
 import type { PeerMessage } from '../host/replica-host.js';
 import { CLOSE_CODE, type ConnectionGuard } from './connection-guard.js';
 import { newViolations, type EdgeEndpoint } from './edge-violations.js';
+import { packFrames } from './frame-packing.js';
 import { acceptorProof, dialerProof, newNonce, proofMatches } from './peer-auth.js';
 import { explainTlsError } from './tls.js';
 import { peerMessageFromFrame, peerMessageToFrame } from './wire.js';
@@ -50,6 +52,8 @@ export class PeerMesh {
     bytesReceived: 0,
     /** The largest frame sent to a peer so far, in bytes (UTF-16 code units of its text). */
     largestFrameSent: 0,
+    /** Messages not sent because each alone exceeded the frame limit (frame-packing.ts). */
+    oversized: 0,
     /** Per kind, peer connections that broke the protocol or an edge limit (ConnectionGuard). */
     violations: newViolations(),
   };
@@ -283,16 +287,23 @@ export class PeerMesh {
       this.counters.dropped += msgs.length;
       return;
     }
-    const text =
-      msgs.length === 1
-        ? this.encode(msgs[0]!)
-        : `{"t":"batch","frames":[${msgs.map((m) => this.encode(m)).join(',')}]}`;
-    this.counters.sent += msgs.length;
-    this.counters.bytesSent += text.length;
-    if (text.length > this.counters.largestFrameSent) this.counters.largestFrameSent = text.length;
+    const { frames, oversized } = packFrames(
+      msgs.map((m) => this.encode(m)),
+      MAX_FRAME_BYTES,
+    );
+    if (oversized > 0) {
+      this.counters.oversized += oversized;
+      this.counters.dropped += oversized;
+    }
+    this.counters.sent += msgs.length - oversized;
     const delay = this.delays.get(to) ?? 0;
-    if (delay > 0) setTimeout(() => ws.readyState === WebSocket.OPEN && ws.send(text), delay);
-    else ws.send(text);
+    for (const text of frames) {
+      this.counters.bytesSent += text.length;
+      if (text.length > this.counters.largestFrameSent)
+        this.counters.largestFrameSent = text.length;
+      if (delay > 0) setTimeout(() => ws.readyState === WebSocket.OPEN && ws.send(text), delay);
+      else ws.send(text);
+    }
   }
 
   /**

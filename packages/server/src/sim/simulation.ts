@@ -493,11 +493,13 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     return (id) => recovered.replica.hasReceived(id);
   }
 
+  let backstopHits = 0;
   function restart(p: SimProcess): void {
     if (p.up || record.lost.includes(p.id)) return;
     p.up = true;
     const records = p.disk.read();
     if (records.some((r) => r.layer === 'checkpoint')) restartsFromCheckpoint++;
+    backstopHits += p.host.paxos.status().backstopHits;
     p.host = new ReplicaHost(liveHostOptions(p), effects(p), {
       records,
       nowMs: physical(p.id),
@@ -735,8 +737,15 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     });
   }
 
+  for (const p of procs) backstopHits += p.host.paxos.status().backstopHits;
   const violations = [
     ...halts,
+    // CAB's index of what waits for which Req missed an arrival (MultiPaxos.backstopHits).
+    ...(backstopHits === 0
+      ? []
+      : [
+          `paxos: ${backstopHits} waiting casts or 2a were found ready only by the periodic recheck`,
+        ]),
     ...reused,
     ...checkRun(record, app, {
       quiescent,

@@ -162,7 +162,12 @@ export class Cluster {
   /** With `reqs`: node `i` now holds the Req of `id` (gossip delivered it). */
   giveReq(i: number, id: OpId): void {
     this.held[i]!.add(opKey(id));
-    if (this.up[i]) this.apply(i, this.nodes[i]!.reqsArrived());
+    if (this.up[i]) this.apply(i, this.nodes[i]!.reqsArrived([id]));
+  }
+
+  /** With `reqs`: node `i` holds the Req of `id` now, and nobody tells its Paxos (a missed path). */
+  holdQuietly(i: number, id: OpId): void {
+    this.held[i]!.add(opKey(id));
   }
 
   /** Hands `msg` to node `to` as if `from` sent it, applying the outputs. */

@@ -38,7 +38,7 @@ export function checkRun(
     () => checkLinearizability(record),
   ];
   if (opts.quiescent) {
-    checks.push(() => checkConvergence(record, app));
+    checks.push(() => checkConvergence(record, app, opts.speculative ?? true));
     checks.push(() => checkExactlyOnce(record));
   }
   return checks.flatMap((check) => {
@@ -109,9 +109,10 @@ export function checkCommittedPrefixes(record: RunRecord): string[] {
  * (b) After heal and quiescence, all replicas (but those lost for good) hold the same committed
  * list, an empty tentative list and the same state, and that state is the reference interpreter's
  * for the committed order. Only the ops of a lost replica that follow one of its ops a replica
- * never received may stay tentative there (FinalReplicaState.stranded).
+ * never received may stay tentative there (FinalReplicaState.stranded), executed if the replicas
+ * speculate and not otherwise.
  */
-export function checkConvergence(record: RunRecord, app: App): string[] {
+export function checkConvergence(record: RunRecord, app: App, speculative = true): string[] {
   const out: string[] = [];
   const live = liveReplicas(record);
   const lists = live.map((r) => committedList(record, r));
@@ -133,9 +134,10 @@ export function checkConvergence(record: RunRecord, app: App): string[] {
       );
     if (f.unvalidated !== 0)
       out.push(`(b) replica ${r} still has ${f.unvalidated} unvalidated executions`);
-    // Its state: the committed order, then what is stranded there (all that is still tentative).
+    // Its state: the committed order, then what is stranded there (all that is still tentative),
+    // which a replica that does not speculate never executes.
     let state = reference;
-    if (f.stranded.length > 0) {
+    if (speculative && f.stranded.length > 0) {
       state = reference.clone();
       for (const id of f.stranded) state.apply(serialOp(record, id));
     }

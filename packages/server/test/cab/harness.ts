@@ -77,6 +77,8 @@ export class Cluster {
   /** Every `decide` output, per node, across incarnations. */
   readonly decisions: Decision[][] = [];
   /** Every `skip` output, per node. */
+  /** With `reqs`: per node, how many times its Paxos asked what a cast lacks (its work). */
+  readonly lackChecks: number[] = [];
   readonly skips: number[][] = [];
   /** Ids delivered by the stream, per node, across incarnations (durable, like commit records). */
   readonly deliveredIds: OpId[][] = [];
@@ -110,6 +112,7 @@ export class Cluster {
       this.delivery.push(new ConditionalDelivery());
       this.held.push(new Set());
       this.wanted.push([]);
+      this.lackChecks.push(0);
       this.lostState.push(null);
       this.nodes.push(this.build(i));
     }
@@ -123,7 +126,12 @@ export class Cluster {
       ...this.options.paxos,
       ...(this.options.isOrdered === false ? {} : { isOrdered: (id: OpId) => d().hasOrdered(id) }),
       ...(this.options.reqs === true
-        ? { missing: (id: OpId) => (this.held[i]!.has(opKey(id)) ? [] : [id]) }
+        ? {
+            missing: (id: OpId) => {
+              this.lackChecks[i]!++;
+              return this.held[i]!.has(opKey(id)) ? [] : [id];
+            },
+          }
         : {}),
     };
   }

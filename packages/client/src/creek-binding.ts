@@ -35,6 +35,14 @@ export interface CreekBindingOptions {
   readonly token?: string;
   /** How long to keep trying to reach a replica before ops fail with Unavailable. */
   readonly connectTimeoutMs?: number;
+  /**
+   * Ops have waited this long on a replica that sent nothing meanwhile: the client leaves it for
+   * the next one, as if the connection had dropped (the ops are resubmitted there and applied
+   * once). A frozen or overloaded process, or one cut off behind a half-open connection, keeps
+   * its socket open and answers nothing. Default 3000 ms; 0 turns it off. Only with more than one
+   * URL.
+   */
+  readonly stallTimeoutMs?: number;
   /** Defaults to the global WebSocket (browsers, React Native, Node ≥ 22) or the `ws` package. */
   readonly WebSocket?: new (url: string) => SocketLike;
   /**
@@ -61,6 +69,8 @@ interface SessionOp {
   committed: boolean;
   /** The connection it was last sent on (`committed` frames speak for that connection only). */
   sentOn: number;
+  /** When it was last sent (Date.now()), for the stall check. */
+  sentAt: number;
 }
 
 /**
@@ -97,11 +107,50 @@ export class CreekBinding implements Binding {
   private readonly factory: Promise<SocketFactory>;
   /** The replica this client is talking to, once welcomed. */
   replica: number | null = null;
+  /** When the current connection last brought a frame (Date.now()). */
+  private lastFrameAt = 0;
+  private readonly stallTimeoutMs: number;
+  private stallTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(private readonly options: CreekBindingOptions) {
     if (options.urls.length === 0) throw new Error('connect: give at least one replica URL');
     this.factory = socketFactory(options.WebSocket, options.tls);
+    this.stallTimeoutMs = options.urls.length > 1 ? (options.stallTimeoutMs ?? 3_000) : 0;
+    if (this.stallTimeoutMs > 0) {
+      this.stallTimer = setInterval(
+        () => this.checkStall(),
+        Math.max(50, Math.min(1_000, this.stallTimeoutMs / 4)),
+      );
+      // A check pending must not keep a Node process alive.
+      (this.stallTimer as { unref?: () => void }).unref?.();
+    }
     void this.open();
+  }
+
+  /**
+   * Ops wait on this connection, the oldest sent at least stallTimeoutMs ago, and the replica has
+   * sent nothing since: leave it (Correctables' bindings may pick any replica; the session's
+   * guarantees hold across the move as for a dropped connection).
+   */
+  private checkStall(): void {
+    const ws = this.socket;
+    if (!this.ready || ws === null) return;
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const o of this.ops.values())
+      if (o.views !== null && o.sentOn === this.connection && o.sentAt < oldest) oldest = o.sentAt;
+    if (oldest === Number.POSITIVE_INFINITY) return;
+    const quietSince = Math.max(this.lastFrameAt, oldest);
+    if (Date.now() - quietSince < this.stallTimeoutMs) return;
+    const url = this.options.urls[this.urlIndex % this.options.urls.length]!;
+    this.problems.set(url, `sent nothing for ${this.stallTimeoutMs} ms while ops waited`);
+    this.socket = null;
+    this.ready = false;
+    this.replica = null;
+    // `ws` waits up to 30 s for a frozen peer's close handshake; nothing more is read from it.
+    const t = ws as SocketLike & { terminate?: () => void };
+    if (typeof t.terminate === 'function') t.terminate();
+    else ws.close();
+    this.retry();
   }
 
   consistencyLevels(): ConsistencyLevel[] {
@@ -129,6 +178,7 @@ export class CreekBinding implements Binding {
       views: new OpViews(levels, sink as ViewSink<unknown>),
       committed: false,
       sentOn: 0,
+      sentAt: 0,
     };
     this.ops.set(o.opId, o);
     // The caller stops listening; the op may still be applied, and is tracked until committed.
@@ -144,6 +194,7 @@ export class CreekBinding implements Binding {
   /** Ends the connection; unanswered ops fail with ClientClosed, and so does every later invoke. */
   close(): void {
     if (this.closedBy === null) this.closedBy = (sent) => new ClientClosed(sent);
+    if (this.stallTimer !== null) clearInterval(this.stallTimer);
     this.socket?.close();
     this.failAll((o) => new ClientClosed(o.sentOn > 0));
     this.ops.clear();
@@ -151,6 +202,7 @@ export class CreekBinding implements Binding {
 
   private send(o: SessionOp): void {
     o.sentOn = this.connection;
+    o.sentAt = Date.now();
     this.socket!.send(
       encodeFrame({
         t: 'invoke',
@@ -210,8 +262,11 @@ export class CreekBinding implements Binding {
         }),
       );
     };
-    ws.onmessage = (ev: { data: unknown }) =>
+    ws.onmessage = (ev: { data: unknown }) => {
+      // A connection left for a stall may still deliver what was in flight: not ours any more.
+      if (this.socket !== ws) return;
       this.onFrame(url, typeof ev.data === 'string' ? ev.data : String(ev.data));
+    };
     // A close follows; `ws` says why the connection failed (browsers do not).
     ws.onerror = (ev: { message?: unknown }) => {
       if (typeof ev.message === 'string') failure = ev.message;
@@ -252,6 +307,7 @@ export class CreekBinding implements Binding {
   }
 
   private onFrame(url: string, text: string): void {
+    this.lastFrameAt = Date.now();
     const decoded = decodeServerFrame(text);
     if (!decoded.ok)
       return this.failAll(

@@ -238,3 +238,58 @@ describe('the session id', () => {
     expect(() => client()).toThrow(/react-native-get-random-values/);
   });
 });
+
+describe('a replica that answers nothing (stallTimeoutMs)', () => {
+  function twoReplicas(stallTimeoutMs: number) {
+    const scripted = scriptedSockets();
+    const creek = connect({
+      urls: ['ws://127.0.0.1:7100/client', 'ws://127.0.0.1:7101/client'],
+      WebSocket: scripted.WebSocket,
+      stallTimeoutMs,
+    });
+    clients.push(creek);
+    const invoke = (value: number) => creek.invoke('kv.put' as never, { key: 'k', value } as never);
+    return { invoke, ...scripted };
+  }
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('is left for the next one once ops have waited the deadline with no frame; they go there', async () => {
+    const { invoke, socket } = twoReplicas(200);
+    const s = await socket(0);
+    s.welcome();
+    invoke(1);
+    expect(s.invokes()).toHaveLength(1);
+    const s2 = await socket(1); // made once the first has been quiet 200 ms with an op waiting
+    expect(s2.url).toBe('ws://127.0.0.1:7101/client');
+    s2.welcome();
+    expect(s2.invokes().map((f) => f.seq)).toEqual(s.invokes().map((f) => f.seq)); // same op, same number
+  });
+
+  it('is kept while it sends frames, and when no op waits however long it is quiet', async () => {
+    const { invoke, sockets, socket } = twoReplicas(200);
+    const s = await socket(0);
+    s.welcome();
+    await sleep(400); // idle: nothing waits
+    expect(sockets).toHaveLength(1);
+    invoke(1); // sent after a long quiet spell: its wait starts now
+    for (let i = 0; i < 4; i++) {
+      await sleep(100);
+      s.receive({ t: 'committed', below: 0 }); // the replica is alive and talking
+    }
+    expect(sockets).toHaveLength(1);
+  });
+
+  it('is never left with one URL, or with the check off', async () => {
+    const one = client();
+    const s = await one.socket(0);
+    s.welcome();
+    one.invoke(1);
+    const off = twoReplicas(0);
+    const t = await off.socket(0);
+    t.welcome();
+    off.invoke(1);
+    await sleep(3_300);
+    expect(one.sockets).toHaveLength(1);
+    expect(off.sockets).toHaveLength(1);
+  });
+});

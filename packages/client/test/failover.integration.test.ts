@@ -47,6 +47,35 @@ describe('failover to another replica', () => {
       expect(await c.invokeStrong('kv.get', { key: `once/${i}` }), `once/${i}`).toBe(1);
   });
 
+  it('leaves a replica that is frozen (SIGSTOP: connection open, nothing answered), ops applied once', async () => {
+    cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
+    const c = (creek = connect({
+      urls: cluster.urls,
+      token: cluster.token,
+      stallTimeoutMs: 1_000,
+    }));
+    await connectedTo(c, 0);
+    expect(cluster.signal(0, 'SIGSTOP')).toBe(true);
+    try {
+      const n = 40;
+      const ops = Array.from({ length: n }, (_, i) => {
+        const args = { key: `frozen/${i}` };
+        return i % 2 === 0
+          ? c.invokeStrong('kv.increment', args)
+          : c.invokeWeak('kv.increment', args);
+      });
+      // Every op is answered while replica 0 is still frozen: by another replica.
+      expect(await Promise.all(ops)).toEqual(Array.from({ length: n }, () => 1));
+      expect(c.replica()).not.toBe(0);
+    } finally {
+      cluster.signal(0, 'SIGCONT');
+    }
+    // Replica 0 held the first submissions: once it catches up, they are duplicates.
+    await cluster.converged();
+    for (let i = 0; i < 40; i++)
+      expect(await c.invokeStrong('kv.get', { key: `frozen/${i}` }), `frozen/${i}`).toBe(1);
+  });
+
   it('keeps read-your-writes when the write reached no other replica before its replica died', async () => {
     cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
     const c = (creek = connect({ urls: cluster.urls, token: cluster.token }));

@@ -159,6 +159,8 @@ export class MultiPaxos {
    * naming it. Zero unless an arrival path is missing; the simulator fails a run that has any.
    */
   private backstopHits = 0;
+  /** How many times a cast was checked for what it lacks (`firstMissing`): see PaxosStatus. */
+  private lackChecks = 0;
   private inBackstop = false;
   /** Leader: casts it lacks Reqs for (`missing`), by op key; proposed once they arrive. */
   private readonly castsWaiting = new Map<
@@ -265,7 +267,12 @@ export class MultiPaxos {
     this.isOrdered = options.isOrdered ?? (() => false);
     this.missing = options.missing ?? (() => []);
     const missing = this.missing;
-    this.firstMissing = options.firstMissing ?? ((id) => missing(id)[0] ?? null);
+    const first = options.firstMissing ?? ((id: OpId) => missing(id)[0] ?? null);
+    // Counted: the work of waiting for Reqs, which must not grow with how far behind this is.
+    this.firstMissing = (id) => {
+      this.lackChecks++;
+      return first(id);
+    };
     this.noDurableVotes = options.noDurableVotes === true;
     if (this.noDurableVotes) this.heardWhileRejoining = new Map();
     if (recovery !== undefined) this.recover(recovery);
@@ -1058,6 +1065,7 @@ export class MultiPaxos {
       acceptedHeld: this.accepted.size,
       decidedHeld: this.decided.size,
       backstopHits: this.backstopHits,
+      lackChecks: this.lackChecks,
     };
   }
 }
@@ -1072,6 +1080,11 @@ export interface PaxosStatus {
   rejoining: boolean;
   /** Waiting casts and 2a found ready only by the periodic recheck (see MultiPaxos). */
   backstopHits: number;
+  /**
+   * Checks of what a cast lacks, so far: about one per cast received while nothing lacks, and one
+   * per cast each time a Req it waited for arrives. The simulator bounds it per committed op.
+   */
+  lackChecks: number;
   decidedBelow: number;
   truncatedBelow: number;
   inFlight: number;

@@ -119,6 +119,8 @@ export interface SimStats {
   aheadConflicts: number;
   /** Executions that read a mirror of the store, and their reads of a version it no longer had. */
   mirrorExecutions: number;
+  /** CAB's checks of what casts lack, per committed op, at the replica that did the most. */
+  lackChecksPerOp: number;
   staleMirrorReads: number;
   reorderingCommits: number;
   executionRatio: number;
@@ -494,12 +496,15 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   }
 
   let backstopHits = 0;
+  /** Per replica, CAB's checks of what casts lack, across its incarnations (PaxosStatus). */
+  const lackChecks: number[] = [];
   function restart(p: SimProcess): void {
     if (p.up || record.lost.includes(p.id)) return;
     p.up = true;
     const records = p.disk.read();
     if (records.some((r) => r.layer === 'checkpoint')) restartsFromCheckpoint++;
     backstopHits += p.host.paxos.status().backstopHits;
+    lackChecks[p.id] = (lackChecks[p.id] ?? 0) + p.host.paxos.status().lackChecks;
     p.host = new ReplicaHost(liveHostOptions(p), effects(p), {
       records,
       nowMs: physical(p.id),
@@ -737,7 +742,13 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     });
   }
 
-  for (const p of procs) backstopHits += p.host.paxos.status().backstopHits;
+  for (const p of procs) {
+    backstopHits += p.host.paxos.status().backstopHits;
+    lackChecks[p.id] = (lackChecks[p.id] ?? 0) + p.host.paxos.status().lackChecks;
+  }
+  // The most any replica spent per op that reached the committed order.
+  const ordered = Math.max(1, ...procs.map((p) => p.host.replica.stats().committed));
+  const lackChecksPerOp = Math.max(...lackChecks.map((n) => (n ?? 0) / ordered));
   const violations = [
     ...halts,
     // CAB's index of what waits for which Req missed an arrival (MultiPaxos.backstopHits).
@@ -782,6 +793,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     aheadExecutions: sum((h) => h.replica.metrics.aheadExecutions),
     aheadConflicts: sum((h) => h.replica.metrics.aheadConflicts),
     mirrorExecutions,
+    lackChecksPerOp,
     staleMirrorReads,
     reorderingCommits: sum((h) => h.replica.metrics.reorderingCommits),
     executionRatio:

@@ -30,7 +30,7 @@ import { DottedVersionVector } from '../core/dvv.js';
 import { opKey, type OpId } from '../core/op-id.js';
 import type { Req } from '../core/types.js';
 import type { GossipMessage, GossipOutput } from './messages.js';
-import { ReqStore } from './req-store.js';
+import { ReqStore, reqSize } from './req-store.js';
 
 export interface GossipOptions {
   /** This replica's id. */
@@ -63,6 +63,12 @@ export interface GossipStats {
 
 export const DEFAULT_ANTI_ENTROPY_INTERVAL_MS = 50;
 export const DEFAULT_MAX_REQS_PER_REPLY = 256;
+/**
+ * About how many characters of Reqs one anti-entropy answer carries (req-store.ts `reqSize`): a
+ * third of the protocol's 1 MiB frame limit, which holds however many bytes a character takes.
+ * Counting Reqs alone let a reply of large ops pass the limit, and the receiver dropped it unread.
+ */
+export const MAX_REPLY_CHARS = 340_000;
 
 export class Gossip {
   readonly self: number;
@@ -280,7 +286,7 @@ export class Gossip {
     const theirs = DottedVersionVector.fromJSON(seenJson);
     this.peerSeen.set(from, theirs);
     const out: GossipOutput[] = [];
-    const missing = this.store.missingFrom(theirs, this.maxReqsPerReply);
+    const missing = this.store.missingFrom(theirs, this.maxReqsPerReply, MAX_REPLY_CHARS);
     if (missing.length > 0) out.push(lazySend(from, { kind: 'push', reqs: missing }));
     // Push-pull: with fanout = all, our own next round reaches `from` anyway; otherwise tell it now
     // what we have, so it sends what we lack. Never in answer to a reply (no summary ping-pong).
@@ -299,10 +305,16 @@ export class Gossip {
   private onPull(from: number, ids: readonly OpId[]): GossipOutput[] {
     const reqs: Req[] = [];
     const gone: OpId[] = [];
+    let size = 0;
     for (const id of ids) {
       if (reqs.length >= this.maxReqsPerReply) break;
       const req = this.store.get(id);
-      if (req !== undefined) reqs.push(req);
+      if (req !== undefined) {
+        // The first always goes (alone if it must); the rest while the answer stays small.
+        if (reqs.length > 0 && size + reqSize(req) > MAX_REPLY_CHARS) break;
+        reqs.push(req);
+        size += reqSize(req);
+      }
       // Seen and not held: pruned, so every replica had it, `from` included.
       else if (this.seen.has(id)) gone.push(id);
     }

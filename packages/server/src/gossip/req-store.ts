@@ -51,19 +51,25 @@ export class ReqStore {
   /**
    * Up to `limit` held Reqs whose ids are not in `theirs`, each origin's in ascending event order
    * (so the receiver's contiguous prefix grows and its dots stay few), taken round-robin across
-   * origins (so one origin's long backlog does not starve the others).
+   * origins (so one origin's long backlog does not starve the others), and while their `reqSize`
+   * stays within `budget` (the first is taken whatever its size).
    */
-  missingFrom(theirs: DottedVersionVector, limit: number): Req[] {
+  missingFrom(
+    theirs: DottedVersionVector,
+    limit: number,
+    budget = Number.POSITIVE_INFINITY,
+  ): Req[] {
     const out: Req[] = [];
     if (limit <= 0) return out;
+    let size = 0;
     const cursors: { origin: number; o: OriginReqs; i: number }[] = [];
     for (const origin of [...this.byOrigin.keys()].sort((a, b) => a - b)) {
       const o = this.byOrigin.get(origin)!;
       const i = upperBound(o.nos, theirs.base(origin));
       if (i < o.nos.length) cursors.push({ origin, o, i });
     }
-    while (out.length < limit && cursors.length > 0) {
-      for (let c = 0; c < cursors.length && out.length < limit;) {
+    while (out.length < limit && size < budget && cursors.length > 0) {
+      for (let c = 0; c < cursors.length && out.length < limit && size < budget;) {
         const cur = cursors[c]!;
         while (
           cur.i < cur.o.nos.length &&
@@ -74,7 +80,11 @@ export class ReqStore {
           cursors.splice(c, 1);
           continue;
         }
-        out.push(cur.o.reqs.get(cur.o.nos[cur.i]!)!);
+        const req = cur.o.reqs.get(cur.o.nos[cur.i]!)!;
+        // The first always goes, so a large Req still travels (alone) rather than never.
+        if (out.length > 0 && size + reqSize(req) > budget) return out;
+        out.push(req);
+        size += reqSize(req);
         cur.i++;
         c++;
       }
@@ -122,4 +132,19 @@ function upperBound(a: readonly number[], x: number): number {
     else hi = mid;
   }
   return lo;
+}
+
+const sizes = new WeakMap<Req, number>();
+
+/**
+ * About how many characters a Req takes in a gossip frame: its arguments' JSON and a margin for
+ * the rest (timestamp, id, op name, causal context). Computed once per Req.
+ */
+export function reqSize(req: Req): number {
+  let n = sizes.get(req);
+  if (n === undefined) {
+    n = JSON.stringify(req.args).length + 200 + (req.causalCtx === null ? 0 : 64);
+    sizes.set(req, n);
+  }
+  return n;
 }

@@ -174,6 +174,30 @@ describe('anti-entropy (agreement)', () => {
     expect(b.seenSet().toJSON()).toEqual({ '1': [30], '2': [3] });
   });
 
+  it('answers a summary or a pull with large Reqs within a frame, a single oversized one alone', () => {
+    const a = node(0, 3);
+    const big = (eventNo: number, chars: number): Req => ({
+      ...mkReq(1, eventNo),
+      args: { key: 'k', value: 'x'.repeat(chars) },
+    });
+    // 20 Reqs of 100,000 characters: 2 MB, where the count limit (256) would send them all.
+    a.recover(Array.from({ length: 20 }, (_, i) => big(i + 1, 100_000)));
+    const b = node(2, 3);
+    const first = pushedReqs(a.receive(2, summaryOf(b)));
+    expect(first.length).toBeGreaterThan(0);
+    expect(first.length).toBeLessThan(20);
+    expect(JSON.stringify(first).length).toBeLessThan(1 << 20);
+    expect(first.map((r) => r.id.eventNo)).toEqual(first.map((_, i) => i + 1)); // in order
+    const pulled = pushedReqs(
+      a.receive(2, { kind: 'pull', ids: Array.from({ length: 20 }, (_, i) => id(1, i + 1)) }),
+    );
+    expect(pulled.length).toBe(first.length);
+    // One Req larger than the budget still goes, alone.
+    const c = node(0, 3);
+    c.recover([big(1, 500_000), big(2, 10)]);
+    expect(pushedReqs(c.receive(2, summaryOf(node(2, 3)))).map((r) => r.id.eventNo)).toEqual([1]);
+  });
+
   it('with a smaller fanout, picks peers round-robin and answers summaries push-pull', () => {
     const a = node(2, 5, { fanout: 1 });
     const targets: number[] = [];

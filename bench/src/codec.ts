@@ -47,6 +47,7 @@ import {
   encodeFrame,
 } from '@creek/protocol';
 import type { ClientFrame, Decoded, PeerFrame, ServerFrame, WireReq } from '@creek/protocol';
+import { median } from './stats.js';
 
 export type Side = 'client' | 'server' | 'peer';
 
@@ -158,11 +159,6 @@ export interface BenchResult {
   /** Median over the trials of encode+decode ops per second. */
   opsPerSec: number;
   bytes: number;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 /** Round-trips once through every codec and fails loudly on any difference. */

@@ -18,6 +18,7 @@ import { defineApp } from '@creek/server';
 import { Replica, type Output, type Req, type OpId, type ExecutionResult } from '@creek/server';
 import { InlineExecutor } from '@creek/server';
 import { Prng, ReferenceInterpreter } from '@creek/server/sim';
+import { median } from './stats.js';
 
 const app = defineApp({});
 
@@ -163,11 +164,6 @@ function creek(ops: GeneratedOp[], n: number, jitter: boolean, seed: number): Re
     p50us: samples[Math.floor(samples.length * 0.5)] ?? 0,
     p99us: samples[Math.floor(samples.length * 0.99)] ?? 0,
   };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 const args = parseArgs(process.argv.slice(2));

@@ -56,6 +56,7 @@ import { flagPairs } from './cli-flags.js';
 import { available as cpuAvailable, CpuWindow } from './cpu-time.js';
 import { completion, openRaw, type RawFrame } from './raw-client.js';
 import { measureWakeCost, type WakeCost } from './wake-cost.js';
+import { quantileOfSorted } from './stats.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CREEK_BIN = join(ROOT, 'packages/server/bin/creek.js');
@@ -612,11 +613,6 @@ function closedLoop(
   });
 }
 
-function percentile(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
-}
-
 interface Summary {
   mean: number;
   p50: number;
@@ -654,11 +650,11 @@ function summarize(r: Result): Summary {
   const tent = r.tentative.sort();
   return {
     mean: lat.reduce((a, b) => a + b, 0) / lat.length,
-    p50: percentile(lat, 0.5),
-    p99: percentile(lat, 0.99),
+    p50: quantileOfSorted(lat, 0.5),
+    p99: quantileOfSorted(lat, 0.99),
     tentMean: tent.reduce((a, b) => a + b, 0) / tent.length,
-    tentP50: percentile(tent, 0.5),
-    tentP99: percentile(tent, 0.99),
+    tentP50: quantileOfSorted(tent, 0.5),
+    tentP99: quantileOfSorted(tent, 0.99),
     opsPerSec: r.seconds > 0 ? r.completed / r.seconds : NaN,
     completed: r.completed,
     errors: r.errors,

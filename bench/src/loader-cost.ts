@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { connect } from '@creek/client';
 import { flagPairs } from './cli-flags.js';
 import { processCpuMicros } from './cpu-time.js';
+import { quantile } from './stats.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const MODES = {
@@ -194,11 +195,6 @@ async function cpuPerOp(mode: Mode, ops: number): Promise<number> {
   } finally {
     await r.stop();
   }
-}
-
-function quantile(xs: readonly number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]!;
 }
 
 async function main(): Promise<void> {

@@ -17,6 +17,7 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { flagPairs } from './cli-flags.js';
+import { median } from './stats.js';
 
 interface Flags {
   reads: number;
@@ -49,7 +50,6 @@ interface Request {
 
 async function main(flags: Flags): Promise<void> {
   const store = new Map(Array.from({ length: KEYS }, (_, i) => [`k${i}`, row(i)]));
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
   const direct: number[] = [];
   const atomics: number[] = [];

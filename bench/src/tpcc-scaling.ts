@@ -31,6 +31,7 @@ import { TpccInputs } from '../../packages/examples/src/tpcc/inputs.js';
 import { loadPlan } from '../../packages/examples/src/tpcc/population.js';
 import { REDUCED, scaleOf, TINY, type Scale } from '../../packages/examples/src/tpcc/scale.js';
 import { flagPairs } from './cli-flags.js';
+import { median } from './stats.js';
 
 const APP_PATH = fileURLToPath(new URL('../../packages/examples/src/tpcc/app.ts', import.meta.url));
 const LOAD_SEED = 11;
@@ -206,7 +207,6 @@ async function main(): Promise<void> {
   const flags = parse(process.argv.slice(2));
   const modes = [0, ...flags.workers];
   const label = (w: number): string => (w === 0 ? 'inline' : `${w} worker${w > 1 ? 's' : ''}`);
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
   const rows: string[] = [];
   for (const w of flags.warehouses) {
     const scale = scaleOf(flags.scale === 'tiny' ? TINY : REDUCED, w);

@@ -53,6 +53,7 @@ import { loadPlan } from '../../packages/examples/src/tpcc/population.js';
 import { REDUCED, scaleOf, TINY, type Scale } from '../../packages/examples/src/tpcc/scale.js';
 import { htmlReport, type Chart, type Series } from './charts.js';
 import { flagPairs } from './cli-flags.js';
+import { quantileOfSorted } from './stats.js';
 
 const APP_PATH = fileURLToPath(new URL('../../packages/examples/src/tpcc/app.ts', import.meta.url));
 const LOAD_SEED = 11;
@@ -121,11 +122,6 @@ function progress(line: string, transient = false): void {
 function bar(done: number, total: number, width = 24): string {
   const n = Math.max(0, Math.min(width, Math.round((done / total) * width)));
   return `[${'#'.repeat(n)}${'-'.repeat(width - n)}]`;
-}
-
-function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
 /** The replicas' counters summed, to difference over a window. */
@@ -316,10 +312,10 @@ class Bench {
       issued,
       completed,
       errors,
-      weakP50: quantile(weak, 0.5),
-      weakP99: quantile(weak, 0.99),
-      paymentP50: quantile(payment, 0.5),
-      paymentP99: quantile(payment, 0.99),
+      weakP50: quantileOfSorted(weak, 0.5),
+      weakP99: quantileOfSorted(weak, 0.99),
+      paymentP50: quantileOfSorted(payment, 0.5),
+      paymentP99: quantileOfSorted(payment, 0.99),
       saturated,
       windowMs,
     };

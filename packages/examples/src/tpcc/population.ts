@@ -76,29 +76,16 @@ const wId = z.number().int().positive();
 const dId = z.number().int().min(1).max(DISTRICTS_PER_WAREHOUSE);
 const id = z.number().int().positive();
 
+/** A range of one district's customers or orders. */
+const districtRange = { seed, scale: ScaleSchema, w: wId, d: dId, from: id, to: id };
+
 export const LoadArgsSchema = z
   .discriminatedUnion('part', [
     z.object({ part: z.literal('warehouse'), seed, scale: ScaleSchema, w: wId }),
     z.object({ part: z.literal('items'), seed, scale: ScaleSchema, from: id, to: id }),
     z.object({ part: z.literal('stock'), seed, scale: ScaleSchema, w: wId, from: id, to: id }),
-    z.object({
-      part: z.literal('customers'),
-      seed,
-      scale: ScaleSchema,
-      w: wId,
-      d: dId,
-      from: id,
-      to: id,
-    }),
-    z.object({
-      part: z.literal('orders'),
-      seed,
-      scale: ScaleSchema,
-      w: wId,
-      d: dId,
-      from: id,
-      to: id,
-    }),
+    z.object({ part: z.literal('customers'), ...districtRange }),
+    z.object({ part: z.literal('orders'), ...districtRange }),
   ])
   .superRefine((a, ctx) => {
     const s = a.scale;

@@ -114,6 +114,14 @@ export class CreekBinding implements Binding {
 
   constructor(private readonly options: CreekBindingOptions) {
     if (options.urls.length === 0) throw new Error('connect: give at least one replica URL');
+    for (const name of ['connectTimeoutMs', 'stallTimeoutMs'] as const) {
+      const v: unknown = options[name];
+      // Milliseconds; Infinity is allowed (never). A string or NaN would silently mean 0 or never.
+      if (v !== undefined && (typeof v !== 'number' || Number.isNaN(v) || v < 0))
+        throw new RangeError(
+          `connect: ${name} must be a number of milliseconds, 0 or more, not ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`,
+        );
+    }
     this.factory = socketFactory(options.WebSocket, options.tls);
     this.stallTimeoutMs = options.urls.length > 1 ? (options.stallTimeoutMs ?? 3_000) : 0;
     if (this.stallTimeoutMs > 0) {

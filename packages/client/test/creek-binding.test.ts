@@ -292,4 +292,18 @@ describe('a replica that answers nothing (stallTimeoutMs)', () => {
     expect(one.sockets).toHaveLength(1);
     expect(off.sockets).toHaveLength(1);
   });
+
+  it('refuses a deadline that is not a number of milliseconds, naming it', () => {
+    const { WebSocket } = scriptedSockets();
+    const urls = ['ws://127.0.0.1:7100/client', 'ws://127.0.0.1:7101/client'];
+    for (const name of ['stallTimeoutMs', 'connectTimeoutMs'] as const)
+      for (const bad of [-1, Number.NaN, '3000', null]) {
+        const make = () => connect({ urls, WebSocket, [name]: bad as never });
+        expect(make, `${name}: ${String(bad)}`).toThrow(RangeError);
+        expect(make).toThrow(new RegExp(`connect: ${name} must be a number of milliseconds`));
+      }
+    // Zero and Infinity are deadlines: off, and never.
+    for (const ok of [0, Number.POSITIVE_INFINITY])
+      clients.push(connect({ urls, WebSocket, stallTimeoutMs: ok }));
+  });
 });

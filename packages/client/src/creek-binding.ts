@@ -36,10 +36,13 @@ export interface CreekBindingOptions {
   /** How long to keep trying to reach a replica before ops fail with Unavailable. */
   readonly connectTimeoutMs?: number;
   /**
-   * Ops have waited this long on a replica that sent nothing meanwhile: the client leaves it for
-   * the next one, as if the connection had dropped (the ops are resubmitted there and applied
-   * once). A frozen or overloaded process, or one cut off behind a half-open connection, keeps
-   * its socket open and answers nothing. Default 3000 ms; 0 turns it off. Only with more than one
+   * How long a replica may keep the client's ops waiting without being useful before the client
+   * leaves it for the next one, as if the connection had dropped (the ops are resubmitted there and
+   * applied once). Not useful: it sent nothing at all while ops waited (a frozen or overloaded
+   * process, or one behind a half-open connection keeps its socket open and answers nothing), or
+   * no stable answer while strong ops waited for theirs (a replica cut off from the leader still
+   * answers tentatively). A replica that refuses an op because it is paused, shutting down or still
+   * catching up is left at once. Default 3000 ms; 0 turns the deadlines off. Only with more than one
    * URL.
    */
   readonly stallTimeoutMs?: number;
@@ -71,6 +74,12 @@ interface SessionOp {
   sentOn: number;
   /** When it was last sent (Date.now()), for the stall check. */
   sentAt: number;
+  /**
+   * How many times it was sent, and how many of those the replica refused (busy, unavailable):
+   * while the two are equal no replica took it, so it certainly did not take effect.
+   */
+  sends: number;
+  refusals: number;
 }
 
 /**
@@ -109,6 +118,8 @@ export class CreekBinding implements Binding {
   replica: number | null = null;
   /** When the current connection last brought a frame (Date.now()). */
   private lastFrameAt = 0;
+  /** When it last brought a stable answer or a commit (or was welcomed), Date.now(). */
+  private lastStableAt = 0;
   private readonly stallTimeoutMs: number;
   private stallTimer: ReturnType<typeof setInterval> | null = null;
 
@@ -136,21 +147,40 @@ export class CreekBinding implements Binding {
   }
 
   /**
-   * Ops wait on this connection, the oldest sent at least stallTimeoutMs ago, and the replica has
-   * sent nothing since: leave it (Correctables' bindings may pick any replica; the session's
-   * guarantees hold across the move as for a dropped connection).
+   * Leaves the replica when it has not been useful for stallTimeoutMs (Correctables' bindings may
+   * pick any replica; the session's guarantees hold across the move as for a dropped connection):
+   * - ops wait on this connection, the oldest sent at least that long ago, and it sent nothing
+   *   since (frozen, overloaded, half-open);
+   * - strong ops wait for their stable view, the oldest sent at least that long ago, and it
+   *   delivered no stable answer since (cut off from the leader, or from a majority: it still
+   *   answers tentatively, so the first rule does not see it). A cluster with no majority at all
+   *   has the client move from replica to replica at this pace, its ops resubmitted each time and
+   *   applied once.
    */
   private checkStall(): void {
-    const ws = this.socket;
-    if (!this.ready || ws === null) return;
+    if (!this.ready || this.socket === null) return;
     let oldest = Number.POSITIVE_INFINITY;
-    for (const o of this.ops.values())
-      if (o.views !== null && o.sentOn === this.connection && o.sentAt < oldest) oldest = o.sentAt;
-    if (oldest === Number.POSITIVE_INFINITY) return;
-    const quietSince = Math.max(this.lastFrameAt, oldest);
-    if (Date.now() - quietSince < this.stallTimeoutMs) return;
+    let oldestStrong = Number.POSITIVE_INFINITY;
+    for (const o of this.ops.values()) {
+      if (o.views === null || o.sentOn !== this.connection) continue;
+      oldest = Math.min(oldest, o.sentAt);
+      if (o.level === 'strong') oldestStrong = Math.min(oldestStrong, o.sentAt);
+    }
+    const now = Date.now();
+    if (now - Math.max(this.lastFrameAt, oldest) >= this.stallTimeoutMs)
+      this.leave(`sent nothing for ${this.stallTimeoutMs} ms while ops waited`);
+    else if (now - Math.max(this.lastStableAt, oldestStrong) >= this.stallTimeoutMs)
+      this.leave(
+        `gave no stable answer for ${this.stallTimeoutMs} ms while strong ops waited (cut off from the leader?)`,
+      );
+  }
+
+  /** Drops this connection for the next replica, noting why; its ops are resubmitted there. */
+  private leave(problem: string): void {
+    const ws = this.socket;
+    if (ws === null) return;
     const url = this.options.urls[this.urlIndex % this.options.urls.length]!;
-    this.problems.set(url, `sent nothing for ${this.stallTimeoutMs} ms while ops waited`);
+    this.problems.set(url, problem);
     this.socket = null;
     this.ready = false;
     this.replica = null;
@@ -187,6 +217,8 @@ export class CreekBinding implements Binding {
       committed: false,
       sentOn: 0,
       sentAt: 0,
+      sends: 0,
+      refusals: 0,
     };
     this.ops.set(o.opId, o);
     // The caller stops listening; the op may still be applied, and is tracked until committed.
@@ -211,6 +243,7 @@ export class CreekBinding implements Binding {
   private send(o: SessionOp): void {
     o.sentOn = this.connection;
     o.sentAt = Date.now();
+    o.sends++;
     this.socket!.send(
       encodeFrame({
         t: 'invoke',
@@ -297,16 +330,21 @@ export class CreekBinding implements Binding {
       const tried = this.options.urls
         .map((u) => `${u} (${this.problems.get(u) ?? 'no answer'})`)
         .join('; ');
-      this.failAll(
-        (o) =>
-          new Unavailable(
-            `no replica answered for ${timeoutMs} ms; tried ${tried}; ${
-              o.sentOn > 0
-                ? 'this op was sent and may still take effect: the client resubmits it once a replica answers, and it is applied once'
-                : 'this op was not sent'
-            }`,
-          ),
-      );
+      this.failAll((o) => {
+        const mayHaveTakenEffect = o.refusals < o.sends;
+        // Never taken by a replica: forgotten, so that it is not resubmitted behind the caller.
+        if (!mayHaveTakenEffect) o.committed = true;
+        return new Unavailable(
+          `no replica answered for ${timeoutMs} ms; tried ${tried}${
+            mayHaveTakenEffect
+              ? '; the client resubmits this op once a replica answers, and it is applied once'
+              : ''
+          }`,
+          { mayHaveTakenEffect },
+        );
+      });
+      for (const o of [...this.ops.values()])
+        if (o.views === null && o.committed) this.ops.delete(o.opId);
       this.failingSince = now;
     }
     this.urlIndex++;
@@ -328,7 +366,10 @@ export class CreekBinding implements Binding {
     if (f.t === 'welcome') {
       this.ready = true;
       this.replica = f.replica;
-      this.failingSince = null;
+      this.lastStableAt = this.lastFrameAt;
+      // A replica that welcomes and then refuses every op (paused, catching up) is no answer: the
+      // connect timeout keeps running until one serves an op, when ops wait.
+      if (![...this.ops.values()].some((o) => o.views !== null)) this.failingSince = null;
       this.problems.delete(url);
       this.backoffMs = 50;
       // Resubmit every op not known committed, answered ones too (their commit must be learnt):
@@ -336,6 +377,7 @@ export class CreekBinding implements Binding {
       for (const o of this.ops.values()) if (!o.committed) this.send(o);
       return;
     }
+    if (f.t === 'committed' || f.t === 'confirms') this.lastStableAt = this.lastFrameAt;
     if (f.t === 'committed') {
       for (const o of [...this.ops.values()])
         if (o.seq < f.below && o.sentOn === this.connection) this.commit(o);
@@ -353,20 +395,23 @@ export class CreekBinding implements Binding {
     if (f.t === 'error' && f.opId === undefined) return this.connectionError(url, f);
     const o = this.ops.get(f.opId!);
     if (o === undefined) return;
+    if (f.t === 'view' || f.t === 'confirm') this.failingSince = null;
     if (f.t === 'view') {
       this.see(f.seen);
+      if (f.level === 'stable') this.lastStableAt = this.lastFrameAt;
       // A stable view is of a committed op. A weak view without an op id is of an op that is never
       // ordered (a read, answered from the replica's state): the cluster keeps nothing to forget.
       if (f.level === 'stable' || (o.level === 'weak' && (f.id ?? null) === null))
         o.committed = true;
       if (o.views?.outcome(f.level, f.outcome) === true) this.answered(o);
     } else if (f.t === 'confirm') {
+      this.lastStableAt = this.lastFrameAt;
       o.committed = true;
       if (o.views?.confirm() === true) this.answered(o);
+    } else if (f.code === 'busy' || f.code === 'unavailable') {
+      this.refused(url, o, f.code, f.message);
     } else {
-      // Refused arguments, op names or frames are refused everywhere: never ordered. Busy or
-      // unavailable leave the op unanswered by this replica; it may be resubmitted at the next
-      // connection.
+      // Refused arguments, op names or frames are refused everywhere: never ordered.
       if (
         f.code === 'invalid-arguments' ||
         f.code === 'unknown-op' ||
@@ -377,6 +422,26 @@ export class CreekBinding implements Binding {
       o.views?.error(errorFromWire(f.code, f.message));
       this.answered(o);
     }
+  }
+
+  /**
+   * The replica did not take the op (busy, or unavailable: paused, shutting down, catching up).
+   * Unavailable with another replica to try: leave this one, and the op goes there. Otherwise the
+   * caller gets the error, saying whether the op may still take effect: if no replica took it
+   * (every send refused) it is forgotten, never resubmitted, so a caller retrying as told does not
+   * apply it twice; if an earlier send may have landed, it stays and is resubmitted (applied once).
+   */
+  private refused(url: string, o: SessionOp, code: 'busy' | 'unavailable', message: string): void {
+    if (o.sentOn !== this.connection) return; // an answer to an earlier send, since resubmitted
+    o.refusals++;
+    if (code === 'unavailable' && this.stallTimeoutMs > 0 && this.options.urls.length > 1) {
+      if (this.socket !== null) this.leave(`unavailable: ${message}`);
+      return;
+    }
+    const mayHaveTakenEffect = o.refusals < o.sends;
+    if (!mayHaveTakenEffect) o.committed = true; // never ordered: nothing to resubmit or wait for
+    o.views?.error(errorFromWire(code, message, mayHaveTakenEffect));
+    this.answered(o);
   }
 
   /**

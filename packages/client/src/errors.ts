@@ -102,16 +102,29 @@ export class OperationFailed extends CreekError {
   }
 }
 
-/** No replica answered (in time). */
+/**
+ * No replica answered in time, or the replica refused the op for now (it is paused, shutting down
+ * or still catching up). `mayHaveTakenEffect` says whether the op may still be applied: false when
+ * it never reached a replica that took it (it was not sent, or every replica it was sent to refused
+ * it), and then the client has forgotten it, so retrying cannot apply it twice; true when it was
+ * sent and not refused (the Creek client then resubmits it once a replica answers, applied once).
+ */
 export class Unavailable extends CreekError {
   declare readonly code: 'unavailable';
+  readonly mayHaveTakenEffect: boolean;
 
-  constructor(detail?: string, options?: { cause?: unknown }) {
+  constructor(detail?: string, options: { cause?: unknown; mayHaveTakenEffect?: boolean } = {}) {
+    const { mayHaveTakenEffect = false, ...rest } = options;
     super(
       'unavailable',
-      `${detail ?? 'no replica answered'}: try again later, and check that the cluster is running and reachable at the addresses you passed`,
-      options,
+      `${detail ?? 'no replica answered'}; ${
+        mayHaveTakenEffect
+          ? 'the op was sent, so it may have taken effect or may still: do not simply invoke it again'
+          : 'the op was not applied'
+      }: try again later, and check that the cluster is running and reachable at the addresses you passed`,
+      rest,
     );
+    this.mayHaveTakenEffect = mayHaveTakenEffect;
   }
 }
 
@@ -201,8 +214,16 @@ export class Cancelled extends CreekError {
   }
 }
 
-/** Maps a replica's error frame (`{ t: 'error', code, message }`) to the client error to report. */
-export function errorFromWire(code: ErrorCode, message: string): CreekError {
+/**
+ * Maps a replica's error frame (`{ t: 'error', code, message }`) to the client error to report.
+ * `mayHaveTakenEffect` is for a refusal that may leave the op applied elsewhere (busy, unavailable:
+ * the op may have been sent to another replica before).
+ */
+export function errorFromWire(
+  code: ErrorCode,
+  message: string,
+  mayHaveTakenEffect = false,
+): CreekError {
   switch (code) {
     case 'invalid-arguments':
       return new InvalidArguments(message);
@@ -216,7 +237,7 @@ export function errorFromWire(code: ErrorCode, message: string): CreekError {
       return new Unauthorized(message);
     case 'unavailable':
     case 'busy':
-      return new Unavailable(message);
+      return new Unavailable(message, { mayHaveTakenEffect });
     case 'bad-frame':
     case 'version':
     case 'out-of-order':

@@ -173,6 +173,105 @@ describe('an error frame that names an op', () => {
   });
 });
 
+describe('a replica that refuses an op for now (busy, unavailable)', () => {
+  const refuse = (s: { receive(f: Frame): void }, opId: unknown, code: string) =>
+    s.receive({ t: 'error', opId, code, message: 'this replica is paused: try another replica' });
+
+  it('with one URL: the caller learns it was not applied, and it is never resubmitted', async () => {
+    const { invoke, socket } = client();
+    const s = await socket(0);
+    s.welcome();
+    const a = invoke(1);
+    invoke(2);
+    const [sentA, sentB] = s.invokes();
+    refuse(s, sentA!.opId, 'unavailable');
+    const e = await failure(a);
+    expect(e).toBeInstanceOf(Unavailable);
+    expect((e as Unavailable).mayHaveTakenEffect).toBe(false);
+    expect(e.message).toMatch(/the op was not applied/);
+    // The failover that once applied a refused op behind its caller's back: only b goes again.
+    s.close();
+    const s2 = await socket(1);
+    s2.welcome();
+    expect(s2.invokes().map((f) => f.opId)).toEqual([sentB!.opId]);
+  });
+
+  it('refused after an earlier send that may have landed: it may still take effect, and is resubmitted', async () => {
+    const { invoke, socket } = client();
+    const s = await socket(0);
+    s.welcome();
+    const a = invoke(1);
+    const [sentA] = s.invokes();
+    s.close(); // dropped before any answer: the replica may have taken it
+    const s2 = await socket(1);
+    s2.welcome();
+    expect(s2.invokes().map((f) => f.opId)).toEqual([sentA!.opId]);
+    refuse(s2, sentA!.opId, 'busy');
+    const e = await failure(a);
+    expect(e).toBeInstanceOf(Unavailable);
+    expect((e as Unavailable).mayHaveTakenEffect).toBe(true);
+    expect(e.message).toMatch(/may have taken effect or may still/);
+    s2.close();
+    const s3 = await socket(2);
+    s3.welcome();
+    expect(s3.invokes().map((f) => f.opId)).toEqual([sentA!.opId]); // its fate is still learnt
+  });
+
+  it('unavailable with another URL: the client moves there and the op is answered, not failed', async () => {
+    const scripted = scriptedSockets();
+    const creek = connect({
+      urls: ['ws://127.0.0.1:7100/client', 'ws://127.0.0.1:7101/client'],
+      WebSocket: scripted.WebSocket,
+    });
+    clients.push(creek);
+    const a = creek.invoke('kv.put' as never, { key: 'k', value: 1 } as never);
+    const s = await scripted.socket(0);
+    s.welcome();
+    const [sent] = s.invokes();
+    refuse(s, sent!.opId, 'unavailable');
+    const s2 = await scripted.socket(1);
+    expect(s2.url).toBe('ws://127.0.0.1:7101/client');
+    s2.welcome();
+    expect(s2.invokes().map((f) => [f.opId, f.seq])).toEqual([[sent!.opId, sent!.seq]]);
+    s2.receive({
+      t: 'view',
+      opId: sent!.opId,
+      level: 'stable',
+      outcome: { ok: true, value: null },
+    });
+    await expect(a).resolves.toBeNull();
+  });
+
+  it('refused by every replica until the connect timeout: not applied, and forgotten', async () => {
+    const scripted = scriptedSockets();
+    const creek = connect({
+      urls: ['ws://127.0.0.1:7100/client', 'ws://127.0.0.1:7101/client'],
+      WebSocket: scripted.WebSocket,
+      connectTimeoutMs: 300,
+    });
+    clients.push(creek);
+    const a = creek.invoke('kv.put' as never, { key: 'k', value: 1 } as never);
+    const done = failure(a);
+    let settled = false;
+    void done.then(() => (settled = true));
+    for (let n = 0; !settled; n++) {
+      const s = await scripted.socket(n);
+      s.welcome(); // welcomed, then refused: a paused replica
+      for (const f of s.invokes()) refuse(s, f.opId, 'unavailable');
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    const e = await done;
+    expect(e).toBeInstanceOf(Unavailable);
+    expect((e as Unavailable).mayHaveTakenEffect).toBe(false);
+    expect(e.message).toMatch(/no replica answered for 300 ms/);
+    expect(e.message).toMatch(/unavailable: this replica is paused/);
+    // The next replica to welcome the client is sent nothing: the op was forgotten.
+    const last = await scripted.socket(scripted.sockets.length);
+    last.welcome();
+    expect(last.invokes()).toEqual([]);
+  });
+});
+
 describe('close()', () => {
   it('fails the op in flight (it may have taken effect) and every later call (nothing sent)', async () => {
     const { creek, invoke, socket } = client();
@@ -205,7 +304,8 @@ describe('a URL whose upgrade is refused', () => {
     expect(e.message).toMatch(
       'ws://127.0.0.1:7100 (the server refused the WebSocket upgrade with HTTP status 404; Creek client URLs end in /client, e.g. ws://127.0.0.1:7100/client)',
     );
-    expect(e.message).toMatch(/this op was not sent/);
+    expect(e.message).toMatch(/the op was not applied/);
+    expect((e as Unavailable).mayHaveTakenEffect).toBe(false);
   });
 
   it('says so when the server closed the socket during the upgrade', () => {
@@ -276,6 +376,52 @@ describe('a replica that answers nothing (stallTimeoutMs)', () => {
       await sleep(100);
       s.receive({ t: 'committed', below: 0 }); // the replica is alive and talking
     }
+    expect(sockets).toHaveLength(1);
+  });
+
+  it('is left when strong ops wait that long for a stable answer, though tentative ones flow', async () => {
+    const { invoke, sockets, socket } = twoReplicas(200);
+    const s = await socket(0);
+    s.welcome();
+    invoke(1); // strong: levels weak and strong
+    const [sent] = s.invokes();
+    for (let i = 0; i < 3; i++) {
+      await sleep(100);
+      // Cut off from the leader: it answers tentatively and keeps talking, but commits nothing.
+      s.receive({
+        t: 'view',
+        opId: sent!.opId,
+        level: 'tentative',
+        outcome: { ok: true, value: null },
+      });
+    }
+    const s2 = await socket(1);
+    expect(sockets).toHaveLength(2);
+    s2.welcome();
+    expect(s2.invokes().map((f) => f.seq)).toEqual([sent!.seq]);
+  });
+
+  it('is kept while strong ops wait if it gives stable answers to others (a busy leader)', async () => {
+    const { invoke, sockets, socket } = twoReplicas(200);
+    const s = await socket(0);
+    s.welcome();
+    invoke(1);
+    invoke(2);
+    const [first, second] = s.invokes();
+    await sleep(150);
+    s.receive({
+      t: 'view',
+      opId: first!.opId,
+      level: 'stable',
+      outcome: { ok: true, value: null },
+    });
+    await sleep(150);
+    s.receive({
+      t: 'view',
+      opId: second!.opId,
+      level: 'stable',
+      outcome: { ok: true, value: null },
+    });
     expect(sockets).toHaveLength(1);
   });
 

@@ -76,6 +76,45 @@ describe('failover to another replica', () => {
       expect(await c.invokeStrong('kv.get', { key: `frozen/${i}` }), `frozen/${i}`).toBe(1);
   });
 
+  it('leaves a replica that is paused (it refuses ops) at once: no op fails, each applied once', async () => {
+    cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
+    const c = (creek = connect({ urls: cluster.urls, token: cluster.token }));
+    await connectedTo(c, 0);
+    await cluster.admin(0, 'pause');
+    const n = 20;
+    const ops = Array.from({ length: n }, (_, i) => {
+      const args = { key: `paused/${i}` };
+      return i % 2 === 0 ? c.invokeStrong('kv.increment', args) : c.invoke('kv.increment', args);
+    });
+    expect(await Promise.all(ops)).toEqual(Array.from({ length: n }, () => 1));
+    expect(c.replica()).not.toBe(0);
+    await cluster.admin(0, 'resume');
+    await cluster.converged();
+    for (let i = 0; i < n; i++)
+      expect(await c.invokeStrong('kv.get', { key: `paused/${i}` }), `paused/${i}`).toBe(1);
+  });
+
+  it('leaves a replica cut off from the others, which answers only tentatively, for one that commits', async () => {
+    cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
+    const c = (creek = connect({
+      urls: cluster.urls,
+      token: cluster.token,
+      stallTimeoutMs: 1_000,
+    }));
+    await connectedTo(c, 0);
+    for (const peer of [1, 2]) await cluster.admin(0, 'block', { peer });
+    const write = c.invoke('kv.increment', { key: 'cut-off' });
+    // Replica 0 answers at once from its own order: alive, not useful for a stable answer.
+    await new Promise<void>((resolve) => write.setCallbacks({ onUpdate: () => resolve() }));
+    expect(c.replica()).toBe(0);
+    // The stable answer comes while replica 0 is still cut off: from another replica.
+    expect(await write).toBe(1);
+    expect(c.replica()).not.toBe(0);
+    await cluster.admin(0, 'unblock');
+    await cluster.converged();
+    expect(await c.invokeStrong('kv.get', { key: 'cut-off' })).toBe(1);
+  });
+
   it('keeps read-your-writes when the write reached no other replica before its replica died', async () => {
     cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
     const c = (creek = connect({ urls: cluster.urls, token: cluster.token }));

@@ -7,7 +7,8 @@
  * - unknown-op: the app has no such operation.
  * - busy: too many invocations in flight on this connection; wait for responses.
  * - out-of-order: a frame that is not allowed yet (an invoke before hello, say).
- * - unavailable: the replica is shutting down; retry at another replica.
+ * - unavailable: the replica takes no ops now (paused, shutting down, still catching up); the op
+ *   was not taken: retry at another replica.
  */
 export const ERROR_CODES = [
   'bad-frame',

@@ -45,6 +45,7 @@ export class MemoryBinding implements Binding {
         views.error(
           new Unavailable(
             'the in-memory cluster was closed (cluster.close()) before this op was done',
+            { mayHaveTakenEffect: true },
           ),
         ),
     });

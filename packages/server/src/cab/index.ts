@@ -11,4 +11,5 @@ export {
   type PaxosStatus,
 } from './multi-paxos.js';
 export { ConditionalDelivery } from './conditional-delivery.js';
+export type { Awaited } from './req-waits.js';
 export * from './messages.js';

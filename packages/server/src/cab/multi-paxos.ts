@@ -1,4 +1,5 @@
 import { opKey, type OpId } from '../core/op-id.js';
+import { ReqWaits, type Awaited } from './req-waits.js';
 import {
   ballotLeader,
   ballotOf,
@@ -37,10 +38,17 @@ export interface PaxosOptions {
    */
   readonly missing?: (id: OpId) => readonly OpId[];
   /**
-   * The first of what `missing(id)` would name, or null when nothing is lacking: what a waiting
-   * cast or 2a is filed under until it arrives (`reqsArrived`). Default: `missing(id)[0]`.
+   * What `id` waits for, or null when nothing is lacking: one Req of what `missing(id)` would
+   * name, or an origin's prefix that covers some of them (Awaited). A waiting cast or 2a is filed
+   * under it until it arrives (`reqsArrived`), then checked again (Replica.awaitedDep). Default:
+   * the Req `missing(id)[0]`.
    */
-  readonly firstMissing?: (id: OpId) => OpId | null;
+  readonly awaited?: (id: OpId) => Awaited | null;
+  /**
+   * How many of an origin's Reqs this replica holds without a gap: when one of its Reqs arrives,
+   * waiters on its prefix are due (Awaited.prefix). Default: none (0).
+   */
+  readonly receivedUpTo?: (origin: number) => number;
   /**
    * This replica starts with no promise and no vote in its durable state (and, the host adds, no
    * op of its own): a new cluster's replica, or one whose disk was lost, possibly after it had
@@ -144,14 +152,10 @@ export class MultiPaxos {
   private readonly maxInFlight: number;
   private readonly isOrdered: (id: OpId) => boolean;
   private readonly missing: (id: OpId) => readonly OpId[];
-  private readonly firstMissing: (id: OpId) => OpId | null;
-  /**
-   * Waiting casts and 2a, filed by the op key of the first Req each lacks: an arrival rechecks only
-   * what waited on it. Rescanning everything that waits on every gossip message made a lagging
-   * replica's work grow as waiting 2a × messages (39 % of a catching-up replica's time). Entries
-   * whose cast or 2a went away otherwise are dropped when their Req arrives or nothing waits.
-   */
-  private readonly waitingOn = new Map<string, { instances: Set<number>; casts: Set<string> }>();
+  private readonly awaited: (id: OpId) => Awaited | null;
+  private readonly receivedUpTo: (origin: number) => number;
+  /** Waiting casts and 2a by what each awaits: an arrival rechecks only what waited on it. */
+  private readonly waits = new ReqWaits();
   /** When waiting casts and 2a were last all rechecked (the index's backstop). */
   private lastFullRecheckAt = Number.NEGATIVE_INFINITY;
   /**
@@ -159,7 +163,7 @@ export class MultiPaxos {
    * naming it. Zero unless an arrival path is missing; the simulator fails a run that has any.
    */
   private backstopHits = 0;
-  /** How many times a cast was checked for what it lacks (`firstMissing`): see PaxosStatus. */
+  /** How many times a cast was checked for what it lacks (`awaited`): see PaxosStatus. */
   private lackChecks = 0;
   private inBackstop = false;
   /** Leader: casts it lacks Reqs for (`missing`), by op key; proposed once they arrive. */
@@ -175,6 +179,12 @@ export class MultiPaxos {
       readonly ballot: number;
       readonly value: Batch;
       readonly since: number;
+      /**
+       * Casts of `value` before this index lacked nothing when last checked, and never will (a
+       * replica does not lose Reqs): a recheck resumes here, so a batch of k casts costs O(k)
+       * checks in all, not one scan from its start per arrival.
+       */
+      checked: number;
     }
   >();
   /**
@@ -267,9 +277,15 @@ export class MultiPaxos {
     this.isOrdered = options.isOrdered ?? (() => false);
     this.missing = options.missing ?? (() => []);
     const missing = this.missing;
-    const first = options.firstMissing ?? ((id: OpId) => missing(id)[0] ?? null);
+    const first =
+      options.awaited ??
+      ((id: OpId) => {
+        const lacking = missing(id)[0];
+        return lacking === undefined ? null : { id: lacking, prefix: false };
+      });
+    this.receivedUpTo = options.receivedUpTo ?? (() => 0);
     // Counted: the work of waiting for Reqs, which must not grow with how far behind this is.
-    this.firstMissing = (id) => {
+    this.awaited = (id) => {
       this.lackChecks++;
       return first(id);
     };
@@ -314,23 +330,22 @@ export class MultiPaxos {
    */
   reqsArrived(arrived?: readonly OpId[]): PaxosOutput[] {
     if (arrived === undefined) this.recheckAll();
-    else
-      for (const id of arrived) {
-        const key = opKey(id);
-        const w = this.waitingOn.get(key);
-        if (w === undefined) continue;
-        this.waitingOn.delete(key);
-        for (const instance of w.instances) this.recheckAccept(instance);
-        this.recheckCasts(w.casts);
+    else {
+      const casts = new Set<string>();
+      for (const w of this.waits.arrived(arrived, this.receivedUpTo)) {
+        if ('instance' in w) this.recheckAccept(w.instance);
+        else casts.add(w.cast);
       }
-    if (this.acceptsWaiting.size === 0 && this.castsWaiting.size === 0) this.waitingOn.clear();
+      this.recheckCasts(casts);
+    }
+    if (this.acceptsWaiting.size === 0 && this.castsWaiting.size === 0) this.waits.clear();
     return this.flush();
   }
 
   /** Every waiting cast and 2a, checked again (and filed again under what each lacks now). */
   private recheckAll(): void {
     this.lastFullRecheckAt = this.now;
-    this.waitingOn.clear();
+    this.waits.clear();
     for (const instance of [...this.acceptsWaiting.keys()]) this.recheckAccept(instance);
     this.recheckCasts(new Set(this.castsWaiting.keys()));
   }
@@ -342,8 +357,9 @@ export class MultiPaxos {
       this.acceptsWaiting.delete(instance);
       return;
     }
-    const lacking = this.firstLacking(a.value);
-    if (lacking !== null) this.file(lacking, instance, null);
+    const { lacking, at } = this.firstLacking(a.value, a.checked);
+    a.checked = at;
+    if (lacking !== null) this.waits.file(lacking, { instance });
     else {
       if (this.inBackstop) this.backstopHits++;
       this.acceptsWaiting.delete(instance);
@@ -357,8 +373,8 @@ export class MultiPaxos {
     for (const key of keys) {
       const w = this.castsWaiting.get(key);
       if (w === undefined) continue;
-      const lacking = this.firstMissing(w.cast.id);
-      if (lacking !== null) this.file(lacking, null, key);
+      const lacking = this.awaited(w.cast.id);
+      if (lacking !== null) this.waits.file(lacking, { cast: key });
       else {
         if (this.inBackstop) this.backstopHits++;
         this.castsWaiting.delete(key);
@@ -368,24 +384,16 @@ export class MultiPaxos {
     if (ready.length > 0) this.enqueue(ready);
   }
 
-  /** The first Req any cast of `value` lacks, or null. */
-  private firstLacking(value: Batch): OpId | null {
-    for (const c of value) {
-      const lacking = this.firstMissing(c.id);
-      if (lacking !== null) return lacking;
+  /**
+   * The first Req any cast of `value` from index `from` on lacks, or null; `at`: the index of the
+   * cast that lacks it (the length when none does).
+   */
+  private firstLacking(value: Batch, from = 0): { lacking: Awaited | null; at: number } {
+    for (let i = from; i < value.length; i++) {
+      const lacking = this.awaited(value[i]!.id);
+      if (lacking !== null) return { lacking, at: i };
     }
-    return null;
-  }
-
-  private file(lacking: OpId, instance: number | null, cast: string | null): void {
-    const key = opKey(lacking);
-    let w = this.waitingOn.get(key);
-    if (w === undefined) {
-      w = { instances: new Set(), casts: new Set() };
-      this.waitingOn.set(key, w);
-    }
-    if (instance !== null) w.instances.add(instance);
-    if (cast !== null) w.casts.add(cast);
+    return { lacking: null, at: value.length };
   }
 
   /** The replica delivered `id`: if it was one of its own casts, it is done. */
@@ -544,7 +552,9 @@ export class MultiPaxos {
       this.send(from, { type: 'nack', ballot, promised: this.promised });
       return;
     }
-    const lacking = this.isDecided(instance) ? null : this.firstLacking(value);
+    const { lacking, at } = this.isDecided(instance)
+      ? { lacking: null, at: 0 }
+      : this.firstLacking(value);
     if (lacking !== null) {
       // Not a vote yet (and no promise): the 2a waits here for the Reqs (`reqsArrived`).
       const waiting = this.acceptsWaiting.get(instance);
@@ -554,8 +564,9 @@ export class MultiPaxos {
           ballot,
           value,
           since: waiting?.since ?? this.now,
+          checked: at,
         });
-        this.file(lacking, instance, null);
+        this.waits.file(lacking, { instance });
       }
       return;
     }
@@ -837,10 +848,10 @@ export class MultiPaxos {
     for (const c of casts) {
       const key = opKey(c.id);
       if (this.proposed.has(key) || this.isOrdered(c.id)) continue;
-      const lacking = this.firstMissing(c.id);
+      const lacking = this.awaited(c.id);
       if (lacking !== null) {
         if (!this.castsWaiting.has(key)) this.castsWaiting.set(key, { cast: c, since: this.now });
-        this.file(lacking, null, key);
+        this.waits.file(lacking, { cast: key });
         continue;
       }
       this.castsWaiting.delete(key);

@@ -139,6 +139,8 @@ export class Replica {
   private runningEntries = 0;
   private readonly executionSlots: number;
   private readonly speculative: boolean;
+  /** Speculation held for a catch-up (holdSpeculation). */
+  private held = false;
   private readonly deferExecution: boolean;
   /** An input changed the list since executions last ran (with `deferExecution`). */
   private pumpDue = false;
@@ -456,6 +458,28 @@ export class Replica {
     return out;
   }
 
+  /**
+   * What `id` waits for before it can be delivered, or null when it lacks nothing: its own Req, or
+   * of the first origin whose ops of its causal context it lacks, that origin's prefix up to the
+   * last of them (`prefix`: CAB looks at it again once the origin's ops up to there are all held).
+   * So a cast waiting behind a catch-up is looked at about once per origin, however many ops it
+   * lacks. Filed under the lowest op it lacked instead, every cast waiting behind one catch-up was
+   * looked at again with each batch that arrived: batches × casts, growing with the square of the
+   * lag (the simulator's 'lag' faults).
+   */
+  awaitedDep(id: OpId): { readonly id: OpId; readonly prefix: boolean } | null {
+    const e = this.live.get(opKey(id));
+    if (e === undefined) return this.known.has(id) ? null : { id, prefix: false };
+    const ctx = e.req.causalCtx;
+    if (ctx === null) return null;
+    let awaited: OpId | null = null;
+    ctx.forEachBase((replica, base) => {
+      if (awaited === null && this.receivedUpTo(replica) < base)
+        awaited = { replica, eventNo: base };
+    });
+    return awaited === null ? null : { id: awaited, prefix: true };
+  }
+
   /** Algorithm 1 line 32: CAB delivered a strong op's id (only ever when `checkDep(id)` holds). */
   deliverStrong(id: OpId): Output[] {
     const e = this.live.get(opKey(id));
@@ -647,12 +671,33 @@ export class Replica {
       break;
     }
     if (this.frontier < this.executable()) this.startAhead();
-    else this.serveReads();
+    // Held, the state at the end of the list is not executed: a read served from the committed
+    // state could miss the session's own tentative writes (read-your-writes), so reads wait.
+    else if (!this.held) this.serveReads();
   }
 
-  /** Entries before this position may execute: all of the list, or only its committed prefix. */
+  /**
+   * Entries before this position may execute: all of the list, or only its committed prefix
+   * (without speculation, or while it is held for a catch-up).
+   */
   private executable(): number {
-    return this.speculative ? this.order.length : this.committedEnd;
+    return this.speculative && !this.held ? this.order.length : this.committedEnd;
+  }
+
+  /**
+   * Holds speculation while the replica catches up on many ops it lacks (its host knows from its
+   * peers' summaries): only committed entries execute, and local reads and the first tentative
+   * answers wait. Speculating then is wasted: each batch of older ops that arrives lands before the
+   * tentative tail and invalidates it, so the tail ran once per batch and the work per op grew
+   * with the lag (the simulator's 'lag' faults measure it: SimStats.catchUp). Committed entries
+   * never re-execute, so their stable answers go on. Released, the tail runs once, from where it
+   * stands.
+   */
+  holdSpeculation(hold: boolean): Output[] {
+    if (hold === this.held) return [];
+    this.held = hold;
+    if (!hold) this.changed();
+    return this.flush();
   }
 
   /**
@@ -932,7 +977,7 @@ export class Replica {
    * (known, or live until they are known), so the answer only grows: it is cached per origin and
    * each call walks only the ops received since the last one.
    */
-  private receivedUpTo(origin: number): number {
+  receivedUpTo(origin: number): number {
     if (origin === this.id) return this.eventNo;
     let n = Math.max(this.receivedThrough.get(origin) ?? 0, this.known.base(origin));
     while (this.hasReceived({ replica: origin, eventNo: n + 1 })) n++;

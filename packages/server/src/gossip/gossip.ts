@@ -237,6 +237,23 @@ export class Gossip {
     return this.summarizedBy.size;
   }
 
+  /**
+   * How far behind this replica is: the most ops one peer is known to hold (its latest summary)
+   * that this replica has not seen, counting each origin's contiguous prefix only. A few are always
+   * in flight; thousands mean a catch-up (ReplicaHost holds speculation meanwhile).
+   */
+  behind(): number {
+    let most = 0;
+    for (const theirs of this.peerSeen.values()) {
+      let n = 0;
+      theirs.forEachBase((origin, base) => {
+        n += Math.max(0, base - this.seen.base(origin));
+      });
+      most = Math.max(most, n);
+    }
+    return most;
+  }
+
   /** True once this replica has the Req with this id (cast, delivered or recovered). */
   has(id: OpId): boolean {
     return this.seen.has(id);

@@ -60,6 +60,13 @@ export function lastCheckpoint(records: readonly HostRecord[]): {
 export const DEFAULT_CHECKPOINT_EVERY = 10_000;
 
 /**
+ * Ops a peer holds that this replica lacks, from which it holds speculation until it has caught up
+ * (to a quarter of this): well above what is in flight between replicas in normal running (a few
+ * gossip rounds of a loaded cluster), well below a real lag (thousands of ops).
+ */
+export const CATCH_UP_HOLD = 1024;
+
+/**
  * What the host asks of its driver, in order. A driver must make each record durable before it
  * acts on any later send or response (the simulator defers them; the runtime writes synchronously).
  */
@@ -99,6 +106,11 @@ export interface HostOptions {
   readonly checkpointEvery?: number;
   /** How often gossip drops Reqs that are final here and every peer has. Default: 50 ms. */
   readonly pruneEveryMs?: number;
+  /**
+   * Ops a peer holds that this replica lacks from which it holds speculation (CATCH_UP_HOLD by
+   * default); Infinity never holds, which only a test of what the hold saves should want.
+   */
+  readonly catchUpHold?: number;
 }
 
 /**
@@ -120,6 +132,7 @@ export class ReplicaHost {
   private readonly executor: Executor;
   private readonly pullAfterMs: number;
   private readonly checkpointEvery: number;
+  private readonly catchUpHold: number;
   private readonly pruneEveryMs: number;
   private blockedSince: number | null = null;
   private now = 0;
@@ -166,6 +179,9 @@ export class ReplicaHost {
     this.executor = options.executor;
     this.pullAfterMs = options.pullAfterMs ?? 20;
     this.checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
+    this.catchUpHold = options.catchUpHold ?? CATCH_UP_HOLD;
+    if (!(this.catchUpHold >= 1))
+      throw new Error(`catchUpHold must be a number of ops, 1 or more, not ${this.catchUpHold}`);
     this.pruneEveryMs = options.pruneEveryMs ?? 50;
     const replicaOptions: ReplicaOptions = { ...options.replica, id: options.id };
     const { checkpoint, tail } = lastCheckpoint(recovered?.records ?? []);
@@ -179,7 +195,8 @@ export class ReplicaHost {
       replicas: options.replicas,
       isOrdered: (id) => this.delivery.hasOrdered(id),
       missing: (id) => this.replica.missingDeps(id, 64),
-      firstMissing: (id) => this.replica.missingDeps(id, 1)[0] ?? null,
+      awaited: (id) => this.replica.awaitedDep(id),
+      receivedUpTo: (origin) => this.replica.receivedUpTo(origin),
       // No promise, no vote and no op of its own on its disk, whatever else is there: a rejoining
       // replica writes none of them until it has learned all it may have forgotten (it takes no
       // client op before: `learningFromPeers`), so a crash meanwhile leaves it to rejoin again.
@@ -258,8 +275,21 @@ export class ReplicaHost {
 
   receive(from: number, message: PeerMessage): void {
     if (this.halted !== null) return;
-    if (message.kind === 'gossip') this.applyGossip(this.gossip.receive(from, message.msg));
-    else this.applyPaxos(this.paxos.receive(from, message.msg));
+    if (message.kind === 'gossip') {
+      this.applyGossip(this.gossip.receive(from, message.msg));
+      this.holdSpeculationWhileBehind();
+    } else this.applyPaxos(this.paxos.receive(from, message.msg));
+  }
+
+  /**
+   * Speculation is held while a peer holds `catchUpHold` (CATCH_UP_HOLD) or more ops this replica lacks, and
+   * resumes below a quarter of that (Replica.holdSpeculation), so the tentative tail is not
+   * re-executed for every batch of a long catch-up.
+   */
+  private holdSpeculationWhileBehind(): void {
+    const behind = this.gossip.behind();
+    if (behind >= this.catchUpHold) this.applyCore(this.replica.holdSpeculation(true));
+    else if (behind < this.catchUpHold / 4) this.applyCore(this.replica.holdSpeculation(false));
   }
 
   tick(nowMs: number): void {
@@ -267,6 +297,7 @@ export class ReplicaHost {
     this.now = Math.max(this.now, nowMs);
     this.applyCore(this.replica.tick(nowMs, !this.learningFromPeers));
     this.applyGossip(this.gossip.tick(nowMs));
+    this.holdSpeculationWhileBehind();
     // Reported with heartbeats, which the driver sends only after earlier writes are durable.
     this.paxos.setDeliveredBelow(this.delivery.deliveredBelow());
     this.applyPaxos(this.paxos.tick(nowMs));

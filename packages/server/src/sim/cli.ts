@@ -1,7 +1,7 @@
 import { FAULT_MODES, runSimulation, type FaultMode, type SimResult } from './simulation.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all] [--seed S] [--first F] [--verbose]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag] [--seed S] [--first F] [--verbose]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`.
  */
 interface Options {
@@ -73,9 +73,16 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+/** Faults 'lag': what the lagging replica spent per op it caught up on (sim/catch-up.ts). */
+function catchUpLine(c: SimResult['stats']['catchUp']): string {
+  if (c === null) return '';
+  const per = (n: number): string => (n / Math.max(1, c.ops)).toFixed(2);
+  return `; replica ${c.replica} caught up on ${c.ops} ops with ${per(c.executions)} executions, ${per(c.lackChecks)} lack checks and ${per(c.messages)} messages per op`;
+}
+
 function report(r: SimResult, verbose: boolean): void {
   const s = r.stats;
-  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated`;
+  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}`;
   if (verbose || !r.ok) console.log(line);
   if (!r.ok) {
     console.log(`  parameters: ${JSON.stringify(r.parameters)}`);

@@ -12,6 +12,7 @@ export {
   type SimParameters,
 } from './simulation.js';
 export { checkRun } from './checkers.js';
+export { catchUpGrowth, type CatchUpWork } from './catch-up.js';
 export { ReferenceInterpreter } from './reference-interpreter.js';
 export { Prng } from './prng.js';
 export { simApp, generateOp } from './workload.js';

@@ -15,6 +15,7 @@ import {
   type HostRecord,
   type PeerMessage,
 } from '../host/replica-host.js';
+import type { CatchUpWork } from './catch-up.js';
 import { checkRun } from './checkers.js';
 import { SimDisk } from './disk.js';
 import { EventQueue } from './event-queue.js';
@@ -32,15 +33,19 @@ import {
   type WorkloadShape,
 } from './workload.js';
 
-export const FAULT_MODES = ['none', 'partition', 'crash', 'all'] as const;
+export const FAULT_MODES = ['none', 'partition', 'crash', 'all', 'lag'] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
 
 export interface SimConfig {
   readonly seed: number;
   readonly replicas: number;
-  /** none: a benign network (delays and reordering only); partition / crash: those faults too; all: everything. */
+  /**
+   * none: a benign network (delays and reordering only); partition / crash: those faults too; all:
+   * everything; lag: one replica cut off from the others for most of the workload, then healed, so
+   * that it catches up on nearly everything at once (`SimStats.catchUp`).
+   */
   readonly faults?: FaultMode;
-  /** Simulated time during which clients invoke ops. */
+  /** Simulated time during which clients invoke ops (default 1500 ms). */
   readonly workloadMs?: number;
   /** Simulated time allowed, after the workload and all faults end, to reach quiescence. */
   readonly settleMs?: number;
@@ -49,6 +54,17 @@ export interface SimConfig {
    * the writes they depend on are durable. Exists so a test can show the checkers catch it.
    */
   readonly unsafeSendBeforeDurable?: boolean;
+  /**
+   * Replicas never hold speculation while they catch up (HostOptions.catchUpHold Infinity): the
+   * tentative tail re-executes with every batch that arrives. Exists so a test can show that
+   * `SimStats.catchUp` sees the work grow with the lag.
+   */
+  readonly unsafeSpeculateWhileBehind?: boolean;
+  /**
+   * HostOptions.catchUpHold: a test of how catch-up work scales sets it low, so that lags it can
+   * afford to simulate are many times the threshold.
+   */
+  readonly catchUpHold?: number;
 }
 
 /** The parameters a seed draws, printed when a run fails so the failure can be understood. */
@@ -138,7 +154,10 @@ export interface SimStats {
   /** Other origins' strong ops cast on their behalf (counted by the replicas up at the end). */
   adopted: number;
   simulatedMs: number;
+  /** With faults 'lag': what the lagging replica did from the heal until the run ended. */
+  catchUp: CatchUpWork | null;
 }
+
 
 /** One simulated replica process: the host and the disk that outlives it. */
 interface SimProcess {
@@ -222,13 +241,26 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const events = new EventQueue<() => void>();
   let now = 0;
   const procs: SimProcess[] = [];
+  /** Peer messages each replica handled. */
+  const received: number[] = [];
+  /** Faults 'lag': the lagging replica's counts when it was healed (its host is not restarted). */
+  let catchUpFrom: {
+    readonly replica: number;
+    readonly host: ReplicaHost;
+    readonly committed: number;
+    readonly executions: number;
+    readonly lackChecks: number;
+    readonly messages: number;
+  } | null = null;
   const network = new SimNetwork<{ readonly msg: PeerMessage; readonly wipes: number }>(
     netPrng,
     params.network,
     (at, run) => events.push(at, run),
     (t) => {
       const p = procs[t.to]!;
-      if (p.up && procs[t.from]!.wipes === t.msg.wipes) p.host.receive(t.from, t.msg.msg);
+      if (!p.up || procs[t.from]!.wipes !== t.msg.wipes) return;
+      received[t.to] = (received[t.to] ?? 0) + 1;
+      p.host.receive(t.from, t.msg.msg);
     },
     (node) => node,
     (node) => procs[node]!.up,
@@ -254,6 +286,11 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     replica: storeObserver === undefined ? replicaOptions : { ...replicaOptions, storeObserver },
     executor,
     checkpointEvery: params.checkpointEvery,
+    ...(config.unsafeSpeculateWhileBehind === true
+      ? { catchUpHold: Number.POSITIVE_INFINITY }
+      : config.catchUpHold === undefined
+        ? {}
+        : { catchUpHold: config.catchUpHold }),
   });
 
   /** Options of a live host of `p`: its executor, and the mirror's feed when seeds use one. */
@@ -660,6 +697,18 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       target.crashAfterRestart = crashAfterRestart;
     },
     restartAll: () => procs.forEach(restart),
+    lagging: (replica, healed) => {
+      if (!healed) return;
+      const h = procs[replica]!.host;
+      catchUpFrom = {
+        replica,
+        host: h,
+        committed: h.replica.stats().committed,
+        executions: h.replica.metrics.executions,
+        lackChecks: h.paxos.status().lackChecks,
+        messages: received[replica] ?? 0,
+      };
+    },
   });
 
   // Run: the workload, then settle until quiescent.
@@ -813,7 +862,26 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     elections: sum((h) => h.paxos.counters.elections),
     adopted: sum((h) => h.replica.metrics.adopted),
     simulatedMs: now,
+    catchUp: catchUpWork(),
   };
+
+  function catchUpWork(): CatchUpWork | null {
+    const from = catchUpFrom;
+    if (from === null || procs[from.replica]!.host !== from.host) return null;
+    const h = from.host;
+    const ops = h.replica.stats().committed - from.committed;
+    const executions = h.replica.metrics.executions - from.executions;
+    const lackChecks = h.paxos.status().lackChecks - from.lackChecks;
+    const messages = (received[from.replica] ?? 0) - from.messages;
+    return {
+      replica: from.replica,
+      ops,
+      executions,
+      lackChecks,
+      messages,
+      perOp: (executions + lackChecks + messages) / Math.max(1, ops),
+    };
+  }
   return {
     seed: config.seed,
     replicas: n,
@@ -844,6 +912,8 @@ interface FaultActions {
     crashAfterRestart: { readonly afterMs: number; readonly downMs: number } | null,
   ): void;
   restartAll(): void;
+  /** Faults 'lag': the replica cut off until the heal; its catch-up is measured from then. */
+  lagging(replica: number, healed: boolean): void;
 }
 
 /**
@@ -859,6 +929,19 @@ function scheduleFaults(
   act: FaultActions,
 ): void {
   if (mode === 'none' || n < 2) return;
+  if (mode === 'lag') {
+    const who = prng.int(0, n - 1);
+    const others = Array.from({ length: n }, (_, i) => i).filter((i) => i !== who);
+    act.at(workloadMs * 0.05, () => {
+      act.partition([[who], others]);
+      act.lagging(who, false);
+    });
+    act.at(workloadMs * 0.95, () => {
+      act.heal();
+      act.lagging(who, true);
+    });
+    return;
+  }
   const kinds: string[] = [];
   if (mode === 'partition' || mode === 'all')
     kinds.push('split', 'isolate-leader', 'one-way', 'deaf');

@@ -225,6 +225,22 @@ describe('anti-entropy (agreement)', () => {
   });
 });
 
+describe('behind: how many ops a peer holds that this replica lacks', () => {
+  it('is the most over peers, from their summaries, and shrinks as the ops arrive', () => {
+    const a = node(0, 3);
+    expect(a.behind()).toBe(0);
+    a.receive(1, { kind: 'summary', seen: { '1': [500], '2': [300] }, reply: false });
+    a.receive(2, { kind: 'summary', seen: { '2': [900] }, reply: false });
+    expect(a.behind()).toBe(900);
+    for (let e = 1; e <= 400; e++) a.receive(2, { kind: 'push', reqs: [mkReq(2, e)] });
+    expect(a.behind()).toBe(500); // peer 2 still holds 401..900; peer 1 holds 1..500 of origin 1
+    for (let e = 1; e <= 500; e++) a.receive(1, { kind: 'push', reqs: [mkReq(1, e)] });
+    expect(a.behind()).toBe(500);
+    for (let e = 401; e <= 900; e++) a.receive(2, { kind: 'push', reqs: [mkReq(2, e)] });
+    expect(a.behind()).toBe(0);
+  });
+});
+
 describe('want and pull (no loss)', () => {
   it('pulls a wanted Req from every peer and re-asks each round until it arrives', () => {
     const g = node(0, 4, { antiEntropyIntervalMs: 50 });

@@ -752,7 +752,7 @@ export class MultiPaxos {
       // ballots that only the others hear (see below).
       if ((leaderAlive && this.leaderHint!.ballot > this.ballot) || !this.hearsMajority())
         this.stepDown();
-      else if (now - this.electionAt >= this.retransmitMs * 2) this.startElection();
+      else if (now - this.electionAt >= this.retransmitMs * 2) this.askAgain();
       return;
     }
     if (leaderAlive || now - this.electionAt < this.electionTimeoutMs) return;
@@ -791,6 +791,19 @@ export class MultiPaxos {
     this.out.push({ type: 'persist', record: { kind: 'promise', ballot: this.ballot } });
     this.promises.clear();
     this.prepareFrom = this.decidedBelow;
+    this.electionAt = this.now;
+    this.broadcast({ type: 'prepare', ballot: this.ballot, from: this.prepareFrom });
+  }
+
+  /**
+   * No majority of promises yet: a prepare or a promise may have been lost, so the candidate asks
+   * again at the same ballot (an acceptor promises a ballot it already promised again). Asking
+   * with a new ballot each time livelocked whenever a round trip took longer than two retransmit
+   * periods: every promise arrived for a ballot the candidate had already left (the simulator,
+   * seed 1878 with 5 replicas: no leader for 360 ms at 10–50 ms delays). A higher ballot elsewhere
+   * still ends the candidacy (a nack, or a leader's heartbeat).
+   */
+  private askAgain(): void {
     this.electionAt = this.now;
     this.broadcast({ type: 'prepare', ballot: this.ballot, from: this.prepareFrom });
   }

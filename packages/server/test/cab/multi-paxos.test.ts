@@ -205,6 +205,29 @@ describe('a deaf replica (heard by the others, hears nobody)', () => {
     expect(c.node(0).status().role).toBe('follower');
   });
 
+  it('a candidate whose promises come back slower than it retries still wins: it asks again at its ballot', () => {
+    // Retries every 20 ms; promises take 45 ms to come back (within the 60 ms election timeout).
+    const c = started(3, { retransmitMs: 10 });
+    c.crash(0);
+    const late: { at: number; from: number; msg: PaxosMessage }[] = [];
+    c.drop = (from, to, msg) => {
+      if (to !== 1 || msg.type !== 'promise') return false;
+      late.push({ at: c.now + 45, from, msg });
+      return true;
+    };
+    for (let t = 0; t < 1_000 && c.node(1).status().role !== 'leader'; t++) {
+      c.advance(1);
+      for (const l of late.filter((x) => x.at <= c.now)) {
+        late.splice(late.indexOf(l), 1);
+        c.inject(l.from, 1, l.msg);
+      }
+    }
+    // A new ballot at every retry left each promise behind: no leader, ever (the simulator found
+    // it with 10–50 ms delays). Asking again at the same ballot, the first late promise counts.
+    expect(c.node(1).status().role).toBe('leader');
+    expect(c.node(1).counters.elections).toBe(1);
+  });
+
   it('a candidate that goes deaf gives up instead of retrying with higher ballots', () => {
     const c = started(3);
     // The leader is gone, and promises do not reach node 1: it stays a candidate.

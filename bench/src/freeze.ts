@@ -20,10 +20,11 @@
  * Progress on stderr, the figures on stdout. Nothing is asserted: this measures.
  */
 import { performance } from 'node:perf_hooks';
-import { connect, type CreekClient } from '@creek/client';
+import { connect } from '@creek/client';
 import { MAX_FRAME_BYTES } from '@creek/protocol';
 import { LocalCluster } from '@creek/server/node';
 import { flagPairs } from './cli-flags.js';
+import { longestStrongGaps, startLoad } from './open-loop-load.js';
 
 interface Flags {
   target: 'leader' | 'follower';
@@ -61,44 +62,6 @@ function parse(argv: readonly string[]): Flags {
     (f as unknown as Record<string, number>)[name] = n;
   }
   return f;
-}
-
-/** Open-loop load until `stop()`; per client, the times of its successful strong ops. */
-function startLoad(clients: CreekClient[], flags: Flags): { stop(): void; strongDone: number[][] } {
-  const strongDone = clients.map(() => [] as number[]);
-  const t0 = performance.now();
-  let issued = 0;
-  let stopped = false;
-  let seed = 1;
-  const random = (): number => {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31;
-    return seed / 2 ** 31;
-  };
-  const tick = (): void => {
-    if (stopped) return;
-    const due = Math.floor(((performance.now() - t0) / 1000) * flags.rate) + 1;
-    while (issued < due) {
-      const c = issued++ % clients.length;
-      const key = `k/${Math.floor(random() * flags.keys)}`;
-      if (random() < flags.strong)
-        clients[c]!.invokeStrong('kv.increment', { key }, { timeoutMs: 120_000 }).then(
-          () => strongDone[c]!.push(performance.now()),
-          () => undefined,
-        );
-      else
-        clients[c]!.invokeWeak('kv.put', { key, value: issued }, { timeoutMs: 120_000 }).catch(
-          () => undefined,
-        );
-    }
-    setTimeout(tick, 2);
-  };
-  tick();
-  return {
-    stop: () => {
-      stopped = true;
-    },
-    strongDone,
-  };
 }
 
 async function main(): Promise<void> {
@@ -154,15 +117,11 @@ async function main(): Promise<void> {
     }
     await health;
     const end = performance.now();
-    const gaps = load.strongDone.map((times) => {
-      let last = frozenAt;
-      let worst = 0;
-      for (const t of times.filter((x) => x >= frozenAt).sort((a, b) => a - b)) {
-        worst = Math.max(worst, t - last);
-        last = t;
-      }
-      return Math.max(worst, Math.min(end, resumedAt + flags.after * 1000) - last);
-    });
+    const gaps = longestStrongGaps(
+      load.strongDone,
+      frozenAt,
+      Math.min(end, resumedAt + flags.after * 1000),
+    );
     const frames = (await cluster.statuses()).map((s) => s?.network.largestFrameSent ?? NaN);
     const s = (ms: number | null): string =>
       ms === null ? 'never' : `${(ms / 1000).toFixed(1)} s`;

@@ -684,6 +684,11 @@ export class Replica {
     return this.speculative && !this.held ? this.order.length : this.committedEnd;
   }
 
+  /** Speculation is held for a catch-up (holdSpeculation). */
+  get speculationHeld(): boolean {
+    return this.held;
+  }
+
   /**
    * Holds speculation while the replica catches up on many ops it lacks (its host knows from its
    * peers' summaries): only committed entries execute, and local reads and the first tentative

@@ -67,6 +67,13 @@ export const DEFAULT_CHECKPOINT_EVERY = 10_000;
 export const CATCH_UP_HOLD = 1024;
 
 /**
+ * A hold ends when no push from a peer has arrived for this long: the catch-up stalled (the
+ * replica is cut off from the peers that have what it lacks), and a replica in a minority must
+ * answer tentatively. Two anti-entropy rounds, so a catch-up paced by rounds keeps it.
+ */
+export const CATCH_UP_STALL_MS = 100;
+
+/**
  * What the host asks of its driver, in order. A driver must make each record durable before it
  * acts on any later send or response (the simulator defers them; the runtime writes synchronously).
  */
@@ -111,6 +118,8 @@ export interface HostOptions {
    * default); Infinity never holds, which only a test of what the hold saves should want.
    */
   readonly catchUpHold?: number;
+  /** CATCH_UP_STALL_MS by default; Infinity holds while cut off, which only a planted bug wants. */
+  readonly catchUpStallMs?: number;
 }
 
 /**
@@ -133,6 +142,14 @@ export class ReplicaHost {
   private readonly pullAfterMs: number;
   private readonly checkpointEvery: number;
   private readonly catchUpHold: number;
+  private readonly catchUpStallMs: number;
+  /**
+   * When a gossip push last arrived, or a catch-up began (a peer's summary showed `catchUpHold`
+   * ops this replica lacks), by the host's clock: a catch-up in progress.
+   */
+  private catchUpProgressAt = Number.NEGATIVE_INFINITY;
+  /** What `Gossip.behind` said at the last check. */
+  private wasBehind = 0;
   private readonly pruneEveryMs: number;
   private blockedSince: number | null = null;
   private now = 0;
@@ -180,6 +197,7 @@ export class ReplicaHost {
     this.pullAfterMs = options.pullAfterMs ?? 20;
     this.checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
     this.catchUpHold = options.catchUpHold ?? CATCH_UP_HOLD;
+    this.catchUpStallMs = options.catchUpStallMs ?? CATCH_UP_STALL_MS;
     if (!(this.catchUpHold >= 1))
       throw new Error(`catchUpHold must be a number of ops, 1 or more, not ${this.catchUpHold}`);
     this.pruneEveryMs = options.pruneEveryMs ?? 50;
@@ -276,20 +294,33 @@ export class ReplicaHost {
   receive(from: number, message: PeerMessage): void {
     if (this.halted !== null) return;
     if (message.kind === 'gossip') {
+      if (message.msg.kind === 'push') this.catchUpProgressAt = this.now;
       this.applyGossip(this.gossip.receive(from, message.msg));
       this.holdSpeculationWhileBehind();
     } else this.applyPaxos(this.paxos.receive(from, message.msg));
   }
 
   /**
-   * Speculation is held while a peer holds `catchUpHold` (CATCH_UP_HOLD) or more ops this replica lacks, and
-   * resumes below a quarter of that (Replica.holdSpeculation), so the tentative tail is not
-   * re-executed for every batch of a long catch-up.
+   * Speculation is held while a peer holds `catchUpHold` (CATCH_UP_HOLD) or more ops this replica
+   * lacks and pushes keep arriving (Replica.holdSpeculation), so the tentative tail is not
+   * re-executed for every batch of a long catch-up. It resumes below a quarter of that, or when
+   * no push came for CATCH_UP_STALL_MS since the catch-up began: cut off mid-catch-up, it answers
+   * tentatively again.
    */
   private holdSpeculationWhileBehind(): void {
     const behind = this.gossip.behind();
-    if (behind >= this.catchUpHold) this.applyCore(this.replica.holdSpeculation(true));
-    else if (behind < this.catchUpHold / 4) this.applyCore(this.replica.holdSpeculation(false));
+    if (behind >= this.catchUpHold && this.wasBehind < this.catchUpHold)
+      this.catchUpProgressAt = this.now; // the pushes are on their way: hold the first ones too
+    this.wasBehind = behind;
+    const arriving = this.now - this.catchUpProgressAt < this.catchUpStallMs;
+    if (behind >= this.catchUpHold && arriving) this.applyCore(this.replica.holdSpeculation(true));
+    else if (behind < this.catchUpHold / 4 || !arriving)
+      this.applyCore(this.replica.holdSpeculation(false));
+  }
+
+  /** Speculation is held for a catch-up (holdSpeculationWhileBehind). */
+  get speculationHeld(): boolean {
+    return this.replica.speculationHeld;
   }
 
   tick(nowMs: number): void {

@@ -91,6 +91,8 @@ export interface ReplicaStatus {
     readonly sent: number;
     readonly bytesSent: number;
     readonly largestFrameSent: number;
+    /** Messages larger than a frame may be, counted and not sent. */
+    readonly oversized: number;
   };
   /** Concurrent execution: see ReplicaServer.status. */
   readonly execution: {

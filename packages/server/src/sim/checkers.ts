@@ -27,14 +27,24 @@ import { LINEARIZABLE_KEYS, LINEARIZABLE_QUEUE, ONCE_PREFIX } from './workload.j
 export function checkRun(
   record: RunRecord,
   app: App,
-  opts: { quiescent: boolean; speculative?: boolean },
+  opts: {
+    quiescent: boolean;
+    speculative?: boolean;
+    /** The longest a replica cut off into a minority may go on holding speculation (ms). */
+    holdBoundMs?: number;
+  },
 ): string[] {
   const checks: (() => string[])[] = [
     () => checkCommittedPrefixes(record),
     () => checkProgramOrder(record),
     () => checkStableResponses(record, app),
     () => checkTentativeResponses(record, app),
-    () => checkMinorityPartitions(record, opts.speculative ?? true),
+    () =>
+      checkMinorityPartitions(
+        record,
+        opts.speculative ?? true,
+        opts.holdBoundMs ?? Number.POSITIVE_INFINITY,
+      ),
     () => checkLinearizability(record),
   ];
   if (opts.quiescent) {
@@ -352,15 +362,34 @@ export function checkLinearizability(record: RunRecord): string[] {
  * speculation (SMR) the other way round: an op answers only once committed, which a minority
  * cannot do, so no op invoked there may get any response before the heal (a weak read-only op
  * reads the committed state there, and may).
+ *
+ * A replica cut off in the middle of a catch-up holds speculation until it sees the catch-up has
+ * stalled (ReplicaHost.holdSpeculationWhileBehind): an op it takes while it holds may go
+ * unanswered until the heal, but the hold must end within `holdBoundMs` of the split.
  */
-export function checkMinorityPartitions(record: RunRecord, speculative = true): string[] {
+export function checkMinorityPartitions(
+  record: RunRecord,
+  speculative = true,
+  holdBoundMs = Number.POSITIVE_INFINITY,
+): string[] {
   const out: string[] = [];
   const majority = Math.floor(record.replicas / 2) + 1;
   // A response waits for the replica's disk (a few ms); ops invoked just before a heal may answer after it.
   const margin = 10;
+  const heldDuring = (replica: number, from: number, to: number): boolean =>
+    record.holds.some((h) => h.replica === replica && h.start < to && h.end > from);
   for (const split of record.splits) {
     for (const group of split.groups) {
       if (group.length >= majority) continue;
+      if (speculative)
+        for (const h of record.holds) {
+          if (!group.includes(h.replica) || h.start >= split.end || h.end <= split.start) continue;
+          const heldInto = Math.min(h.end, split.end) - split.start;
+          if (heldInto > holdBoundMs)
+            out.push(
+              `(partition) replica ${h.replica} held speculation ${heldInto.toFixed(0)} ms into a minority partition (at most ${holdBoundMs.toFixed(0)}): its clients got no tentative answers`,
+            );
+        }
       for (const inv of record.invocations) {
         if (
           !group.includes(inv.replica) ||
@@ -384,7 +413,8 @@ export function checkMinorityPartitions(record: RunRecord, speculative = true): 
         if (
           !inv.abandoned &&
           inv.invokedAt < split.end - margin &&
-          !inv.responses.some((r) => r.at < split.end)
+          !inv.responses.some((r) => r.at < split.end) &&
+          !heldDuring(inv.replica, inv.invokedAt, split.end)
         ) {
           out.push(
             `(partition) ${describe(inv)} got no tentative response while its replica was in a minority`,

@@ -1,7 +1,7 @@
 import { FAULT_MODES, runSimulation, type FaultMode, type SimResult } from './simulation.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag] [--seed S] [--first F] [--verbose]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--seed S] [--first F] [--verbose]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`.
  */
 interface Options {

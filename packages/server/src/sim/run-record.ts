@@ -16,6 +16,11 @@ export interface RunRecord {
     end: number;
     readonly groups: readonly (readonly number[])[];
   }[];
+  /**
+   * When each replica held speculation for a catch-up (ReplicaHost.speculationHeld): its reads and
+   * first tentative answers waited. `end` is Infinity while it still holds.
+   */
+  readonly holds: { readonly replica: number; readonly start: number; end: number }[];
   /** Per replica, at the end of the run. */
   readonly finals: FinalReplicaState[];
   /** Replicas that crashed for good: the end-of-run checks leave their final state out. */

@@ -9,6 +9,7 @@ import type { ReadTrace } from '../exec/mirror-messages.js';
 import { MirrorStore } from '../exec/mirror-store.js';
 import type { RecordingSnapshot } from '../core/snapshot.js';
 import {
+  CATCH_UP_STALL_MS,
   lastCheckpoint,
   ReplicaHost,
   type HostOptions,
@@ -33,7 +34,7 @@ import {
   type WorkloadShape,
 } from './workload.js';
 
-export const FAULT_MODES = ['none', 'partition', 'crash', 'all', 'lag'] as const;
+export const FAULT_MODES = ['none', 'partition', 'crash', 'all', 'lag', 'lag-cut'] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
 
 export interface SimConfig {
@@ -42,7 +43,8 @@ export interface SimConfig {
   /**
    * none: a benign network (delays and reordering only); partition / crash: those faults too; all:
    * everything; lag: one replica cut off from the others for most of the workload, then healed, so
-   * that it catches up on nearly everything at once (`SimStats.catchUp`).
+   * that it catches up on nearly everything at once (`SimStats.catchUp`); lag-cut: the same, cut
+   * off again for 200 ms 20 ms into its catch-up.
    */
   readonly faults?: FaultMode;
   /** Simulated time during which clients invoke ops (default 1500 ms). */
@@ -65,6 +67,12 @@ export interface SimConfig {
    * afford to simulate are many times the threshold.
    */
   readonly catchUpHold?: number;
+  /**
+   * Replicas go on holding speculation when their catch-up stalls (HostOptions.catchUpStallMs
+   * Infinity): cut off into a minority mid-catch-up, they answer nothing. Exists so a test can show
+   * the minority-partition checker bounds the hold.
+   */
+  readonly unsafeHoldWhileCutOff?: boolean;
 }
 
 /** The parameters a seed draws, printed when a run fails so the failure can be understood. */
@@ -157,7 +165,6 @@ export interface SimStats {
   /** With faults 'lag': what the lagging replica did from the heal until the run ended. */
   catchUp: CatchUpWork | null;
 }
-
 
 /** One simulated replica process: the host and the disk that outlives it. */
 interface SimProcess {
@@ -291,6 +298,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       : config.catchUpHold === undefined
         ? {}
         : { catchUpHold: config.catchUpHold }),
+    ...(config.unsafeHoldWhileCutOff === true ? { catchUpStallMs: Number.POSITIVE_INFINITY } : {}),
   });
 
   /** Options of a live host of `p`: its executor, and the mirror's feed when seeds use one. */
@@ -344,11 +352,13 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     commits: ids.map(() => []),
     invocations: [],
     splits: [],
+    holds: [],
     finals: [],
     lost: [],
     retired: [],
   };
   const byTag = new Map<number, Invocation>();
+  const openHold: (RunRecord['holds'][number] | undefined)[] = [];
   let nextTag = 1;
   let partitions = 0;
   let crashes = 0;
@@ -697,8 +707,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       target.crashAfterRestart = crashAfterRestart;
     },
     restartAll: () => procs.forEach(restart),
-    lagging: (replica, healed) => {
-      if (!healed) return;
+    lagging: (replica) => {
       const h = procs[replica]!.host;
       catchUpFrom = {
         replica,
@@ -730,6 +739,23 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     now = ev.at;
     ev.event();
     scheduleDeferredRuns();
+    trackHolds();
+  }
+
+  /** Records when each replica starts and stops holding speculation (RunRecord.holds). */
+  function trackHolds(): void {
+    for (const p of procs) {
+      const held = p.up && p.host.speculationHeld;
+      const open = openHold[p.id];
+      if (held && open === undefined) {
+        const h = { replica: p.id, start: now, end: Number.POSITIVE_INFINITY };
+        record.holds.push(h);
+        openHold[p.id] = h;
+      } else if (!held && open !== undefined) {
+        open.end = now;
+        openHold[p.id] = undefined;
+      }
+    }
   }
   if (!quiescent) quiescent = isQuiescent();
 
@@ -810,6 +836,9 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     ...checkRun(record, app, {
       quiescent,
       speculative: params.execution.speculative,
+      // Pushes sent before the split arrive up to a delay later (a duplicate up to twice that);
+      // then the hold ends at the next tick after CATCH_UP_STALL_MS without one.
+      holdBoundMs: CATCH_UP_STALL_MS + 2 * params.network.maxDelayMs + 2 * TICK_MS,
     }),
   ];
   if (!quiescent) {
@@ -912,8 +941,8 @@ interface FaultActions {
     crashAfterRestart: { readonly afterMs: number; readonly downMs: number } | null,
   ): void;
   restartAll(): void;
-  /** Faults 'lag': the replica cut off until the heal; its catch-up is measured from then. */
-  lagging(replica: number, healed: boolean): void;
+  /** Faults 'lag': the replica was cut off until now; its catch-up is measured from here. */
+  lagging(replica: number): void;
 }
 
 /**
@@ -929,17 +958,23 @@ function scheduleFaults(
   act: FaultActions,
 ): void {
   if (mode === 'none' || n < 2) return;
-  if (mode === 'lag') {
+  if (mode === 'lag' || mode === 'lag-cut') {
+    // Cut off for most of the workload; healed, it starts to catch up and holds speculation
+    // (measured from then: SimStats.catchUp). lag-cut: cut off again 20 ms into that for 200 ms,
+    // when the hold must end (checkMinorityPartitions).
     const who = prng.int(0, n - 1);
     const others = Array.from({ length: n }, (_, i) => i).filter((i) => i !== who);
-    act.at(workloadMs * 0.05, () => {
-      act.partition([[who], others]);
-      act.lagging(who, false);
-    });
-    act.at(workloadMs * 0.95, () => {
+    // lag-cut leaves room for the second cut before the workload ends.
+    const healAt = workloadMs * (mode === 'lag' ? 0.95 : 0.8);
+    act.at(workloadMs * 0.05, () => act.partition([[who], others]));
+    act.at(healAt, () => {
       act.heal();
-      act.lagging(who, true);
+      act.lagging(who);
     });
+    if (mode === 'lag-cut') {
+      act.at(healAt + 20, () => act.partition([[who], others]));
+      act.at(Math.min(healAt + 220, workloadMs), () => act.heal());
+    }
     return;
   }
   const kinds: string[] = [];

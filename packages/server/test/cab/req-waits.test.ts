@@ -20,9 +20,15 @@ describe('ReqWaits: waiting casts and 2a by what they await', () => {
     upTo = 12;
     expect(w.arrived([{ replica: 2, eventNo: 10 }], prefix)).toEqual([{ instance: 7 }]);
     // Each waiter is due once.
-    expect(w.arrived([{ replica: 2, eventNo: 11 }, { replica: 1, eventNo: 5 }], prefix)).toEqual(
-      [],
-    );
+    expect(
+      w.arrived(
+        [
+          { replica: 2, eventNo: 11 },
+          { replica: 1, eventNo: 5 },
+        ],
+        prefix,
+      ),
+    ).toEqual([]);
   });
 
   it('an arrival of another origin leaves prefix waiters alone', () => {

@@ -11,6 +11,8 @@ import { runSimulation, type SimConfig } from '../../src/sim/simulation.js';
  *
  * Seeds whose runs have contention enough for a re-executed tail to show: with the hold removed
  * (`unsafeSpeculateWhileBehind`), their executions per op grow with the lag, and the checker says so.
+ * And the hold must not cost availability: cut off again while it catches up ('lag-cut'), the
+ * replica answers its clients once the catch-up stalls (the minority-partition checker bounds it).
  */
 const SEEDS = [3, 4, 9];
 const SHORT_MS = 1_500;
@@ -39,6 +41,35 @@ describe('a replica that fell behind catches up', () => {
       const long = catchUp({ ...unsafe, workloadMs: LONG_MS });
       expect(catchUpGrowth(short, long).join('\n'), `seed ${seed}`).toMatch(
         /catch-up: executions per op grew/,
+      );
+    }
+  });
+
+  it('cut off again mid-catch-up, it stops holding speculation and answers its clients', () => {
+    for (const seed of [1, 2, 4]) {
+      const r = runSimulation({
+        seed,
+        replicas: 3,
+        faults: 'lag-cut',
+        workloadMs: LONG_MS,
+        catchUpHold: 64,
+      });
+      expect(r.violations, `seed ${seed}`).toEqual([]);
+    }
+  });
+
+  it('and the minority checker sees a replica that goes on holding (planted)', () => {
+    for (const seed of [1, 2, 4]) {
+      const r = runSimulation({
+        seed,
+        replicas: 3,
+        faults: 'lag-cut',
+        workloadMs: LONG_MS,
+        catchUpHold: 64,
+        unsafeHoldWhileCutOff: true,
+      });
+      expect(r.violations.join('\n'), `seed ${seed}`).toMatch(
+        /\(partition\) replica \d held speculation 200 ms into a minority partition/,
       );
     }
   });

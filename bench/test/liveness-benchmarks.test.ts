@@ -1,0 +1,44 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { longestStrongGaps } from '../src/open-loop-load.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Runs a benchmark's entry with `args`; its exit status and stderr (nothing is started on bad flags). */
+function run(script: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', '--conditions=creek-source', `bench/src/${script}`, ...args],
+      { cwd: root, timeout: 30_000 },
+      (err, _stdout, stderr) =>
+        resolve({ code: err === null ? 0 : ((err as { code?: number }).code ?? null), stderr }),
+    );
+  });
+}
+
+describe('longestStrongGaps: the liveness figure of bench:freeze and bench:faults', () => {
+  it('is the longest stretch with no success, from the start, between two, and to the end', () => {
+    expect(longestStrongGaps([[12, 13, 20], [], [30]], 10, 25)).toEqual([7, 15, 15]);
+  });
+
+  it('ignores successes outside the window', () => {
+    expect(longestStrongGaps([[1, 2, 11, 40]], 10, 20)).toEqual([9]);
+  });
+});
+
+describe('the liveness benchmarks refuse bad flags before starting a cluster', () => {
+  it.each([
+    ['faults.ts', ['--seconds', '0'], /--seconds must be a number from 0.1 to 3600/],
+    ['faults.ts', ['--strong', '2'], /--strong must be a number from 0 to 1/],
+    ['faults.ts', ['--secnds', '60'], /unknown argument '--secnds'/],
+    ['faults.ts', ['--rate'], /--rate needs a value/],
+    ['freeze.ts', ['--target', 'leaderr'], /--target must be leader or follower/],
+    ['freeze.ts', ['--freeze', 'ten'], /--freeze must be a number/],
+  ])('%s %j', async (script, args, message) => {
+    const r = await run(script, args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+});

@@ -86,6 +86,8 @@ export interface ReplicaStatus {
   readonly cpuMicros: number;
   /** False under `--speculation off`. */
   readonly speculative: boolean;
+  /** Ops a peer holds that it lacks, and whether it holds speculation until caught up. */
+  readonly catchUp: { readonly behind: number; readonly holding: boolean };
   /** Peer traffic (see PeerMesh.counters). */
   readonly network: {
     readonly sent: number;

@@ -132,6 +132,16 @@ export class ReplicaMetricsExporter {
       '1 while a replica with no op of its own on disk learns from its peers (takes no client op)',
       () => (host().learningFromPeers ? 1 : 0),
     );
+    gauge(
+      'creek_catch_up_behind_ops',
+      'Ops a peer is known to hold that this replica lacks (a few in flight; thousands while it catches up)',
+      () => host().gossip.behind(),
+    );
+    gauge(
+      'creek_speculation_held',
+      '1 while the replica holds speculation to catch up: reads and first tentative answers wait',
+      () => (host().speculationHeld ? 1 : 0),
+    );
     counter(
       'creek_peer_frames_rejected_total',
       'Peer frames refused (bad frames, failed authentication)',

@@ -451,6 +451,12 @@ export class ReplicaServer {
       learning: this.host.learningFromPeers,
       // Why the replica stopped for good (it lost durable state), or null.
       halted: this.host.halted,
+      // Ops a peer holds that this replica lacks, and whether it holds speculation meanwhile (its
+      // reads and first tentative answers wait until it has caught up: ReplicaHost).
+      catchUp: {
+        behind: this.host.gossip.behind(),
+        holding: this.host.speculationHeld,
+      },
       uptimeMs: Date.now() - this.startedAt,
       metrics: {
         executionRatio: m.executionRatio(),

@@ -78,6 +78,10 @@ describe('a 3-replica cluster of real processes', () => {
     expect(metrics).toMatch(/^creek_quorate\{replica="0"\} 1$/m);
     expect(metrics).toMatch(/^creek_halted\{replica="0"\} 0$/m);
     expect(metrics).toMatch(/^creek_learning\{replica="0"\} 0$/m);
+    // Caught up, and not holding speculation (a replica far behind does until it catches up).
+    expect(metrics).toMatch(/^creek_speculation_held\{replica="0"\} 0$/m);
+    expect(metrics).toMatch(/^creek_catch_up_behind_ops\{replica="0"\} \d+$/m);
+    expect(s[0]!.catchUp.holding).toBe(false);
     expect(metrics).toMatch(/^creek_leader\{replica="0"\} [0-2]$/m);
     a.close();
     b.close();

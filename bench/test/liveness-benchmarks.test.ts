@@ -28,7 +28,7 @@ describe('longestStrongGaps: the liveness figure of bench:freeze and bench:fault
   });
 });
 
-describe('the liveness benchmarks refuse bad flags before starting a cluster', () => {
+describe('the liveness and viewer benchmarks refuse bad flags before starting a cluster', () => {
   it.each([
     ['faults.ts', ['--seconds', '0'], /--seconds must be a number from 0.1 to 3600/],
     ['faults.ts', ['--strong', '2'], /--strong must be a number from 0 to 1/],
@@ -36,6 +36,8 @@ describe('the liveness benchmarks refuse bad flags before starting a cluster', (
     ['faults.ts', ['--rate'], /--rate needs a value/],
     ['freeze.ts', ['--target', 'leaderr'], /--target must be leader or follower/],
     ['freeze.ts', ['--freeze', 'ten'], /--freeze must be a number/],
+    ['viewer-cost.ts', ['--rounds', '1.5'], /--rounds must be a whole number from 1 to 50/],
+    ['viewer-cost.ts', ['--viewers', '2'], /unknown argument '--viewers'/],
   ])('%s %j', async (script, args, message) => {
     const r = await run(script, args);
     expect(r.code).toBe(2);

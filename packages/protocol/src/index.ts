@@ -10,3 +10,4 @@ export * from './json-value.js';
 export * from './client.js';
 export * from './peer.js';
 export * from './codec.js';
+export * from './events.js';

@@ -6,6 +6,7 @@
 export {
   ReplicaHost,
   type HostEffects,
+  type HostEvent,
   type HostOptions,
   type HostRecord,
   type PeerMessage,

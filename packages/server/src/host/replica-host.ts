@@ -91,7 +91,21 @@ export interface HostEffects {
    * (PaxosOutput `lostState`), or Reqs every replica held (GossipOutput `droppedByPeer`).
    */
   halt(reason: string): void;
+  /**
+   * What the replica did, for a driver that shows it (the runtime's event stream for viewers):
+   * called synchronously, it must not call back into the host.
+   */
+  observe?(event: HostEvent): void;
 }
+
+/** What `HostEffects.observe` is told. */
+export type HostEvent =
+  /** An op reached the replica: issued for one of its clients (`local`), or gossiped by a peer. */
+  | { readonly kind: 'op'; readonly req: Req; readonly local: boolean }
+  /** Ops became committed, in order, from committed position `position` on. */
+  | { readonly kind: 'commit'; readonly ids: readonly OpId[]; readonly position: number }
+  /** A checkpoint was written. */
+  | { readonly kind: 'checkpoint'; readonly count: number };
 
 export interface HostOptions {
   readonly id: number;
@@ -366,6 +380,7 @@ export class ReplicaHost {
     this.checkpointedAt = core.finalized;
     this.checkpointItems = core.state.length + core.reqs.length + held.length;
     this.counters.checkpoints++;
+    this.effects.observe?.({ kind: 'checkpoint', count: this.counters.checkpoints });
   }
 
   private noteDelivered(id: OpId): void {
@@ -394,6 +409,7 @@ export class ReplicaHost {
           break;
         }
         case 'rbCast':
+          this.effects.observe?.({ kind: 'op', req: o.req, local: true });
           this.applyGossip(this.gossip.cast(o.req));
           break;
         case 'cabCast':
@@ -409,6 +425,12 @@ export class ReplicaHost {
           break;
         case 'persist':
           this.effects.persist({ layer: 'core', record: o.record });
+          if (o.record.kind === 'commit' && this.effects.observe !== undefined)
+            this.effects.observe({
+              kind: 'commit',
+              ids: o.record.ids,
+              position: this.replica.stats().committed - o.record.ids.length,
+            });
           break;
         case 'respond':
           this.effects.respond(o);
@@ -423,6 +445,7 @@ export class ReplicaHost {
       if (o.type === 'send')
         this.effects.send(o.to, { kind: 'gossip', msg: o.msg }, o.lazy === true);
       else if (o.type === 'deliver') {
+        this.effects.observe?.({ kind: 'op', req: o.req, local: false });
         delivered.push(o.req.id);
         this.deliverReq(o.req);
       } else if (o.type === 'unknownOwnOp') this.lostOwnOp(o.from, o.id);

@@ -171,7 +171,8 @@ export class Gate {
     private readonly release: () => void,
   ) {
     const ms = guard.limits.helloDeadlineMs;
-    const what = endpoint.name === 'client' ? 'hello' : 'auth answer';
+    const what =
+      endpoint.name === 'client' ? 'hello' : endpoint.name === 'events' ? 'watch' : 'auth answer';
     this.timer = setTimeout(
       () => this.refuse('helloDeadline', CLOSE_CODE.policy, `no accepted ${what} within ${ms} ms`),
       ms,

@@ -1,3 +1,4 @@
+import { EVENT_BUFFER_BYTES, MAX_EVENTS_PER_SECOND } from '@creek/protocol';
 import { z } from 'zod';
 
 /**
@@ -31,6 +32,10 @@ export interface EdgeLimits {
   readonly dialHandshakeMs: number;
   /** One log line per kind of violation and endpoint per this interval; the rest are counted. */
   readonly violationLogIntervalMs: number;
+  /** Events one viewer of /events is sent per second at most; the rest are counted as dropped. */
+  readonly viewerEventsPerSecond: number;
+  /** While a viewer's socket holds more than this unsent, it is sent nothing (counted as dropped). */
+  readonly viewerBufferBytes: number;
 }
 
 export const DEFAULT_EDGE_LIMITS: EdgeLimits = {
@@ -67,6 +72,11 @@ export const DEFAULT_EDGE_LIMITS: EdgeLimits = {
   dialHandshakeMs: 5_000,
   // A flood of bad connections is one log line a minute per kind, with the count of the rest.
   violationLogIntervalMs: 60_000,
+  // A view redraws a few times a second; 5,000 events a second is more than it can show, and a
+  // viewer of a loaded replica costs it at most that many small JSON objects a second.
+  viewerEventsPerSecond: MAX_EVENTS_PER_SECOND,
+  // A second of events at that rate, about: a viewer that stops reading holds no more than this.
+  viewerBufferBytes: EVENT_BUFFER_BYTES,
 };
 
 /** Environment variable holding a JSON object of EdgeLimits fields that override the defaults. */
@@ -87,6 +97,8 @@ const EdgeLimitsSchema = z
     closeGraceMs: positiveInt,
     dialHandshakeMs: positiveInt,
     violationLogIntervalMs: positiveInt,
+    viewerEventsPerSecond: positiveInt,
+    viewerBufferBytes: positiveInt,
   })
   .partial()
   .strict();

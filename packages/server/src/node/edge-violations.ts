@@ -33,7 +33,7 @@ export function newViolations(): Violations {
 
 /** One endpoint of a replica as the connection guard sees it: its name and its counters. */
 export interface EdgeEndpoint {
-  readonly name: 'client' | 'peer';
+  readonly name: 'client' | 'peer' | 'events';
   readonly violations: Violations;
 }
 

@@ -86,6 +86,13 @@ export interface ReplicaStatus {
   readonly cpuMicros: number;
   /** False under `--speculation off`. */
   readonly speculative: boolean;
+  /** Viewers of /events now and in all, events built for them, and events they missed. */
+  readonly events: {
+    readonly watching: number;
+    readonly viewers: number;
+    readonly events: number;
+    readonly dropped: number;
+  };
   /** Ops a peer holds that it lacks, and whether it holds speculation until caught up. */
   readonly catchUp: { readonly behind: number; readonly holding: boolean };
   /** Peer traffic (see PeerMesh.counters). */

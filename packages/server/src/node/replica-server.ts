@@ -1,18 +1,24 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Logger } from 'pino';
-import { MAX_FRAME_BYTES } from '@creek/protocol';
+import { EVENTS_PATH, MAX_FRAME_BYTES } from '@creek/protocol';
 import { WebSocketServer } from 'ws';
 import { NOOP_OP, type App } from '@creek/app';
 import type { Response } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import { WorkerPoolExecutor } from '../exec/worker-pool-executor.js';
-import { ReplicaHost, type HostRecord, type PeerMessage } from '../host/replica-host.js';
+import {
+  ReplicaHost,
+  type HostEvent,
+  type HostRecord,
+  type PeerMessage,
+} from '../host/replica-host.js';
 import { presentsToken } from './bearer.js';
 import { ClientEndpoint } from './client-endpoint.js';
 import { ConnectionGuard, refuseUpgrade } from './connection-guard.js';
 import { registerEdgeMetrics } from './edge-metrics.js';
 import { edgeLimits, type EdgeLimits } from './edge-limits.js';
+import { EventStream } from './event-stream.js';
 import { ReplicaMetricsExporter } from './metrics.js';
 import { PeerMesh, type PeerAddress } from './peer-mesh.js';
 import { PeerOutbox } from './peer-outbox.js';
@@ -88,6 +94,8 @@ export class ReplicaServer {
   private storage!: SqliteStorage;
   private readonly mesh: PeerMesh;
   private readonly clients: ClientEndpoint;
+  /** What the replica does, for viewers (the visualizer) on /events. */
+  private readonly events: EventStream;
   private readonly metrics: ReplicaMetricsExporter;
   private readonly guard: ConnectionGuard;
   private http: Server | null = null;
@@ -145,8 +153,67 @@ export class ReplicaServer {
       (to, msgs) => this.mesh.sendMany(to, msgs),
       config.peerLingerMs ?? DEFAULT_PEER_LINGER_MS,
     );
+    this.events = new EventStream(
+      {
+        replica: config.id,
+        cluster: config.clusterId ?? null,
+        replicas: config.peers.map((p) => p.id),
+        executionCounts: () => {
+          const m = this.host.replica.metrics;
+          return {
+            executions: m.executions,
+            rollbacks: m.rollbacks,
+            reorderingCommits: m.reorderingCommits,
+          };
+        },
+        paxos: () => {
+          const p = this.host.paxos.status();
+          const n = this.host.paxos.counters;
+          return {
+            role: p.role,
+            ballot: p.ballot,
+            leader: p.leader,
+            quorate: p.quorate,
+            decidedBelow: p.decidedBelow,
+            proposed: n.instancesProposed,
+            decided: n.decided,
+            elections: n.elections,
+          };
+        },
+        links: () =>
+          Object.entries(this.mesh.states()).map(([id, state]) => ({
+            id: Number(id),
+            state,
+            blockedIn: this.mesh.blocked.in.has(Number(id)),
+            blockedOut: this.mesh.blocked.out.has(Number(id)),
+          })),
+        status: () => {
+          const s = this.host.replica.stats();
+          return {
+            committed: s.committed,
+            tentative: s.tentative,
+            digest: this.host.replica.stateDigest(),
+            paused: this.paused,
+            learning: this.host.learningFromPeers,
+            halted: this.host.halted,
+            behind: this.host.gossip.behind(),
+            holding: this.host.speculationHeld,
+          };
+        },
+      },
+      config.adminToken,
+      log,
+      {
+        eventsPerSecond: this.guard.limits.viewerEventsPerSecond,
+        bufferBytes: this.guard.limits.viewerBufferBytes,
+      },
+    );
     this.metrics = new ReplicaMetricsExporter(() => this.host, this.mesh, config.id);
-    registerEdgeMetrics(this.metrics.registry, this.guard, [this.clients.edge, this.mesh.edge]);
+    registerEdgeMetrics(this.metrics.registry, this.guard, [
+      this.clients.edge,
+      this.mesh.edge,
+      this.events.edge,
+    ]);
   }
 
   async start(): Promise<{ url: string }> {
@@ -157,8 +224,17 @@ export class ReplicaServer {
       persist: (r: HostRecord) => this.writes.push(r),
       send: (to: number, msg: PeerMessage, lazy?: boolean) => {
         this.outbox.add(to, msg, lazy);
+        this.events.sent(to, msg);
       },
-      respond: (r: Response) => this.actions.push(() => this.clients.respond(r)),
+      respond: (r: Response) => {
+        this.actions.push(() => this.clients.respond(r));
+        this.events.response(r);
+      },
+      observe: (e: HostEvent) => {
+        if (e.kind === 'op') this.events.op(e.req, e.local);
+        else if (e.kind === 'commit') this.events.commit(e.ids, e.position);
+        else this.events.checkpoint(e.count);
+      },
       halt: (reason: string) => {
         this.log.fatal({ reason }, 'replica halted');
         this.haltWith(reason);
@@ -212,9 +288,12 @@ export class ReplicaServer {
     // Above the protocol limit, so that an oversized frame gets an error frame; far beyond it the
     // connection is closed instead of buffering it.
     const clientWss = new WebSocketServer({ noServer: true, maxPayload: 4 * MAX_FRAME_BYTES });
+    // Events are small; a viewer sends one frame (watch), which the guard holds to its limits.
+    const eventsWss = new WebSocketServer({ noServer: true, maxPayload: 64 << 10 });
     this.mesh.attach(peerWss);
     this.clients.attach(clientWss, this.guard);
-    this.sockets.push(peerWss, clientWss);
+    this.events.attach(eventsWss, this.guard);
+    this.sockets.push(peerWss, clientWss, eventsWss);
     const tls = c.tls ?? null;
     const onHttp = (req: IncomingMessage, res: ServerResponse): void => this.onHttp(req, res);
     // With TLS, the one port serves https:// and wss:// (clients, peers, probes, metrics alike).
@@ -227,18 +306,26 @@ export class ReplicaServer {
           );
     this.http.on('upgrade', (req, socket, head) => {
       const path = (req.url ?? '').split('?')[0] ?? '';
-      const wss = path === '/peer' ? peerWss : path === '/client' ? clientWss : null;
+      const wss =
+        path === '/peer'
+          ? peerWss
+          : path === '/client'
+            ? clientWss
+            : path === EVENTS_PATH
+              ? eventsWss
+              : null;
       if (wss === null) {
         refuseUpgrade(
           socket,
           '404 Not Found',
-          `no WebSocket endpoint at ${JSON.stringify(path.slice(0, 100))}: clients connect to /client (e.g. ws://host:7100/client), replicas to /peer`,
+          `no WebSocket endpoint at ${JSON.stringify(path.slice(0, 100))}: clients connect to /client (e.g. ws://host:7100/client), replicas to /peer, viewers to ${EVENTS_PATH}`,
         );
         return;
       }
+      const edge =
+        wss === peerWss ? this.mesh.edge : wss === clientWss ? this.clients.edge : this.events.edge;
       // Over the cap of unauthenticated connections: 503 before the handshake (ConnectionGuard).
-      if (!this.guard.admit(req, socket, wss === peerWss ? this.mesh.edge : this.clients.edge))
-        return;
+      if (!this.guard.admit(req, socket, edge)) return;
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
     });
     await new Promise<void>((resolve, reject) => {
@@ -250,6 +337,7 @@ export class ReplicaServer {
       if (this.paused) return;
       this.call(() => this.host.tick(Date.now()));
       this.clients.afterTurn();
+      this.events.tick(Date.now());
     }, this.config.tickMs ?? 5);
     return { url: `${tls === null ? 'ws' : 'wss'}://${c.host}:${c.port}` };
   }
@@ -290,6 +378,7 @@ export class ReplicaServer {
       this.seenThisTurn = null;
     }
     this.outbox.flushTurn();
+    this.events.flushTurn();
   }
 
   /** What probes and clients are told (see probes.ts). */
@@ -499,6 +588,8 @@ export class ReplicaServer {
       },
       network: this.mesh.counters,
       clients: this.clients.counters,
+      // Viewers of /events now and in all, events built for them, and events they missed.
+      events: { watching: this.events.size, ...this.events.counters },
     };
   }
 
@@ -515,6 +606,7 @@ export class ReplicaServer {
       this.log.warn({ pending: this.clients.pending() }, 'stopping with ops still in flight');
     if (this.ticker !== null) clearInterval(this.ticker);
     this.mesh.close();
+    this.events.close();
     // Upgraded WebSocket connections are not the HTTP server's to close.
     for (const wss of this.sockets) {
       for (const ws of wss.clients) ws.terminate();

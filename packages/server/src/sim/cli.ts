@@ -1,8 +1,11 @@
 import { FAULT_MODES, runSimulation, type FaultMode, type SimResult } from './simulation.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--seed S] [--first F] [--verbose]`
- * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`.
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--seed S] [--first F] [--verbose] [--json]`
+ * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
+ * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
+ * violations, parameters, stats, and the committed order as op ids) and the progress and the
+ * summary go to stderr, so another program (the visualizer's tests) can compare a replay with it.
  */
 interface Options {
   seeds: number;
@@ -11,6 +14,7 @@ interface Options {
   replicas: number;
   faults: FaultMode;
   verbose: boolean;
+  json: boolean;
 }
 
 function parse(argv: string[]): Options {
@@ -21,6 +25,7 @@ function parse(argv: string[]): Options {
     replicas: 3,
     faults: 'all',
     verbose: false,
+    json: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
@@ -55,9 +60,12 @@ function parse(argv: string[]): Options {
       case '--verbose':
         o.verbose = true;
         break;
+      case '--json':
+        o.json = true;
+        break;
       case '--help':
         console.log(
-          'usage: npm run sim -- --seeds N [--replicas R] [--seed S] [--first F] [--verbose]',
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--seed S] [--first F] [--verbose] [--json]`,
         );
         process.exit(0);
         break;
@@ -80,7 +88,14 @@ function catchUpLine(c: SimResult['stats']['catchUp']): string {
   return `; replica ${c.replica} caught up on ${c.ops} ops with ${per(c.executions)} executions, ${per(c.lackChecks)} lack checks and ${per(c.messages)} messages per op`;
 }
 
-function report(r: SimResult, verbose: boolean): void {
+function report(r: SimResult, verbose: boolean, json: boolean): void {
+  if (json) {
+    const { seed, replicas, ok, violations, parameters, stats, committedOrder } = r;
+    const faults = parameters.faults;
+    const line = { seed, replicas, faults, ok, violations, parameters, stats, committedOrder };
+    console.log(JSON.stringify(line));
+    return;
+  }
   const s = r.stats;
   const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}`;
   if (verbose || !r.ok) console.log(line);
@@ -106,22 +121,21 @@ for (const [i, seed] of seeds.entries()) {
     result = runSimulation({ seed, replicas: opts.replicas, faults: opts.faults });
   } catch (err) {
     failed++;
-    console.log(
-      `seed ${seed} replicas ${opts.replicas}: CRASHED — ${(err as Error).stack ?? String(err)}`,
-    );
-    console.log(
+    const say = opts.json ? console.error : console.log;
+    say(`seed ${seed} replicas ${opts.replicas}: CRASHED — ${(err as Error).stack ?? String(err)}`);
+    say(
       `  replay: npm run sim -- --seed ${seed} --replicas ${opts.replicas} --faults ${opts.faults} --verbose`,
     );
     continue;
   }
   if (result.ok) passed++;
   else failed++;
-  report(result, opts.verbose);
+  report(result, opts.verbose, opts.json);
   if (!opts.verbose && seeds.length >= 100 && (i + 1) % 100 === 0) {
-    console.log(
+    (opts.json ? console.error : console.log)(
       `... ${i + 1}/${seeds.length} seeds, ${failed} failed, ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );
   }
 }
-console.log(`sim: ${passed} passed, ${failed} failed`);
+(opts.json ? console.error : console.log)(`sim: ${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

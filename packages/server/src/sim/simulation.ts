@@ -123,6 +123,12 @@ export interface SimResult {
   readonly violations: string[];
   readonly parameters: SimParameters;
   readonly stats: SimStats;
+  /**
+   * The committed order at the end, as op ids written `r<replica>#<eventNo>`, of the first replica
+   * not lost for good (the checkers hold every replica to a prefix of one order): what a replay of
+   * the seed elsewhere, in the visualizer, must show.
+   */
+  readonly committedOrder: readonly string[];
 }
 
 export interface SimStats {
@@ -918,6 +924,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     violations,
     parameters: params,
     stats,
+    committedOrder: record.commits[survivor]!.flat().map(formatOpId),
   };
 }
 

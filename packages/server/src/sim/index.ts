@@ -10,6 +10,12 @@ export {
   type SimResult,
   type SimStats,
   type SimParameters,
+  type SimFrame,
+  type SimReplicaFrame,
+  type FrameOp,
+  FAULT_MODES,
+  FRAME_LIST,
+  type FaultMode,
 } from './simulation.js';
 export { checkRun } from './checkers.js';
 export { catchUpGrowth, type CatchUpWork } from './catch-up.js';

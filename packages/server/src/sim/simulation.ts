@@ -73,7 +73,48 @@ export interface SimConfig {
    * the minority-partition checker bounds the hold.
    */
   readonly unsafeHoldWhileCutOff?: boolean;
+  /**
+   * Every `everyMs` of simulated time, `onFrame` gets what each replica looks like (SimFrame): the
+   * visualizer replays a run from these. Observing changes nothing in the run.
+   */
+  readonly frames?: { readonly everyMs: number; onFrame(frame: SimFrame): void };
 }
+
+/** A replica at one moment of a simulated run (SimConfig.frames). */
+export interface SimReplicaFrame {
+  readonly id: number;
+  readonly up: boolean;
+  readonly role: 'follower' | 'candidate' | 'leader';
+  readonly committed: number;
+  readonly tentative: number;
+  /** Its last committed ops (at most FRAME_LIST), oldest first. */
+  readonly committedTail: readonly FrameOp[];
+  /** The first ops of its tentative list (at most FRAME_LIST), in its speculative order. */
+  readonly tentativeHead: readonly FrameOp[];
+  /** It holds speculation while it catches up. */
+  readonly holding: boolean;
+}
+
+/** An op in a frame's list: its id as `r<replica>#<eventNo>`, and whether it is strong. */
+export interface FrameOp {
+  readonly id: string;
+  readonly strong: boolean;
+}
+
+/** A simulated run at one moment (SimConfig.frames). */
+export interface SimFrame {
+  /** Simulated ms since the run began. */
+  readonly at: number;
+  readonly replicas: readonly SimReplicaFrame[];
+  /** The groups of a partition in force, or null. */
+  readonly partition: readonly (readonly number[])[] | null;
+  /** Ops invoked so far, and how many of those were strong. */
+  readonly invoked: number;
+  readonly strongInvoked: number;
+}
+
+/** How many ops of each list a frame shows. */
+export const FRAME_LIST = 8;
 
 /** The parameters a seed draws, printed when a run fails so the failure can be understood. */
 export interface SimParameters {
@@ -233,6 +274,9 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const faults = config.faults ?? 'all';
   const workloadMs = config.workloadMs ?? 1500;
   const settleMs = config.settleMs ?? 20_000;
+  const frames = config.frames;
+  if (frames !== undefined && !(frames.everyMs > 0))
+    throw new Error(`frames.everyMs must be a positive number of ms, not ${frames.everyMs}`);
   const drawn = drawParameters(prng.fork(), n, faults);
   const netPrng = prng.fork();
   const clientPrng = prng.fork();
@@ -742,10 +786,50 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       break;
     }
     const ev = events.pop()!;
+    const before = now;
     now = ev.at;
     ev.event();
     scheduleDeferredRuns();
     trackHolds();
+    if (
+      frames !== undefined &&
+      Math.floor(now / frames.everyMs) !== Math.floor(before / frames.everyMs)
+    )
+      frames.onFrame(frame());
+  }
+  if (frames !== undefined) frames.onFrame(frame());
+
+  function frameOp(id: OpId): FrameOp {
+    return { id: formatOpId(id), strong: record.reqs.get(opKey(id))?.strong === true };
+  }
+
+  /** What each replica looks like now (SimConfig.frames). */
+  function frame(): SimFrame {
+    const open = record.splits.find((s) => s.end === Number.POSITIVE_INFINITY);
+    return {
+      at: now,
+      replicas: procs.map((p) => {
+        const s = p.host.replica.stats();
+        const commits = record.commits[p.id]!;
+        const tail: OpId[] = [];
+        for (let g = commits.length - 1; g >= 0 && tail.length < FRAME_LIST; g--)
+          for (let k = commits[g]!.length - 1; k >= 0 && tail.length < FRAME_LIST; k--)
+            tail.unshift(commits[g]![k]!);
+        return {
+          id: p.id,
+          up: p.up,
+          role: p.host.paxos.status().role,
+          committed: s.committed,
+          tentative: s.tentative,
+          committedTail: tail.map(frameOp),
+          tentativeHead: p.host.replica.tentativeIds().slice(0, FRAME_LIST).map(frameOp),
+          holding: p.host.speculationHeld,
+        };
+      }),
+      partition: open === undefined ? null : open.groups,
+      invoked: record.invocations.length,
+      strongInvoked: record.invocations.filter((i) => i.strong).length,
+    };
   }
 
   /** Records when each replica starts and stops holding speculation (RunRecord.holds). */

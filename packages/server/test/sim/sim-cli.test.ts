@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runSimulation } from '../../src/sim/simulation.js';
+import { runSimulation, type SimFrame } from '../../src/sim/simulation.js';
 
 const root = fileURLToPath(new URL('../../../..', import.meta.url));
 
@@ -54,5 +54,34 @@ describe('npm run sim', () => {
     expect(r.stderr).toMatch(
       /--faults must be one of none, partition, crash, all, lag, lag-cut, got lagg/,
     );
+  });
+});
+
+describe('frames of a run (what the visualizer replays)', () => {
+  it('come every everyMs, change nothing in the run, and end where the run ends', () => {
+    const frames: SimFrame[] = [];
+    const watched = runSimulation({
+      seed: 11,
+      replicas: 3,
+      frames: { everyMs: 10, onFrame: (f) => frames.push(f) },
+    });
+    const plain = runSimulation({ seed: 11, replicas: 3 });
+    expect([...watched.committedOrder]).toEqual([...plain.committedOrder]);
+    expect(frames.length).toBeGreaterThan(50);
+    for (let k = 1; k < frames.length; k++)
+      expect(frames[k]!.at).toBeGreaterThanOrEqual(frames[k - 1]!.at);
+    const last = frames.at(-1)!;
+    const r0 = last.replicas[0]!;
+    expect(r0.committed).toBe(watched.committedOrder.length);
+    expect(r0.committedTail.map((o) => o.id)).toEqual(watched.committedOrder.slice(-8));
+    // Somewhere in the run a partition was in force, and someone led.
+    expect(frames.some((f) => f.partition !== null)).toBe(true);
+    expect(frames.some((f) => f.replicas.some((r) => r.role === 'leader'))).toBe(true);
+  });
+
+  it('refuses a frame period that is not a positive number of ms', () => {
+    expect(() =>
+      runSimulation({ seed: 1, replicas: 3, frames: { everyMs: 0, onFrame: () => undefined } }),
+    ).toThrow(/frames.everyMs must be a positive number of ms/);
   });
 });

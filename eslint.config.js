@@ -32,6 +32,7 @@ export default tseslint.config(
       'packages/server/src/core/**/*.ts',
       'packages/server/src/cab/**/*.ts',
       'packages/server/src/gossip/**/*.ts',
+      'packages/server/src/common/**/*.ts',
     ],
     rules: {
       'no-restricted-imports': [

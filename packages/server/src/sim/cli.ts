@@ -106,6 +106,9 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
     console.log(
       `  replay: npm run sim -- --seed ${r.seed} --replicas ${r.replicas} --faults ${r.parameters.faults} --verbose`,
     );
+    console.log(
+      `  step through it: npm run visualizer, then open http://127.0.0.1:7300/?seed=${r.seed}&replicas=${r.replicas}&faults=${r.parameters.faults}`,
+    );
   }
 }
 

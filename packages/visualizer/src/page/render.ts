@@ -1,0 +1,114 @@
+import type { FrameOp, SimFrame, SimReplicaFrame } from '@creek/server/sim';
+import type { Replay } from './replay.js';
+
+/** Builds an element: `h('p', { class: 'x' }, 'text', child)`. */
+export function h(
+  tag: string,
+  attrs: Record<string, string | number | boolean | undefined> = {},
+  ...children: (Node | string)[]
+): HTMLElement {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === false) continue;
+    el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children) el.append(c);
+  return el;
+}
+
+/** What a replica is doing, in words a user understands. */
+export function stateOf(r: SimReplicaFrame): { label: string; key: string } {
+  if (!r.up) return { label: 'Down', key: 'down' };
+  if (r.holding) return { label: 'Catching up', key: 'catching-up' };
+  if (r.role === 'leader') return { label: 'Leader', key: 'leader' };
+  if (r.role === 'candidate') return { label: 'Electing', key: 'candidate' };
+  return { label: 'Follower', key: 'follower' };
+}
+
+function chip(op: FrameOp, flagged: ReadonlySet<string>): HTMLElement {
+  return h(
+    'span',
+    {
+      class: `op ${op.strong ? 'strong' : 'weak'}${flagged.has(op.id) ? ' flagged' : ''}`,
+      title: `${op.id}: ${op.strong ? 'strong' : 'weak'}${flagged.has(op.id) ? ', named by a failed check' : ''}`,
+    },
+    op.id,
+  );
+}
+
+function list(
+  kind: 'committed' | 'tentative',
+  ops: readonly FrameOp[],
+  total: number,
+  flagged: ReadonlySet<string>,
+): HTMLElement {
+  const more = total - ops.length;
+  const label =
+    kind === 'committed'
+      ? `Committed: ${total}${more > 0 ? ` (last ${ops.length} shown)` : ''}`
+      : `Tentative: ${total}${more > 0 ? ` (first ${ops.length} shown)` : ''}`;
+  return h(
+    'div',
+    { class: `list ${kind}`, 'data-list': kind, 'data-count': total },
+    h('div', { class: 'list-label' }, label),
+    h('div', { class: 'ops' }, ...ops.map((o) => chip(o, flagged))),
+  );
+}
+
+/** One replica at one moment: its state, and the ends of its two lists. */
+export function replicaCard(r: SimReplicaFrame, flagged: ReadonlySet<string>): HTMLElement {
+  const state = stateOf(r);
+  return h(
+    'article',
+    { class: `replica ${state.key}`, 'data-replica': r.id, 'data-state': state.key },
+    h('h2', {}, `Replica ${r.id} `, h('span', { class: 'badge' }, state.label)),
+    list('committed', r.committedTail, r.committed, flagged),
+    list('tentative', r.tentativeHead, r.tentative, flagged),
+  );
+}
+
+/** The network at one moment, in words. */
+export function networkLine(f: SimFrame): string {
+  if (f.partition === null) return 'Network: every replica reaches every other';
+  return `Network: partitioned into ${f.partition.map((g) => `{${g.join(', ')}}`).join(' and ')}`;
+}
+
+/** The run's verdict: every check held, or which did not. */
+export function verdict(r: Replay): HTMLElement {
+  const { result } = r;
+  const s = result.stats;
+  const summary = `${s.ops} ops invoked (${s.strongOps} strong), ${s.committed} committed, ${s.partitions} partitions, ${s.crashes} crashes, ${s.elections} elections over ${Math.round(s.simulatedMs)} ms of simulated time`;
+  if (result.ok)
+    return h(
+      'section',
+      { id: 'verdict', 'data-verdict': 'ok' },
+      h('h2', {}, 'Every guarantee held'),
+      h('p', {}, summary),
+    );
+  return h(
+    'section',
+    { id: 'verdict', 'data-verdict': 'failed' },
+    h(
+      'h2',
+      {},
+      `${result.violations.length} ${result.violations.length === 1 ? 'check' : 'checks'} failed`,
+    ),
+    h('p', {}, summary),
+    h('ul', { class: 'violations' }, ...result.violations.map((v) => h('li', {}, v))),
+  );
+}
+
+/** The final committed order, one op per item. */
+export function committedOrder(r: Replay, flagged: ReadonlySet<string>): HTMLElement {
+  const order = r.result.committedOrder;
+  return h(
+    'details',
+    { id: 'order' },
+    h('summary', {}, `Committed order at the end (${order.length} ops)`),
+    h(
+      'ol',
+      { 'data-role': 'committed-order' },
+      ...order.map((id) => h('li', flagged.has(id) ? { class: 'flagged' } : {}, id)),
+    ),
+  );
+}

@@ -1,0 +1,43 @@
+import { runSimulation, type FaultMode, type SimFrame, type SimResult } from '@creek/server/sim';
+
+/** What the page asks the simulator for: a seed names a whole run. */
+export interface RunRequest {
+  readonly seed: number;
+  readonly replicas: number;
+  readonly faults: FaultMode;
+}
+
+/** A finished run and its frames, to step through. */
+export interface Replay {
+  readonly request: RunRequest;
+  readonly result: SimResult;
+  readonly frames: readonly SimFrame[];
+}
+
+/** Simulated ms between two frames: fine enough to see a partition come and go. */
+export const FRAME_MS = 10;
+
+/**
+ * Runs the seed here, in the page (the simulator is pure: the same seed gives the same run as
+ * `npm run sim`), recording a frame every FRAME_MS.
+ */
+export function replay(request: RunRequest): Replay {
+  const frames: SimFrame[] = [];
+  const result = runSimulation({
+    seed: request.seed,
+    replicas: request.replicas,
+    faults: request.faults,
+    frames: { everyMs: FRAME_MS, onFrame: (f) => frames.push(f) },
+  });
+  return { request, result, frames };
+}
+
+/**
+ * The op ids a checker's violation names (`r1#120`), so the page can mark them wherever they
+ * appear.
+ */
+export function opIdsIn(violations: readonly string[]): Set<string> {
+  const ids = new Set<string>();
+  for (const v of violations) for (const m of v.matchAll(/\br\d+#\d+\b/g)) ids.add(m[0]);
+  return ids;
+}

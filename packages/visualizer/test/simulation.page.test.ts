@@ -1,0 +1,140 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveVisualizer, type ServedVisualizer } from '../src/serve.js';
+import { launchChromium } from './support/chromium.js';
+
+/**
+ * The simulation mode in Chromium: a seed named in the URL runs in the page, and the committed
+ * order the page shows is the one `npm run sim -- --seed S --json` reports. The page says where it
+ * is in `body[data-state]`; the test waits on that, never on time.
+ */
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+
+let served: ServedVisualizer;
+let browser: { context: BrowserContext; close(): Promise<void> };
+beforeAll(async () => {
+  const [s, b] = await Promise.allSettled([serveVisualizer(), launchChromium()]);
+  if (s.status === 'fulfilled') served = s.value;
+  if (b.status === 'fulfilled') browser = b.value;
+  if (s.status === 'rejected') throw s.reason;
+  if (b.status === 'rejected') throw b.reason;
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await served?.close();
+});
+
+function simJson(args: string[]): Promise<{ committedOrder: string[]; ok: boolean }> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--conditions=creek-source',
+        'packages/server/src/sim/cli.ts',
+        ...args,
+        '--json',
+      ],
+      { cwd: root, timeout: 60_000, maxBuffer: 64 << 20 },
+      (err, stdout) => {
+        if (err !== null && stdout === '') return reject(err);
+        resolve(
+          JSON.parse(stdout.trim().split('\n')[0]!) as { committedOrder: string[]; ok: boolean },
+        );
+      },
+    );
+  });
+}
+
+async function open(query: string): Promise<Page> {
+  const page = await browser.context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${served.url}${query}`);
+  await page.waitForFunction(
+    () => ['done', 'idle', 'invalid'].includes(document.body.dataset.state ?? ''),
+    undefined,
+    {
+      timeout: 60_000,
+    },
+  );
+  expect(errors).toEqual([]);
+  return page;
+}
+
+describe('the visualizer, simulation mode', () => {
+  it('runs the seed a URL names and shows the committed order npm run sim reports', async () => {
+    const page = await open('?seed=5&replicas=3&faults=all');
+    expect(await page.evaluate(() => document.body.dataset.state)).toBe('done');
+    const shown = await page.locator('[data-role=committed-order] li').allTextContents();
+    const cli = await simJson(['--seed', '5', '--replicas', '3', '--faults', 'all']);
+    expect(shown).toEqual(cli.committedOrder);
+    expect(await page.locator('#verdict').getAttribute('data-verdict')).toBe(
+      cli.ok ? 'ok' : 'failed',
+    );
+    // Three replicas at the last frame, their committed counts as the run left them.
+    expect(await page.locator('#replicas .replica').count()).toBe(3);
+    const counts = await page
+      .locator('.replica [data-list=committed]')
+      .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-count'))));
+    expect(counts).toEqual([
+      cli.committedOrder.length,
+      cli.committedOrder.length,
+      cli.committedOrder.length,
+    ]);
+    await page.close();
+  });
+
+  it('steps and scrubs through the run: a partition shows, and lists grow from empty', async () => {
+    const page = await open('?seed=3&replicas=3&faults=partition');
+    await page.click('[data-act=start]');
+    const committedAt = () =>
+      page
+        .locator('.replica [data-list=committed]')
+        .evaluateAll((els) => els.reduce((s, e) => s + Number(e.getAttribute('data-count')), 0));
+    expect(await committedAt()).toBe(0);
+    await page.click('[data-act=forward]');
+    expect(await page.evaluate(() => document.body.dataset.frame)).toBe('1');
+    // Scrub until a frame shows a partition.
+    const frames = Number(await page.locator('#scrub').getAttribute('max'));
+    let partitioned = false;
+    for (let k = 0; k <= frames && !partitioned; k += 5) {
+      await page.locator('#scrub').fill(String(k));
+      partitioned = (await page.locator('#network').getAttribute('data-partitioned')) === 'true';
+    }
+    expect(partitioned).toBe(true);
+    expect(await page.locator('#network').textContent()).toMatch(/^Network: partitioned into \{/);
+    await page.click('[data-act=end]');
+    expect(await committedAt()).toBeGreaterThan(0);
+    await page.close();
+  });
+
+  it('says what is wrong with a URL that names a bad run, and runs nothing', async () => {
+    const page = await open('?seed=abc');
+    expect(await page.evaluate(() => document.body.dataset.state)).toBe('invalid');
+    expect(await page.locator('.problem').textContent()).toMatch(/seed must be a whole number/);
+    const faults = await open('?seed=1&faults=meteor');
+    expect(await faults.locator('.problem').textContent()).toMatch(
+      /faults must be one of none, partition/,
+    );
+    await page.close();
+    await faults.close();
+  });
+
+  it('runs what the form names', async () => {
+    const page = await open('');
+    expect(await page.evaluate(() => document.body.dataset.state)).toBe('idle');
+    await page.fill('input[name=seed]', '9');
+    await page.selectOption('select[name=faults]', 'crash');
+    await page.click('button[type=submit]');
+    await page.waitForFunction(() => document.body.dataset.state === 'done', undefined, {
+      timeout: 60_000,
+    });
+    expect(new URL(page.url()).search).toBe('?seed=9&replicas=3&faults=crash');
+    expect(await page.locator('[data-role=committed-order] li').count()).toBeGreaterThan(0);
+    await page.close();
+  });
+});

@@ -1,0 +1,56 @@
+import { execFile, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const CLI = ['--import', 'tsx', '--conditions=creek-source', 'packages/visualizer/src/cli.ts'];
+
+function run(args: string[]): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [...CLI, ...args],
+      { cwd: root, timeout: 30_000 },
+      (err, _o, stderr) =>
+        resolve({ code: err === null ? 0 : Number((err as { code?: number }).code), stderr }),
+    );
+  });
+}
+
+describe('npm run visualizer', () => {
+  it.each([
+    [['--port', 'eighty'], /--port must be a port number from 0 to 65535, not "eighty"/],
+    [['--port', '70000'], /--port must be a port number/],
+    [['--prot', '7300'], /unknown option --prot/],
+    [['--host'], /--host needs a value/],
+  ])('%j exits 2 saying what is wrong', async (args, message) => {
+    const r = await run(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).toMatch(/usage: npm run visualizer/);
+  });
+
+  it('serves the page at the URL it prints; only GET, only its two paths', async () => {
+    const child = spawn(process.execPath, [...CLI, '--port', '0'], { cwd: root });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = /visualizer: (http:\/\/\S+\/)/.exec(out);
+          if (m !== null) resolve(m[1]!);
+        });
+        child.once('exit', (code) => reject(new Error(`exited ${code}`)));
+      });
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+      expect(await page.text()).toMatch(/<script type="module" src="\/app.js">/);
+      expect((await fetch(`${url}app.js`)).status).toBe(200);
+      expect((await fetch(`${url}secrets`)).status).toBe(404);
+      expect((await fetch(url, { method: 'POST', body: 'x' })).status).toBe(405);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});

@@ -1,11 +1,15 @@
-import { serveVisualizer } from './serve.js';
+import { readFileSync } from 'node:fs';
+import { serveVisualizer, type LiveCluster } from './serve.js';
 
 /**
- * `npm run visualizer [-- --port 7300] [--host 127.0.0.1]`: serves the visualizer and prints its
- * URL; a seed opens with `?seed=42&replicas=5&faults=all` (what `npm run sim` prints for a failing
- * seed). Ctrl-C stops it.
+ * `npm run visualizer [-- --port 7300] [--host 127.0.0.1] [--urls URL,URL,... --admin-token-file F
+ * [--token-file F]]`: serves the visualizer and prints its URL. A seed opens with
+ * `?seed=42&replicas=5&faults=all` (what `npm run sim` prints for a failing seed); with `--urls`
+ * (the replicas' client URLs, as `creek dev` prints them) the page shows that cluster live. Ctrl-C
+ * stops it.
  */
-const USAGE = 'usage: npm run visualizer [-- --port 7300] [--host 127.0.0.1]';
+const USAGE =
+  'usage: npm run visualizer [-- --port 7300] [--host 127.0.0.1] [--urls ws://127.0.0.1:7100/client,... --admin-token-file FILE [--token-file FILE]]';
 
 function fail(message: string): never {
   console.error(`visualizer: ${message}\n${USAGE}`);
@@ -15,6 +19,9 @@ function fail(message: string): never {
 const argv = process.argv.slice(2);
 let port = 7300;
 let host = '127.0.0.1';
+let urls: string[] | null = null;
+let adminTokenFile: string | null = null;
+let tokenFile: string | null = null;
 for (let i = 0; i < argv.length; i++) {
   const flag = argv[i]!;
   if (flag === '--help' || flag === '-h') {
@@ -28,12 +35,45 @@ for (let i = 0; i < argv.length; i++) {
       fail(`--port must be a port number from 0 to 65535, not "${value}"`);
     port = Number(value);
   } else if (flag === '--host') host = value;
+  else if (flag === '--urls') urls = value.split(',').map((u) => u.trim());
+  else if (flag === '--admin-token-file') adminTokenFile = value;
+  else if (flag === '--token-file') tokenFile = value;
   else fail(`unknown option ${flag}`);
 }
 
+/** A token file's first line, or exit 2 naming the file and the flag. */
+function token(file: string, flag: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    fail(`${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const t = text.split('\n')[0]!.trim();
+  if (t === '') fail(`${flag} ${file} is empty`);
+  return t;
+}
+
+let live: LiveCluster | undefined;
+if (urls !== null) {
+  for (const u of urls)
+    if (!/^wss?:\/\/[^/\s]+\/client$/.test(u))
+      fail(`--urls takes the replicas' client URLs, like ws://127.0.0.1:7100/client, not "${u}"`);
+  if (adminTokenFile === null)
+    fail('--urls needs --admin-token-file: the page watches each replica with the admin token');
+  live = {
+    urls,
+    adminToken: token(adminTokenFile, '--admin-token-file'),
+    token: tokenFile === null ? null : token(tokenFile, '--token-file'),
+  };
+} else if (adminTokenFile !== null || tokenFile !== null)
+  fail('--admin-token-file and --token-file go with --urls (the cluster to watch)');
+
 try {
-  const served = await serveVisualizer({ port, host });
-  console.log(`visualizer: ${served.url} (a seed: ${served.url}?seed=42&replicas=3&faults=all)`);
+  const served = await serveVisualizer({ port, host, ...(live === undefined ? {} : { live }) });
+  console.log(
+    `visualizer: ${served.url} (${live === undefined ? '' : `live: ${live.urls.length} replicas; `}a seed: ${served.url}?seed=42&replicas=3&faults=all)`,
+  );
   const close = (): void => void served.close().then(() => process.exit(0));
   process.once('SIGINT', close);
   process.once('SIGTERM', close);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -8,6 +8,29 @@ export interface ServeOptions {
   /** 0 picks a free port. */
   readonly port?: number;
   readonly host?: string;
+  /** A running cluster to show live (otherwise the page runs simulations only). */
+  readonly live?: LiveCluster;
+}
+
+/** A cluster to watch: its replicas' client URLs (ws://host:port/client) and its tokens. */
+export interface LiveCluster {
+  readonly urls: readonly string[];
+  /** The client token, for the workload panel's clients (null: the cluster takes none). */
+  readonly token: string | null;
+  /** The admin token: the page watches /events with it, and this server acts on /admin. */
+  readonly adminToken: string;
+}
+
+/** Admin actions the page may ask for, through this server (it holds the admin token). */
+const ADMIN_ACTIONS = new Set(['block', 'unblock', 'pause', 'resume', 'delay']);
+
+/** A replica's HTTP base and events URL from its client URL. */
+function endpoints(client: string): { http: string; events: string } {
+  const u = new URL(client);
+  if (u.protocol !== 'ws:' && u.protocol !== 'wss:')
+    throw new Error(`a replica URL is ws://host:port/client (or wss://), not ${client}`);
+  const http = `${u.protocol === 'wss:' ? 'https' : 'http'}://${u.host}`;
+  return { http, events: `${u.protocol}//${u.host}/events` };
 }
 
 export interface ServedVisualizer {
@@ -38,6 +61,18 @@ export async function serveVisualizer(options: ServeOptions = {}): Promise<Serve
   });
   const script = bundle.outputFiles[0]!.text;
   const css = readFileSync(here('./page/style.css'), 'utf8');
+  const live = options.live;
+  const replicas = (live?.urls ?? []).map((client, id) => ({ id, client, ...endpoints(client) }));
+  // JSON in a <script> must not close the element early; a JSON block is data, not code, so the
+  // CSP's script-src 'self' does not stop it (and the token stays out of the URL bar).
+  const liveJson =
+    live === undefined
+      ? ''
+      : `<script type="application/json" id="live-config">${JSON.stringify({
+          replicas: replicas.map(({ id, client, events }) => ({ id, client, events })),
+          token: live.token,
+          adminToken: live.adminToken,
+        }).replace(/</g, '\\u003c')}</script>`;
   const html = `<!doctype html>
 <html lang="en">
 <head>
@@ -48,18 +83,21 @@ export async function serveVisualizer(options: ServeOptions = {}): Promise<Serve
 </head>
 <body data-state="loading">
 <div id="app"></div>
+${liveJson}
 <script type="module" src="/app.js"></script>
 </body>
 </html>
 `;
+  // Live mode talks to the replicas' WebSockets (ws: and wss:) and to this server's /api/admin.
+  const connect = live === undefined ? '' : ` connect-src 'self' ws: wss:;`;
   const headers = {
-    'content-security-policy':
-      "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:",
+    'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:;${connect}`,
     'x-content-type-options': 'nosniff',
     'cache-control': 'no-store',
   };
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
+    if (path === '/api/admin') return void proxyAdmin(req.url ?? '', req.method ?? '', res);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { ...headers, allow: 'GET, HEAD', 'content-type': 'text/plain' });
       return res.end('the visualizer serves GET requests only\n');
@@ -75,6 +113,40 @@ export async function serveVisualizer(options: ServeOptions = {}): Promise<Serve
     res.writeHead(404, { ...headers, 'content-type': 'text/plain' });
     res.end('not found: the visualizer is at /\n');
   });
+  /**
+   * POST /api/admin?replica=i&action=block&peer=j: the action on replica i's /admin, with the
+   * admin token this server holds. Only the actions the page offers, only its replicas.
+   */
+  async function proxyAdmin(url: string, method: string, res: ServerResponse): Promise<void> {
+    const json = (code: number, body: unknown): void => {
+      res.writeHead(code, { ...headers, 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (live === undefined) return json(404, { error: 'this visualizer watches no cluster' });
+    if (method !== 'POST') return json(405, { error: 'admin actions are POST requests' });
+    const q = new URL(url, 'http://visualizer').searchParams;
+    const replica = replicas[Number(q.get('replica'))];
+    const action = q.get('action') ?? '';
+    if (replica === undefined || !/^\d+$/.test(q.get('replica') ?? ''))
+      return json(400, { error: `replica must be 0 to ${replicas.length - 1}` });
+    if (!ADMIN_ACTIONS.has(action))
+      return json(400, { error: `action must be one of ${[...ADMIN_ACTIONS].join(', ')}` });
+    const forward = new URLSearchParams();
+    for (const k of ['peer', 'ms', 'direction']) {
+      const v = q.get(k);
+      if (v !== null) forward.set(k, v);
+    }
+    try {
+      const r = await fetch(
+        `${replica.http}/admin/${action}${forward.size === 0 ? '' : `?${forward.toString()}`}`,
+        { method: 'POST', headers: { authorization: `Bearer ${live.adminToken}` } },
+      );
+      json(r.status, await r.json().catch(() => ({ error: `replica answered ${r.status}` })));
+    } catch (err) {
+      json(502, { error: `replica ${replica.id} did not answer: ${(err as Error).message}` });
+    }
+  }
+
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,4 +1,5 @@
 import { FAULT_MODES, type FaultMode } from '@creek/server/sim';
+import { startLive, type LiveConfig } from './live.js';
 import { committedOrder, h, networkLine, replicaCard, verdict } from './render.js';
 import { opIdsIn, replay, type Replay, type RunRequest } from './replay.js';
 import { queryOf, runFromQuery } from './url-state.js';
@@ -194,5 +195,15 @@ function start(): void {
   }, 0);
 }
 
-window.addEventListener('popstate', start);
-start();
+/** The cluster the server was started for (`--urls`), handed over in the page, or null. */
+function liveConfig(): LiveConfig | null {
+  const el = document.getElementById('live-config');
+  return el === null ? null : (JSON.parse(el.textContent ?? 'null') as LiveConfig | null);
+}
+
+const live = liveConfig();
+if (live !== null && !new URLSearchParams(location.search).has('seed')) startLive(app, live);
+else {
+  window.addEventListener('popstate', start);
+  start();
+}

@@ -43,10 +43,11 @@ function list(
   flagged: ReadonlySet<string>,
 ): HTMLElement {
   const more = total - ops.length;
+  const shown = more > 0 && ops.length > 0;
   const label =
     kind === 'committed'
-      ? `Committed: ${total}${more > 0 ? ` (last ${ops.length} shown)` : ''}`
-      : `Tentative: ${total}${more > 0 ? ` (first ${ops.length} shown)` : ''}`;
+      ? `Committed: ${total}${shown ? ` (last ${ops.length} shown)` : ''}`
+      : `Tentative: ${total}${shown ? ` (first ${ops.length} shown)` : ''}`;
   return h(
     'div',
     { class: `list ${kind}`, 'data-list': kind, 'data-count': total },

@@ -1,0 +1,123 @@
+import type { ReplicaEvent } from '@creek/protocol';
+import type { FrameOp, SimReplicaFrame } from '@creek/server/sim';
+
+/** How many ops of each list a card shows (as in simulation mode). */
+const LIST = 8;
+
+/** What the page knows of one live replica, from its event stream. */
+export interface LiveReplica {
+  readonly id: number;
+  /** Its stream: connecting, open (hello received), or closed (and why). */
+  connection: 'connecting' | 'open' | 'closed';
+  problem: string | null;
+  role: 'follower' | 'candidate' | 'leader';
+  leader: number | null;
+  quorate: boolean;
+  committed: number;
+  tentative: number;
+  digest: string;
+  paused: boolean;
+  halted: string | null;
+  holding: boolean;
+  /** Its last committed ops, oldest first. */
+  committedTail: FrameOp[];
+  /** Ops it received and has not committed, by HLC timestamp (its speculative order). */
+  readonly pending: Map<string, FrameOp & { readonly ts: number }>;
+  /** Whether each op it saw is strong, by id (to colour commits). */
+  readonly strong: Map<string, boolean>;
+  links: { id: number; state: string; blockedIn: boolean; blockedOut: boolean }[];
+  /** Events the replica did not send this page (sampled), in all. */
+  dropped: number;
+}
+
+export function newLiveReplica(id: number): LiveReplica {
+  return {
+    id,
+    connection: 'connecting',
+    problem: null,
+    role: 'follower',
+    leader: null,
+    quorate: false,
+    committed: 0,
+    tentative: 0,
+    digest: '',
+    paused: false,
+    halted: null,
+    holding: false,
+    committedTail: [],
+    pending: new Map(),
+    strong: new Map(),
+    links: [],
+    dropped: 0,
+  };
+}
+
+/** Applies one event of the replica's stream. */
+export function apply(r: LiveReplica, e: ReplicaEvent): void {
+  switch (e.e) {
+    case 'op':
+      r.strong.set(e.id, e.level === 'strong');
+      r.pending.set(e.id, { id: e.id, strong: e.level === 'strong', ts: e.ts });
+      break;
+    case 'commit':
+      for (const id of e.ids) {
+        r.pending.delete(id);
+        r.committedTail.push({ id, strong: r.strong.get(id) === true });
+        r.strong.delete(id);
+      }
+      if (r.committedTail.length > LIST) r.committedTail = r.committedTail.slice(-LIST);
+      r.committed = Math.max(r.committed, e.position + e.ids.length);
+      break;
+    case 'paxos':
+      r.role = e.role;
+      r.leader = e.leader;
+      r.quorate = e.quorate;
+      break;
+    case 'status':
+      r.committed = e.committed;
+      r.tentative = e.tentative;
+      r.digest = e.digest;
+      r.paused = e.paused;
+      r.halted = e.halted;
+      r.holding = e.holding;
+      break;
+    case 'links':
+      r.links = e.peers;
+      break;
+    case 'dropped':
+      r.dropped += e.count;
+      break;
+    default:
+      break;
+  }
+  // Ops seen before the page connected, or whose commit was sampled out, would stay pending for
+  // good: keep the list to about what the replica says it holds.
+  if (r.pending.size > Math.max(r.tentative, 0) + 4 * LIST) {
+    const sorted = [...r.pending.values()].sort((a, b) => a.ts - b.ts);
+    for (const o of sorted.slice(0, r.pending.size - r.tentative)) r.pending.delete(o.id);
+  }
+}
+
+/** The replica as a card draws it (the simulation mode's frame of one replica). */
+export function asFrame(r: LiveReplica): SimReplicaFrame {
+  const head = [...r.pending.values()].sort((a, b) => a.ts - b.ts).slice(0, LIST);
+  return {
+    id: r.id,
+    up: r.connection === 'open' && r.halted === null,
+    role: r.role,
+    committed: r.committed,
+    tentative: Math.max(r.tentative, r.pending.size),
+    committedTail: r.committedTail,
+    tentativeHead: head.map(({ id, strong }) => ({ id, strong })),
+    holding: r.holding,
+  };
+}
+
+/** Every replica streams, none holds anything tentative, and all have the same state digest. */
+export function converged(rs: readonly LiveReplica[]): boolean {
+  return (
+    rs.length > 0 &&
+    rs.every((r) => r.connection === 'open' && r.tentative === 0 && r.digest !== '') &&
+    rs.every((r) => r.digest === rs[0]!.digest && r.committed === rs[0]!.committed)
+  );
+}

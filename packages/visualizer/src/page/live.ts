@@ -1,0 +1,185 @@
+import { EVENTS_VERSION, EventsFrameSchema } from '@creek/protocol';
+import { apply, asFrame, converged, newLiveReplica, type LiveReplica } from './live-model.js';
+import { h, replicaCard } from './render.js';
+import { Workload } from './workload.js';
+
+/** What the server hands the page for live mode (never in the URL). */
+export interface LiveConfig {
+  readonly replicas: readonly {
+    readonly id: number;
+    readonly client: string;
+    readonly events: string;
+  }[];
+  readonly token: string | null;
+  readonly adminToken: string;
+}
+
+/** Redraws at most this often (ms): the streams may bring hundreds of events a second. */
+const DRAW_MS = 100;
+
+/**
+ * Live mode: every replica's /events stream drawn as cards (the same as simulation mode's), the
+ * network as the links report it, whether the replicas converged, controls that act through the
+ * visualizer server's /api/admin (cut a replica off, heal, pause, resume), and a workload panel.
+ */
+export function startLive(app: HTMLElement, config: LiveConfig): void {
+  const replicas = config.replicas.map((r) => newLiveReplica(r.id));
+  const workload = new Workload(
+    config.replicas.map((r) => r.client),
+    config.token,
+  );
+  let dirty = true;
+
+  for (const [k, r] of config.replicas.entries()) watch(r.events, replicas[k]!);
+
+  function watch(url: string, model: LiveReplica): void {
+    const ws = new WebSocket(url);
+    model.connection = 'connecting';
+    ws.onopen = () =>
+      ws.send(JSON.stringify({ t: 'watch', version: EVENTS_VERSION, token: config.adminToken }));
+    ws.onmessage = (ev: MessageEvent) => {
+      const parsed = EventsFrameSchema.safeParse(JSON.parse(String(ev.data)));
+      if (!parsed.success) return;
+      const f = parsed.data;
+      if (f.t === 'hello') model.connection = 'open';
+      else if (f.t === 'error') model.problem = f.message;
+      else for (const e of f.events) apply(model, e);
+      dirty = true;
+    };
+    ws.onclose = () => {
+      model.connection = 'closed';
+      dirty = true;
+      // A replica that restarts comes back: try again.
+      setTimeout(() => watch(url, model), 1_000);
+    };
+  }
+
+  async function admin(replica: number, action: string, params: Record<string, number> = {}) {
+    const q = new URLSearchParams({ replica: String(replica), action });
+    for (const [k, v] of Object.entries(params)) q.set(k, String(v));
+    const r = await fetch(`/api/admin?${q.toString()}`, { method: 'POST' });
+    if (!r.ok) {
+      const body = (await r.json().catch(() => ({}))) as { error?: string };
+      message.textContent = `${action} on replica ${replica} failed: ${body.error ?? r.status}`;
+    }
+  }
+
+  const message = h('p', { class: 'problem', id: 'message' });
+  const rate = h('input', { name: 'rate', type: 'number', min: 1, max: 2000, value: 60 });
+  const strong = h('input', { name: 'strong', type: 'number', min: 0, max: 100, value: 20 });
+  const keys = h('input', { name: 'keys', type: 'number', min: 1, max: 100000, value: 10 });
+  const toggle = h('button', { type: 'submit', 'data-act': 'workload' }, 'Start workload');
+  const panel = h(
+    'form',
+    { id: 'workload' },
+    h('label', {}, 'Ops per second ', rate),
+    h('label', {}, 'Strong % ', strong),
+    h('label', {}, 'Keys ', keys),
+    toggle,
+  ) as HTMLFormElement;
+  panel.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    if (workload.running) workload.stop();
+    else {
+      const value = (el: HTMLElement): number => Number((el as HTMLInputElement).value);
+      workload.start({ rate: value(rate), strong: value(strong) / 100, keys: value(keys) });
+    }
+    toggle.textContent = workload.running ? 'Stop workload' : 'Start workload';
+    document.body.dataset.workload = workload.running ? 'running' : 'stopped';
+  });
+  const healAll = h('button', { type: 'button', 'data-act': 'heal' }, 'Heal every link');
+  healAll.addEventListener('click', () => {
+    for (const r of config.replicas) void admin(r.id, 'unblock');
+  });
+
+  const convergence = h('p', { id: 'convergence' });
+  const network = h('p', { id: 'network' });
+  const cards = h('section', { id: 'replicas' });
+  app.replaceChildren(
+    h('header', {}, h('h1', {}, 'Creek visualizer'), h('span', { class: 'mode' }, 'Live cluster')),
+    panel,
+    h('p', {}, healAll),
+    message,
+    convergence,
+    network,
+    cards,
+  );
+  document.body.dataset.state = 'live';
+
+  function draw(): void {
+    if (!dirty) return;
+    dirty = false;
+    const ok = converged(replicas);
+    convergence.dataset.converged = String(ok);
+    convergence.textContent = ok
+      ? `Converged: every replica has the same state (digest ${replicas[0]!.digest.slice(0, 12)}…)`
+      : `Not converged: ${replicas
+          .map((r) => `replica ${r.id} ${r.committed} committed, ${r.tentative} tentative`)
+          .join('; ')}`;
+    const cut = replicas.filter((r) => r.links.some((l) => l.blockedIn || l.blockedOut));
+    network.dataset.partitioned = String(cut.length > 0);
+    network.textContent =
+      cut.length === 0
+        ? 'Network: no link is blocked'
+        : `Network: ${cut
+            .map(
+              (r) =>
+                `replica ${r.id} blocks its links to ${r.links
+                  .filter((l) => l.blockedIn || l.blockedOut)
+                  .map((l) => l.id)
+                  .join(', ')}`,
+            )
+            .join('; ')}`;
+    cards.replaceChildren(
+      ...replicas.map((r, k) => {
+        const card = replicaCard(asFrame(r), new Set());
+        const counts = workload.counts[k]!;
+        card.dataset.connection = r.connection;
+        card.append(
+          h(
+            'p',
+            { class: 'facts', 'data-role': 'waiting', 'data-waiting': counts.waitingStrong },
+            `Workload here: ${counts.invoked} invoked, ${counts.answered} answered, ${counts.waitingStrong} strong waiting`,
+          ),
+          h(
+            'p',
+            { class: 'facts' },
+            r.connection === 'open'
+              ? `${r.paused ? 'Paused · ' : ''}${r.quorate ? 'hears a majority' : 'hears no majority'} · leader ${r.leader ?? 'unknown'}${r.dropped > 0 ? ` · ${r.dropped} events sampled out` : ''}`
+              : r.connection === 'connecting'
+                ? 'Connecting…'
+                : `Disconnected${r.problem === null ? '' : `: ${r.problem}`}`,
+          ),
+          controls(r.id),
+        );
+        return card;
+      }),
+    );
+  }
+
+  function controls(id: number): HTMLElement {
+    const others = config.replicas.map((r) => r.id).filter((x) => x !== id);
+    const button = (act: string, label: string, fn: () => void): HTMLElement => {
+      const b = h('button', { type: 'button', 'data-act': act }, label);
+      b.addEventListener('click', fn);
+      return b;
+    };
+    return h(
+      'div',
+      { class: 'controls' },
+      button('cut', 'Cut off', () => {
+        for (const peer of others) void admin(id, 'block', { peer });
+      }),
+      button('heal', 'Heal', () => void admin(id, 'unblock')),
+      button('pause', 'Pause', () => void admin(id, 'pause')),
+      button('resume', 'Resume', () => void admin(id, 'resume')),
+    );
+  }
+
+  setInterval(() => {
+    dirty = true;
+    draw();
+  }, DRAW_MS);
+  draw();
+  window.addEventListener('beforeunload', () => workload.close());
+}

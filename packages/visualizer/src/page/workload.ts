@@ -1,0 +1,83 @@
+import { connect, type CreekClient } from '@creek/client';
+
+/** What the workload panel asks for: ops per second in all, the share of them strong, keys. */
+export interface WorkloadShape {
+  readonly rate: number;
+  readonly strong: number;
+  readonly keys: number;
+}
+
+/** Per replica: ops invoked there, answered, and strong ops still waiting for their stable view. */
+export interface WorkloadCounts {
+  invoked: number;
+  answered: number;
+  failed: number;
+  waitingStrong: number;
+}
+
+/**
+ * An open-loop load from the page, one client per replica, each held to its own replica (one URL:
+ * it never moves), so that a replica cut off from the others keeps taking ops and shows what a
+ * minority does: weak ops answered at once, strong ones waiting. Few keys mean contention, and
+ * with it reorders and rollbacks.
+ */
+export class Workload {
+  private readonly clients: CreekClient[];
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private issued = 0;
+  private startedAt = 0;
+  readonly counts: WorkloadCounts[];
+
+  constructor(urls: readonly string[], token: string | null) {
+    this.clients = urls.map((u) => connect({ urls: [u], ...(token === null ? {} : { token }) }));
+    this.counts = urls.map(() => ({ invoked: 0, answered: 0, failed: 0, waitingStrong: 0 }));
+  }
+
+  get running(): boolean {
+    return this.timer !== null;
+  }
+
+  start(shape: WorkloadShape): void {
+    this.stop();
+    this.issued = 0;
+    this.startedAt = performance.now();
+    this.timer = setInterval(() => {
+      const due = Math.floor(((performance.now() - this.startedAt) / 1000) * shape.rate);
+      for (; this.issued < due; this.issued++) this.one(shape);
+    }, 20);
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  close(): void {
+    this.stop();
+    for (const c of this.clients) c.close();
+  }
+
+  private one(shape: WorkloadShape): void {
+    const i = this.issued % this.clients.length;
+    const client = this.clients[i]!;
+    const counts = this.counts[i]!;
+    const key = `viz/${Math.floor(Math.random() * shape.keys)}`;
+    counts.invoked++;
+    const done = (): void => void counts.answered++;
+    const failed = (): void => void counts.failed++;
+    if (Math.random() < shape.strong) {
+      counts.waitingStrong++;
+      client.invokeStrong('kv.increment' as never, { key } as never).then(
+        () => {
+          counts.waitingStrong--;
+          done();
+        },
+        () => {
+          counts.waitingStrong--;
+          failed();
+        },
+      );
+    } else
+      client.invokeWeak('kv.put' as never, { key, value: this.issued } as never).then(done, failed);
+  }
+}

@@ -1,0 +1,109 @@
+import { LocalCluster } from '@creek/server/node';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveVisualizer, type ServedVisualizer } from '../src/serve.js';
+import { launchChromium } from './support/chromium.js';
+
+/**
+ * Live mode in Chromium against a real 3-replica cluster: start a workload from the page, cut a
+ * replica off through the page, see its tentative list grow while its committed list stands still
+ * and strong ops wait there, heal, and see the replicas converge (equal digests). The page mirrors
+ * what it draws in data attributes; the test waits on those, never on time alone.
+ */
+let cluster: LocalCluster;
+let served: ServedVisualizer;
+let browser: { context: BrowserContext; close(): Promise<void> };
+beforeAll(async () => {
+  const [c, b] = await Promise.allSettled([
+    LocalCluster.start({ replicas: 3, logLevel: 'error' }),
+    launchChromium(),
+  ]);
+  if (c.status === 'fulfilled') cluster = c.value;
+  if (b.status === 'fulfilled') browser = b.value;
+  if (c.status === 'rejected') throw c.reason;
+  if (b.status === 'rejected') throw b.reason;
+  served = await serveVisualizer({
+    live: { urls: cluster.urls, token: cluster.token, adminToken: cluster.adminToken },
+  });
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await served?.close();
+  await cluster?.stop(2_000);
+});
+
+const card = (i: number): string => `.replica[data-replica="${i}"]`;
+
+async function count(page: Page, i: number, list: 'committed' | 'tentative'): Promise<number> {
+  return Number(await page.locator(`${card(i)} [data-list=${list}]`).getAttribute('data-count'));
+}
+
+async function waitFor(page: Page, what: string, fn: () => Promise<boolean>, ms = 30_000) {
+  const start = Date.now();
+  while (!(await fn())) {
+    if (Date.now() - start > ms) throw new Error(`timed out: ${what}`);
+    await page.waitForTimeout(100);
+  }
+}
+
+describe('the visualizer, live mode', () => {
+  it('shows a cut-off replica answering tentatively only, then the cluster converging once healed', async () => {
+    const page = await browser.context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(served.url);
+    expect(new URL(page.url()).search).toBe(''); // the tokens are not in the URL bar
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll('.replica')].every(
+          (c) => (c as HTMLElement).dataset.connection === 'open',
+        ) && document.querySelectorAll('.replica').length === 3,
+    );
+    await page.fill('input[name=rate]', '60');
+    await page.fill('input[name=strong]', '30');
+    await page.click('[data-act=workload]');
+    await waitFor(page, 'every replica committing', async () => {
+      for (const i of [0, 1, 2]) if ((await count(page, i, 'committed')) < 10) return false;
+      return true;
+    });
+
+    // Cut replica 2 off through the page.
+    await page.click(`${card(2)} [data-act=cut]`);
+    await page.waitForFunction(
+      () => document.getElementById('network')?.dataset.partitioned === 'true',
+    );
+    // Let what was in flight settle, then watch: committed stands still, tentative grows.
+    await page.waitForTimeout(1_000);
+    const committed = await count(page, 2, 'committed');
+    const tentative = await count(page, 2, 'tentative');
+    await waitFor(page, 'its tentative list growing', async () => {
+      return (await count(page, 2, 'tentative')) >= tentative + 10;
+    });
+    expect(await count(page, 2, 'committed')).toBe(committed);
+    const waiting = Number(
+      await page.locator(`${card(2)} [data-role=waiting]`).getAttribute('data-waiting'),
+    );
+    expect(waiting).toBeGreaterThan(0);
+    // The others go on committing.
+    expect(await count(page, 0, 'committed')).toBeGreaterThan(committed);
+
+    // Heal through the page, stop the load, and see the cluster converge.
+    await page.click('[data-act=heal]');
+    await page.waitForFunction(
+      () => document.getElementById('network')?.dataset.partitioned === 'false',
+    );
+    await page.click('[data-act=workload]');
+    await page.waitForFunction(
+      () => document.getElementById('convergence')?.dataset.converged === 'true',
+      undefined,
+      { timeout: 60_000 },
+    );
+    expect(await page.locator('#convergence').textContent()).toMatch(
+      /^Converged: every replica has the same state/,
+    );
+    const s = await cluster.converged();
+    expect(new Set(s.map((x) => x.digest)).size).toBe(1);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});

@@ -23,6 +23,16 @@ describe('npm run visualizer', () => {
     [['--port', '70000'], /--port must be a port number/],
     [['--prot', '7300'], /unknown option --prot/],
     [['--host'], /--host needs a value/],
+    [['--urls', 'ws://127.0.0.1:7100/client'], /--urls needs --admin-token-file/],
+    [
+      ['--urls', 'http://127.0.0.1:7100', '--admin-token-file', 'x'],
+      /--urls takes the replicas' client URLs, like ws:\/\/127.0.0.1:7100\/client, not "http:\/\/127.0.0.1:7100"/,
+    ],
+    [
+      ['--urls', 'ws://127.0.0.1:7100/client', '--admin-token-file', '/nonexistent/admin.token'],
+      /--admin-token-file \/nonexistent\/admin.token: ENOENT/,
+    ],
+    [['--token-file', 'client.token'], /go with --urls/],
   ])('%j exits 2 saying what is wrong', async (args, message) => {
     const r = await run(args);
     expect(r.code).toBe(2);

@@ -103,6 +103,11 @@ describe('the visualizer, live mode', () => {
     );
     const s = await cluster.converged();
     expect(new Set(s.map((x) => x.digest)).size).toBe(1);
+    // Slowing a replica's links and healing them act through the server without an error.
+    await page.click(`${card(1)} [data-act=slow]`);
+    await page.click(`${card(1)} [data-act=heal]`);
+    await page.waitForTimeout(300);
+    expect(await page.locator('#message').textContent()).toBe('');
     expect(errors).toEqual([]);
     await page.close();
   });

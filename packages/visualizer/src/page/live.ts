@@ -14,6 +14,9 @@ export interface LiveConfig {
   readonly adminToken: string;
 }
 
+/** The delay "Slow links" adds to each of a replica's links (ms): a wide-area round trip. */
+const SLOW_LINK_MS = 200;
+
 /** Redraws at most this often (ms): the streams may bring hundreds of events a second. */
 const DRAW_MS = 100;
 
@@ -89,7 +92,11 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
   });
   const healAll = h('button', { type: 'button', 'data-act': 'heal' }, 'Heal every link');
   healAll.addEventListener('click', () => {
-    for (const r of config.replicas) void admin(r.id, 'unblock');
+    for (const r of config.replicas) {
+      void admin(r.id, 'unblock');
+      for (const o of config.replicas)
+        if (o.id !== r.id) void admin(r.id, 'delay', { peer: o.id, ms: 0 });
+    }
   });
 
   const convergence = h('p', { id: 'convergence' });
@@ -170,7 +177,13 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
       button('cut', 'Cut off', () => {
         for (const peer of others) void admin(id, 'block', { peer });
       }),
-      button('heal', 'Heal', () => void admin(id, 'unblock')),
+      button('slow', 'Slow links', () => {
+        for (const peer of others) void admin(id, 'delay', { peer, ms: SLOW_LINK_MS });
+      }),
+      button('heal', 'Heal', () => {
+        void admin(id, 'unblock');
+        for (const peer of others) void admin(id, 'delay', { peer, ms: 0 });
+      }),
       button('pause', 'Pause', () => void admin(id, 'pause')),
       button('resume', 'Resume', () => void admin(id, 'resume')),
     );

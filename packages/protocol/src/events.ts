@@ -156,6 +156,20 @@ export const StatusEventSchema = z.object({
   /** Ops a peer holds that it lacks, and whether it holds speculation until it caught up. */
   behind: CountSchema,
   holding: z.boolean(),
+  /**
+   * Counts since the replica started, of which a viewer takes differences: ops finalized and the
+   * executions they took (the execution ratio), ops answered tentatively and those whose tentative
+   * answer equalled the stable one (speculation accuracy), and rollbacks.
+   */
+  counts: z
+    .object({
+      finalized: CountSchema,
+      executionsOfFinalized: CountSchema,
+      speculated: CountSchema,
+      speculatedCorrectly: CountSchema,
+      rollbacks: CountSchema,
+    })
+    .optional(),
 });
 
 /** Events this viewer was not sent (sampled out, or its socket was full) since the last report. */

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -60,7 +61,12 @@ export async function serveVisualizer(options: ServeOptions = {}): Promise<Serve
     logLevel: 'silent',
   });
   const script = bundle.outputFiles[0]!.text;
-  const css = readFileSync(here('./page/style.css'), 'utf8');
+  // The chart library's own stylesheet (its legends and cursor), then the page's.
+  const chartsCss = readFileSync(
+    createRequire(import.meta.url).resolve('uplot/dist/uPlot.min.css'),
+    'utf8',
+  );
+  const css = chartsCss + readFileSync(here('./page/style.css'), 'utf8');
   const live = options.live;
   const replicas = (live?.urls ?? []).map((client, id) => ({ id, client, ...endpoints(client) }));
   // JSON in a <script> must not close the element early; a JSON block is data, not code, so the

@@ -67,6 +67,20 @@ describe('the visualizer, live mode', () => {
       return true;
     });
 
+    // The charts draw what the last seconds held.
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('#charts .chart')].every(
+        (c) => Number((c as HTMLElement).dataset.points) >= 3,
+      ),
+    );
+    expect(await page.locator('#charts .chart canvas').count()).toBe(4);
+    const last = JSON.parse((await page.locator('#charts').getAttribute('data-last')) ?? '{}') as {
+      committed: (number | null)[];
+      tentativeMs: number | null;
+    };
+    expect(last.committed.some((n) => (n ?? 0) > 0)).toBe(true);
+    expect(typeof last.tentativeMs).toBe('number');
+
     // Cut replica 2 off through the page.
     await page.click(`${card(2)} [data-act=cut]`);
     await page.waitForFunction(

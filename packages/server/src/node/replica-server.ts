@@ -189,6 +189,7 @@ export class ReplicaServer {
           })),
         status: () => {
           const s = this.host.replica.stats();
+          const m = this.host.replica.metrics;
           return {
             committed: s.committed,
             tentative: s.tentative,
@@ -198,6 +199,13 @@ export class ReplicaServer {
             halted: this.host.halted,
             behind: this.host.gossip.behind(),
             holding: this.host.speculationHeld,
+            counts: {
+              finalized: m.finalized,
+              executionsOfFinalized: m.executionsOfFinalized,
+              speculated: m.speculated,
+              speculatedCorrectly: m.speculatedCorrectly,
+              rollbacks: m.rollbacks,
+            },
           };
         },
       },

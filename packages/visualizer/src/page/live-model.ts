@@ -28,6 +28,14 @@ export interface LiveReplica {
   links: { id: number; state: string; blockedIn: boolean; blockedOut: boolean }[];
   /** Events the replica did not send this page (sampled), in all. */
   dropped: number;
+  /** Its counters as its last status gave them (execution ratio, accuracy, rollbacks). */
+  counts: {
+    finalized: number;
+    executionsOfFinalized: number;
+    speculated: number;
+    speculatedCorrectly: number;
+    rollbacks: number;
+  } | null;
 }
 
 export function newLiveReplica(id: number): LiveReplica {
@@ -49,6 +57,7 @@ export function newLiveReplica(id: number): LiveReplica {
     strong: new Map(),
     links: [],
     dropped: 0,
+    counts: null,
   };
 }
 
@@ -80,6 +89,7 @@ export function apply(r: LiveReplica, e: ReplicaEvent): void {
       r.paused = e.paused;
       r.halted = e.halted;
       r.holding = e.holding;
+      r.counts = e.counts ?? null;
       break;
     case 'links':
       r.links = e.peers;

@@ -1,4 +1,6 @@
 import { EVENTS_VERSION, EventsFrameSchema } from '@creek/protocol';
+import { LiveCharts } from './charts.js';
+import { Sampler } from './samples.js';
 import { apply, asFrame, converged, newLiveReplica, type LiveReplica } from './live-model.js';
 import { h, replicaCard } from './render.js';
 import { Workload } from './workload.js';
@@ -102,6 +104,8 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
   const convergence = h('p', { id: 'convergence' });
   const network = h('p', { id: 'network' });
   const cards = h('section', { id: 'replicas' });
+  const charts = new LiveCharts(config.replicas.map((r) => r.id));
+  const sampler = new Sampler();
   app.replaceChildren(
     h('header', {}, h('h1', {}, 'Creek visualizer'), h('span', { class: 'mode' }, 'Live cluster')),
     panel,
@@ -110,8 +114,15 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     convergence,
     network,
     cards,
+    charts.element,
   );
   document.body.dataset.state = 'live';
+  // Once a second: what the replicas and the workload did in it, drawn on the charts.
+  setInterval(() => {
+    const s = sampler.sample(Date.now() / 1000, replicas, workload.takeAnswers());
+    charts.push(s);
+    charts.element.dataset.last = JSON.stringify(s);
+  }, 1_000);
 
   function draw(): void {
     if (!dirty) return;

@@ -7,6 +7,14 @@ export interface WorkloadShape {
   readonly keys: number;
 }
 
+/** An answered op of the workload: when, how long it took, and whether it waited for consensus. */
+export interface Answered {
+  readonly at: number;
+  readonly ms: number;
+  /** Weak ops get a tentative answer; strong ones a stable one. */
+  readonly level: 'tentative' | 'stable';
+}
+
 /** Per replica: ops invoked there, answered, and strong ops still waiting for their stable view. */
 export interface WorkloadCounts {
   invoked: number;
@@ -27,6 +35,8 @@ export class Workload {
   private issued = 0;
   private startedAt = 0;
   readonly counts: WorkloadCounts[];
+  /** Answers since the charts last took them (`takeAnswers`). */
+  private answers: Answered[] = [];
 
   constructor(urls: readonly string[], token: string | null) {
     this.clients = urls.map((u) => connect({ urls: [u], ...(token === null ? {} : { token }) }));
@@ -52,6 +62,13 @@ export class Workload {
     this.timer = null;
   }
 
+  /** The answers since the last call, for the latency chart. */
+  takeAnswers(): Answered[] {
+    const out = this.answers;
+    this.answers = [];
+    return out;
+  }
+
   close(): void {
     this.stop();
     for (const c of this.clients) c.close();
@@ -63,6 +80,11 @@ export class Workload {
     const counts = this.counts[i]!;
     const key = `viz/${Math.floor(Math.random() * shape.keys)}`;
     counts.invoked++;
+    const sent = performance.now();
+    const answered = (level: Answered['level']): void => {
+      const at = performance.now();
+      if (this.answers.length < 100_000) this.answers.push({ at, ms: at - sent, level });
+    };
     const done = (): void => void counts.answered++;
     const failed = (): void => void counts.failed++;
     if (Math.random() < shape.strong) {
@@ -70,6 +92,7 @@ export class Workload {
       client.invokeStrong('kv.increment' as never, { key } as never).then(
         () => {
           counts.waitingStrong--;
+          answered('stable');
           done();
         },
         () => {
@@ -78,6 +101,9 @@ export class Workload {
         },
       );
     } else
-      client.invokeWeak('kv.put' as never, { key, value: this.issued } as never).then(done, failed);
+      client.invokeWeak('kv.put' as never, { key, value: this.issued } as never).then(() => {
+        answered('tentative');
+        done();
+      }, failed);
   }
 }

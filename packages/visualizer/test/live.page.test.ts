@@ -81,6 +81,18 @@ describe('the visualizer, live mode', () => {
     expect(last.committed.some((n) => (n ?? 0) > 0)).toBe(true);
     expect(typeof last.tentativeMs).toBe('number');
 
+    // Per-op timelines: strong ops answered tentatively first, then stably.
+    const strongOps = await page
+      .locator('#timelines tr[data-level=strong][data-stable-ms]')
+      .evaluateAll((rows) =>
+        rows.map((r) => [
+          Number(r.getAttribute('data-tentative-ms')),
+          Number(r.getAttribute('data-stable-ms')),
+        ]),
+      );
+    expect(strongOps.length).toBeGreaterThan(0);
+    for (const [tentative, stable] of strongOps) expect(tentative).toBeLessThanOrEqual(stable!);
+
     // Cut replica 2 off through the page.
     await page.click(`${card(2)} [data-act=cut]`);
     await page.waitForFunction(

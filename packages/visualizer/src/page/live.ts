@@ -2,7 +2,7 @@ import { EVENTS_VERSION, EventsFrameSchema } from '@creek/protocol';
 import { LiveCharts } from './charts.js';
 import { Sampler } from './samples.js';
 import { apply, asFrame, converged, newLiveReplica, type LiveReplica } from './live-model.js';
-import { h, replicaCard } from './render.js';
+import { h, opTimelines, replicaCard } from './render.js';
 import { Workload } from './workload.js';
 
 /** What the server hands the page for live mode (never in the URL). */
@@ -104,6 +104,7 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
   const convergence = h('p', { id: 'convergence' });
   const network = h('p', { id: 'network' });
   const cards = h('section', { id: 'replicas' });
+  const timelines = h('div', { id: 'timeline-slot' });
   const charts = new LiveCharts(config.replicas.map((r) => r.id));
   const sampler = new Sampler();
   app.replaceChildren(
@@ -114,6 +115,7 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     convergence,
     network,
     cards,
+    timelines,
     charts.element,
   );
   document.body.dataset.state = 'live';
@@ -127,6 +129,7 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
   function draw(): void {
     if (!dirty) return;
     dirty = false;
+    timelines.replaceChildren(opTimelines(workload.recent));
     const ok = converged(replicas);
     convergence.dataset.converged = String(ok);
     convergence.textContent = ok

@@ -1,5 +1,6 @@
 import type { FrameOp, SimFrame, SimReplicaFrame } from '@creek/server/sim';
 import type { Replay } from './replay.js';
+import type { OpTimeline } from './workload.js';
 
 /** Builds an element: `h('p', { class: 'x' }, 'text', child)`. */
 export function h(
@@ -110,6 +111,59 @@ export function committedOrder(r: Replay, flagged: ReadonlySet<string>): HTMLEle
       'ol',
       { 'data-role': 'committed-order' },
       ...order.map((id) => h('li', flagged.has(id) ? { class: 'flagged' } : {}, id)),
+    ),
+  );
+}
+
+/** A bar from invocation to stable answer, with the tentative answer marked, on a shared scale. */
+function bar(t: OpTimeline, scaleMs: number): HTMLElement {
+  const at = (ms: number): string => `${Math.min(100, (100 * ms) / scaleMs).toFixed(1)}%`;
+  const end = t.stableMs ?? t.tentativeMs;
+  const track = h('div', { class: 'track' });
+  if (end !== null) track.append(h('span', { class: 'span', style: `width: ${at(end)}` }));
+  if (t.tentativeMs !== null)
+    track.append(h('span', { class: 'mark tentative', style: `left: ${at(t.tentativeMs)}` }));
+  if (t.stableMs !== null)
+    track.append(h('span', { class: 'mark stable', style: `left: ${at(t.stableMs)}` }));
+  return track;
+}
+
+const ms = (x: number | null): string => (x === null ? '…' : `${x.toFixed(1)} ms`);
+
+/** The workload's recent ops, each from invocation to its tentative and stable answers. */
+export function opTimelines(recent: readonly OpTimeline[]): HTMLElement {
+  const scale = Math.max(1, ...recent.map((t) => t.stableMs ?? t.tentativeMs ?? 0));
+  return h(
+    'section',
+    { id: 'timelines' },
+    h('h2', {}, 'Recent ops: invoked → tentative → stable'),
+    h(
+      'table',
+      {},
+      ...[...recent].reverse().map((t) =>
+        h(
+          'tr',
+          {
+            'data-level': t.level,
+            'data-tentative-ms': t.tentativeMs ?? undefined,
+            'data-stable-ms': t.stableMs ?? undefined,
+            class: t.failed === null ? undefined : 'failed',
+          },
+          h('td', {}, `#${t.seq}`),
+          h('td', {}, `replica ${t.replica}`),
+          h('td', {}, h('span', { class: `op ${t.level}` }, `${t.op} (${t.level})`)),
+          h(
+            'td',
+            { class: 'times' },
+            t.failed !== null
+              ? `failed: ${t.failed}`
+              : t.level === 'weak'
+                ? `tentative ${ms(t.tentativeMs)}`
+                : `tentative ${ms(t.tentativeMs)} · stable ${ms(t.stableMs)}`,
+          ),
+          h('td', { class: 'bar' }, bar(t, scale)),
+        ),
+      ),
     ),
   );
 }

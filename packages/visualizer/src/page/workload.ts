@@ -15,6 +15,24 @@ export interface Answered {
   readonly level: 'tentative' | 'stable';
 }
 
+/**
+ * One op's life as its client saw it: invoked, then its tentative view (strong ops get one from
+ * the replica's speculative order first; weak ops' only answer is tentative), then its stable view
+ * (strong ops), or a failure. Times in ms after the invocation; null until they come.
+ */
+export interface OpTimeline {
+  readonly seq: number;
+  readonly replica: number;
+  readonly op: string;
+  readonly level: 'weak' | 'strong';
+  tentativeMs: number | null;
+  stableMs: number | null;
+  failed: string | null;
+}
+
+/** How many recent ops the timeline keeps. */
+const TIMELINES = 16;
+
 /** Per replica: ops invoked there, answered, and strong ops still waiting for their stable view. */
 export interface WorkloadCounts {
   invoked: number;
@@ -37,6 +55,8 @@ export class Workload {
   readonly counts: WorkloadCounts[];
   /** Answers since the charts last took them (`takeAnswers`). */
   private answers: Answered[] = [];
+  /** The most recent ops, newest last. */
+  readonly recent: OpTimeline[] = [];
 
   constructor(urls: readonly string[], token: string | null) {
     this.clients = urls.map((u) => connect({ urls: [u], ...(token === null ? {} : { token }) }));
@@ -87,23 +107,48 @@ export class Workload {
     };
     const done = (): void => void counts.answered++;
     const failed = (): void => void counts.failed++;
-    if (Math.random() < shape.strong) {
+    const strong = Math.random() < shape.strong;
+    const line: OpTimeline = {
+      seq: this.issued,
+      replica: i,
+      op: strong ? 'kv.increment' : 'kv.put',
+      level: strong ? 'strong' : 'weak',
+      tentativeMs: null,
+      stableMs: null,
+      failed: null,
+    };
+    this.recent.push(line);
+    if (this.recent.length > TIMELINES) this.recent.shift();
+    const fail = (err: unknown): void => {
+      line.failed = err instanceof Error ? err.message : String(err);
+      failed();
+    };
+    if (strong) {
       counts.waitingStrong++;
-      client.invokeStrong('kv.increment' as never, { key } as never).then(
+      // Both views: the tentative one from the replica's speculative order, then the stable one.
+      const c = client.invoke('kv.increment' as never, { key } as never);
+      c.setCallbacks({
+        onUpdate: () => {
+          line.tentativeMs ??= performance.now() - sent;
+        },
+      });
+      c.then(
         () => {
           counts.waitingStrong--;
+          line.stableMs = performance.now() - sent;
           answered('stable');
           done();
         },
-        () => {
+        (err: unknown) => {
           counts.waitingStrong--;
-          failed();
+          fail(err);
         },
       );
     } else
       client.invokeWeak('kv.put' as never, { key, value: this.issued } as never).then(() => {
+        line.tentativeMs = performance.now() - sent;
         answered('tentative');
         done();
-      }, failed);
+      }, fail);
   }
 }

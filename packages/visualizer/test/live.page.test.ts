@@ -98,6 +98,22 @@ describe('the visualizer, live mode', () => {
     await page.waitForFunction(
       () => document.getElementById('network')?.dataset.partitioned === 'true',
     );
+    // The graph draws replica 2's links blocked, the others' link up, and one leader.
+    const links = () =>
+      page
+        .locator('#graph line')
+        .evaluateAll((ls) =>
+          ls.map(
+            (l) =>
+              `${l.getAttribute('data-from')}-${l.getAttribute('data-to')}:${l.getAttribute('data-state')}`,
+          ),
+        );
+    await waitFor(
+      page,
+      'the graph to show the cut',
+      async () => (await links()).join(',') === '0-1:up,0-2:blocked,1-2:blocked',
+    );
+    expect(await page.locator('#graph circle.leader').count()).toBe(1);
     // Let what was in flight settle, then watch: committed stands still, tentative grows.
     await page.waitForTimeout(1_000);
     const committed = await count(page, 2, 'committed');
@@ -117,6 +133,9 @@ describe('the visualizer, live mode', () => {
     await page.click('[data-act=heal]');
     await page.waitForFunction(
       () => document.getElementById('network')?.dataset.partitioned === 'false',
+    );
+    await waitFor(page, 'the graph to show every link up', async () =>
+      (await links()).every((l) => l.endsWith(':up')),
     );
     await page.click('[data-act=workload]');
     await page.waitForFunction(

@@ -28,6 +28,8 @@ export interface LiveReplica {
   links: { id: number; state: string; blockedIn: boolean; blockedOut: boolean }[];
   /** Events the replica did not send this page (sampled), in all. */
   dropped: number;
+  /** Gossip messages it sent each peer since the page connected. */
+  readonly gossipSent: Map<number, number>;
   /** Its counters as its last status gave them (execution ratio, accuracy, rollbacks). */
   counts: {
     finalized: number;
@@ -57,6 +59,7 @@ export function newLiveReplica(id: number): LiveReplica {
     strong: new Map(),
     links: [],
     dropped: 0,
+    gossipSent: new Map(),
     counts: null,
   };
 }
@@ -96,6 +99,9 @@ export function apply(r: LiveReplica, e: ReplicaEvent): void {
       break;
     case 'dropped':
       r.dropped += e.count;
+      break;
+    case 'gossip':
+      r.gossipSent.set(e.peer, (r.gossipSent.get(e.peer) ?? 0) + e.pushes + e.pulls + e.summaries);
       break;
     default:
       break;

@@ -1,5 +1,6 @@
 import { EVENTS_VERSION, EventsFrameSchema } from '@creek/protocol';
 import { LiveCharts } from './charts.js';
+import { clusterGraph } from './graph.js';
 import { Sampler } from './samples.js';
 import { apply, asFrame, converged, newLiveReplica, type LiveReplica } from './live-model.js';
 import { h, opTimelines, replicaCard } from './render.js';
@@ -105,6 +106,10 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
   const network = h('p', { id: 'network' });
   const cards = h('section', { id: 'replicas' });
   const timelines = h('div', { id: 'timeline-slot' });
+  const graph = h('div', { id: 'graph-slot' });
+  /** Per replica, per peer: gossip messages sent in the last second (the graph's labels). */
+  let rates = new Map<number, Map<number, number>>();
+  let lastSent = new Map<number, Map<number, number>>();
   const charts = new LiveCharts(config.replicas.map((r) => r.id));
   const sampler = new Sampler();
   app.replaceChildren(
@@ -114,13 +119,23 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     message,
     convergence,
     network,
-    cards,
+    h('div', { class: 'overview' }, graph, cards),
     timelines,
     charts.element,
   );
   document.body.dataset.state = 'live';
   // Once a second: what the replicas and the workload did in it, drawn on the charts.
   setInterval(() => {
+    const sent = new Map(replicas.map((r) => [r.id, new Map(r.gossipSent)]));
+    rates = new Map(
+      replicas.map((r) => [
+        r.id,
+        new Map(
+          [...r.gossipSent].map(([peer, n]) => [peer, n - (lastSent.get(r.id)?.get(peer) ?? n)]),
+        ),
+      ]),
+    );
+    lastSent = sent;
     const s = sampler.sample(Date.now() / 1000, replicas, workload.takeAnswers());
     charts.push(s);
     charts.element.dataset.last = JSON.stringify(s);
@@ -130,6 +145,7 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     if (!dirty) return;
     dirty = false;
     timelines.replaceChildren(opTimelines(workload.recent));
+    graph.replaceChildren(clusterGraph(replicas, rates));
     const ok = converged(replicas);
     convergence.dataset.converged = String(ok);
     convergence.textContent = ok

@@ -1,15 +1,18 @@
 import { readFileSync } from 'node:fs';
+import { startDevCluster } from './dev-cluster.js';
 import { serveVisualizer, type LiveCluster } from './serve.js';
 
 /**
  * `npm run visualizer [-- --port 7300] [--host 127.0.0.1] [--urls URL,URL,... --admin-token-file F
  * [--token-file F]]`: serves the visualizer and prints its URL. A seed opens with
  * `?seed=42&replicas=5&faults=all` (what `npm run sim` prints for a failing seed); with `--urls`
- * (the replicas' client URLs, as `creek dev` prints them) the page shows that cluster live. Ctrl-C
- * stops it.
+ * (the replicas' client URLs, as `creek dev` prints them) the page shows that cluster live. With
+ * `--dev [--app F] [--replicas N] [--data DIR]` it runs a local cluster itself (what `creek dev`
+ * runs) and the page may also kill and restart its replicas: what `npm start` does. Ctrl-C stops
+ * it all.
  */
 const USAGE =
-  'usage: npm run visualizer [-- --port 7300] [--host 127.0.0.1] [--urls ws://127.0.0.1:7100/client,... --admin-token-file FILE [--token-file FILE]]';
+  'usage: npm run visualizer [-- --port 7300] [--host 127.0.0.1] [--urls ws://127.0.0.1:7100/client,... --admin-token-file FILE [--token-file FILE] | --dev [--app FILE] [--replicas 3] [--data .creek/dev]]';
 
 function fail(message: string): never {
   console.error(`visualizer: ${message}\n${USAGE}`);
@@ -22,11 +25,19 @@ let host = '127.0.0.1';
 let urls: string[] | null = null;
 let adminTokenFile: string | null = null;
 let tokenFile: string | null = null;
+let devMode = false;
+let app: string | undefined;
+let replicas = 3;
+let dataDir = '.creek/dev';
 for (let i = 0; i < argv.length; i++) {
   const flag = argv[i]!;
   if (flag === '--help' || flag === '-h') {
     console.log(USAGE);
     process.exit(0);
+  }
+  if (flag === '--dev') {
+    devMode = true;
+    continue;
   }
   const value = argv[++i];
   if (value === undefined || value === '') fail(`${flag} needs a value`);
@@ -38,7 +49,13 @@ for (let i = 0; i < argv.length; i++) {
   else if (flag === '--urls') urls = value.split(',').map((u) => u.trim());
   else if (flag === '--admin-token-file') adminTokenFile = value;
   else if (flag === '--token-file') tokenFile = value;
-  else fail(`unknown option ${flag}`);
+  else if (flag === '--app') app = value;
+  else if (flag === '--data') dataDir = value;
+  else if (flag === '--replicas') {
+    if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 15)
+      fail(`--replicas must be a whole number from 1 to 15, not "${value}"`);
+    replicas = Number(value);
+  } else fail(`unknown option ${flag}`);
 }
 
 /** A token file's first line, or exit 2 naming the file and the flag. */
@@ -55,7 +72,33 @@ function token(file: string, flag: string): string {
 }
 
 let live: LiveCluster | undefined;
-if (urls !== null) {
+let stopCluster: () => Promise<void> = async () => undefined;
+if (devMode && (urls !== null || adminTokenFile !== null || tokenFile !== null))
+  fail('--dev runs its own cluster: leave out --urls and the token files');
+if (!devMode && (app !== undefined || argv.includes('--replicas') || argv.includes('--data')))
+  fail('--app, --replicas and --data go with --dev');
+if (devMode) {
+  try {
+    const dev = await startDevCluster({
+      replicas,
+      dataDir,
+      basePort: 7100,
+      ...(app === undefined ? {} : { app }),
+    });
+    live = dev.live;
+    stopCluster = () => dev.cluster.stop(2_000);
+    console.log(
+      `visualizer: ${replicas} replicas of cluster ${dev.cluster.clusterId}, data in ${dev.cluster.dir}`,
+    );
+    for (let i = 0; i < dev.cluster.size; i++)
+      console.log(`  replica ${i}: ${dev.cluster.url(i)}   ready: ${dev.cluster.httpUrl(i)}/ready`);
+    console.log(`  client token: ${dev.cluster.token}`);
+    console.log(`  admin token:  ${dev.cluster.adminToken}`);
+  } catch (err) {
+    console.error(`visualizer: the cluster did not start: ${(err as Error).message}`);
+    process.exit(1);
+  }
+} else if (urls !== null) {
   for (const u of urls)
     if (!/^wss?:\/\/[^/\s]+\/client$/.test(u))
       fail(`--urls takes the replicas' client URLs, like ws://127.0.0.1:7100/client, not "${u}"`);
@@ -74,11 +117,13 @@ try {
   console.log(
     `visualizer: ${served.url} (${live === undefined ? '' : `live: ${live.urls.length} replicas; `}a seed: ${served.url}?seed=42&replicas=3&faults=all)`,
   );
-  const close = (): void => void served.close().then(() => process.exit(0));
+  const close = (): void =>
+    void Promise.all([served.close(), stopCluster()]).then(() => process.exit(0));
   process.once('SIGINT', close);
   process.once('SIGTERM', close);
 } catch (err) {
   const e = err as NodeJS.ErrnoException;
+  await stopCluster();
   fail(
     e.code === 'EADDRINUSE'
       ? `port ${port} on ${host} is taken: pass --port with another (0 picks a free one)`

@@ -20,10 +20,24 @@ export interface LiveCluster {
   readonly token: string | null;
   /** The admin token: the page watches /events with it, and this server acts on /admin. */
   readonly adminToken: string;
+  /**
+   * When this process runs the replicas (`--dev`), the page may also kill and restart them: what
+   * does it, by replica index.
+   */
+  readonly supervisor?: Supervisor;
+}
+
+/** Kills and restarts the replicas' processes (a LocalCluster does). */
+export interface Supervisor {
+  kill(replica: number): void;
+  restart(replica: number): void;
+  running(replica: number): boolean;
 }
 
 /** Admin actions the page may ask for, through this server (it holds the admin token). */
 const ADMIN_ACTIONS = new Set(['block', 'unblock', 'pause', 'resume', 'delay']);
+/** Actions on the replicas' processes, when this server supervises them. */
+const PROCESS_ACTIONS = new Set(['kill', 'restart']);
 
 /** A replica's HTTP base and events URL from its client URL. */
 function endpoints(client: string): { http: string; events: string } {
@@ -78,6 +92,7 @@ export async function serveVisualizer(options: ServeOptions = {}): Promise<Serve
           replicas: replicas.map(({ id, client, events }) => ({ id, client, events })),
           token: live.token,
           adminToken: live.adminToken,
+          supervised: live.supervisor !== undefined,
         }).replace(/</g, '\\u003c')}</script>`;
   const html = `<!doctype html>
 <html lang="en">
@@ -135,8 +150,27 @@ ${liveJson}
     const action = q.get('action') ?? '';
     if (replica === undefined || !/^\d+$/.test(q.get('replica') ?? ''))
       return json(400, { error: `replica must be 0 to ${replicas.length - 1}` });
+    if (PROCESS_ACTIONS.has(action)) {
+      const supervisor = live.supervisor;
+      if (supervisor === undefined)
+        return json(400, {
+          error: `${action}: this visualizer does not run the replicas (start it with --dev to kill and restart them)`,
+        });
+      if (action === 'kill') {
+        if (!supervisor.running(replica.id))
+          return json(409, { error: `replica ${replica.id} is not running` });
+        supervisor.kill(replica.id);
+      } else {
+        if (supervisor.running(replica.id))
+          return json(409, { error: `replica ${replica.id} is already running` });
+        supervisor.restart(replica.id);
+      }
+      return json(200, { ok: true, replica: replica.id, action });
+    }
     if (!ADMIN_ACTIONS.has(action))
-      return json(400, { error: `action must be one of ${[...ADMIN_ACTIONS].join(', ')}` });
+      return json(400, {
+        error: `action must be one of ${[...ADMIN_ACTIONS, ...PROCESS_ACTIONS].join(', ')}`,
+      });
     const forward = new URLSearchParams();
     for (const k of ['peer', 'ms', 'direction']) {
       const v = q.get(k);

@@ -33,6 +33,9 @@ describe('npm run visualizer', () => {
       /--admin-token-file \/nonexistent\/admin.token: ENOENT/,
     ],
     [['--token-file', 'client.token'], /go with --urls/],
+    [['--dev', '--urls', 'ws://127.0.0.1:7100/client'], /--dev runs its own cluster/],
+    [['--app', 'app.js'], /--app, --replicas and --data go with --dev/],
+    [['--dev', '--replicas', '0'], /--replicas must be a whole number from 1 to 15, not "0"/],
   ])('%j exits 2 saying what is wrong', async (args, message) => {
     const r = await run(args);
     expect(r.code).toBe(2);

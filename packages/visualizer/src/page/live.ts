@@ -15,6 +15,8 @@ export interface LiveConfig {
   }[];
   readonly token: string | null;
   readonly adminToken: string;
+  /** The server runs the replicas: the page may kill and restart them. */
+  readonly supervised?: boolean;
 }
 
 /** The delay "Slow links" adds to each of a replica's links (ms): a wide-area round trip. */
@@ -216,6 +218,12 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
       }),
       button('pause', 'Pause', () => void admin(id, 'pause')),
       button('resume', 'Resume', () => void admin(id, 'resume')),
+      ...(config.supervised === true
+        ? [
+            button('kill', 'Kill', () => void admin(id, 'kill')),
+            button('restart', 'Restart', () => void admin(id, 'restart')),
+          ]
+        : []),
     );
   }
 

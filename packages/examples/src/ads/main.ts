@@ -14,6 +14,7 @@ import { runLoad, type LoadOptions } from './load.js';
 import { formatReport } from './report.js';
 import { seed } from './seed.js';
 import { serveAdsPage } from './serve.js';
+import { visualizerFor } from '../shared/visualizer.js';
 import { openCluster } from '../shared/cluster.js';
 import { progress } from '../shared/stats.js';
 
@@ -54,6 +55,7 @@ async function main(argv: string[]): Promise<void> {
     await cluster.local?.converged(60_000);
 
     if (flags.serve !== undefined) {
+      const viz = await visualizerFor(cluster);
       const page = await serveAdsPage(
         {
           urls: cluster.urls,
@@ -64,10 +66,13 @@ async function main(argv: string[]): Promise<void> {
           adReads: flags['ad-reads'],
           delayMs: flags.delay,
         },
-        { port: flags.serve },
+        { port: flags.serve, ...(viz === null ? {} : { visualizer: viz.url }) },
       );
-      process.stdout.write(`ad-serving page: ${page.url}  (Ctrl-C stops)\n`);
+      process.stdout.write(
+        `ad-serving page: ${page.url}${viz === null ? '' : `  visualizer: ${viz.url}`}  (Ctrl-C stops)\n`,
+      );
       await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+      viz?.close();
       await page.close();
       return;
     }

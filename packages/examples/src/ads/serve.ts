@@ -45,7 +45,7 @@ const CSS = `
 /** Serves the ad-serving page for a cluster that runs the ads app and holds its data. */
 export function serveAdsPage(
   config: AdsPageConfig,
-  listen: { port?: number; host?: string } = {},
+  listen: { port?: number; host?: string; visualizer?: string } = {},
 ): Promise<ServedPage> {
   return servePage({
     title: 'Creek: ad serving',

@@ -13,6 +13,7 @@ import { progress } from '../shared/stats.js';
 import { connectBranches, stableBalancesAtEachReplica, tentativeAndStable } from './clients.js';
 import { quiesce, runLoad, seedAccounts } from './load.js';
 import { serveBankPage } from './serve.js';
+import { visualizerFor } from '../shared/visualizer.js';
 import { formatReport, type Report } from './report.js';
 
 const APP = fileURLToPath(new URL('./app.ts', import.meta.url));
@@ -106,13 +107,23 @@ async function loadAndReport(
 }
 
 async function serve(cluster: ExampleCluster, port: number, rateBps: number): Promise<number> {
-  const page = await serveBankPage({ urls: cluster.urls, token: cluster.token, rateBps, port });
-  process.stdout.write(`bank page: ${page.url}  (Ctrl-C stops the page and the cluster)\n`);
+  const viz = await visualizerFor(cluster);
+  const page = await serveBankPage({
+    urls: cluster.urls,
+    token: cluster.token,
+    rateBps,
+    port,
+    ...(viz === null ? {} : { visualizer: viz.url }),
+  });
+  process.stdout.write(
+    `bank page: ${page.url}${viz === null ? '' : `  visualizer: ${viz.url}`}  (Ctrl-C stops the page and the cluster)\n`,
+  );
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
   process.stderr.write('stopping ...\n');
+  viz?.close();
   await page.close();
   return 0;
 }

@@ -14,6 +14,8 @@ export async function serveBankPage(options: {
   /** How often the page re-reads the balances (ms); 0: only after ops and on Refresh. */
   refreshMs?: number;
   port?: number;
+  /** The visualizer watching this cluster, linked from the page. */
+  visualizer?: string;
 }): Promise<ServedPage> {
   const { urls } = options;
   const branch = (name: string, replica: number): PageConfig['branches'][number] => ({
@@ -36,6 +38,7 @@ export async function serveBankPage(options: {
     body: BODY,
     css: CSS,
     port: options.port,
+    ...(options.visualizer === undefined ? {} : { visualizer: options.visualizer }),
   });
 }
 

@@ -16,6 +16,8 @@ export interface PageOptions {
   readonly css?: string;
   readonly port?: number;
   readonly host?: string;
+  /** The visualizer watching the page's cluster: the page links to it. */
+  readonly visualizer?: string;
 }
 
 export interface ServedPage {
@@ -53,6 +55,7 @@ export async function servePage(options: PageOptions): Promise<ServedPage> {
 </head>
 <body>
 ${options.body}
+${options.visualizer === undefined ? '' : `<p class="visualizer">Watch the cluster while you use this page: <a href="${escapeHtml(options.visualizer)}" target="_blank" rel="noopener">the Creek visualizer</a> (each replica's tentative and committed lists, its leader and links; cut a replica off and see what this page does).</p>`}
 <script>window.CREEK_PAGE = ${config};</script>
 <script type="module" src="/page.js"></script>
 </body>
@@ -92,5 +95,6 @@ const BASE_CSS = `
 body { font: 15px/1.45 system-ui, sans-serif; max-width: 46rem; margin: 2rem auto; padding: 0 1rem; color: #1d2330; }
 h1 { font-size: 1.4rem; } button { font: inherit; padding: .35rem .9rem; cursor: pointer; }
 .tentative { color: #8a6100; } .stable, .confirmed { color: #1f7a3a; } .revoked, .error { color: #b3261e; }
+.visualizer { margin-top: 2rem; color: #5a6270; font-size: .9rem; }
 table { border-collapse: collapse; } td, th { padding: .2rem .6rem; text-align: left; border-bottom: 1px solid #ddd; }
 `;

@@ -19,6 +19,7 @@ import type { TicketClient } from './purchase.js';
 import { formatOverall, formatRun } from './report.js';
 import { runSale, type SaleResult } from './sale.js';
 import { serveTicketingPage } from './serve.js';
+import { visualizerFor } from '../shared/visualizer.js';
 
 const APP_MODULE = fileURLToPath(new URL('./app.ts', import.meta.url));
 
@@ -84,21 +85,24 @@ async function serve(flags: TicketingFlags, cluster: ExampleCluster): Promise<vo
   } finally {
     organizer.close();
   }
+  const viz = await visualizerFor(cluster);
   const page = await serveTicketingPage({
     urls: cluster.urls,
     token: cluster.token,
     event,
     threshold: flags.threshold,
     ...(flags.serve !== undefined && flags.serve > 0 ? { port: flags.serve } : {}),
+    ...(viz === null ? {} : { visualizer: viz.url }),
   });
   process.stdout.write(
     `ticketing page: ${page.url} (event ${event}, ${flags.tickets} tickets, threshold` +
-      ` ${flags.threshold}); Ctrl-C stops\n`,
+      ` ${flags.threshold})${viz === null ? '' : `; visualizer: ${viz.url}`}; Ctrl-C stops\n`,
   );
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
+  viz?.close();
   await page.close();
 }
 

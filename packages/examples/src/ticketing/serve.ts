@@ -8,6 +8,8 @@ export interface TicketingPageOptions {
   readonly event: string;
   readonly threshold: number;
   readonly port?: number;
+  /** The visualizer watching this cluster, linked from the page. */
+  readonly visualizer?: string;
 }
 
 // The page script is TypeScript next to this file (tsx runs main.ts from source).
@@ -44,5 +46,6 @@ export function serveTicketingPage(options: TicketingPageOptions): Promise<Serve
     body: BODY,
     css: CSS,
     ...(options.port !== undefined ? { port: options.port } : {}),
+    ...(options.visualizer !== undefined ? { visualizer: options.visualizer } : {}),
   });
 }

@@ -20,11 +20,10 @@
  * Progress on stderr, the figures on stdout. Nothing is asserted: this measures.
  */
 import { performance } from 'node:perf_hooks';
-import { connect } from '@creek/client';
 import { MAX_FRAME_BYTES } from '@creek/protocol';
 import { LocalCluster } from '@creek/server/node';
 import { flagPairs } from './cli-flags.js';
-import { longestStrongGaps, startLoad } from './open-loop-load.js';
+import { clientsOnEachReplica, longestStrongGaps, startLoad } from './open-loop-load.js';
 
 interface Flags {
   target: 'leader' | 'follower';
@@ -68,12 +67,7 @@ async function main(): Promise<void> {
   const flags = parse(process.argv.slice(2));
   const cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
   try {
-    const clients = cluster.urls.map((_, i) =>
-      connect({
-        urls: [...cluster.urls.slice(i), ...cluster.urls.slice(0, i)],
-        token: cluster.token,
-      }),
-    );
+    const clients = clientsOnEachReplica(cluster);
     const load = startLoad(clients, flags);
     log(`load of ${flags.rate} ops/s (${flags.strong * 100} % strong) for ${WARM_S} s`);
     await sleep(WARM_S * 1000);

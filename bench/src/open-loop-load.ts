@@ -5,7 +5,8 @@
  * whether or not earlier ones were answered (a stalled replica does not slow the offered load).
  */
 import { performance } from 'node:perf_hooks';
-import type { CreekClient } from '@creek/client';
+import { connect, type CreekClient } from '@creek/client';
+import type { LocalCluster } from '@creek/server/node';
 
 export interface LoadShape {
   readonly rate: number;
@@ -17,6 +18,19 @@ export interface RunningLoad {
   stop(): void;
   /** Per client, when each of its strong ops succeeded (performance.now()). */
   readonly strongDone: number[][];
+}
+
+/**
+ * One SDK client per replica, client i connected to replica i first and failing over to the
+ * others in turn: each replica has clients of its own to lose when it is frozen or cut off.
+ */
+export function clientsOnEachReplica(cluster: LocalCluster): CreekClient[] {
+  return cluster.urls.map((_, i) =>
+    connect({
+      urls: [...cluster.urls.slice(i), ...cluster.urls.slice(0, i)],
+      token: cluster.token,
+    }),
+  );
 }
 
 export function startLoad(clients: readonly CreekClient[], shape: LoadShape): RunningLoad {

@@ -434,7 +434,7 @@ export class CreekBinding implements Binding {
   private refused(url: string, o: SessionOp, code: 'busy' | 'unavailable', message: string): void {
     if (o.sentOn !== this.connection) return; // an answer to an earlier send, since resubmitted
     o.refusals++;
-    if (code === 'unavailable' && this.stallTimeoutMs > 0 && this.options.urls.length > 1) {
+    if (code === 'unavailable' && this.options.urls.length > 1) {
       if (this.socket !== null) this.leave(`unavailable: ${message}`);
       return;
     }

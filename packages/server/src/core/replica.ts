@@ -684,6 +684,11 @@ export class Replica {
     return this.speculative && !this.held ? this.order.length : this.committedEnd;
   }
 
+  /** Ops committed so far (`stats().committed`, without building the rest of the stats). */
+  get committedOps(): number {
+    return this.committedCount;
+  }
+
   /** Speculation is held for a catch-up (holdSpeculation). */
   get speculationHeld(): boolean {
     return this.held;

@@ -429,7 +429,7 @@ export class ReplicaHost {
             this.effects.observe({
               kind: 'commit',
               ids: o.record.ids,
-              position: this.replica.stats().committed - o.record.ids.length,
+              position: this.replica.committedOps - o.record.ids.length,
             });
           break;
         case 'respond':

@@ -34,6 +34,13 @@ it(`${EDGE_LIMITS_ENV} overrides named limits and refuses anything else, naming 
   expect(() => edgeLimitsFromEnv({ [EDGE_LIMITS_ENV]: '{"helloDeadlineMs":-1}' })).toThrow(
     /CREEK_EDGE_LIMITS helloDeadlineMs/,
   );
+  // The event stream's viewer limits, too: a viewer with no budget would never be sent anything.
+  expect(() => edgeLimitsFromEnv({ [EDGE_LIMITS_ENV]: '{"viewerEventsPerSecond":0}' })).toThrow(
+    /CREEK_EDGE_LIMITS viewerEventsPerSecond/,
+  );
+  expect(() => edgeLimitsFromEnv({ [EDGE_LIMITS_ENV]: '{"viewerBufferBytes":"1MiB"}' })).toThrow(
+    /CREEK_EDGE_LIMITS viewerBufferBytes/,
+  );
   expect(() => edgeLimitsFromEnv({ [EDGE_LIMITS_ENV]: '{"helloDeadline":5}' })).toThrow(
     /helloDeadline/,
   );

@@ -93,6 +93,22 @@ describe('the visualizer, live mode', () => {
     expect(strongOps.length).toBeGreaterThan(0);
     for (const [tentative, stable] of strongOps) expect(tentative).toBeLessThanOrEqual(stable!);
 
+    // Messages on their way: gossip between every pair, the leader's Paxos proposals to the others.
+    const kinds = new Set<string>();
+    await waitFor(page, 'gossip and Paxos dots in the graph', async () => {
+      for (const k of await page
+        .locator('#graph circle.message')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-kind')!)))
+        kinds.add(k.split(' ')[0]!);
+      return kinds.has('gossip') && kinds.has('paxos');
+    });
+    // Each card says what consensus looks like there: instances decided, the same leader.
+    const decided = await page
+      .locator('[data-role=consensus]')
+      .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-decided'))));
+    expect(decided).toHaveLength(3);
+    for (const d of decided) expect(d).toBeGreaterThan(0);
+
     // Cut replica 2 off through the page.
     await page.click(`${card(2)} [data-act=cut]`);
     await page.waitForFunction(

@@ -112,6 +112,52 @@ describe('the visualizer, simulation mode', () => {
     await page.close();
   });
 
+  it('draws the graph with each message on its way, the recent ops and the charts, frame by frame', async () => {
+    const page = await open('?seed=3&replicas=3&faults=partition');
+    const frames = Number(await page.locator('#scrub').getAttribute('max'));
+    // A frame halfway through: messages in flight drawn as dots between two replicas, no more
+    // than the frame holds, each of a kind the simulator sends.
+    await page.locator('#scrub').fill(String(Math.floor(frames / 2)));
+    const dots = await page.locator('#graph circle.message').evaluateAll((els) =>
+      els.map((e) => ({
+        kind: e.getAttribute('data-kind')!,
+        from: e.getAttribute('data-from'),
+        to: e.getAttribute('data-to'),
+      })),
+    );
+    const inFlight = Number(await page.locator('#graph').getAttribute('data-in-flight'));
+    expect(dots.length).toBeGreaterThan(0);
+    expect(dots.length).toBeLessThanOrEqual(inFlight);
+    for (const d of dots) {
+      expect(d.kind).toMatch(/^(gossip|paxos) \w+$/);
+      expect(d.from).not.toBe(d.to);
+    }
+    // A partitioned frame: the graph draws links across the groups blocked, as the text says.
+    let blocked = 0;
+    for (let k = 0; k <= frames && blocked === 0; k += 5) {
+      await page.locator('#scrub').fill(String(k));
+      blocked = await page.locator('#graph line[data-state=blocked]').count();
+    }
+    expect(blocked).toBeGreaterThan(0);
+    expect(await page.locator('#network').getAttribute('data-partitioned')).toBe('true');
+    // The recent ops at the end: 16, strong ones answered stably after their tentative view.
+    await page.click('[data-act=end]');
+    expect(await page.locator('#timelines tr').count()).toBe(16);
+    const strong = await page
+      .locator('#timelines tr[data-level=strong][data-stable-ms]')
+      .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-stable-ms'))));
+    expect(strong.length).toBeGreaterThan(0);
+    for (const ms of strong) expect(ms).toBeGreaterThan(0);
+    // The charts end where the replay is: fewer points at the start than at the end.
+    const points = () =>
+      page.locator('[data-chart=committed]').evaluate((e) => Number(e.getAttribute('data-points')));
+    const atEnd = await points();
+    expect(atEnd).toBeGreaterThan(5);
+    await page.locator('#scrub').fill(String(Math.floor(frames / 4)));
+    expect(await points()).toBeLessThan(atEnd);
+    await page.close();
+  });
+
   it('says what is wrong with a URL that names a bad run, and runs nothing', async () => {
     const page = await open('?seed=abc');
     expect(await page.evaluate(() => document.body.dataset.state)).toBe('invalid');

@@ -13,8 +13,12 @@ export {
   type SimFrame,
   type SimReplicaFrame,
   type FrameOp,
+  type FrameMessage,
+  type FrameOpLife,
   FAULT_MODES,
   FRAME_LIST,
+  FRAME_MESSAGES,
+  FRAME_OPS,
   type FaultMode,
 } from './simulation.js';
 export { checkRun } from './checkers.js';

@@ -12,6 +12,15 @@ export interface NetworkConfig {
   readonly retransmitMs: number;
 }
 
+/** A transmission on its way (SimNetwork.trackFlights): when it left and when it will arrive. */
+export interface Flight<M> {
+  readonly from: number;
+  readonly to: number;
+  readonly msg: M;
+  readonly sentAt: number;
+  readonly arriveAt: number;
+}
+
 export interface Transmission<M> {
   readonly from: number;
   readonly to: number;
@@ -33,6 +42,8 @@ export class SimNetwork<M> {
   sent = 0;
   delivered = 0;
   lost = 0;
+  /** Transmissions on their way, when a viewer asked for them (`trackFlights`); else null. */
+  private flights: Set<Flight<M>> | null = null;
 
   constructor(
     private readonly prng: Prng,
@@ -45,6 +56,19 @@ export class SimNetwork<M> {
     /** Whether a node is up to receive; a message to a node that is down is lost. */
     private readonly isUp: (node: number) => boolean = () => true,
   ) {}
+
+  /**
+   * Keeps the transmissions on their way from now on (`inFlight`), for the visualizer. It draws no
+   * random number and schedules nothing: the run is the same with it as without.
+   */
+  trackFlights(): void {
+    this.flights ??= new Set();
+  }
+
+  /** Transmissions on their way now, in the order they were sent (empty unless tracked). */
+  flying(): readonly Flight<M>[] {
+    return this.flights === null ? [] : [...this.flights];
+  }
 
   send(now: number, from: number, to: number, msg: M, reliable = true): void {
     this.sent++;
@@ -64,13 +88,25 @@ export class SimNetwork<M> {
       return;
     }
     const delay = this.prng.float(this.config.minDelayMs, this.config.maxDelayMs);
-    this.schedule(now + delay, () => this.arrive(now + delay, t));
+    const flight = this.fly(t, now, now + delay);
+    this.schedule(now + delay, () => {
+      this.flights?.delete(flight);
+      this.arrive(now + delay, t);
+    });
     if (first && this.prng.chance(this.config.duplicateRate)) {
       const again = this.prng.float(this.config.minDelayMs, this.config.maxDelayMs * 2);
+      const copy = this.fly(t, now, now + again);
       this.schedule(now + again, () => {
+        this.flights?.delete(copy);
         if (this.isUp(t.to)) this.deliver(t);
       });
     }
+  }
+
+  private fly(t: Transmission<M>, sentAt: number, arriveAt: number): Flight<M> {
+    const f = { from: t.from, to: t.to, msg: t.msg, sentAt, arriveAt };
+    this.flights?.add(f);
+    return f;
   }
 
   private lose(now: number, t: Transmission<M>): void {

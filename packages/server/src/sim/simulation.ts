@@ -1,7 +1,7 @@
 import type { App } from '@creek/app';
 import { formatOpId, opKey, type OpId } from '../core/op-id.js';
 import type { ReplicaOptions } from '../core/replica.js';
-import type { ExecutionResult, Req, Response, SessionStamp } from '../core/types.js';
+import type { ExecutionResult, Req, Response, ResponseLevel, SessionStamp } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import type { Executor } from '../exec/executor.js';
 import { MirrorFeed } from '../exec/mirror-feed.js';
@@ -75,9 +75,14 @@ export interface SimConfig {
   readonly unsafeHoldWhileCutOff?: boolean;
   /**
    * Every `everyMs` of simulated time, `onFrame` gets what each replica looks like (SimFrame): the
-   * visualizer replays a run from these. Observing changes nothing in the run.
+   * visualizer replays a run from these. At the end, `onOps` (if given) gets every op's life over
+   * the run, for charts of its latencies. Observing changes nothing in the run.
    */
-  readonly frames?: { readonly everyMs: number; onFrame(frame: SimFrame): void };
+  readonly frames?: {
+    readonly everyMs: number;
+    onFrame(frame: SimFrame): void;
+    onOps?(ops: readonly FrameOpLife[]): void;
+  };
 }
 
 /** A replica at one moment of a simulated run (SimConfig.frames). */
@@ -93,6 +98,42 @@ export interface SimReplicaFrame {
   readonly tentativeHead: readonly FrameOp[];
   /** It holds speculation while it catches up. */
   readonly holding: boolean;
+  /**
+   * Its counters since it (last) started: ops finalized and the executions they took, ops answered
+   * tentatively and those whose tentative answer was the stable one, rollbacks.
+   */
+  readonly counts: {
+    readonly finalized: number;
+    readonly executionsOfFinalized: number;
+    readonly speculated: number;
+    readonly speculatedCorrectly: number;
+    readonly rollbacks: number;
+  };
+}
+
+/** A message on its way from one replica to another (SimFrame.messages). */
+export interface FrameMessage {
+  readonly from: number;
+  readonly to: number;
+  /** Its layer and kind: `gossip push`, `paxos accept`, … */
+  readonly kind: string;
+  readonly sentAt: number;
+  readonly arriveAt: number;
+}
+
+/** An op's life as its client saw it up to a frame (SimFrame.recentOps); times in simulated ms. */
+export interface FrameOpLife {
+  /** `r<replica>#<eventNo>` once its replica gave it one. */
+  readonly id: string | null;
+  readonly replica: number;
+  readonly op: string;
+  readonly strong: boolean;
+  readonly invokedAt: number;
+  /** Its first tentative and its stable answer, or its failure (and why), once they came. */
+  readonly tentativeAt: number | null;
+  readonly stableAt: number | null;
+  readonly failedAt: number | null;
+  readonly failure: string | null;
 }
 
 /** An op in a frame's list: its id as `r<replica>#<eventNo>`, and whether it is strong. */
@@ -111,10 +152,18 @@ export interface SimFrame {
   /** Ops invoked so far, and how many of those were strong. */
   readonly invoked: number;
   readonly strongInvoked: number;
+  /** Messages on their way between replicas (the last FRAME_MESSAGES sent), and how many in all. */
+  readonly messages: readonly FrameMessage[];
+  readonly messagesInFlight: number;
+  /** The last FRAME_OPS ops invoked, oldest first. */
+  readonly recentOps: readonly FrameOpLife[];
 }
 
 /** How many ops of each list a frame shows. */
 export const FRAME_LIST = 8;
+/** How many messages in flight, and how many recent ops, a frame shows. */
+export const FRAME_MESSAGES = 64;
+export const FRAME_OPS = 16;
 
 /** The parameters a seed draws, printed when a run fails so the failure can be understood. */
 export interface SimParameters {
@@ -322,6 +371,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     (node) => node,
     (node) => procs[node]!.up,
   );
+  if (config.frames !== undefined) network.trackFlights();
   const inline = new InlineExecutor(app);
   const physical = (r: number): number => EPOCH_MS + now + params.skewMs[r]!;
   const replicaOptions: Omit<ReplicaOptions, 'id'> = {
@@ -797,7 +847,10 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     )
       frames.onFrame(frame());
   }
-  if (frames !== undefined) frames.onFrame(frame());
+  if (frames !== undefined) {
+    frames.onFrame(frame());
+    frames.onOps?.(record.invocations.map(opLife));
+  }
 
   function frameOp(id: OpId): FrameOp {
     return { id: formatOpId(id), strong: record.reqs.get(opKey(id))?.strong === true };
@@ -805,11 +858,13 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
 
   /** What each replica looks like now (SimConfig.frames). */
   function frame(): SimFrame {
+    const flying = network.flying();
     const open = record.splits.find((s) => s.end === Number.POSITIVE_INFINITY);
     return {
       at: now,
       replicas: procs.map((p) => {
         const s = p.host.replica.stats();
+        const m = p.host.replica.metrics;
         const commits = record.commits[p.id]!;
         const tail: OpId[] = [];
         for (let g = commits.length - 1; g >= 0 && tail.length < FRAME_LIST; g--)
@@ -824,11 +879,46 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
           committedTail: tail.map(frameOp),
           tentativeHead: p.host.replica.tentativeIds().slice(0, FRAME_LIST).map(frameOp),
           holding: p.host.speculationHeld,
+          counts: {
+            finalized: m.finalized,
+            executionsOfFinalized: m.executionsOfFinalized,
+            speculated: m.speculated,
+            speculatedCorrectly: m.speculatedCorrectly,
+            rollbacks: m.rollbacks,
+          },
         };
       }),
       partition: open === undefined ? null : open.groups,
       invoked: record.invocations.length,
       strongInvoked: record.invocations.filter((i) => i.strong).length,
+      messages: flying.slice(-FRAME_MESSAGES).map((f) => ({
+        from: f.from,
+        to: f.to,
+        kind:
+          f.msg.msg.kind === 'gossip'
+            ? `gossip ${f.msg.msg.msg.kind}`
+            : `paxos ${f.msg.msg.msg.type}`,
+        sentAt: f.sentAt,
+        arriveAt: f.arriveAt,
+      })),
+      messagesInFlight: flying.length,
+      recentOps: record.invocations.slice(-FRAME_OPS).map(opLife),
+    };
+  }
+
+  function opLife(i: Invocation): FrameOpLife {
+    const first = (level: ResponseLevel) => i.responses.find((r) => r.level === level);
+    const failed = first('failed');
+    return {
+      id: i.id === null ? null : formatOpId(i.id),
+      replica: i.replica,
+      op: i.op,
+      strong: i.strong,
+      invokedAt: i.invokedAt,
+      tentativeAt: first('tentative')?.at ?? null,
+      stableAt: first('stable')?.at ?? null,
+      failedAt: failed?.at ?? null,
+      failure: failed === undefined || failed.outcome.ok ? null : failed.outcome.error,
     };
   }
 

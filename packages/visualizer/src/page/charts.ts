@@ -8,6 +8,12 @@ const WINDOW_S = 120;
 const css = (name: string): string =>
   getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888';
 
+/** Where the charts' points come from: a live cluster, by the clock, or a simulated run's time. */
+export interface ChartsOptions {
+  /** The x axis is simulated ms from the run's start rather than the time of day. */
+  readonly simulated?: boolean;
+}
+
 /**
  * The live charts (uPlot, a maintained chart library of about 50 KB with no dependencies: the
  * browser draws thousands of points a second on a canvas, which hand-made SVG does not do
@@ -19,7 +25,10 @@ export class LiveCharts {
   private readonly plots: { el: HTMLElement; plot: uPlot; data: () => uPlot.AlignedData }[] = [];
   readonly element: HTMLElement;
 
-  constructor(replicaIds: readonly number[]) {
+  constructor(
+    replicaIds: readonly number[],
+    private readonly options: ChartsOptions = {},
+  ) {
     this.element = h('section', { id: 'charts' });
     const palette = ['--weak', '--strong', '--ok', '--warn', '--bad', '--fg', '--muted'];
     const t = (): number[] => this.samples.map((s) => s.t);
@@ -67,13 +76,23 @@ export class LiveCharts {
     const el = h('div', { class: 'chart', 'data-chart': key, 'data-points': 0 });
     this.element.append(el);
     const axis = { stroke: css('--muted'), grid: { stroke: css('--line') } };
+    const simulated = this.options.simulated === true;
     const plot = new uPlot(
       {
         title,
         width: 560,
         height: 180,
-        series: [{}, ...series.map((s) => ({ ...s, width: 2, spanGaps: false }))],
-        axes: [axis, axis],
+        ...(simulated ? { scales: { x: { time: false } } } : {}),
+        series: [
+          simulated ? { label: 'simulated ms' } : {},
+          ...series.map((s) => ({ ...s, width: 2, spanGaps: false })),
+        ],
+        axes: [
+          simulated
+            ? { ...axis, values: (_u: uPlot, xs: number[]) => xs.map((x) => `${x} ms`) }
+            : axis,
+          axis,
+        ],
       },
       data(),
       el,
@@ -84,6 +103,16 @@ export class LiveCharts {
   push(s: Sample): void {
     this.samples.push(s);
     if (this.samples.length > WINDOW_S) this.samples.shift();
+    this.redraw();
+  }
+
+  /** Draws these samples in place of those drawn (a replay scrubbed to another moment). */
+  replace(samples: readonly Sample[]): void {
+    this.samples.splice(0, this.samples.length, ...samples);
+    this.redraw();
+  }
+
+  private redraw(): void {
     for (const p of this.plots) {
       p.plot.setData(p.data());
       p.el.dataset.points = String(this.samples.length);

@@ -28,6 +28,10 @@ export interface LiveReplica {
   links: { id: number; state: string; blockedIn: boolean; blockedOut: boolean }[];
   /** Events the replica did not send this page (sampled), in all. */
   dropped: number;
+  /** Multi-Paxos as it last reported it: ballot, instances decided here, proposed, elections. */
+  paxos: { ballot: number; decidedBelow: number; proposed: number; elections: number } | null;
+  /** Checkpoints it wrote since it started. */
+  checkpoints: number;
   /** Gossip messages it sent each peer since the page connected. */
   readonly gossipSent: Map<number, number>;
   /** Its counters as its last status gave them (execution ratio, accuracy, rollbacks). */
@@ -61,6 +65,8 @@ export function newLiveReplica(id: number): LiveReplica {
     dropped: 0,
     gossipSent: new Map(),
     counts: null,
+    paxos: null,
+    checkpoints: 0,
   };
 }
 
@@ -84,6 +90,15 @@ export function apply(r: LiveReplica, e: ReplicaEvent): void {
       r.role = e.role;
       r.leader = e.leader;
       r.quorate = e.quorate;
+      r.paxos = {
+        ballot: e.ballot,
+        decidedBelow: e.decidedBelow,
+        proposed: e.proposed,
+        elections: e.elections,
+      };
+      break;
+    case 'checkpoint':
+      r.checkpoints = e.count;
       break;
     case 'status':
       r.committed = e.committed;
@@ -126,6 +141,13 @@ export function asFrame(r: LiveReplica): SimReplicaFrame {
     committedTail: r.committedTail,
     tentativeHead: head.map(({ id, strong }) => ({ id, strong })),
     holding: r.holding,
+    counts: r.counts ?? {
+      finalized: 0,
+      executionsOfFinalized: 0,
+      speculated: 0,
+      speculatedCorrectly: 0,
+      rollbacks: 0,
+    },
   };
 }
 

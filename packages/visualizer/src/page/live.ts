@@ -1,6 +1,7 @@
 import { EVENTS_VERSION, EventsFrameSchema } from '@creek/protocol';
 import { LiveCharts } from './charts.js';
-import { clusterGraph } from './graph.js';
+import { clusterGraph, liveGraph } from './graph.js';
+import { Flights } from './live-flights.js';
 import { Sampler } from './samples.js';
 import { apply, asFrame, converged, newLiveReplica, type LiveReplica } from './live-model.js';
 import { h, opTimelines, replicaCard } from './render.js';
@@ -18,6 +19,8 @@ export interface LiveConfig {
   /** The server runs the replicas: the page may kill and restart them. */
   readonly supervised?: boolean;
 }
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** The delay "Slow links" adds to each of a replica's links (ms): a wide-area round trip. */
 const SLOW_LINK_MS = 200;
@@ -37,6 +40,8 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     config.token,
   );
   let dirty = true;
+  const flights = new Flights();
+  const ids = config.replicas.map((r) => r.id);
 
   for (const [k, r] of config.replicas.entries()) watch(r.events, replicas[k]!);
 
@@ -51,7 +56,16 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
       const f = parsed.data;
       if (f.t === 'hello') model.connection = 'open';
       else if (f.t === 'error') model.problem = f.message;
-      else for (const e of f.events) apply(model, e);
+      else
+        for (const e of f.events) {
+          apply(model, e);
+          flights.add(
+            model.id,
+            e,
+            ids.filter((x) => x !== model.id),
+            performance.now(),
+          );
+        }
       dirty = true;
     };
     ws.onclose = () => {
@@ -122,6 +136,15 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     convergence,
     network,
     h('div', { class: 'overview' }, graph, cards),
+    h(
+      'p',
+      { class: 'legend' },
+      'In the graph, each dot is a message a replica reports sending: ',
+      h('span', { class: 'dot gossip' }, 'gossip'),
+      ' (ops, requests for missing ones, summaries of what it holds) or ',
+      h('span', { class: 'dot paxos' }, 'Paxos'),
+      ' (the leader proposing the order of strong ops); the numbers are gossip messages per second each way. Under load the streams are sampled, and so are the dots.',
+    ),
     timelines,
     charts.element,
   );
@@ -147,7 +170,9 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     if (!dirty) return;
     dirty = false;
     timelines.replaceChildren(opTimelines(workload.recent));
-    graph.replaceChildren(clusterGraph(replicas, rates));
+    graph.replaceChildren(
+      clusterGraph(liveGraph(replicas, rates, flights.current(performance.now()))),
+    );
     const ok = converged(replicas);
     convergence.dataset.converged = String(ok);
     convergence.textContent = ok
@@ -188,6 +213,13 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
               : r.connection === 'connecting'
                 ? 'Connecting…'
                 : `Disconnected${r.problem === null ? '' : `: ${r.problem}`}`,
+          ),
+          h(
+            'p',
+            { class: 'facts', 'data-role': 'consensus', 'data-decided': r.paxos?.decidedBelow },
+            r.paxos === null
+              ? 'Consensus: not heard yet'
+              : `Consensus: ballot ${r.paxos.ballot} · ${r.paxos.decidedBelow} instances decided · ${plural(r.paxos.elections, 'election')} here · ${plural(r.checkpoints, 'checkpoint')} written`,
           ),
           controls(r.id),
         );

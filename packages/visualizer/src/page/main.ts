@@ -1,7 +1,9 @@
 import { FAULT_MODES, type FaultMode } from '@creek/server/sim';
+import { LiveCharts } from './charts.js';
+import { clusterGraph, simGraph } from './graph.js';
 import { startLive, type LiveConfig } from './live.js';
-import { committedOrder, h, networkLine, replicaCard, verdict } from './render.js';
-import { opIdsIn, replay, type Replay, type RunRequest } from './replay.js';
+import { committedOrder, h, networkLine, opTimelines, replicaCard, verdict } from './render.js';
+import { opIdsIn, replay, simTimelines, type Replay, type RunRequest } from './replay.js';
 import { queryOf, runFromQuery } from './url-state.js';
 
 /**
@@ -24,6 +26,7 @@ const PLAY_MS = 40;
 
 const app = document.getElementById('app')!;
 let current: Replay | null = null;
+let charts: LiveCharts | null = null;
 let position = 0;
 let playing: ReturnType<typeof setInterval> | null = null;
 
@@ -94,6 +97,11 @@ function show(k: number): void {
   document
     .getElementById('replicas')!
     .replaceChildren(...f.replicas.map((r) => replicaCard(r, flagged)));
+  const graph = clusterGraph(simGraph(f));
+  graph.dataset.inFlight = String(f.messagesInFlight);
+  document.getElementById('graph-slot')!.replaceChildren(graph);
+  document.getElementById('timeline-slot')!.replaceChildren(opTimelines(simTimelines(f), flagged));
+  charts?.replace(current.samples.filter((s) => s.frame <= position).map((s) => s.sample));
   document.body.dataset.frame = String(position);
 }
 
@@ -167,6 +175,10 @@ function start(): void {
     current = replay(parsed.request);
     document.title = `Creek visualizer: seed ${parsed.request.seed}`;
     const flagged = opIdsIn(current.result.violations);
+    charts = new LiveCharts(
+      Array.from({ length: parsed.request.replicas }, (_, k) => k),
+      { simulated: true },
+    );
     app.replaceChildren(
       header,
       form(request),
@@ -182,7 +194,23 @@ function start(): void {
         ' committed ops are solid, tentative ones (in each replica’s speculative order) dashed',
         current.result.ok ? '' : '; ops a failed check names are red',
       ),
-      h('section', { id: 'replicas' }),
+      h(
+        'div',
+        { class: 'overview' },
+        h('div', { id: 'graph-slot' }),
+        h('section', { id: 'replicas' }),
+      ),
+      h(
+        'p',
+        { class: 'legend' },
+        'In the graph, each dot is a message on its way: ',
+        h('span', { class: 'dot gossip' }, 'gossip'),
+        ' (ops and summaries) or ',
+        h('span', { class: 'dot paxos' }, 'Paxos'),
+        ' (the order of strong ops); a link is green when up, red and dashed when a partition blocks it, grey and dotted when a replica is down.',
+      ),
+      h('div', { id: 'timeline-slot' }),
+      charts.element,
       committedOrder(current, flagged),
       h(
         'p',

@@ -131,7 +131,10 @@ function bar(t: OpTimeline, scaleMs: number): HTMLElement {
 const ms = (x: number | null): string => (x === null ? '…' : `${x.toFixed(1)} ms`);
 
 /** The workload's recent ops, each from invocation to its tentative and stable answers. */
-export function opTimelines(recent: readonly OpTimeline[]): HTMLElement {
+export function opTimelines(
+  recent: readonly OpTimeline[],
+  flagged: ReadonlySet<string> = new Set(),
+): HTMLElement {
   const scale = Math.max(1, ...recent.map((t) => t.stableMs ?? t.tentativeMs ?? 0));
   return h(
     'section',
@@ -147,9 +150,12 @@ export function opTimelines(recent: readonly OpTimeline[]): HTMLElement {
             'data-level': t.level,
             'data-tentative-ms': t.tentativeMs ?? undefined,
             'data-stable-ms': t.stableMs ?? undefined,
-            class: t.failed === null ? undefined : 'failed',
+            class:
+              [t.failed === null ? '' : 'failed', flagged.has(t.label) ? 'flagged' : '']
+                .join(' ')
+                .trim() || undefined,
           },
-          h('td', {}, `#${t.seq}`),
+          h('td', {}, t.label),
           h('td', {}, `replica ${t.replica}`),
           h('td', {}, h('span', { class: `op ${t.level}` }, `${t.op} (${t.level})`)),
           h(

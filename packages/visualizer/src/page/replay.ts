@@ -1,4 +1,13 @@
-import { runSimulation, type FaultMode, type SimFrame, type SimResult } from '@creek/server/sim';
+import {
+  runSimulation,
+  type FaultMode,
+  type FrameOpLife,
+  type SimFrame,
+  type SimResult,
+} from '@creek/server/sim';
+import type { Sample } from './samples.js';
+import { simSamples } from './sim-samples.js';
+import type { OpTimeline } from './workload.js';
 
 /** What the page asks the simulator for: a seed names a whole run. */
 export interface RunRequest {
@@ -12,6 +21,8 @@ export interface Replay {
   readonly request: RunRequest;
   readonly result: SimResult;
   readonly frames: readonly SimFrame[];
+  /** The charts' points, each with the frame it was taken at. */
+  readonly samples: readonly { readonly frame: number; readonly sample: Sample }[];
 }
 
 /** Simulated ms between two frames: fine enough to see a partition come and go. */
@@ -23,13 +34,27 @@ export const FRAME_MS = 10;
  */
 export function replay(request: RunRequest): Replay {
   const frames: SimFrame[] = [];
+  let ops: readonly FrameOpLife[] = [];
   const result = runSimulation({
     seed: request.seed,
     replicas: request.replicas,
     faults: request.faults,
-    frames: { everyMs: FRAME_MS, onFrame: (f) => frames.push(f) },
+    frames: { everyMs: FRAME_MS, onFrame: (f) => frames.push(f), onOps: (o) => (ops = o) },
   });
-  return { request, result, frames };
+  return { request, result, frames, samples: simSamples(frames, ops) };
+}
+
+/** A frame's recent ops as the timeline draws them, newest last; times from the invocation. */
+export function simTimelines(f: SimFrame): OpTimeline[] {
+  return f.recentOps.map((o) => ({
+    label: o.id ?? `replica ${o.replica}, no id yet`,
+    replica: o.replica,
+    op: o.op,
+    level: o.strong ? 'strong' : 'weak',
+    tentativeMs: o.tentativeAt === null ? null : o.tentativeAt - o.invokedAt,
+    stableMs: o.stableAt === null ? null : o.stableAt - o.invokedAt,
+    failed: o.failure ?? (o.failedAt === null ? null : 'failed'),
+  }));
 }
 
 /**

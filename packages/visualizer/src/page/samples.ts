@@ -37,7 +37,11 @@ export interface Sample {
 export class Sampler {
   private last: { committed: number; counts: Counts | null }[] | null = null;
 
-  sample(t: number, replicas: readonly LiveReplica[], answers: readonly Answered[]): Sample {
+  sample(
+    t: number,
+    replicas: readonly { readonly committed: number; readonly counts: Counts | null }[],
+    answers: readonly Answered[],
+  ): Sample {
     const now = replicas.map((r) => ({ committed: r.committed, counts: r.counts }));
     const before = this.last;
     this.last = now;

@@ -21,7 +21,8 @@ export interface Answered {
  * (strong ops), or a failure. Times in ms after the invocation; null until they come.
  */
 export interface OpTimeline {
-  readonly seq: number;
+  /** How the list names it: the workload's sequence number, or the op's id in a simulated run. */
+  readonly label: string;
   readonly replica: number;
   readonly op: string;
   readonly level: 'weak' | 'strong';
@@ -109,7 +110,7 @@ export class Workload {
     const failed = (): void => void counts.failed++;
     const strong = Math.random() < shape.strong;
     const line: OpTimeline = {
-      seq: this.issued,
+      label: `#${this.issued}`,
       replica: i,
       op: strong ? 'kv.increment' : 'kv.put',
       level: strong ? 'strong' : 'weak',

@@ -51,7 +51,11 @@ export interface ConnectOptions<A> extends CreekBindingOptions {
 export class CreekClient<A = App> {
   /** A client over any binding (Correctables §5.1): the Creek one, the in-memory one, a scripted one. */
   constructor(
-    private readonly binding: Binding & { close?(): void; replica?: number | null },
+    private readonly binding: Binding & {
+      close?(): void;
+      replica?: number | null;
+      operations?: readonly string[] | null;
+    },
     private readonly options: { readonly app?: A } = {},
   ) {}
 
@@ -105,6 +109,15 @@ export class CreekClient<A = App> {
   /** The replica this client is connected to now (null while it connects). */
   replica(): number | null {
     return this.binding.replica ?? null;
+  }
+
+  /**
+   * The names of the ops the cluster's app offers, built-in ones included, as the replica listed
+   * them when it welcomed this client; null before any did. For tools that invoke ops by name (a
+   * console, the visualizer's workload panel); typed code knows its ops from the app.
+   */
+  operations(): readonly string[] | null {
+    return this.binding.operations ?? null;
   }
 
   close(): void {

@@ -116,6 +116,8 @@ export class CreekBinding implements Binding {
   private readonly factory: Promise<SocketFactory>;
   /** The replica this client is talking to, once welcomed. */
   replica: number | null = null;
+  /** The ops its app offers, as its welcome listed them (the last replica's, while reconnecting). */
+  operations: readonly string[] | null = null;
   /** When the current connection last brought a frame (Date.now()). */
   private lastFrameAt = 0;
   /** When it last brought a stable answer or a commit (or was welcomed), Date.now(). */
@@ -366,6 +368,7 @@ export class CreekBinding implements Binding {
     if (f.t === 'welcome') {
       this.ready = true;
       this.replica = f.replica;
+      this.operations = f.ops;
       this.lastStableAt = this.lastFrameAt;
       // A replica that welcomes and then refuses every op (paused, catching up) is no answer: the
       // connect timeout keeps running until one serves an op, when ops wait.

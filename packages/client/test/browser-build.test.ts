@@ -153,9 +153,11 @@ describe('the browser bundle', () => {
           setCallbacks(c: { onUpdate(v: unknown, view: unknown): void }): PromiseLike<unknown>;
         };
         replica(): number | null;
+        operations(): readonly string[] | null;
         close(): void;
       };
       const creek = connect({ urls: ['ws://replica.test/client'], token: 'secret' });
+      expect(creek.operations()).toBeNull();
       const updates: unknown[] = [];
       const value = await creek
         .invoke('kv.get', { key: 'a' })
@@ -163,6 +165,7 @@ describe('the browser bundle', () => {
       expect(value).toBe(41);
       expect(updates).toEqual([{ value: 41, level: 'weak', final: false }]);
       expect(creek.replica()).toBe(2);
+      expect(creek.operations()).toEqual(['kv.get', 'kv.put', 'shop.buy']);
       creek.close();
       const socket = FakeSocket.instances[0]!;
       expect(socket.url).toBe('ws://replica.test/client');
@@ -208,7 +211,7 @@ class FakeSocket {
         version: f.version,
         replica: 2,
         levels: ['weak', 'strong'],
-        ops: [],
+        ops: ['kv.get', 'kv.put', 'shop.buy'],
       });
     if (f.t === 'invoke') {
       const outcome = { ok: true, value: 41 };

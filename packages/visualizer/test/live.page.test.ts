@@ -1,3 +1,5 @@
+import { fileURLToPath } from 'node:url';
+import { connect } from '@creek/client';
 import { LocalCluster } from '@creek/server/node';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +17,11 @@ let served: ServedVisualizer;
 let browser: { context: BrowserContext; close(): Promise<void> };
 beforeAll(async () => {
   const [c, b] = await Promise.allSettled([
-    LocalCluster.start({ replicas: 3, logLevel: 'error' }),
+    LocalCluster.start({
+      replicas: 3,
+      app: fileURLToPath(new URL('fixtures/poll-app.ts', import.meta.url)),
+      logLevel: 'error',
+    }),
     launchChromium(),
   ]);
   if (c.status === 'fulfilled') cluster = c.value;
@@ -169,6 +175,77 @@ describe('the visualizer, live mode', () => {
     await page.click(`${card(1)} [data-act=heal]`);
     await page.waitForTimeout(300);
     expect(await page.locator('#message').textContent()).toBe('');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('runs an app op from the workload panel, each op applied once, and refuses arguments that are not JSON', async () => {
+    const page = await browser.context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(served.url);
+    // The app's ops are listed once a replica has said which it offers; the built-ins are not.
+    await page.waitForFunction(
+      () => document.querySelector('select[name=op]')?.getAttribute('data-loaded') === 'true',
+    );
+    expect(await page.locator('select[name=op] option').allTextContents()).toEqual([
+      'Built-in counter (kv.put, kv.increment)',
+      'poll.count',
+      'poll.vote',
+    ]);
+    await page.selectOption('select[name=op]', 'poll.vote');
+    await page.fill('input[name=args]', '{"poll": "p$key", ');
+    await page.click('[data-act=workload]');
+    expect(await page.locator('#message').textContent()).toMatch(
+      /^Workload not started: the arguments are not JSON/,
+    );
+    expect(await page.evaluate(() => document.body.dataset.workload)).not.toBe('running');
+
+    await page.fill('input[name=args]', '{"poll": "p$key", "choice": "yes"}');
+    await page.fill('input[name=rate]', '50');
+    await page.fill('input[name=strong]', '50');
+    await page.fill('input[name=keys]', '3');
+    await page.click('[data-act=workload]');
+    await waitFor(
+      page,
+      'poll.vote ops answered stably',
+      async () =>
+        (await page.locator('#timelines tr[data-level=strong][data-stable-ms]').count()) >= 3,
+    );
+    expect(await page.locator('#timelines tr', { hasText: 'poll.vote' }).count()).toBeGreaterThan(
+      0,
+    );
+    await page.click('[data-act=workload]');
+    // Every op the page invoked answered, none failed: then the votes counted equal them.
+    const tally = () =>
+      page.locator('[data-role=waiting]').evaluateAll((els) =>
+        els.map((e) =>
+          /(\d+) invoked, (\d+) answered/
+            .exec(e.textContent ?? '')!
+            .slice(1)
+            .map(Number),
+        ),
+      );
+    await waitFor(page, 'every op answered', async () =>
+      (await tally()).every(([i, a]) => i === a),
+    );
+    const invoked = (await tally()).reduce((s, [i]) => s + i!, 0);
+    // Once every replica holds every op committed, count the votes.
+    await page.waitForFunction(
+      () => document.getElementById('convergence')?.dataset.converged === 'true',
+      undefined,
+      { timeout: 60_000 },
+    );
+    expect(invoked).toBeGreaterThan(0);
+    const client = connect({ urls: cluster.urls, token: cluster.token });
+    let votes = 0;
+    for (const k of [0, 1, 2])
+      votes += (await client.invokeStrong(
+        'poll.count' as never,
+        { poll: `pk${k}`, choice: 'yes' } as never,
+      )) as number;
+    client.close();
+    expect(votes).toBe(invoked);
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -6,6 +6,7 @@ import { Sampler } from './samples.js';
 import { apply, asFrame, converged, newLiveReplica, type LiveReplica } from './live-model.js';
 import { h, opTimelines, replicaCard } from './render.js';
 import { Workload } from './workload.js';
+import { appOps, parseTemplate, type WorkloadOps } from './workload-ops.js';
 
 /** What the server hands the page for live mode (never in the URL). */
 export interface LiveConfig {
@@ -90,6 +91,29 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
   const rate = h('input', { name: 'rate', type: 'number', min: 1, max: 2000, value: 60 });
   const strong = h('input', { name: 'strong', type: 'number', min: 0, max: 100, value: 20 });
   const keys = h('input', { name: 'keys', type: 'number', min: 1, max: 100000, value: 10 });
+  const opSelect = h(
+    'select',
+    { name: 'op', 'aria-label': 'Ops' },
+    h('option', { value: '' }, 'Built-in counter (kv.put, kv.increment)'),
+  ) as HTMLSelectElement;
+  const argsInput = h('input', {
+    name: 'args',
+    type: 'text',
+    value: '{"key": "$key"}',
+    size: 36,
+    disabled: true,
+    'aria-label': 'Arguments',
+    title: 'JSON; "$key" in a string becomes one of the keys (k0, k1, …), "$n" the op’s number',
+  }) as HTMLInputElement;
+  opSelect.addEventListener('change', () => (argsInput.disabled = opSelect.value === ''));
+  /** Fills the op list once a replica has said which ops its app offers. */
+  const listOps = setInterval(() => {
+    const offered = workload.operations();
+    if (offered === null) return;
+    clearInterval(listOps);
+    for (const op of appOps(offered)) opSelect.append(h('option', { value: op }, op));
+    opSelect.dataset.loaded = 'true';
+  }, 250);
   const toggle = h('button', { type: 'submit', 'data-act': 'workload' }, 'Start workload');
   const panel = h(
     'form',
@@ -97,14 +121,26 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     h('label', {}, 'Ops per second ', rate),
     h('label', {}, 'Strong % ', strong),
     h('label', {}, 'Keys ', keys),
+    h('label', {}, 'Ops ', opSelect),
+    h('label', {}, 'Arguments ', argsInput),
     toggle,
   ) as HTMLFormElement;
   panel.addEventListener('submit', (ev) => {
     ev.preventDefault();
+    message.textContent = '';
     if (workload.running) workload.stop();
     else {
       const value = (el: HTMLElement): number => Number((el as HTMLInputElement).value);
-      workload.start({ rate: value(rate), strong: value(strong) / 100, keys: value(keys) });
+      let ops: WorkloadOps = { kind: 'builtin' };
+      if (opSelect.value !== '') {
+        const parsed = parseTemplate(argsInput.value.trim());
+        if (!parsed.ok) {
+          message.textContent = `Workload not started: ${parsed.problem}`;
+          return;
+        }
+        ops = { kind: 'app', op: opSelect.value, template: parsed.template };
+      }
+      workload.start({ rate: value(rate), strong: value(strong) / 100, keys: value(keys), ops });
     }
     toggle.textContent = workload.running ? 'Stop workload' : 'Start workload';
     document.body.dataset.workload = workload.running ? 'running' : 'stopped';

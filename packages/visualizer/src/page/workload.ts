@@ -1,10 +1,15 @@
 import { connect, type CreekClient } from '@creek/client';
+import { argsFor, type WorkloadOps } from './workload-ops.js';
 
-/** What the workload panel asks for: ops per second in all, the share of them strong, keys. */
+/**
+ * What the workload panel asks for: ops per second in all, the share of them strong, keys, and
+ * which ops.
+ */
 export interface WorkloadShape {
   readonly rate: number;
   readonly strong: number;
   readonly keys: number;
+  readonly ops: WorkloadOps;
 }
 
 /** An answered op of the workload: when, how long it took, and whether it waited for consensus. */
@@ -64,6 +69,15 @@ export class Workload {
     this.counts = urls.map(() => ({ invoked: 0, answered: 0, failed: 0, waitingStrong: 0 }));
   }
 
+  /** The ops the cluster's app offers, once a replica welcomed one of the clients. */
+  operations(): readonly string[] | null {
+    for (const c of this.clients) {
+      const ops = c.operations();
+      if (ops !== null) return ops;
+    }
+    return null;
+  }
+
   get running(): boolean {
     return this.timer !== null;
   }
@@ -99,7 +113,17 @@ export class Workload {
     const i = this.issued % this.clients.length;
     const client = this.clients[i]!;
     const counts = this.counts[i]!;
-    const key = `viz/${Math.floor(Math.random() * shape.keys)}`;
+    const k = Math.floor(Math.random() * shape.keys);
+    const seq = this.issued;
+    const ops = shape.ops;
+    const name = (strong: boolean): string =>
+      ops.kind === 'app' ? ops.op : strong ? 'kv.increment' : 'kv.put';
+    const args = (strong: boolean): unknown =>
+      ops.kind === 'app'
+        ? argsFor(ops.template, `k${k}`, seq)
+        : strong
+          ? { key: `viz/${k}` }
+          : { key: `viz/${k}`, value: seq };
     counts.invoked++;
     const sent = performance.now();
     const answered = (level: Answered['level']): void => {
@@ -112,7 +136,7 @@ export class Workload {
     const line: OpTimeline = {
       label: `#${this.issued}`,
       replica: i,
-      op: strong ? 'kv.increment' : 'kv.put',
+      op: name(strong),
       level: strong ? 'strong' : 'weak',
       tentativeMs: null,
       stableMs: null,
@@ -127,7 +151,7 @@ export class Workload {
     if (strong) {
       counts.waitingStrong++;
       // Both views: the tentative one from the replica's speculative order, then the stable one.
-      const c = client.invoke('kv.increment' as never, { key } as never);
+      const c = client.invoke(name(true) as never, args(true) as never);
       c.setCallbacks({
         onUpdate: () => {
           line.tentativeMs ??= performance.now() - sent;
@@ -146,7 +170,7 @@ export class Workload {
         },
       );
     } else
-      client.invokeWeak('kv.put' as never, { key, value: this.issued } as never).then(() => {
+      client.invokeWeak(name(false) as never, args(false) as never).then(() => {
         line.tentativeMs = performance.now() - sent;
         answered('tentative');
         done();

@@ -4,7 +4,8 @@ import { clusterGraph, liveGraph } from './graph.js';
 import { Flights } from './live-flights.js';
 import { Sampler } from './samples.js';
 import { apply, asFrame, converged, newLiveReplica, type LiveReplica } from './live-model.js';
-import { h, opTimelines, replicaCard } from './render.js';
+import { h, opTimelines, replicaCard, shownOrder } from './render.js';
+import { RecentReorders } from './reorders.js';
 import { Workload } from './workload.js';
 import { appOps, parseTemplate, type WorkloadOps } from './workload-ops.js';
 
@@ -42,6 +43,7 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
   );
   let dirty = true;
   const flights = new Flights();
+  const reorders = new RecentReorders();
   const ids = config.replicas.map((r) => r.id);
 
   for (const [k, r] of config.replicas.entries()) watch(r.events, replicas[k]!);
@@ -232,7 +234,8 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
             .join('; ')}`;
     cards.replaceChildren(
       ...replicas.map((r, k) => {
-        const card = replicaCard(asFrame(r), new Set());
+        const frame = asFrame(r);
+        const card = replicaCard(frame, new Set(), reorders.see(r.id, shownOrder(frame)));
         const counts = workload.counts[k]!;
         card.dataset.connection = r.connection;
         card.append(

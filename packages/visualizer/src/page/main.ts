@@ -2,7 +2,16 @@ import { FAULT_MODES, type FaultMode } from '@creek/server/sim';
 import { LiveCharts } from './charts.js';
 import { clusterGraph, simGraph } from './graph.js';
 import { startLive, type LiveConfig } from './live.js';
-import { committedOrder, h, networkLine, opTimelines, replicaCard, verdict } from './render.js';
+import {
+  committedOrder,
+  h,
+  networkLine,
+  opTimelines,
+  replicaCard,
+  shownOrder,
+  verdict,
+} from './render.js';
+import { jumpedAhead } from './reorders.js';
 import { opIdsIn, replay, simTimelines, type Replay, type RunRequest } from './replay.js';
 import { queryOf, runFromQuery } from './url-state.js';
 
@@ -20,6 +29,25 @@ const FAULT_LABELS: Record<FaultMode, string> = {
   lag: 'A replica that falls far behind',
   'lag-cut': 'Falls behind, then cut off again',
 };
+
+/** Frames over which a reorder stays marked: 100 simulated ms, 400 ms of playing. */
+const MOVED_FRAMES = 10;
+
+/** Per replica, the ops of frame `k` that were reordered in the MOVED_FRAMES frames up to it. */
+function movedAt(r: Replay, k: number): Set<string>[] {
+  const f = r.frames[k]!;
+  return f.replicas.map((rep, i) => {
+    const shown = new Set(shownOrder(rep));
+    const moved = new Set<string>();
+    for (let j = Math.max(1, k - MOVED_FRAMES + 1); j <= k; j++)
+      for (const id of jumpedAhead(
+        shownOrder(r.frames[j - 1]!.replicas[i]!),
+        shownOrder(r.frames[j]!.replicas[i]!),
+      ))
+        if (shown.has(id)) moved.add(id);
+    return moved;
+  });
+}
 
 /** Real ms per frame while playing: a frame is 10 simulated ms, so a run plays at a quarter speed. */
 const PLAY_MS = 40;
@@ -88,6 +116,7 @@ function show(k: number): void {
   position = Math.max(0, Math.min(current.frames.length - 1, k));
   const f = current.frames[position]!;
   const flagged = opIdsIn(current.result.violations);
+  const moved = movedAt(current, position);
   document.getElementById('clock')!.textContent =
     `${Math.round(f.at)} ms of ${Math.round(current.result.stats.simulatedMs)} · ${f.invoked} ops invoked`;
   (document.getElementById('scrub') as HTMLInputElement).value = String(position);
@@ -96,7 +125,7 @@ function show(k: number): void {
   net.dataset.partitioned = String(f.partition !== null);
   document
     .getElementById('replicas')!
-    .replaceChildren(...f.replicas.map((r) => replicaCard(r, flagged)));
+    .replaceChildren(...f.replicas.map((r, i) => replicaCard(r, flagged, moved[i])));
   const graph = clusterGraph(simGraph(f));
   graph.dataset.inFlight = String(f.messagesInFlight);
   document.getElementById('graph-slot')!.replaceChildren(graph);
@@ -191,7 +220,9 @@ function start(): void {
         h('span', { class: 'op weak' }, 'weak'),
         ' ',
         h('span', { class: 'op strong' }, 'strong'),
-        ' committed ops are solid, tentative ones (in each replica’s speculative order) dashed',
+        ' committed ops are solid, tentative ones (in each replica’s speculative order) dashed; ',
+        h('span', { class: 'op weak moved' }, 'ringed'),
+        ' ops were just reordered: they moved ahead of ops they followed',
         current.result.ok ? '' : '; ops a failed check names are red',
       ),
       h(

@@ -26,12 +26,13 @@ export function stateOf(r: SimReplicaFrame): { label: string; key: string } {
   return { label: 'Follower', key: 'follower' };
 }
 
-function chip(op: FrameOp, flagged: ReadonlySet<string>): HTMLElement {
+function chip(op: FrameOp, flagged: ReadonlySet<string>, moved: ReadonlySet<string>): HTMLElement {
+  const isMoved = moved.has(op.id);
   return h(
     'span',
     {
-      class: `op ${op.strong ? 'strong' : 'weak'}${flagged.has(op.id) ? ' flagged' : ''}`,
-      title: `${op.id}: ${op.strong ? 'strong' : 'weak'}${flagged.has(op.id) ? ', named by a failed check' : ''}`,
+      class: `op ${op.strong ? 'strong' : 'weak'}${flagged.has(op.id) ? ' flagged' : ''}${isMoved ? ' moved' : ''}`,
+      title: `${op.id}: ${op.strong ? 'strong' : 'weak'}${isMoved ? ', moved ahead of ops it followed just now (a reorder)' : ''}${flagged.has(op.id) ? ', named by a failed check' : ''}`,
     },
     op.id,
   );
@@ -42,6 +43,7 @@ function list(
   ops: readonly FrameOp[],
   total: number,
   flagged: ReadonlySet<string>,
+  moved: ReadonlySet<string>,
 ): HTMLElement {
   const more = total - ops.length;
   const shown = more > 0 && ops.length > 0;
@@ -53,19 +55,26 @@ function list(
     'div',
     { class: `list ${kind}`, 'data-list': kind, 'data-count': total },
     h('div', { class: 'list-label' }, label),
-    h('div', { class: 'ops' }, ...ops.map((o) => chip(o, flagged))),
+    h('div', { class: 'ops' }, ...ops.map((o) => chip(o, flagged, moved))),
   );
 }
 
-/** One replica at one moment: its state, and the ends of its two lists. */
-export function replicaCard(r: SimReplicaFrame, flagged: ReadonlySet<string>): HTMLElement {
+/**
+ * One replica at one moment: its state, and the ends of its two lists, ops that were just reordered
+ * (`moved`, see reorders.ts) marked.
+ */
+export function replicaCard(
+  r: SimReplicaFrame,
+  flagged: ReadonlySet<string>,
+  moved: ReadonlySet<string> = new Set(),
+): HTMLElement {
   const state = stateOf(r);
   return h(
     'article',
     { class: `replica ${state.key}`, 'data-replica': r.id, 'data-state': state.key },
     h('h2', {}, `Replica ${r.id} `, h('span', { class: 'badge' }, state.label)),
-    list('committed', r.committedTail, r.committed, flagged),
-    list('tentative', r.tentativeHead, r.tentative, flagged),
+    list('committed', r.committedTail, r.committed, flagged, moved),
+    list('tentative', r.tentativeHead, r.tentative, flagged, moved),
   );
 }
 
@@ -172,4 +181,9 @@ export function opTimelines(
       ),
     ),
   );
+}
+
+/** A replica's order as its card shows it: the last committed ops, then the first tentative ones. */
+export function shownOrder(r: SimReplicaFrame): string[] {
+  return [...r.committedTail, ...r.tentativeHead].map((o) => o.id);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apply, asFrame, converged, newLiveReplica } from '../src/page/live-model.js';
+import { apply, asFrame, converged, liveStateOf, newLiveReplica } from '../src/page/live-model.js';
 
 const at = 1;
 const status = (committed: number, tentative: number, digest: string) =>
@@ -66,5 +66,26 @@ describe('the live model: a replica as its event stream tells it', () => {
     apply(rs[2]!, status(5, 0, 'cc'));
     rs[1]!.connection = 'closed';
     expect(converged(rs)).toBe(false);
+  });
+
+  it('names each state in words: connecting, down, halted, paused, catching up, leader, no leader', () => {
+    const r = newLiveReplica(1);
+    const label = () => liveStateOf(r).label;
+    expect(label()).toBe('Connecting');
+    r.connection = 'closed';
+    expect(label()).toBe('Down');
+    r.connection = 'open';
+    expect(label()).toBe('No leader'); // hears no majority, knows no leader
+    r.quorate = true;
+    r.leader = 0;
+    expect(label()).toBe('Follower');
+    r.role = 'leader';
+    expect(label()).toBe('Leader');
+    r.holding = true;
+    expect(label()).toBe('Catching up');
+    r.paused = true;
+    expect(label()).toBe('Paused');
+    r.halted = 'its disk failed';
+    expect(label()).toBe('Halted');
   });
 });

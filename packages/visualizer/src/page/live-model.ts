@@ -159,3 +159,19 @@ export function converged(rs: readonly LiveReplica[]): boolean {
     rs.every((r) => r.digest === rs[0]!.digest && r.committed === rs[0]!.committed)
   );
 }
+
+/**
+ * What a live replica is doing, in words a user understands: its stream tells more than a
+ * simulated frame (connecting, halted and why, paused by an operator).
+ */
+export function liveStateOf(r: LiveReplica): { label: string; key: string } {
+  if (r.connection === 'connecting') return { label: 'Connecting', key: 'down' };
+  if (r.connection === 'closed') return { label: 'Down', key: 'down' };
+  if (r.halted !== null) return { label: 'Halted', key: 'halted' };
+  if (r.paused) return { label: 'Paused', key: 'paused' };
+  if (r.holding) return { label: 'Catching up', key: 'catching-up' };
+  if (r.role === 'leader') return { label: 'Leader', key: 'leader' };
+  if (r.role === 'candidate' || (r.leader === null && !r.quorate))
+    return { label: r.quorate ? 'Electing' : 'No leader', key: 'candidate' };
+  return { label: 'Follower', key: 'follower' };
+}

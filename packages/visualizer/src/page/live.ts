@@ -3,7 +3,14 @@ import { LiveCharts } from './charts.js';
 import { clusterGraph, liveGraph } from './graph.js';
 import { Flights } from './live-flights.js';
 import { Sampler } from './samples.js';
-import { apply, asFrame, converged, newLiveReplica, type LiveReplica } from './live-model.js';
+import {
+  apply,
+  asFrame,
+  converged,
+  liveStateOf,
+  newLiveReplica,
+  type LiveReplica,
+} from './live-model.js';
 import { h, opTimelines, replicaCard, shownOrder } from './render.js';
 import { RecentReorders } from './reorders.js';
 import { Workload } from './workload.js';
@@ -235,7 +242,12 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     cards.replaceChildren(
       ...replicas.map((r, k) => {
         const frame = asFrame(r);
-        const card = replicaCard(frame, new Set(), reorders.see(r.id, shownOrder(frame)));
+        const card = replicaCard(
+          frame,
+          new Set(),
+          reorders.see(r.id, shownOrder(frame)),
+          liveStateOf(r),
+        );
         const counts = workload.counts[k]!;
         card.dataset.connection = r.connection;
         card.append(
@@ -247,11 +259,13 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
           h(
             'p',
             { class: 'facts' },
-            r.connection === 'open'
-              ? `${r.paused ? 'Paused · ' : ''}${r.quorate ? 'hears a majority' : 'hears no majority'} · leader ${r.leader ?? 'unknown'}${r.dropped > 0 ? ` · ${r.dropped} events sampled out` : ''}`
-              : r.connection === 'connecting'
-                ? 'Connecting…'
-                : `Disconnected${r.problem === null ? '' : `: ${r.problem}`}`,
+            r.connection === 'open' && r.halted !== null
+              ? `Halted: ${r.halted}`
+              : r.connection === 'open'
+                ? `${r.paused ? 'Paused · ' : ''}${r.quorate ? 'hears a majority' : 'hears no majority'} · leader ${r.leader ?? 'unknown'}${r.dropped > 0 ? ` · ${r.dropped} events sampled out` : ''}`
+                : r.connection === 'connecting'
+                  ? 'Connecting…'
+                  : `Disconnected${r.problem === null ? '' : `: ${r.problem}`}`,
           ),
           h(
             'p',

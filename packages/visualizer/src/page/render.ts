@@ -67,8 +67,8 @@ export function replicaCard(
   r: SimReplicaFrame,
   flagged: ReadonlySet<string>,
   moved: ReadonlySet<string> = new Set(),
+  state: { label: string; key: string } = stateOf(r),
 ): HTMLElement {
-  const state = stateOf(r);
   return h(
     'article',
     { class: `replica ${state.key}`, 'data-replica': r.id, 'data-state': state.key },

@@ -165,6 +165,40 @@ describe('the visualizer, simulation mode', () => {
     await page.close();
   });
 
+  it('replays a planted bug: the checkers fail as npm run sim says, and the ops they name are marked', async () => {
+    const page = await open('?seed=8&replicas=3&faults=crash&bug=send-before-durable');
+    expect(await page.locator('#planted').textContent()).toMatch(
+      /^A bug planted on purpose \(send-before-durable\): /,
+    );
+    const cli = await simJson([
+      '--seed',
+      '8',
+      '--replicas',
+      '3',
+      '--faults',
+      'crash',
+      '--plant',
+      'send-before-durable',
+    ]);
+    expect(cli.ok).toBe(false);
+    expect(await page.locator('#verdict').getAttribute('data-verdict')).toBe('failed');
+    expect(await page.locator('[data-role=committed-order] li').allTextContents()).toEqual(
+      cli.committedOrder,
+    );
+    const named = new Set(
+      (await page.locator('.violations').textContent())!.match(/\br\d+#\d+\b/g) ?? [],
+    );
+    expect(named.size).toBeGreaterThan(0);
+    // Wherever a named op shows, it is marked.
+    const marked = await page.locator('.flagged').allTextContents();
+    expect(marked.length).toBeGreaterThan(0);
+    for (const m of marked) expect(named.has(m.trim())).toBe(true);
+    expect(await page.locator('.replay').textContent()).toContain(
+      'npm run sim -- --seed 8 --replicas 3 --faults crash --plant send-before-durable --verbose',
+    );
+    await page.close();
+  });
+
   it('says what is wrong with a URL that names a bad run, and runs nothing', async () => {
     const page = await open('?seed=abc');
     expect(await page.evaluate(() => document.body.dataset.state)).toBe('invalid');
@@ -173,8 +207,13 @@ describe('the visualizer, simulation mode', () => {
     expect(await faults.locator('.problem').textContent()).toMatch(
       /faults must be one of none, partition/,
     );
+    const bug = await open('?seed=1&bug=typo');
+    expect(await bug.locator('.problem').textContent()).toMatch(
+      /bug must be one of send-before-durable, /,
+    );
     await page.close();
     await faults.close();
+    await bug.close();
   });
 
   it('runs what the form names', async () => {

@@ -1,11 +1,13 @@
+import { PLANTED_BUG_NAMES, PLANTED_BUGS, type PlantedBug } from './planted-bugs.js';
 import { FAULT_MODES, runSimulation, type FaultMode, type SimResult } from './simulation.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--seed S] [--first F] [--verbose] [--json]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--seed S] [--first F] [--plant BUG] [--verbose] [--json]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
  * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
  * violations, parameters, stats, and the committed order as op ids) and the progress and the
  * summary go to stderr, so another program (the visualizer's tests) can compare a replay with it.
+ * `--plant BUG` runs with one of the bugs in planted-bugs.ts, to watch the checkers catch it.
  */
 interface Options {
   seeds: number;
@@ -15,6 +17,7 @@ interface Options {
   faults: FaultMode;
   verbose: boolean;
   json: boolean;
+  plant: PlantedBug | null;
 }
 
 function parse(argv: string[]): Options {
@@ -26,6 +29,7 @@ function parse(argv: string[]): Options {
     faults: 'all',
     verbose: false,
     json: false,
+    plant: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
@@ -57,6 +61,13 @@ function parse(argv: string[]): Options {
         o.faults = mode as FaultMode;
         break;
       }
+      case '--plant': {
+        const bug = argv[++i];
+        if (!PLANTED_BUG_NAMES.includes(bug as PlantedBug))
+          fail(`--plant must be one of ${PLANTED_BUG_NAMES.join(', ')}, got ${bug ?? 'nothing'}`);
+        o.plant = bug as PlantedBug;
+        break;
+      }
       case '--verbose':
         o.verbose = true;
         break;
@@ -65,7 +76,7 @@ function parse(argv: string[]): Options {
         break;
       case '--help':
         console.log(
-          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--seed S] [--first F] [--verbose] [--json]`,
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--verbose] [--json]`,
         );
         process.exit(0);
         break;
@@ -88,6 +99,14 @@ function catchUpLine(c: SimResult['stats']['catchUp']): string {
   return `; replica ${c.replica} caught up on ${c.ops} ops with ${per(c.executions)} executions, ${per(c.lackChecks)} lack checks and ${per(c.messages)} messages per op`;
 }
 
+/** The flags and the visualizer query that name this run again. */
+function replayFlags(seed: number, replicas: number, faults: FaultMode): string {
+  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
+}
+function replayQuery(seed: number, replicas: number, faults: FaultMode): string {
+  return `?seed=${seed}&replicas=${replicas}&faults=${faults}${opts.plant === null ? '' : `&bug=${opts.plant}`}`;
+}
+
 function report(r: SimResult, verbose: boolean, json: boolean): void {
   if (json) {
     const { seed, replicas, ok, violations, parameters, stats, committedOrder } = r;
@@ -104,10 +123,10 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
     for (const v of r.violations.slice(0, 10)) console.log(`  ${v}`);
     if (r.violations.length > 10) console.log(`  ... and ${r.violations.length - 10} more`);
     console.log(
-      `  replay: npm run sim -- --seed ${r.seed} --replicas ${r.replicas} --faults ${r.parameters.faults} --verbose`,
+      `  replay: npm run sim -- ${replayFlags(r.seed, r.replicas, r.parameters.faults)} --verbose`,
     );
     console.log(
-      `  step through it: npm run visualizer, then open http://127.0.0.1:7300/?seed=${r.seed}&replicas=${r.replicas}&faults=${r.parameters.faults}`,
+      `  step through it: npm run visualizer, then open http://127.0.0.1:7300/${replayQuery(r.seed, r.replicas, r.parameters.faults)}`,
     );
   }
 }
@@ -121,14 +140,17 @@ const started = Date.now();
 for (const [i, seed] of seeds.entries()) {
   let result: SimResult;
   try {
-    result = runSimulation({ seed, replicas: opts.replicas, faults: opts.faults });
+    result = runSimulation({
+      seed,
+      replicas: opts.replicas,
+      faults: opts.faults,
+      ...(opts.plant === null ? {} : PLANTED_BUGS[opts.plant].config),
+    });
   } catch (err) {
     failed++;
     const say = opts.json ? console.error : console.log;
     say(`seed ${seed} replicas ${opts.replicas}: CRASHED — ${(err as Error).stack ?? String(err)}`);
-    say(
-      `  replay: npm run sim -- --seed ${seed} --replicas ${opts.replicas} --faults ${opts.faults} --verbose`,
-    );
+    say(`  replay: npm run sim -- ${replayFlags(seed, opts.replicas, opts.faults)} --verbose`);
     continue;
   }
   if (result.ok) passed++;

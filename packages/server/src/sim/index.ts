@@ -22,6 +22,7 @@ export {
   type FaultMode,
 } from './simulation.js';
 export { checkRun } from './checkers.js';
+export { PLANTED_BUGS, PLANTED_BUG_NAMES, type PlantedBug } from './planted-bugs.js';
 export { catchUpGrowth, type CatchUpWork } from './catch-up.js';
 export { ReferenceInterpreter } from './reference-interpreter.js';
 export { Prng } from './prng.js';

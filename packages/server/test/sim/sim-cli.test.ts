@@ -55,6 +55,21 @@ describe('npm run sim', () => {
       /--faults must be one of none, partition, crash, all, lag, lag-cut, got lagg/,
     );
   });
+
+  it('--plant runs with a planted bug, fails, and names the flags and the page that replay it', async () => {
+    const r = await sim(['--seed', '8', '--faults', 'crash', '--plant', 'send-before-durable']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/FAILED/);
+    expect(r.stdout).toContain(
+      'replay: npm run sim -- --seed 8 --replicas 3 --faults crash --plant send-before-durable --verbose',
+    );
+    expect(r.stdout).toContain('?seed=8&replicas=3&faults=crash&bug=send-before-durable');
+    const typo = await sim(['--seed', '1', '--plant', 'send-before-durabel']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(
+      /--plant must be one of send-before-durable, speculate-while-behind, hold-while-cut-off, got send-before-durabel/,
+    );
+  });
 });
 
 describe('frames of a run (what the visualizer replays)', () => {

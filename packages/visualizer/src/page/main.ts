@@ -1,4 +1,4 @@
-import { FAULT_MODES, type FaultMode } from '@creek/server/sim';
+import { FAULT_MODES, PLANTED_BUGS, type FaultMode } from '@creek/server/sim';
 import { LiveCharts } from './charts.js';
 import { clusterGraph, simGraph } from './graph.js';
 import { startLive, type LiveConfig } from './live.js';
@@ -13,7 +13,7 @@ import {
 } from './render.js';
 import { jumpedAhead } from './reorders.js';
 import { opIdsIn, replay, simTimelines, type Replay, type RunRequest } from './replay.js';
-import { queryOf, runFromQuery } from './url-state.js';
+import { queryOf, runFromQuery, simFlagsOf } from './url-state.js';
 
 /**
  * The visualizer's simulation mode: choose replicas, seed and fault mode (or open a URL that names
@@ -208,9 +208,19 @@ function start(): void {
       Array.from({ length: parsed.request.replicas }, (_, k) => k),
       { simulated: true },
     );
+    const bug = parsed.request.bug;
     app.replaceChildren(
       header,
       form(request),
+      ...(bug === null
+        ? []
+        : [
+            h(
+              'p',
+              { class: 'problem', id: 'planted' },
+              `A bug planted on purpose (${bug}): ${PLANTED_BUGS[bug].what}. The checkers should catch it.`,
+            ),
+          ]),
       verdict(current),
       timeline(current),
       h('p', { id: 'network' }),
@@ -246,7 +256,7 @@ function start(): void {
       h(
         'p',
         { class: 'replay' },
-        `Replay in a terminal: npm run sim -- --seed ${parsed.request.seed} --replicas ${parsed.request.replicas} --faults ${parsed.request.faults} --verbose (this page: ${queryOf(parsed.request)})`,
+        `Replay in a terminal: npm run sim -- ${simFlagsOf(parsed.request)} --verbose (this page: ${queryOf(parsed.request)})`,
       ),
     );
     show(current.frames.length - 1);

@@ -1,7 +1,9 @@
 import {
+  PLANTED_BUGS,
   runSimulation,
   type FaultMode,
   type FrameOpLife,
+  type PlantedBug,
   type SimFrame,
   type SimResult,
 } from '@creek/server/sim';
@@ -14,6 +16,8 @@ export interface RunRequest {
   readonly seed: number;
   readonly replicas: number;
   readonly faults: FaultMode;
+  /** A bug planted on purpose, to watch the checkers catch it; null: the real replica. */
+  readonly bug: PlantedBug | null;
 }
 
 /** A finished run and its frames, to step through. */
@@ -39,6 +43,7 @@ export function replay(request: RunRequest): Replay {
     seed: request.seed,
     replicas: request.replicas,
     faults: request.faults,
+    ...(request.bug === null ? {} : PLANTED_BUGS[request.bug].config),
     frames: { everyMs: FRAME_MS, onFrame: (f) => frames.push(f), onOps: (o) => (ops = o) },
   });
   return { request, result, frames, samples: simSamples(frames, ops) };

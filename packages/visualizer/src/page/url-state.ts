@@ -1,7 +1,10 @@
-import { FAULT_MODES, type FaultMode } from '@creek/server/sim';
+import { FAULT_MODES, PLANTED_BUG_NAMES, type FaultMode, type PlantedBug } from '@creek/server/sim';
 import type { RunRequest } from './replay.js';
 
-/** The run a URL names (`?seed=42&replicas=5&faults=all`), or why it names none. */
+/**
+ * The run a URL names (`?seed=42&replicas=5&faults=all`, and `&bug=NAME` to plant one of the
+ * simulator's planted bugs), or why it names none.
+ */
 export type UrlRun = { ok: true; request: RunRequest } | { ok: false; problem: string | null };
 
 /**
@@ -25,10 +28,24 @@ export function runFromQuery(search: string): UrlRun {
       ok: false,
       problem: `faults must be one of ${FAULT_MODES.join(', ')}, not "${faults}"`,
     };
-  return { ok: true, request: { seed, replicas, faults: faults as FaultMode } };
+  const bug = q.get('bug');
+  if (bug !== null && !(PLANTED_BUG_NAMES as readonly string[]).includes(bug))
+    return {
+      ok: false,
+      problem: `bug must be one of ${PLANTED_BUG_NAMES.join(', ')}, not "${bug}"`,
+    };
+  return {
+    ok: true,
+    request: { seed, replicas, faults: faults as FaultMode, bug: bug as PlantedBug | null },
+  };
 }
 
 /** The query string that names `r`: what `npm run sim` prints for a failing seed. */
 export function queryOf(r: RunRequest): string {
-  return `?seed=${r.seed}&replicas=${r.replicas}&faults=${r.faults}`;
+  return `?seed=${r.seed}&replicas=${r.replicas}&faults=${r.faults}${r.bug === null ? '' : `&bug=${r.bug}`}`;
+}
+
+/** The `npm run sim` flags that run `r` in a terminal. */
+export function simFlagsOf(r: RunRequest): string {
+  return `--seed ${r.seed} --replicas ${r.replicas} --faults ${r.faults}${r.bug === null ? '' : ` --plant ${r.bug}`}`;
 }

@@ -1,0 +1,24 @@
+import type { SimConfig } from './simulation.js';
+
+/**
+ * Bugs the simulator can plant on purpose, to see its checkers catch them: `npm run sim --
+ * --plant NAME` and the visualizer's `?bug=NAME` replay a run with one. Each is a SimConfig switch
+ * that exists for a test which shows the checkers fail when the replica is wrong.
+ */
+export const PLANTED_BUGS = {
+  'send-before-durable': {
+    config: { unsafeSendBeforeDurable: true },
+    what: 'replicas send messages before what they wrote is on disk, so a crash forgets promises and votes others acted on',
+  },
+  'speculate-while-behind': {
+    config: { unsafeSpeculateWhileBehind: true },
+    what: 'a replica far behind re-executes its tentative ops with every batch it catches up on',
+  },
+  'hold-while-cut-off': {
+    config: { unsafeHoldWhileCutOff: true },
+    what: 'a replica cut off in the middle of a catch-up keeps holding its answers',
+  },
+} as const satisfies Record<string, { config: Partial<SimConfig>; what: string }>;
+
+export type PlantedBug = keyof typeof PLANTED_BUGS;
+export const PLANTED_BUG_NAMES = Object.keys(PLANTED_BUGS) as PlantedBug[];

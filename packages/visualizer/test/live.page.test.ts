@@ -216,6 +216,9 @@ describe('the visualizer, live mode', () => {
       0,
     );
     await page.click('[data-act=workload]');
+    // The cards are drawn every 100 ms: read them from a draw made after the workload stopped.
+    const drawn = Number(await page.evaluate(() => document.body.dataset.draws));
+    await page.waitForFunction((d) => Number(document.body.dataset.draws) > d + 1, drawn);
     // Every op the page invoked answered, none failed: then the votes counted equal them.
     const tally = () =>
       page.locator('[data-role=waiting]').evaluateAll((els) =>

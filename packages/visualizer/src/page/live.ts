@@ -211,9 +211,13 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     charts.element.dataset.last = JSON.stringify(s);
   }, 1_000);
 
+  /** Draws so far, in `body[data-draws]`: a test reads counts from a draw made after its click. */
+  let draws = 0;
+
   function draw(): void {
     if (!dirty) return;
     dirty = false;
+    document.body.dataset.draws = String(++draws);
     timelines.replaceChildren(opTimelines(workload.recent));
     graph.replaceChildren(
       clusterGraph(liveGraph(replicas, rates, flights.current(performance.now()))),

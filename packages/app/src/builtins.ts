@@ -97,6 +97,23 @@ export const builtins = {
     run: (tx, { queue }) =>
       counter(tx.get(qKey(queue, 'tail'))) - counter(tx.get(qKey(queue, 'head'))),
   }),
+  /**
+   * Abandons op `seq` of the invoking client's session for good, unless it took effect first: the
+   * answer to a client whose op's fate is unknown (an indeterminate op, as Jepsen calls it). Where
+   * it lands in the committed order decides: if the op was ordered before it, the answer is
+   * `{ abandoned: false, outcome }` (the op's own outcome there, when the cluster still holds it);
+   * otherwise `{ abandoned: true }`, and any copy of the op ordered later is not run. Run only
+   * within a session (the server's core/session-dedupe.ts); invoke it strong, since only its place
+   * in the committed order is final. Creek clients invoke it for you: `error.indeterminate.abandon()`.
+   */
+  'creek.abandon': op({
+    args: z.object({ seq: z.number().int().min(1) }),
+    run: () => {
+      throw new Error(
+        'creek.abandon abandons an op of a client session: invoke it through a Creek client, which numbers its ops',
+      );
+    },
+  }),
   /** The strong no-op a replica issues to stabilize pending weak ops (Creek §4.4). */
   'creek.noop': op({
     args: z.null(),
@@ -107,3 +124,4 @@ export const builtins = {
 export type Builtins = typeof builtins;
 
 export const NOOP_OP = 'creek.noop';
+export const ABANDON_OP = 'creek.abandon';

@@ -20,5 +20,5 @@ export {
   type ArgsCheck,
 } from './app.js';
 export { defineApp } from './define-app.js';
-export { builtins, NOOP_OP, type Builtins } from './builtins.js';
+export { ABANDON_OP, builtins, NOOP_OP, type Builtins } from './builtins.js';
 export { adoptFrozenJson, canonicalJson, jsonEqual, toFrozenJson, type JsonValue } from './json.js';

@@ -1,7 +1,13 @@
-import { toFrozenJson, type AnyOpDefinition, type Tx, type JsonValue } from '@creek/app';
+import {
+  ABANDON_OP,
+  toFrozenJson,
+  type AnyOpDefinition,
+  type Tx,
+  type JsonValue,
+} from '@creek/app';
 import { hlcToMillis } from './hlc.js';
 import { opRandom } from './seeded-random.js';
-import { RESERVED_PREFIX, reservedKeyError, runOnce } from './session-dedupe.js';
+import { abandon, RESERVED_PREFIX, reservedKeyError, runOnce } from './session-dedupe.js';
 import type { ExecutionJob, ExecutionResult, Outcome, Write } from './types.js';
 
 /**
@@ -20,9 +26,18 @@ export function runOperation(def: AnyOpDefinition | undefined, job: ExecutionJob
   const readOnly = def.readOnly === true;
   // A read-only op changes nothing, so running a resubmission of it again is harmless.
   if (job.session === undefined || readOnly) return { jobId: job.jobId, ...runCode(def, job) };
+  const session = job.session;
+  if (job.op === ABANDON_OP) {
+    // Its decision is about the session's own records, which no app code may touch.
+    const target = (job.args as { seq: number }).seq;
+    return {
+      jobId: job.jobId,
+      ...runOnce(session, job.op, job.snapshot, () => abandon(session, target, job.snapshot)),
+    };
+  }
   return {
     jobId: job.jobId,
-    ...runOnce(job.session, job.op, job.snapshot, () => runCode(def, job)),
+    ...runOnce(session, job.op, job.snapshot, () => runCode(def, job)),
   };
 }
 

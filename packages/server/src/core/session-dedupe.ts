@@ -22,6 +22,14 @@ import type { Outcome, SessionStamp, SnapshotReader, Write } from './types.js';
  * without running. Memory is one small record per session plus one per op the client has not
  * acknowledged, not one per op ever run.
  *
+ * Abandoning (the built-in `creek.abandon`, itself an op of the session): a client that does not
+ * know whether op `seq` took effect may abandon it. At the abandon's position in the order, if the
+ * op's record is there (it ran earlier in the order) the answer is that it was not abandoned, with
+ * its outcome; otherwise the abandon writes the op's record itself, with the ABANDONED mark and an
+ * error outcome, and every Req of the op later in the order finds it and does not run. Either way
+ * every replica decides the same, at the same place; the record goes when the client acknowledges
+ * past `seq`, after which a late copy is refused by `acked` like any resubmission.
+ *
  * Reads of the session record are value-compared like any read, and `acked` does not depend on op
  * results, so re-executions of one op of a session do not cascade to its later ops.
  */
@@ -45,6 +53,17 @@ export function reservedKeyError(key: string): string {
 
 export function duplicateError(seq: number): string {
   return `creek: op ${seq} of this session was already applied and answered; this resubmission was not applied again`;
+}
+
+/** The op name a record holds for an op that was abandoned before it ran. */
+export const ABANDONED = 'creek.abandoned';
+
+export function abandonedError(seq: number): string {
+  return `creek: op ${seq} of this session was abandoned before it took effect; it never will`;
+}
+
+export function abandonOrderError(target: number, seq: number): string {
+  return `creek.abandon can only abandon an earlier op of its session: op ${target} does not come before this one (${seq})`;
 }
 
 export function reusedSeqError(seq: number, was: string): string {
@@ -88,7 +107,7 @@ export function runOnce(
   let outcome: Outcome;
   if (earlier !== null) {
     outcome =
-      earlier.op === op
+      earlier.op === op || earlier.op === ABANDONED
         ? earlier.outcome
         : { ok: false, error: reusedSeqError(stamp.seq, earlier.op) };
   } else {
@@ -105,4 +124,37 @@ export function runOnce(
       writes.push([outcomeKey(stamp.id, s), undefined]);
   }
   return { writes, outcome };
+}
+
+/**
+ * The decision of `creek.abandon { seq: target }`, invoked as op `stamp.seq` of its session (run
+ * inside `runOnce` for that stamp, so a resubmitted abandon decides once): see the header.
+ */
+export function abandon(
+  stamp: SessionStamp,
+  target: number,
+  snapshot: SnapshotReader,
+): { writes: Write[]; outcome: Outcome } {
+  const ok = (value: JsonValue): Outcome => ({ ok: true, value: toFrozenJson(value, 'result') });
+  if (target >= stamp.seq)
+    return { writes: [], outcome: { ok: false, error: abandonOrderError(target, stamp.seq) } };
+  // Acknowledged: the client had its answer and knew it committed. Nothing left to decide.
+  if (target < ackedOf(snapshot.get(sessionKey(stamp.id))))
+    return { writes: [], outcome: ok({ abandoned: false, outcome: null }) };
+  const key = outcomeKey(stamp.id, target);
+  const earlier = recordedOutcome(snapshot.get(key));
+  if (earlier !== null)
+    return {
+      writes: [],
+      outcome: ok(
+        earlier.op === ABANDONED
+          ? { abandoned: true }
+          : { abandoned: false, outcome: earlier.outcome as unknown as JsonValue },
+      ),
+    };
+  const record = { op: ABANDONED, outcome: { ok: false, error: abandonedError(target) } };
+  return {
+    writes: [[key, toFrozenJson(record as unknown as JsonValue, 'session record')]],
+    outcome: ok({ abandoned: true }),
+  };
 }

@@ -1,4 +1,4 @@
-import type { App, JsonValue } from '@creek/app';
+import { ABANDON_OP, type App, type JsonValue } from '@creek/app';
 import { formatOpId, opKey, sameOpId, type OpId } from '../core/op-id.js';
 import { StateDigest } from '../core/state-digest.js';
 import { outcomesEqual, type Outcome } from '../core/types.js';
@@ -11,6 +11,7 @@ import {
 } from './linearizability.js';
 import { ReferenceInterpreter, type SerialOp } from './reference-interpreter.js';
 import {
+  abandonAnswer,
   allCommitLists,
   committedList,
   committedListOn,
@@ -75,14 +76,39 @@ export function checkExactlyOnce(record: RunRecord): string[] {
     if (req.op === 'kv.increment' && typeof k === 'string' && k.startsWith(ONCE_PREFIX))
       if (committed.has(key)) probes.add(k);
   }
+  const abandoned = abandonedProbes(record);
   for (const r of liveReplicas(record)) {
     const state = JSON.parse(record.finals[r]!.digest) as Record<string, unknown>;
     for (const [k, v] of Object.entries(state))
-      if (k.startsWith(ONCE_PREFIX) && v !== 1)
+      if (k.startsWith(ONCE_PREFIX) && abandoned.has(k))
+        out.push(
+          `(f) replica ${r}: exactly-once probe ${k} = ${JSON.stringify(v)}, though its op was answered abandoned (${abandoned.get(k)})`,
+        );
+      else if (k.startsWith(ONCE_PREFIX) && v !== 1)
         out.push(`(f) replica ${r}: exactly-once probe ${k} = ${JSON.stringify(v)}, not 1`);
     for (const k of probes)
-      if (state[k] === undefined)
+      if (state[k] === undefined && !abandoned.has(k))
         out.push(`(f) replica ${r}: exactly-once probe ${k} was committed but never applied`);
+  }
+  return out;
+}
+
+/**
+ * Exactly-once probes whose op a `creek.abandon` was answered abandoned for, by key, with the
+ * abandon's op id: such a probe must never be applied, whatever copies of it were committed.
+ */
+function abandonedProbes(record: RunRecord): Map<string, string> {
+  const bySeq = new Map<string, Invocation>();
+  for (const inv of record.invocations)
+    if (inv.session !== undefined && inv.op !== ABANDON_OP)
+      bySeq.set(`${inv.session.id}/${inv.session.seq}`, inv);
+  const out = new Map<string, string>();
+  for (const inv of record.invocations) {
+    if (inv.op !== ABANDON_OP || inv.session === undefined || abandonAnswer(inv) !== true) continue;
+    const target = bySeq.get(`${inv.session.id}/${(inv.args as { seq: number }).seq}`);
+    const k = (target?.args as { key?: unknown } | null)?.key;
+    if (typeof k === 'string' && k.startsWith(ONCE_PREFIX))
+      out.set(k, inv.id === null ? 'no id' : formatOpId(inv.id));
   }
   return out;
 }

@@ -1,8 +1,18 @@
-import { canonicalJson, toFrozenJson, type App, type Tx, type JsonValue } from '@creek/app';
+import {
+  ABANDON_OP,
+  canonicalJson,
+  toFrozenJson,
+  type App,
+  type Tx,
+  type JsonValue,
+} from '@creek/app';
 import { hlcToMillis } from '../core/hlc.js';
 import type { OpId } from '../core/op-id.js';
 import { opRandom } from '../core/seeded-random.js';
 import {
+  ABANDONED,
+  abandonedError,
+  abandonOrderError,
   duplicateError,
   outcomeKey,
   RESERVED_PREFIX,
@@ -57,9 +67,11 @@ export class ReferenceInterpreter {
     let outcome: Outcome;
     if (earlier !== undefined)
       outcome =
-        earlier.op === o.op
+        earlier.op === o.op || earlier.op === ABANDONED
           ? earlier.outcome
           : { ok: false, error: reusedSeqError(s.seq, earlier.op) };
+    else if (o.op === ABANDON_OP)
+      outcome = this.abandon(s, (o.args as { seq: number }).seq, acked, dryRun);
     else outcome = this.run(o, dryRun);
     if (dryRun) return outcome;
     if (earlier === undefined)
@@ -73,6 +85,31 @@ export class ReferenceInterpreter {
       for (let k = acked; k < next; k++) this.data.delete(outcomeKey(s.id, k));
     }
     return outcome;
+  }
+
+  /**
+   * `creek.abandon { seq: target }` by op `s.seq` of its session: written out on its own from the
+   * rule in session-dedupe.ts, like the rest of the session rule here.
+   */
+  private abandon(s: SessionStamp, target: number, acked: number, dryRun: boolean): Outcome {
+    if (target >= s.seq) return { ok: false, error: abandonOrderError(target, s.seq) };
+    if (target < acked) return { ok: true, value: { abandoned: false, outcome: null } };
+    const earlier = this.data.get(outcomeKey(s.id, target)) as
+      { op: string; outcome: Outcome } | undefined;
+    if (earlier !== undefined)
+      return {
+        ok: true,
+        value:
+          earlier.op === ABANDONED
+            ? { abandoned: true }
+            : ({ abandoned: false, outcome: earlier.outcome } as unknown as JsonValue),
+      };
+    if (!dryRun)
+      this.data.set(
+        outcomeKey(s.id, target),
+        toFrozenJson({ op: ABANDONED, outcome: { ok: false, error: abandonedError(target) } }),
+      );
+    return { ok: true, value: { abandoned: true } };
   }
 
   private run(o: SerialOp, dryRun: boolean): Outcome {

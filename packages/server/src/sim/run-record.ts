@@ -118,3 +118,14 @@ export function allCommitLists(
     })),
   ];
 }
+
+/**
+ * What a `creek.abandon` invocation's stable answer said: true (abandoned: the op never takes
+ * effect), false (it had taken effect first), or null while it has no stable answer.
+ */
+export function abandonAnswer(inv: Invocation): boolean | null {
+  const stable = inv.responses.find((r) => r.level === 'stable');
+  if (stable === undefined || !stable.outcome.ok) return null;
+  const v = stable.outcome.value as { abandoned?: unknown } | null;
+  return typeof v?.abandoned === 'boolean' ? v.abandoned : null;
+}

@@ -1,4 +1,4 @@
-import type { App } from '@creek/app';
+import { ABANDON_OP, type App } from '@creek/app';
 import { formatOpId, opKey, type OpId } from '../core/op-id.js';
 import type { ReplicaOptions } from '../core/replica.js';
 import type { ExecutionResult, Req, Response, ResponseLevel, SessionStamp } from '../core/types.js';
@@ -22,7 +22,7 @@ import { SimDisk } from './disk.js';
 import { EventQueue } from './event-queue.js';
 import { SimNetwork, type NetworkConfig } from './network.js';
 import { Prng } from './prng.js';
-import { liveReplicas, type Invocation, type RunRecord } from './run-record.js';
+import { abandonAnswer, liveReplicas, type Invocation, type RunRecord } from './run-record.js';
 import { ClientSessions } from './client-sessions.js';
 import {
   generateOp,
@@ -229,6 +229,12 @@ export interface SimStats {
   /** Ops submitted again at another replica (failover), and how many of those ops had two or more submissions committed (deduplicated). */
   resubmissions: number;
   duplicatesCommitted: number;
+  /**
+   * Ops whose client, its replica gone, abandoned them (`creek.abandon`) instead of resubmitting,
+   * and how many of those the cluster answered abandoned (the rest had taken effect first).
+   */
+  abandons: number;
+  abandoned: number;
   ops: number;
   strongOps: number;
   committed: number;
@@ -308,6 +314,8 @@ function drawExecution(prng: Prng): SimParameters['execution'] {
 /** Simulated wall clock starts at a realistic epoch so HLC timestamps look like real ones. */
 const EPOCH_MS = 1_700_000_000_000;
 const TICK_MS = 5;
+/** Of the clients that would resubmit an op after their replica crashed, the share that abandon it. */
+const ABANDON_SHARE = 0.25;
 
 /**
  * One deterministic run: replicas driven by simulated time, a lossy reordering network, clock skew,
@@ -341,6 +349,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   };
   // Drawn last too: how long each execution takes.
   const execPrng = prng.fork();
+  /** Which clients abandon an op rather than resubmit it: forked last, so no other draw moves. */
+  const abandonPrng = prng.fork();
   const sessions = new ClientSessions();
   const ids = Array.from({ length: n }, (_, i) => i);
 
@@ -463,6 +473,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   let partitions = 0;
   let crashes = 0;
   let resubmissions = 0;
+  let abandons = 0;
   let checkpoints = 0;
   let restartsFromCheckpoint = 0;
 
@@ -519,8 +530,12 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         afterDurable(p, () => {
           // A stable response is the final answer and proof of commit; an op that is never
           // ordered (a weak read) is done at its answer.
-          if (inv.session !== undefined && (o.level === 'stable' || o.id === null))
+          if (inv.session !== undefined && (o.level === 'stable' || o.id === null)) {
             sessions.acknowledge(inv.session);
+            // An abandon's stable answer settles the op it abandoned, whichever way it went.
+            if (inv.op === ABANDON_OP && o.outcome.ok)
+              sessions.acknowledge({ ...inv.session, seq: (inv.args as { seq: number }).seq });
+          }
           inv.id ??= o.id;
           inv.responses.push(
             o.trace === undefined
@@ -595,10 +610,14 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     for (const inv of record.invocations) {
       if (inv.replica === h.id && !complete(inv)) {
         inv.abandoned = true;
-        // Most clients fail over and resubmit (Correctables §5.1 binding, exactly-once).
+        // Most clients fail over and resubmit (Correctables §5.1 binding, exactly-once); some,
+        // not knowing whether their op took effect, abandon it instead (`creek.abandon`).
         if (retryPrng.chance(0.8)) {
           const again = inv;
-          events.push(now + retryPrng.float(1, 200), () => resubmit(again));
+          const giveUp = abandonPrng.chance(ABANDON_SHARE);
+          events.push(now + retryPrng.float(1, 200), () =>
+            giveUp ? abandonOp(again) : resubmit(again),
+          );
         }
       }
     }
@@ -746,6 +765,21 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     if (others.length === 0) return;
     resubmissions++;
     submit(retryPrng.pick(others), inv, sessions.restamp(inv.session));
+  }
+
+  /**
+   * The client abandons its op at another live replica: a strong `creek.abandon` of the op's
+   * session number, itself the session's next op. Its stable answer settles the op either way.
+   */
+  function abandonOp(inv: Invocation): void {
+    if (inv.session === undefined || sessions.isAcknowledged(inv.session)) return;
+    // The linearizability checker sees each submission as an op of its own: resubmit those.
+    if (onLinearizableObject(inv)) return resubmit(inv);
+    const others = procs.filter((x) => takesOps(x) && x.id !== inv.replica);
+    if (others.length === 0) return;
+    abandons++;
+    const op = { op: ABANDON_OP, args: { seq: inv.session.seq }, strong: true };
+    submit(abandonPrng.pick(others), op, sessions.stamp(inv.session.id));
   }
 
   function onLinearizableObject(inv: Invocation): boolean {
@@ -1042,6 +1076,9 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     truncatedRecords: procs.reduce((t, p) => t + p.disk.truncated, 0),
     restartsFromCheckpoint,
     resubmissions,
+    abandons,
+    abandoned: record.invocations.filter((i) => i.op === ABANDON_OP && abandonAnswer(i) === true)
+      .length,
     duplicatesCommitted: [...committedSubmissions.values()].filter((c) => c > 1).length,
     ops: record.invocations.length,
     strongOps: record.invocations.filter((i) => i.strong).length,

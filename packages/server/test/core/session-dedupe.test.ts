@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { defineApp, type Tx, type JsonValue } from '@creek/app';
 import { runOperation } from '../../src/core/run-operation.js';
-import { outcomeKey, sessionKey } from '../../src/core/session-dedupe.js';
+import {
+  abandonedError,
+  abandonOrderError,
+  outcomeKey,
+  sessionKey,
+} from '../../src/core/session-dedupe.js';
+import { ReferenceInterpreter } from '../../src/sim/reference-interpreter.js';
 import type { ExecutionResult, SessionStamp } from '../../src/core/types.js';
 
 /** A serial store that applies each result's writes: enough to see what runOnce decides. */
@@ -111,5 +117,76 @@ describe('exactly-once for session ops (session-dedupe.ts)', () => {
     expect(s.run('kv.get', { key: 'k' }, stamp(1)).outcome).toEqual({ ok: true, value: 7 });
     expect(s.run('kv.get', { key: 'k' }, stamp(1)).writes).toEqual([]);
     expect(s.data.has(outcomeKey('sess', 1))).toBe(false);
+  });
+
+  describe('creek.abandon: an op whose fate is unknown, abandoned for good unless it ran first', () => {
+    it('abandons an op not yet run: a copy of it ordered later does not run', () => {
+      const s = new Store();
+      const a = s.run('creek.abandon', { seq: 1 }, stamp(2, 1));
+      expect(a.outcome).toEqual({ ok: true, value: { abandoned: true } });
+      const late = s.run('kv.increment', { key: 'n', by: 1 }, stamp(1, 1));
+      expect(late.outcome).toEqual({ ok: false, error: abandonedError(1) });
+      expect(late.writes).toEqual([]);
+      expect(s.data.has('n')).toBe(false);
+      // The abandon resubmitted decides the same, once.
+      expect(s.run('creek.abandon', { seq: 1 }, stamp(2, 1)).outcome).toEqual(a.outcome);
+      // Once the client acknowledged past both, a copy still later is refused by `acked`.
+      s.run('kv.put', { key: 'x', value: 1 }, stamp(3, 3));
+      expect(s.data.has(outcomeKey('sess', 1))).toBe(false);
+      expect(s.run('kv.increment', { key: 'n', by: 1 }, stamp(1, 1)).outcome.ok).toBe(false);
+      expect(s.data.has('n')).toBe(false);
+    });
+
+    it('does not abandon an op that ran first, and answers with its outcome', () => {
+      const s = new Store();
+      s.run('kv.increment', { key: 'n', by: 1 }, stamp(1, 1));
+      const a = s.run('creek.abandon', { seq: 1 }, stamp(2, 1));
+      expect(a.outcome).toEqual({
+        ok: true,
+        value: { abandoned: false, outcome: { ok: true, value: 1 } },
+      });
+      expect(s.data.get('n')).toBe(1);
+      // A resubmission of the op still answers with its outcome, and applies nothing.
+      expect(s.run('kv.increment', { key: 'n', by: 1 }, stamp(1, 1)).outcome).toEqual({
+        ok: true,
+        value: 1,
+      });
+      expect(s.data.get('n')).toBe(1);
+    });
+
+    it('says an acknowledged op was not abandoned, and refuses to abandon a later op or outside a session', () => {
+      const s = new Store();
+      s.run('kv.increment', { key: 'n', by: 1 }, stamp(1, 1));
+      s.run('kv.increment', { key: 'n', by: 1 }, stamp(2, 2));
+      expect(s.run('creek.abandon', { seq: 1 }, stamp(3, 2)).outcome).toEqual({
+        ok: true,
+        value: { abandoned: false, outcome: null },
+      });
+      expect(s.run('creek.abandon', { seq: 5 }, stamp(4, 2)).outcome).toEqual({
+        ok: false,
+        error: abandonOrderError(5, 4),
+      });
+      const outside = s.run('creek.abandon', { seq: 1 });
+      expect(outside.outcome.ok).toBe(false);
+      expect(outside.writes).toEqual([]);
+    });
+
+    it('decides as the reference interpreter does, in either order', () => {
+      for (const abandonFirst of [true, false]) {
+        const s = new Store();
+        const ref = new ReferenceInterpreter(defineApp({}));
+        const ops: { op: string; args: JsonValue; session: SessionStamp }[] = [
+          { op: 'kv.increment', args: { key: 'n', by: 1 }, session: stamp(1, 1) },
+          { op: 'creek.abandon', args: { seq: 1 }, session: stamp(2, 1) },
+        ];
+        if (abandonFirst) ops.reverse();
+        for (const o of ops) {
+          const mine = s.run(o.op, o.args, o.session).outcome;
+          const theirs = ref.apply({ ...o, ts: 1, id: null });
+          expect(mine).toEqual(theirs);
+        }
+        expect(s.data.get('n')).toBe(abandonFirst ? undefined : 1);
+      }
+    });
   });
 });

@@ -1,0 +1,30 @@
+import { describe, expect, it, vi } from 'vitest';
+import type * as SessionDedupe from '../../src/core/session-dedupe.js';
+import { runSimulation } from '../../src/sim/simulation.js';
+
+/**
+ * A planted bug in `creek.abandon`: it answers "abandoned" without writing the record that keeps
+ * the op from running later, so an op its client was told will never take effect still can. The
+ * checkers must catch it: the reference interpreter, which implements the rule on its own, answers
+ * the abandon otherwise (c), and an abandoned exactly-once probe is found applied (f).
+ */
+vi.mock('../../src/core/session-dedupe.js', async (importOriginal) => {
+  const real = await importOriginal<typeof SessionDedupe>();
+  return {
+    ...real,
+    abandon: () => ({ writes: [], outcome: { ok: true, value: { abandoned: true } } }),
+  };
+});
+
+describe('the simulator catches a planted bug in creek.abandon', () => {
+  it('an abandon that does not stop the op is caught on seeds where clients abandon ops', () => {
+    // Seeds whose runs (3 replicas, every fault) have clients abandoning ops.
+    const found: string[] = [];
+    for (const seed of [8, 20, 36, 45]) {
+      const r = runSimulation({ seed, replicas: 3, faults: 'all' });
+      expect(r.stats.abandons, `seed ${seed}`).toBeGreaterThan(0);
+      found.push(...r.violations);
+    }
+    expect(found.some((v) => v.startsWith('(c)'))).toBe(true);
+  });
+});

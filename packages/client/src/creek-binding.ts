@@ -8,12 +8,17 @@ import type { Binding, ConsistencyLevel, ViewSink } from './binding.js';
 import { OpViews } from './op-views.js';
 import {
   ClientClosed,
+  CreekError,
   errorFromWire,
+  OperationFailed,
   ProtocolError,
   Unauthorized,
   Unavailable,
-  type CreekError,
+  type Fate,
+  type Indeterminate,
 } from './errors.js';
+import { settleIndeterminacy } from './indeterminacy.js';
+import type { Outcome } from './op-views.js';
 import { connectFailure } from './connect-failure.js';
 
 /** The subset of the WebSocket API both the browser's and `ws` provide. */
@@ -80,7 +85,19 @@ interface SessionOp {
    */
   sends: number;
   refusals: number;
+  /** Its stable outcome, once a replica sent it (or confirmed its last tentative one). */
+  outcome: Outcome | null;
+  /** Its last tentative outcome: what a confirmation confirms. */
+  tentative: Outcome | null;
+  /** What became of it, once known (Indeterminate), and who waits to learn it. */
+  fate: Fate | null;
+  readonly waiting: { resolve(f: Fate): void; reject(e: CreekError): void }[];
+  /** Its client asked the cluster to abandon it: it is not resubmitted any more. */
+  abandoning: boolean;
 }
+
+/** The op the cluster abandons an earlier op of the session with (the server's session-dedupe.ts). */
+const ABANDON_OP = 'creek.abandon';
 
 /**
  * The Creek binding (Correctables §5.1) over the wire protocol: one connection to one replica at a
@@ -215,17 +232,103 @@ export class CreekBinding implements Binding {
       args,
       level: levels.includes('strong') ? 'strong' : 'weak',
       stableOnly: levels.includes('strong') && !levels.includes('weak'),
-      views: new OpViews(levels, sink as ViewSink<unknown>),
+      views: null,
       committed: false,
       sentOn: 0,
       sentAt: 0,
       sends: 0,
       refusals: 0,
+      outcome: null,
+      tentative: null,
+      fate: null,
+      waiting: [],
+      abandoning: false,
     };
+    o.views = new OpViews(levels, {
+      view: (v) => sink.view(v as never),
+      error: (e) => {
+        this.settleError(o, e);
+        sink.error(e);
+      },
+    });
     this.ops.set(o.opId, o);
-    // The caller stops listening; the op may still be applied, and is tracked until committed.
-    signal?.addEventListener('abort', () => this.answered(o), { once: true });
+    // The caller stops listening (Cancelled, Timeout: the signal's reason). An op no replica took
+    // is forgotten and never sent; one that may have landed is tracked until committed.
+    signal?.addEventListener(
+      'abort',
+      () => {
+        const reason: unknown = signal.reason;
+        const taken = o.refusals < o.sends;
+        if (!taken) o.committed = true;
+        if (reason instanceof CreekError)
+          settleIndeterminacy(reason, taken, taken ? this.handle(o) : null);
+        this.answered(o);
+      },
+      { once: true },
+    );
     if (this.ready) this.send(o);
+  }
+
+  /**
+   * Says on an op's error whether the op may have taken effect, with a handle on it if so: a weak
+   * op's failure is its tentative answer (it still runs where it is committed, unless it is never
+   * ordered), a strong op's stable one is final; other errors say for themselves.
+   */
+  private settleError(o: SessionOp, e: CreekError): void {
+    const may =
+      e instanceof OperationFailed ? o.level === 'weak' && !o.committed : e.mayHaveTakenEffect;
+    settleIndeterminacy(e, may, may && this.closedBy === null ? this.handle(o) : null);
+  }
+
+  /** The handle on an op whose fate the caller does not know (errors' `indeterminate`). */
+  private handle(o: SessionOp): Indeterminate {
+    return { settled: () => this.fateOf(o), abandon: () => this.abandon(o) };
+  }
+
+  private fateOf(o: SessionOp): Promise<Fate> {
+    if (o.fate !== null) return Promise.resolve(o.fate);
+    if (this.closedBy !== null) return Promise.reject(new ClientClosed(true));
+    return new Promise((resolve, reject) => o.waiting.push({ resolve, reject }));
+  }
+
+  /** What became of an op is known: tell whoever waits. */
+  private settle(o: SessionOp, fate: Fate): void {
+    if (o.fate !== null) return;
+    o.fate = fate;
+    for (const w of o.waiting.splice(0)) w.resolve(fate);
+  }
+
+  /**
+   * Asks the cluster to abandon `o` for good (`creek.abandon`, strong, the session's next op): it
+   * is no longer resubmitted, and wherever the abandon lands in the committed order decides.
+   */
+  private abandon(o: SessionOp): Promise<Fate> {
+    if (o.fate !== null) return Promise.resolve(o.fate);
+    if (o.committed) return Promise.resolve({ fate: 'committed', outcome: o.outcome });
+    o.abandoning = true;
+    return new Promise<Fate>((resolve, reject) => {
+      this.submitOperation<{ abandoned: boolean; outcome?: Outcome | null }>(
+        ABANDON_OP,
+        { seq: o.seq },
+        ['strong'],
+        {
+          view: (v) => {
+            if (!v.final) return;
+            const fate: Fate = v.value.abandoned
+              ? { fate: 'abandoned' }
+              : { fate: 'committed', outcome: v.value.outcome ?? o.outcome };
+            this.settle(o, fate);
+            // Settled either way: nothing of it is left to resubmit or wait for, and the session
+            // may acknowledge past it.
+            o.committed = true;
+            o.abandoning = false;
+            if (o.views === null) this.ops.delete(o.opId);
+            resolve(o.fate!);
+          },
+          error: reject,
+        },
+      );
+    });
   }
 
   /** Ops of the session not yet acknowledged (answered and committed). */
@@ -239,6 +342,8 @@ export class CreekBinding implements Binding {
     if (this.stallTimer !== null) clearInterval(this.stallTimer);
     this.socket?.close();
     this.failAll((o) => new ClientClosed(o.sentOn > 0));
+    for (const o of this.ops.values())
+      for (const w of o.waiting.splice(0)) w.reject(new ClientClosed(true));
     this.ops.clear();
   }
 
@@ -377,7 +482,7 @@ export class CreekBinding implements Binding {
       this.backoffMs = 50;
       // Resubmit every op not known committed, answered ones too (their commit must be learnt):
       // same op ids and numbers, so nothing is applied twice.
-      for (const o of this.ops.values()) if (!o.committed) this.send(o);
+      for (const o of this.ops.values()) if (!o.committed && !o.abandoning) this.send(o);
       return;
     }
     if (f.t === 'committed' || f.t === 'confirms') this.lastStableAt = this.lastFrameAt;
@@ -390,7 +495,7 @@ export class CreekBinding implements Binding {
       for (const opId of f.opIds) {
         const o = this.ops.get(opId);
         if (o === undefined) continue;
-        o.committed = true;
+        this.committed(o, o.tentative);
         if (o.views?.confirm() === true) this.answered(o);
       }
       return;
@@ -404,12 +509,13 @@ export class CreekBinding implements Binding {
       if (f.level === 'stable') this.lastStableAt = this.lastFrameAt;
       // A stable view is of a committed op. A weak view without an op id is of an op that is never
       // ordered (a read, answered from the replica's state): the cluster keeps nothing to forget.
-      if (f.level === 'stable' || (o.level === 'weak' && (f.id ?? null) === null))
-        o.committed = true;
+      if (f.level === 'tentative') o.tentative = f.outcome;
+      if (f.level === 'stable') this.committed(o, f.outcome);
+      else if (o.level === 'weak' && (f.id ?? null) === null) o.committed = true;
       if (o.views?.outcome(f.level, f.outcome) === true) this.answered(o);
     } else if (f.t === 'confirm') {
       this.lastStableAt = this.lastFrameAt;
-      o.committed = true;
+      this.committed(o, o.tentative);
       if (o.views?.confirm() === true) this.answered(o);
     } else if (f.code === 'busy' || f.code === 'unavailable') {
       this.refused(url, o, f.code, f.message);
@@ -459,12 +565,25 @@ export class CreekBinding implements Binding {
   /** The caller has its answer (or stopped listening): the op is forgotten once committed. */
   private answered(o: SessionOp): void {
     o.views = null;
-    if (o.committed) this.ops.delete(o.opId);
+    if (o.committed && !o.abandoning) this.ops.delete(o.opId);
   }
 
   private commit(o: SessionOp): void {
+    this.committed(o, null);
+    // An op being abandoned stays until the abandon's answer: the session must not acknowledge
+    // past it before, or the abandon could no longer find which came first.
+    if (o.views === null && !o.abandoning) this.ops.delete(o.opId);
+  }
+
+  /**
+   * A replica says the op is committed: its fate is known, with its outcome there if it said. Not
+   * for an op being abandoned: a copy of it committed after the abandon is committed as a no-op,
+   * and only the abandon's answer says which came first.
+   */
+  private committed(o: SessionOp, outcome: Outcome | null): void {
     o.committed = true;
-    if (o.views === null) this.ops.delete(o.opId);
+    if (outcome !== null) o.outcome = outcome;
+    if (!o.abandoning) this.settle(o, { fate: 'committed', outcome: o.outcome });
   }
 
   /**

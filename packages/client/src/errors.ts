@@ -1,4 +1,5 @@
 import type { ErrorCode } from '@creek/protocol';
+import { indeterminacyOf, settleIndeterminacy } from './indeterminacy.js';
 
 /**
  * Errors the Creek client reports. Every one extends {@link CreekError}, carries a stable `code`
@@ -14,13 +15,71 @@ export type CreekErrorCode =
   | 'cancelled'
   | 'closed';
 
+/**
+ * The fate of an op whose outcome was unknown ({@link Indeterminate}): `committed` — it is in the
+ * cluster's committed order and took effect there as its code decided (`outcome` is its result at
+ * that place, when the cluster told it: a strong op's stable answer, or what an abandon found); or
+ * `abandoned` — it never took effect and never will.
+ */
+export type Fate =
+  | {
+      readonly fate: 'committed';
+      readonly outcome:
+        | { readonly ok: true; readonly value: unknown }
+        | { readonly ok: false; readonly error: string }
+        | null;
+    }
+  | { readonly fate: 'abandoned' };
+
+/**
+ * An op that may have taken effect, or may still (indeterminate, as Jepsen calls it): the client
+ * that invoked it can find out which, or make sure it never does.
+ */
+export interface Indeterminate {
+  /**
+   * Waits for the op's fate. The client keeps resubmitting the op (applied once) until a replica
+   * says it is committed, so this resolves `committed` once the cluster can be reached, unless an
+   * `abandon()` resolves first.
+   */
+  settled(): Promise<Fate>;
+  /**
+   * Makes sure the op never takes effect if it has not already: the client stops resubmitting it
+   * and asks the cluster to abandon it (a strong `creek.abandon`). Resolves `abandoned` (it never
+   * will take effect, whatever copies of it are still on their way) or `committed` (it took effect
+   * first). Rejects with the abandon's own error if the cluster could not be asked; call it again.
+   */
+  abandon(): Promise<Fate>;
+}
+
 export class CreekError extends Error {
   readonly code: string;
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(
+    code: string,
+    message: string,
+    options?: { cause?: unknown; mayHaveTakenEffect?: boolean },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.name = new.target.name;
+    settleIndeterminacy(this, options?.mayHaveTakenEffect ?? false);
+  }
+
+  /**
+   * Whether the op may have taken effect, or may still: false means it certainly did not and will
+   * not (retrying cannot apply it twice); true means its fate is unknown here.
+   */
+  get mayHaveTakenEffect(): boolean {
+    return indeterminacyOf(this).may;
+  }
+
+  /**
+   * When the op may have taken effect and the client that invoked it is still open: the way to
+   * learn its fate or abandon it. Null otherwise (it certainly did not take effect, or the client
+   * was closed).
+   */
+  get indeterminate(): Indeterminate | null {
+    return indeterminacyOf(this).handle;
   }
 }
 
@@ -88,8 +147,15 @@ export class OperationFailed extends CreekError {
   /** The message the op failed with, unchanged. */
   readonly reason: string;
 
-  /** From details, or from the op's message alone. */
-  constructor(details: string | { op?: string; reason: string }, options?: { cause?: unknown }) {
+  /**
+   * From details, or from the op's message alone. A weak op's failure is its tentative answer: the
+   * op still runs at its place in the committed order and may succeed there, so the client marks
+   * it `mayHaveTakenEffect` (with an `indeterminate` handle); a strong op's failure is final.
+   */
+  constructor(
+    details: string | { op?: string; reason: string },
+    options?: { cause?: unknown; mayHaveTakenEffect?: boolean },
+  ) {
     const d = typeof details === 'string' ? { reason: details } : details;
     const what = d.op === undefined ? 'the operation' : `operation '${d.op}'`;
     super(
@@ -111,7 +177,6 @@ export class OperationFailed extends CreekError {
  */
 export class Unavailable extends CreekError {
   declare readonly code: 'unavailable';
-  readonly mayHaveTakenEffect: boolean;
 
   constructor(detail?: string, options: { cause?: unknown; mayHaveTakenEffect?: boolean } = {}) {
     const { mayHaveTakenEffect = false, ...rest } = options;
@@ -122,9 +187,8 @@ export class Unavailable extends CreekError {
           ? 'the op was sent, so it may have taken effect or may still: do not simply invoke it again'
           : 'the op was not applied'
       }: try again later, and check that the cluster is running and reachable at the addresses you passed`,
-      rest,
+      { ...rest, mayHaveTakenEffect },
     );
-    this.mayHaveTakenEffect = mayHaveTakenEffect;
   }
 }
 
@@ -136,8 +200,8 @@ export class Timeout extends CreekError {
   constructor(timeoutMs: number, options?: { cause?: unknown }) {
     super(
       'timeout',
-      `no final view within ${timeoutMs} ms: raise timeoutMs or retry; the op may still take effect at the replicas`,
-      options,
+      `no final view within ${timeoutMs} ms: raise timeoutMs, or see error.mayHaveTakenEffect before you retry (error.indeterminate can await the op's fate or abandon it)`,
+      { ...options, mayHaveTakenEffect: true },
     );
     this.timeoutMs = timeoutMs;
   }
@@ -162,16 +226,14 @@ export class Unauthorized extends CreekError {
  */
 export class ProtocolError extends CreekError {
   declare readonly code: 'protocol';
-  readonly mayHaveTakenEffect: boolean;
 
   constructor(detail: string, options: { cause?: unknown; mayHaveTakenEffect?: boolean } = {}) {
     const { mayHaveTakenEffect = true, ...rest } = options;
     super(
       'protocol',
       `protocol error: ${detail}; ${mayHaveTakenEffect ? 'the op may still take effect at the replicas' : 'the op was not applied'} — make sure client and replicas run the same Creek version; if they do, this is a bug worth reporting`,
-      rest,
+      { ...rest, mayHaveTakenEffect },
     );
-    this.mayHaveTakenEffect = mayHaveTakenEffect;
   }
 }
 
@@ -181,7 +243,6 @@ export class ProtocolError extends CreekError {
  */
 export class ClientClosed extends CreekError {
   declare readonly code: 'closed';
-  readonly mayHaveTakenEffect: boolean;
 
   constructor(mayHaveTakenEffect: boolean, options?: { cause?: unknown }) {
     super(
@@ -189,9 +250,8 @@ export class ClientClosed extends CreekError {
       mayHaveTakenEffect
         ? 'the client was closed before this op was answered: it was sent and may still take effect at the replicas'
         : 'the client is closed (close() was called): nothing was sent; make a new client with connect() to invoke',
-      options,
+      { ...options, mayHaveTakenEffect },
     );
-    this.mayHaveTakenEffect = mayHaveTakenEffect;
   }
 }
 
@@ -208,8 +268,10 @@ export class Cancelled extends CreekError {
           : '';
     super(
       'cancelled',
-      `the call was cancelled through its AbortSignal${why}; the op may still take effect at the replicas`,
-      reason === undefined ? undefined : { cause: reason },
+      `the call was cancelled through its AbortSignal${why}; see error.mayHaveTakenEffect (error.indeterminate can await the op's fate or abandon it)`,
+      reason === undefined
+        ? { mayHaveTakenEffect: true }
+        : { cause: reason, mayHaveTakenEffect: true },
     );
   }
 }

@@ -1,84 +1,16 @@
-import { PROTOCOL_VERSION } from '@creek/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connect } from '../src/client.js';
 import { connectFailure } from '../src/connect-failure.js';
 import type { Correctable } from '../src/correctable.js';
 import type { CreekError } from '../src/errors.js';
 import { ClientClosed, ProtocolError, Unauthorized, Unavailable } from '../src/errors.js';
+import { scriptedSockets, type Frame } from './scripted-sockets.js';
 import { failure as failOrGuard } from './support.js';
 
 /**
  * Every call of the Creek binding settles, whatever the replica answers: the replica is played by
  * the test through a scripted socket.
  */
-type Frame = Record<string, unknown>;
-
-/** A WebSocket whose peer is the test. `sockets` lists those the binding made, in order. */
-function scriptedSockets(failWith?: string) {
-  const sockets: Scripted[] = [];
-  class Scripted {
-    readyState = 0;
-    readonly sent: Frame[] = [];
-    onopen: ((ev: unknown) => void) | null = null;
-    onmessage: ((ev: { data: string }) => void) | null = null;
-    onclose: ((ev: unknown) => void) | null = null;
-    onerror: ((ev: { message?: string }) => void) | null = null;
-
-    constructor(readonly url: string) {
-      sockets.push(this);
-      // As `ws` does when the upgrade fails: an error event saying why, then the close.
-      if (failWith !== undefined)
-        setTimeout(() => {
-          this.onerror?.({ message: failWith });
-          this.close();
-        }, 0);
-    }
-
-    send(text: string): void {
-      this.sent.push(JSON.parse(text) as Frame);
-    }
-
-    close(): void {
-      if (this.readyState === 3) return;
-      this.readyState = 3;
-      setTimeout(() => this.onclose?.({}), 0);
-    }
-
-    open(): void {
-      this.readyState = 1;
-      this.onopen?.({});
-    }
-
-    receive(frame: Frame): void {
-      this.onmessage?.({ data: JSON.stringify(frame) });
-    }
-
-    welcome(): void {
-      this.open();
-      this.receive({
-        t: 'welcome',
-        version: PROTOCOL_VERSION,
-        replica: 0,
-        levels: ['weak', 'strong'],
-        ops: [],
-      });
-    }
-
-    invokes(): Frame[] {
-      return this.sent.filter((f) => f.t === 'invoke');
-    }
-  }
-  /** The n-th socket the binding makes (it makes them asynchronously). */
-  const socket = async (n: number): Promise<Scripted> => {
-    for (let i = 0; i < 1_000 && sockets[n] === undefined; i++)
-      await new Promise((r) => setTimeout(r, 1));
-    const s = sockets[n];
-    if (s === undefined) throw new Error(`no socket #${n}`);
-    return s;
-  };
-  return { WebSocket: Scripted, socket, sockets };
-}
-
 /** The error `c` ends with; fails the test if it does not settle (the bug tested here). */
 const failure = (c: Correctable<unknown>): Promise<CreekError> => failOrGuard(c, 5_000);
 

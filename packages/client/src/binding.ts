@@ -41,6 +41,17 @@ export interface View<T> {
 export interface ViewSink<T> {
   view(v: View<T>): void;
   error(e: CreekError): void;
+  /**
+   * The op has its place in the committed order: its effect is final, whatever views came before
+   * (a weak op's tentative answer is the final view; this comes later). An op that is never ordered
+   * (a weak read) is done at its answer. Bindings that know commits call it, at most once.
+   */
+  committed?(): void;
+  /**
+   * The op will never be committed (it did not take effect, and never will), or the client will
+   * never learn that it was (it was closed): `e` says which.
+   */
+  neverCommits?(e?: CreekError): void;
 }
 
 export interface Binding {

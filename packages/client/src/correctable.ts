@@ -1,6 +1,6 @@
 import { Observable } from 'rxjs';
 import { weakestLevel, type ConsistencyLevel, type View, type ViewSink } from './binding.js';
-import { Cancelled, Timeout } from './errors.js';
+import { Cancelled, CreekError, Timeout } from './errors.js';
 
 /**
  * Correctables (Guerraoui et al., OSDI '16, §3–§4): a Promise that is refined. A Correctable starts
@@ -45,7 +45,10 @@ export interface CorrectableController<T> {
   close(value: T, level: ConsistencyLevel): boolean;
   /** Ends in `error`. Returns false (and does nothing) once the Correctable has closed. */
   fail(error: Error): boolean;
-  /** The same three as a binding's sink: `view` with `final: true` closes. */
+  /**
+   * The same three as a binding's sink (`view` with `final: true` closes), and the op's commit:
+   * `committed` and `neverCommits` settle {@link Correctable.committed}.
+   */
   readonly sink: ViewSink<T>;
   /**
    * Aborts (with the {@link Cancelled} or {@link Timeout} error as its reason) when the caller's
@@ -82,6 +85,9 @@ export class Correctable<T> implements PromiseLike<T> {
   private promise: Promise<T> | undefined;
   private settlePromise: { resolve(v: T): void; reject(e: Error): void } | undefined;
   private cleanup: (() => void) | undefined;
+  /** Whether the op is committed (true), never will be (its error), or not yet known (null). */
+  private commitState: true | Error | null = null;
+  private commitWaiters: { resolve(): void; reject(e: Error): void }[] = [];
 
   private constructor() {}
 
@@ -128,6 +134,9 @@ export class Correctable<T> implements PromiseLike<T> {
       sink: {
         view: (v) => void (v.final ? close(v.value, v.level) : update(v.value, v.level)),
         error: (e) => void fail(e),
+        committed: () => c.settleCommit(true),
+        neverCommits: (e) =>
+          c.settleCommit(e ?? c.failure ?? new Error('the op was not committed')),
       },
       signal: stop.signal,
     };
@@ -225,6 +234,28 @@ export class Correctable<T> implements PromiseLike<T> {
   /** The error this Correctable ended with, if it did. */
   get error(): Error | undefined {
     return this.failure;
+  }
+
+  /**
+   * Resolves once the op has its place in the cluster's committed order: its effect is final. For
+   * a weak op (`invokeWeak`) that is after its answer, which was tentative: the "synced" mark of a
+   * UI. It rejects with the Correctable's error if the op will never be committed (the error says
+   * it did not take effect, or it was abandoned); an op whose fate is unknown (`mayHaveTakenEffect`)
+   * keeps it pending until the client learns it. Only bindings that know commits settle it (the
+   * Creek client and the in-memory one); a read that is never ordered resolves at its answer.
+   */
+  committed(): Promise<void> {
+    if (this.commitState === true) return Promise.resolve();
+    if (this.commitState !== null) return Promise.reject(this.commitState);
+    return new Promise<void>((resolve, reject) => this.commitWaiters.push({ resolve, reject }));
+  }
+
+  private settleCommit(state: true | Error): void {
+    if (this.commitState !== null) return;
+    this.commitState = state;
+    for (const w of this.commitWaiters.splice(0))
+      if (state === true) w.resolve();
+      else w.reject(state);
   }
 
   /** The latest view (preliminary or final), if any arrived. */
@@ -459,6 +490,9 @@ export class Correctable<T> implements PromiseLike<T> {
     if (event.kind === 'error') this.settlePromise?.reject(event.error);
     else this.settlePromise?.resolve(event.view.value);
     this.settlePromise = undefined;
+    // An error that says the op did not take effect says it will never be committed either.
+    const e = event.kind === 'error' ? event.error : null;
+    if (e instanceof CreekError && !e.mayHaveTakenEffect) this.settleCommit(e);
     return true;
   }
 

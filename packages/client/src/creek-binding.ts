@@ -73,6 +73,8 @@ interface SessionOp {
   readonly stableOnly: boolean;
   /** The views still to deliver; null once the caller has its answer (or gave up). */
   views: OpViews<unknown> | null;
+  /** The caller's sink, which also hears of the op's commit (Correctable.committed). */
+  readonly sink: ViewSink<unknown>;
   /** Known committed (or never to be ordered): with `views` null, it may be acknowledged. */
   committed: boolean;
   /** The connection it was last sent on (`committed` frames speak for that connection only). */
@@ -233,6 +235,7 @@ export class CreekBinding implements Binding {
       level: levels.includes('strong') ? 'strong' : 'weak',
       stableOnly: levels.includes('strong') && !levels.includes('weak'),
       views: null,
+      sink: sink as ViewSink<unknown>,
       committed: false,
       sentOn: 0,
       sentAt: 0,
@@ -259,7 +262,10 @@ export class CreekBinding implements Binding {
       () => {
         const reason: unknown = signal.reason;
         const taken = o.refusals < o.sends;
-        if (!taken) o.committed = true;
+        if (!taken) {
+          o.committed = true;
+          o.sink.neverCommits?.(reason instanceof CreekError ? reason : undefined);
+        }
         if (reason instanceof CreekError)
           settleIndeterminacy(reason, taken, taken ? this.handle(o) : null);
         this.answered(o);
@@ -318,6 +324,8 @@ export class CreekBinding implements Binding {
               ? { fate: 'abandoned' }
               : { fate: 'committed', outcome: v.value.outcome ?? o.outcome };
             this.settle(o, fate);
+            if (fate.fate === 'abandoned') o.sink.neverCommits?.();
+            else o.sink.committed?.();
             // Settled either way: nothing of it is left to resubmit or wait for, and the session
             // may acknowledge past it.
             o.committed = true;
@@ -342,8 +350,10 @@ export class CreekBinding implements Binding {
     if (this.stallTimer !== null) clearInterval(this.stallTimer);
     this.socket?.close();
     this.failAll((o) => new ClientClosed(o.sentOn > 0));
-    for (const o of this.ops.values())
+    for (const o of this.ops.values()) {
       for (const w of o.waiting.splice(0)) w.reject(new ClientClosed(true));
+      if (!o.committed) o.sink.neverCommits?.(new ClientClosed(o.sentOn > 0));
+    }
     this.ops.clear();
   }
 
@@ -511,7 +521,11 @@ export class CreekBinding implements Binding {
       // ordered (a read, answered from the replica's state): the cluster keeps nothing to forget.
       if (f.level === 'tentative') o.tentative = f.outcome;
       if (f.level === 'stable') this.committed(o, f.outcome);
-      else if (o.level === 'weak' && (f.id ?? null) === null) o.committed = true;
+      else if (o.level === 'weak' && (f.id ?? null) === null) {
+        // Never ordered (a read answered from the replica's state): done at its answer.
+        o.committed = true;
+        o.sink.committed?.();
+      }
       if (o.views?.outcome(f.level, f.outcome) === true) this.answered(o);
     } else if (f.t === 'confirm') {
       this.lastStableAt = this.lastFrameAt;
@@ -583,7 +597,9 @@ export class CreekBinding implements Binding {
   private committed(o: SessionOp, outcome: Outcome | null): void {
     o.committed = true;
     if (outcome !== null) o.outcome = outcome;
-    if (!o.abandoning) this.settle(o, { fate: 'committed', outcome: o.outcome });
+    if (o.abandoning) return;
+    this.settle(o, { fate: 'committed', outcome: o.outcome });
+    o.sink.committed?.();
   }
 
   /**

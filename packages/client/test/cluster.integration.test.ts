@@ -45,6 +45,14 @@ describe('Correctables over a Creek cluster', () => {
     expect(c.level).toBe('strong');
   });
 
+  it('a weak op is answered at once and committed later: committed() says when', async () => {
+    const c = creek.invokeWeak('kv.put', { key: 'synced', value: 1 });
+    await c;
+    await c.committed();
+    // Committed: a strong read, ordered after it, sees it.
+    expect(await creek.invokeStrong('kv.get', { key: 'synced' })).toBe(1);
+  });
+
   it('invokeWeak and invokeStrong yield only a final view', async () => {
     for (const call of [
       () => creek.invokeWeak('kv.put', { key: 'w', value: 'x' }),

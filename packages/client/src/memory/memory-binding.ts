@@ -41,13 +41,15 @@ export class MemoryBinding implements Binding {
             : views.outcome(r.level, r.outcome);
         if (finished) stop();
       },
-      closed: () =>
-        views.error(
-          new Unavailable(
-            'the in-memory cluster was closed (cluster.close()) before this op was done',
-            { mayHaveTakenEffect: true },
-          ),
-        ),
+      closed: () => {
+        const e = new Unavailable(
+          'the in-memory cluster was closed (cluster.close()) before this op was done',
+          { mayHaveTakenEffect: true },
+        );
+        views.error(e);
+        sink.neverCommits?.(e);
+      },
+      committed: () => sink.committed?.(),
     });
     if (views.done) stop(); // answered synchronously: forget it now
     signal?.addEventListener(

@@ -7,6 +7,11 @@ export interface ResponseHandler {
   response(r: Response): void;
   /** The cluster was closed before the op was done: no more responses will come. */
   closed(): void;
+  /**
+   * The op has its place in the committed order of the replica it was invoked at (a read that is
+   * never ordered: at its answer). Called once, after its responses that precede it.
+   */
+  committed?(): void;
 }
 
 export interface MemoryClusterOptions<A> {
@@ -25,6 +30,8 @@ export interface MemoryClusterOptions<A> {
 export class MemoryCluster {
   readonly hosts: ReplicaHost[];
   private readonly waiting = new Map<number, ResponseHandler>();
+  /** Per replica, the ops answered tentatively whose commit a handler waits for, by op id. */
+  private readonly awaitingCommit: Map<string, ResponseHandler>[];
   private readonly isolated = new Set<number>();
   private readonly ticker: ReturnType<typeof setInterval>;
   private readonly delayMs: number;
@@ -37,15 +44,24 @@ export class MemoryCluster {
     this.delayMs = options.delayMs ?? 0;
     const app = options.app as App;
     const ids = Array.from({ length: n }, (_, i) => i);
+    this.awaitingCommit = ids.map(() => new Map());
     const executor = new InlineExecutor(app);
     this.hosts = ids.map(
       (id) =>
         new ReplicaHost(
           { id, replicas: ids, replica: { app, noopIntervalMs: 50 }, executor },
           {
-            persist: () => undefined,
+            persist: (record) => {
+              if (record.layer !== 'core' || record.record.kind !== 'commit') return;
+              const awaiting = this.awaitingCommit[id]!;
+              for (const op of record.record.ids) {
+                const key = `${op.replica}#${op.eventNo}`;
+                awaiting.get(key)?.committed?.();
+                awaiting.delete(key);
+              }
+            },
             send: (to, msg) => this.send(id, to, msg),
-            respond: (r) => this.waiting.get(r.tag)?.response(r),
+            respond: (r) => this.respond(id, r),
             // Only a replica that lost durable state halts; these never restart.
             halt: (reason) => {
               throw new Error(reason);
@@ -88,6 +104,19 @@ export class MemoryCluster {
     };
   }
 
+  /**
+   * Hands a response to whoever waits for it; an op answered tentatively with its id waits for
+   * the replica's commit of it, a stable answer is the commit, and an op never ordered is done.
+   */
+  private respond(replica: number, r: Response): void {
+    const handler = this.waiting.get(r.tag);
+    if (handler === undefined) return;
+    handler.response(r);
+    if (r.level === 'failed') return;
+    if (r.level === 'stable' || r.id === null) handler.committed?.();
+    else this.awaitingCommit[replica]!.set(`${r.id.replica}#${r.id.eventNo}`, handler);
+  }
+
   /** Cuts a replica off from the others (both ways) until `heal`. */
   isolate(replica: number): void {
     this.isolated.add(replica);
@@ -102,8 +131,12 @@ export class MemoryCluster {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.ticker);
-    const waiting = [...this.waiting.values()];
+    const waiting = new Set([
+      ...this.waiting.values(),
+      ...this.awaitingCommit.flatMap((m) => [...m.values()]),
+    ]);
     this.waiting.clear();
+    for (const m of this.awaitingCommit) m.clear();
     for (const h of waiting) h.closed();
   }
 

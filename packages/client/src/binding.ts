@@ -6,12 +6,16 @@ import type { CreekError } from './errors.js';
  * views of each operation's result back through a {@link ViewSink}.
  */
 
-/** Consistency levels, weakest first (the order `consistencyLevels()` reports them in). */
-export const CONSISTENCY_LEVELS = ['weak', 'strong'] as const;
+/**
+ * Consistency levels, weakest first (the order `consistencyLevels()` reports them in):
+ * `cached` — a read-only op's result this client saw recently, shown at once (Correctables §4.3's
+ * local cache); `weak` — a replica's tentative answer; `strong` — the stable, linearizable one.
+ */
+export const CONSISTENCY_LEVELS = ['cached', 'weak', 'strong'] as const;
 export type ConsistencyLevel = (typeof CONSISTENCY_LEVELS)[number];
 
 export function isConsistencyLevel(x: unknown): x is ConsistencyLevel {
-  return x === 'weak' || x === 'strong';
+  return (CONSISTENCY_LEVELS as readonly unknown[]).includes(x);
 }
 
 /** Negative when `a` is weaker than `b`, zero when equal, positive when stronger. */

@@ -6,6 +6,7 @@ import { Correctable } from './correctable.js';
 import { CreekBinding, type CreekBindingOptions } from './creek-binding.js';
 import { InvalidArguments } from './errors.js';
 import { checkJson, type JsonLimits } from './json-check.js';
+import { DEFAULT_CACHE_ENTRIES, ResultCache } from './result-cache.js';
 
 /** The op definitions of an app type (`typeof app`). */
 type Definitions<A> = A extends App<infer D> ? D : never;
@@ -26,7 +27,11 @@ export type ResultOf<A, K extends OpName<A>> = Definitions<A>[K] extends {
   : never;
 
 export interface InvokeOptions {
-  /** Views wanted, weakest first (Correctables §3.2); default: every level the binding offers. */
+  /**
+   * Views wanted, weakest first (Correctables §3.2); default: every level the client offers
+   * (`cached`, `weak`, `strong`). `cached` adds, for a read-only op whose result this client saw
+   * recently, that result at once as a preliminary view; it needs a replica's level beside it.
+   */
   readonly levels?: ConsistencyLevel[];
   readonly signal?: AbortSignal;
   readonly timeoutMs?: number;
@@ -35,6 +40,11 @@ export interface InvokeOptions {
 export interface ConnectOptions<A> extends CreekBindingOptions {
   /** The app definition itself: its Zod schemas then check arguments here, before anything is sent. */
   readonly app?: A;
+  /**
+   * How many read-only results the client keeps for the `cached` level (default 1,000, the least
+   * recently used dropped first; 0 keeps none).
+   */
+  readonly cacheEntries?: number;
 }
 
 /**
@@ -55,12 +65,32 @@ export class CreekClient<A = App> {
       close?(): void;
       replica?: number | null;
       operations?: readonly string[] | null;
+      readOnlyOperations?: readonly string[] | null;
     },
-    private readonly options: { readonly app?: A } = {},
-  ) {}
+    private readonly options: { readonly app?: A; readonly cacheEntries?: number } = {},
+  ) {
+    const entries = options.cacheEntries ?? DEFAULT_CACHE_ENTRIES;
+    if (!Number.isInteger(entries) || entries < 0)
+      throw new RangeError(
+        `connect: cacheEntries must be a whole number, 0 or more, not ${String(entries)}`,
+      );
+    this.cache = new ResultCache(entries);
+  }
 
+  private readonly cache: ResultCache;
+
+  /** The binding's levels, with `cached` below them: the client keeps that one itself. */
   consistencyLevels(): ConsistencyLevel[] {
-    return this.binding.consistencyLevels();
+    const offered = this.binding.consistencyLevels();
+    return offered.includes('cached') ? offered : ['cached', ...offered];
+  }
+
+  /** Whether `op` only reads: from the app when the client has it, else as the replica said. */
+  private readOnly(op: string): boolean {
+    const app = this.options.app as App | undefined;
+    const def = app?.lookup(op);
+    if (def !== undefined) return def.readOnly === true;
+    return this.binding.readOnlyOperations?.includes(op) ?? false;
   }
 
   /**
@@ -78,15 +108,34 @@ export class CreekClient<A = App> {
       refused === null ? { signal: options.signal, timeoutMs: options.timeoutMs } : {},
     );
     const checked = refused ?? this.check(op, args);
-    if (checked instanceof InvalidArguments) controller.fail(checked);
-    else
-      this.binding.submitOperation(
-        op,
-        checked,
-        options.levels ?? offered,
-        controller.sink,
-        controller.signal,
-      );
+    if (checked instanceof InvalidArguments) {
+      controller.fail(checked);
+      return controller.correctable;
+    }
+    const levels = options.levels ?? offered;
+    const replicaLevels = levels.filter((l) => l !== 'cached');
+    if (!levels.includes('cached') || !this.readOnly(op)) {
+      this.binding.submitOperation(op, checked, replicaLevels, controller.sink, controller.signal);
+      return controller.correctable;
+    }
+    // A read-only op: its result seen before comes at once, and each new view is kept for later.
+    const key = ResultCache.key(op, checked);
+    const seen = this.cache.get(key);
+    if (seen !== undefined) controller.update(seen.value as ResultOf<A, K>, 'cached');
+    const sink = controller.sink;
+    this.binding.submitOperation<ResultOf<A, K>>(
+      op,
+      checked,
+      replicaLevels,
+      {
+        ...sink,
+        view: (v) => {
+          this.cache.set(key, v.value);
+          sink.view(v);
+        },
+      },
+      controller.signal,
+    );
     return controller.correctable;
   }
 
@@ -245,6 +294,12 @@ function invalidOptions(
           choose,
         );
     }
+    if (levels.every((l) => l === 'cached'))
+      return refuse(
+        'levels',
+        "'cached' alone is no answer: a cached result is only shown until a replica's comes",
+        "add 'weak' or 'strong' (or both)",
+      );
   }
   if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)))
     return refuse(

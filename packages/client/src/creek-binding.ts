@@ -137,6 +137,8 @@ export class CreekBinding implements Binding {
   replica: number | null = null;
   /** The ops its app offers, as its welcome listed them (the last replica's, while reconnecting). */
   operations: readonly string[] | null = null;
+  /** The read-only ones among them (welcomes from older replicas do not say: null). */
+  readOnlyOperations: readonly string[] | null = null;
   /** When the current connection last brought a frame (Date.now()). */
   private lastFrameAt = 0;
   /** When it last brought a stable answer or a commit (or was welcomed), Date.now(). */
@@ -484,6 +486,7 @@ export class CreekBinding implements Binding {
       this.ready = true;
       this.replica = f.replica;
       this.operations = f.ops;
+      this.readOnlyOperations = f.readOnly ?? null;
       this.lastStableAt = this.lastFrameAt;
       // A replica that welcomes and then refuses every op (paused, catching up) is no answer: the
       // connect timeout keeps running until one serves an op, when ops wait.

@@ -46,7 +46,8 @@ export function scriptedSockets(failWith?: string) {
       this.onmessage?.({ data: JSON.stringify(frame) });
     }
 
-    welcome(): void {
+    /** Opens and welcomes; `readOnly` as a replica lists its app's read-only ops. */
+    welcome(readOnly?: string[]): void {
       this.open();
       this.receive({
         t: 'welcome',
@@ -54,6 +55,7 @@ export function scriptedSockets(failWith?: string) {
         replica: 0,
         levels: ['weak', 'strong'],
         ops: [],
+        ...(readOnly === undefined ? {} : { readOnly }),
       });
     }
 

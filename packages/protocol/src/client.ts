@@ -74,6 +74,8 @@ export const ServerFrameSchema = z.discriminatedUnion('t', [
     replica: z.number().int().nonnegative(),
     levels: z.array(LevelSchema),
     ops: z.array(z.string()),
+    /** The read-only ones among `ops` (a client may show a cached result of those at once). */
+    readOnly: z.array(z.string()).optional(),
   }),
   z.object({
     t: z.literal('view'),

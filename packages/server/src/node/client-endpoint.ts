@@ -130,6 +130,8 @@ export class ClientEndpoint {
     private readonly seen: (session: string | null) => number[] = () => [],
     /** True when this replica has the op with this id (above the gapless prefix too). */
     private readonly received: (replica: number, eventNo: number) => boolean = () => false,
+    /** The read-only ones among the ops: a client may show a cached result of those at once. */
+    private readonly readOnlyOps: () => string[] = () => [],
   ) {}
 
   /**
@@ -241,6 +243,7 @@ export class ClientEndpoint {
       replica: this.replicaId,
       levels: ['weak', 'strong'],
       ops: this.opNames(),
+      readOnly: this.readOnlyOps(),
     });
   }
 

@@ -148,6 +148,7 @@ export class ReplicaServer {
       (level, seconds) => this.metrics.latency.observe({ level }, seconds),
       (session) => this.seenVector(session),
       (replica, eventNo) => this.host.replica.hasReceived({ replica, eventNo }),
+      () => config.app.names().filter((n) => config.app.lookup(n)?.readOnly === true),
     );
     this.outbox = new PeerOutbox(
       (to, msgs) => this.mesh.sendMany(to, msgs),

@@ -56,6 +56,8 @@ export interface ViewSink<T> {
    * never learn that it was (it was closed): `e` says which.
    */
   neverCommits?(e?: CreekError): void;
+  /** The op went into (true) or out of (false) the binding's offline queue. */
+  queued?(queued: boolean): void;
 }
 
 export interface Binding {

@@ -3,7 +3,7 @@ import type { App } from '@creek/app';
 import type { z } from 'zod';
 import type { Binding, ConsistencyLevel } from './binding.js';
 import { Correctable } from './correctable.js';
-import { CreekBinding, type CreekBindingOptions } from './creek-binding.js';
+import { CreekBinding, type ConnectionStatus, type CreekBindingOptions } from './creek-binding.js';
 import { InvalidArguments } from './errors.js';
 import { checkJson, type JsonLimits } from './json-check.js';
 import { DEFAULT_CACHE_ENTRIES, ResultCache } from './result-cache.js';
@@ -66,6 +66,8 @@ export class CreekClient<A = App> {
       replica?: number | null;
       operations?: readonly string[] | null;
       readOnlyOperations?: readonly string[] | null;
+      status?: ConnectionStatus;
+      onStatus?(listener: (s: ConnectionStatus) => void): () => void;
     },
     private readonly options: { readonly app?: A; readonly cacheEntries?: number } = {},
   ) {
@@ -158,6 +160,21 @@ export class CreekClient<A = App> {
   /** The replica this client is connected to now (null while it connects). */
   replica(): number | null {
     return this.binding.replica ?? null;
+  }
+
+  /**
+   * Where the client stands with the cluster: `connecting` (no replica serves it yet, or it lost the
+   * one that did), `connected` (a replica serves it), `offline` (none has answered for
+   * connectTimeoutMs; with `offline` on, ops wait in the queue meanwhile). A binding without a
+   * network (in memory) is always `connected`.
+   */
+  status(): ConnectionStatus {
+    return this.binding.status ?? 'connected';
+  }
+
+  /** Calls `listener` with each new status; returns the function that stops it. */
+  onStatus(listener: (s: ConnectionStatus) => void): () => void {
+    return this.binding.onStatus?.(listener) ?? (() => undefined);
   }
 
   /**

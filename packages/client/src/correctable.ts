@@ -27,6 +27,11 @@ export interface Callbacks<T> {
   onFinal?(value: T, view: View<T>): void;
   /** The Correctable ended in an error (or had). */
   onError?(error: Error): void;
+  /**
+   * The op went into, or came out of, the client's offline queue (no replica reachable; it is
+   * sent with its session number once one is). Attached while it is queued: called at once.
+   */
+  onQueued?(queued: boolean): void;
 }
 
 export interface CorrectableOptions {
@@ -85,6 +90,7 @@ export class Correctable<T> implements PromiseLike<T> {
   private promise: Promise<T> | undefined;
   private settlePromise: { resolve(v: T): void; reject(e: Error): void } | undefined;
   private cleanup: (() => void) | undefined;
+  private isQueued = false;
   /** Whether the op is committed (true), never will be (its error), or not yet known (null). */
   private commitState: true | Error | null = null;
   private commitWaiters: { resolve(): void; reject(e: Error): void }[] = [];
@@ -135,6 +141,7 @@ export class Correctable<T> implements PromiseLike<T> {
         view: (v) => void (v.final ? close(v.value, v.level) : update(v.value, v.level)),
         error: (e) => void fail(e),
         committed: () => c.settleCommit(true),
+        queued: (q) => c.setQueued(q),
         neverCommits: (e) =>
           c.settleCommit(e ?? c.failure ?? new Error('the op was not committed')),
       },
@@ -256,6 +263,28 @@ export class Correctable<T> implements PromiseLike<T> {
     for (const w of this.commitWaiters.splice(0))
       if (state === true) w.resolve();
       else w.reject(state);
+  }
+
+  /**
+   * The op waits in the client's offline queue: no replica answers, and it will be sent with its
+   * session number (applied once) when one does. Still `updating`; a UI may show it as queued.
+   */
+  get queued(): boolean {
+    return this.isQueued;
+  }
+
+  private setQueued(q: boolean): void {
+    if (this.isQueued === q || this.currentState !== 'updating') return;
+    this.isQueued = q;
+    for (const l of [...this.listeners])
+      if (l.active)
+        try {
+          l.callbacks.onQueued?.(q);
+        } catch (e) {
+          queueMicrotask(() => {
+            throw e;
+          });
+        }
   }
 
   /** The latest view (preliminary or final), if any arrived. */
@@ -452,6 +481,7 @@ export class Correctable<T> implements PromiseLike<T> {
   private listen(callbacks: Callbacks<T>): () => void {
     const listener: Listener<T> = { seen: this.seq, active: true, callbacks };
     if (this.currentState === 'updating') this.listeners.push(listener);
+    if (this.isQueued) callbacks.onQueued?.(true);
     if (this.currentState === 'error') {
       deliver(listener, { seq: this.seq, kind: 'error', error: this.failure as Error });
     } else if (this.latestView !== undefined) {
@@ -484,6 +514,8 @@ export class Correctable<T> implements PromiseLike<T> {
 
   /** A closing event: also settles the Promise and stops the timer. */
   private end(event: Event<T>): boolean {
+    // Answered or failed: out of any queue (said before the final event, so a UI redraws once).
+    this.setQueued(false);
     if (!this.emit(event)) return false;
     this.cleanup?.();
     this.cleanup = undefined;

@@ -34,12 +34,26 @@ interface SocketLike {
 }
 type SocketFactory = (url: string) => SocketLike;
 
+/** Where the client stands with the cluster (`client.status()`). */
+export type ConnectionStatus = 'connecting' | 'connected' | 'offline';
+
+/** How many ops the offline queue holds by default (`connect({ offline: { maxQueued } })`). */
+export const DEFAULT_MAX_QUEUED = 1_000;
+
 export interface CreekBindingOptions {
   /** Client endpoints of the replicas, e.g. ws://127.0.0.1:7100/client; tried in order on failure. */
   readonly urls: readonly string[];
   readonly token?: string;
   /** How long to keep trying to reach a replica before ops fail with Unavailable. */
   readonly connectTimeoutMs?: number;
+  /**
+   * Offline ops: once no replica has answered for connectTimeoutMs, ops wait in a queue instead of
+   * failing — those waiting then and those invoked later — and are sent, with their session
+   * numbers (applied once), when a replica answers again; their Correctables stay `updating` and
+   * say `queued`. `maxQueued` (default 1,000) bounds the queue: an op invoked when it is full
+   * fails at once with Unavailable (not applied). Off by default: ops fail after the timeout.
+   */
+  readonly offline?: boolean | { readonly maxQueued?: number };
   /**
    * How long a replica may keep the client's ops waiting without being useful before the client
    * leaves it for the next one, as if the connection had dropped (the ops are resubmitted there and
@@ -96,6 +110,8 @@ interface SessionOp {
   readonly waiting: { resolve(f: Fate): void; reject(e: CreekError): void }[];
   /** Its client asked the cluster to abandon it: it is not resubmitted any more. */
   abandoning: boolean;
+  /** It waits in the offline queue (its Correctable says so). */
+  queued: boolean;
 }
 
 /** The op the cluster abandons an earlier op of the session with (the server's session-dedupe.ts). */
@@ -145,6 +161,12 @@ export class CreekBinding implements Binding {
   private lastStableAt = 0;
   private readonly stallTimeoutMs: number;
   private stallTimer: ReturnType<typeof setInterval> | null = null;
+  /** Offline ops on (options.offline), and how many may wait. */
+  private readonly offlineQueue: boolean;
+  private readonly maxQueued: number;
+  /** Where the client stands, and who wants to hear when that changes. */
+  status: ConnectionStatus = 'connecting';
+  private readonly statusListeners = new Set<(s: ConnectionStatus) => void>();
 
   constructor(private readonly options: CreekBindingOptions) {
     if (options.urls.length === 0) throw new Error('connect: give at least one replica URL');
@@ -156,6 +178,14 @@ export class CreekBinding implements Binding {
           `connect: ${name} must be a number of milliseconds, 0 or more, not ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`,
         );
     }
+    const offline = options.offline ?? false;
+    this.offlineQueue = offline !== false;
+    this.maxQueued =
+      typeof offline === 'object' ? (offline.maxQueued ?? DEFAULT_MAX_QUEUED) : DEFAULT_MAX_QUEUED;
+    if (!Number.isInteger(this.maxQueued) || this.maxQueued < 0)
+      throw new RangeError(
+        `connect: offline.maxQueued must be a whole number, 0 or more, not ${String(this.maxQueued)}`,
+      );
     this.factory = socketFactory(options.WebSocket, options.tls);
     this.stallTimeoutMs = options.urls.length > 1 ? (options.stallTimeoutMs ?? 3_000) : 0;
     if (this.stallTimeoutMs > 0) {
@@ -207,6 +237,7 @@ export class CreekBinding implements Binding {
     this.socket = null;
     this.ready = false;
     this.replica = null;
+    if (this.status === 'connected') this.setStatus('connecting');
     // `ws` waits up to 30 s for a frozen peer's close handshake; nothing more is read from it.
     const t = ws as SocketLike & { terminate?: () => void };
     if (typeof t.terminate === 'function') t.terminate();
@@ -248,7 +279,17 @@ export class CreekBinding implements Binding {
       fate: null,
       waiting: [],
       abandoning: false,
+      queued: false,
     };
+    if (this.status === 'offline') {
+      const waiting = [...this.ops.values()].filter((x) => x.views !== null).length;
+      if (waiting >= this.maxQueued)
+        return sink.error(
+          new Unavailable(
+            `offline: no replica answers, and ${waiting} ops already wait in the queue (maxQueued ${this.maxQueued})`,
+          ),
+        );
+    }
     o.views = new OpViews(levels, {
       view: (v) => sink.view(v as never),
       error: (e) => {
@@ -257,6 +298,7 @@ export class CreekBinding implements Binding {
       },
     });
     this.ops.set(o.opId, o);
+    if (this.status === 'offline') this.queue(o, true);
     // The caller stops listening (Cancelled, Timeout: the signal's reason). An op no replica took
     // is forgotten and never sent; one that may have landed is tracked until committed.
     signal?.addEventListener(
@@ -339,6 +381,35 @@ export class CreekBinding implements Binding {
         },
       );
     });
+  }
+
+  /**
+   * A replica serves this client (it answered an op, or welcomed it with none waiting): connected,
+   * and the ops of the offline queue, sent at the welcome, are in its hands.
+   */
+  private served(): void {
+    this.failingSince = null;
+    this.setStatus('connected');
+    for (const o of this.ops.values()) if (o.queued) this.queue(o, false);
+  }
+
+  /** Puts an op into the offline queue or takes it out, and tells its Correctable. */
+  private queue(o: SessionOp, queued: boolean): void {
+    if (o.queued === queued) return;
+    o.queued = queued;
+    o.sink.queued?.(queued);
+  }
+
+  private setStatus(s: ConnectionStatus): void {
+    if (this.status === s) return;
+    this.status = s;
+    for (const l of [...this.statusListeners]) l(s);
+  }
+
+  /** Calls `listener` whenever the status changes; returns the function that stops it. */
+  onStatus(listener: (s: ConnectionStatus) => void): () => void {
+    this.statusListeners.add(listener);
+    return () => void this.statusListeners.delete(listener);
   }
 
   /** Ops of the session not yet acknowledged (answered and committed). */
@@ -436,6 +507,7 @@ export class CreekBinding implements Binding {
       if (!opened) this.problems.set(url, connectFailure(url, failure));
       this.ready = false;
       this.replica = null;
+      if (this.status === 'connected') this.setStatus('connecting');
       this.retry();
     };
   }
@@ -445,7 +517,11 @@ export class CreekBinding implements Binding {
     const now = Date.now();
     this.failingSince ??= now;
     const timeoutMs = this.options.connectTimeoutMs ?? 10_000;
-    if (now - this.failingSince > timeoutMs) {
+    if (now - this.failingSince > timeoutMs && this.offlineQueue) {
+      // Offline: every op waiting stays, queued, to be sent when a replica answers.
+      this.setStatus('offline');
+      for (const o of this.ops.values()) if (o.views !== null) this.queue(o, true);
+    } else if (now - this.failingSince > timeoutMs) {
       const tried = this.options.urls
         .map((u) => `${u} (${this.problems.get(u) ?? 'no answer'})`)
         .join('; ');
@@ -490,7 +566,7 @@ export class CreekBinding implements Binding {
       this.lastStableAt = this.lastFrameAt;
       // A replica that welcomes and then refuses every op (paused, catching up) is no answer: the
       // connect timeout keeps running until one serves an op, when ops wait.
-      if (![...this.ops.values()].some((o) => o.views !== null)) this.failingSince = null;
+      if (![...this.ops.values()].some((o) => o.views !== null)) this.served();
       this.problems.delete(url);
       this.backoffMs = 50;
       // Resubmit every op not known committed, answered ones too (their commit must be learnt):
@@ -516,7 +592,7 @@ export class CreekBinding implements Binding {
     if (f.t === 'error' && f.opId === undefined) return this.connectionError(url, f);
     const o = this.ops.get(f.opId!);
     if (o === undefined) return;
-    if (f.t === 'view' || f.t === 'confirm') this.failingSince = null;
+    if (f.t === 'view' || f.t === 'confirm') this.served();
     if (f.t === 'view') {
       this.see(f.seen);
       if (f.level === 'stable') this.lastStableAt = this.lastFrameAt;

@@ -19,6 +19,11 @@ export {
   type CorrectableState,
   type Callbacks,
 } from './correctable.js';
-export { CreekBinding, type CreekBindingOptions } from './creek-binding.js';
+export {
+  CreekBinding,
+  DEFAULT_MAX_QUEUED,
+  type ConnectionStatus,
+  type CreekBindingOptions,
+} from './creek-binding.js';
 export * from './binding.js';
 export * from './errors.js';

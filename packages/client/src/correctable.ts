@@ -302,6 +302,14 @@ export class Correctable<T> implements PromiseLike<T> {
   }
 
   /**
+   * Like `setCallbacks`, but returns the function that detaches them: for a UI that follows a
+   * Correctable only while it shows it (a React hook's subscription).
+   */
+  subscribe(callbacks: Callbacks<T>): () => void {
+    return this.listen(callbacks);
+  }
+
+  /**
    * Every view as an rxjs Observable: a subscriber first gets the latest view (if any), then each
    * new one; it completes after the final view and errors with the Correctable's error.
    */

@@ -1,0 +1,116 @@
+import type { ConsistencyLevel, Correctable } from '@creek/client';
+
+/**
+ * What a component shows of an op: its latest value and the level it came at, its error, and
+ * whether more is to come (`pending`: the Correctable is still `updating`) or it waits in the
+ * client's offline queue (`queued`).
+ */
+export interface OpState<T> {
+  /** The latest view's value: cached, tentative or stable (see `level`); undefined before any. */
+  readonly value: T | undefined;
+  readonly level: ConsistencyLevel | undefined;
+  /** Set when the op ended in an error (a CreekError says whether it may have taken effect). */
+  readonly error: Error | undefined;
+  /** No final view or error yet. */
+  readonly pending: boolean;
+  /** It waits in the offline queue: no replica answers, and it goes out when one does. */
+  readonly queued: boolean;
+}
+
+/** The state before an op is invoked, or while none is. */
+export const IDLE: OpState<never> = Object.freeze({
+  value: undefined,
+  level: undefined,
+  error: undefined,
+  pending: false,
+  queued: false,
+});
+
+/** The state of an op that was invoked and has not answered yet. */
+export const STARTING: OpState<never> = Object.freeze({ ...IDLE, pending: true });
+
+function stateOf<T>(c: Correctable<T>): OpState<T> {
+  const latest = c.latest();
+  return Object.freeze({
+    value: latest?.value,
+    level: latest?.level,
+    error: c.error,
+    pending: c.state === 'updating',
+    queued: c.queued,
+  });
+}
+
+/**
+ * One Correctable as a store for `useSyncExternalStore`: a snapshot that stays the same object
+ * until something changes (React compares snapshots by identity), and a subscription to its
+ * views, its end and its queue state. The Correctable is made lazily, by `start`, on the first
+ * subscription: React may render a component several times (and, in development, mount it
+ * twice) before it commits, and an op must be invoked once.
+ */
+export class CorrectableStore<T> {
+  private correctable: Correctable<T> | null = null;
+  private snapshot: OpState<T>;
+  private readonly listeners = new Set<() => void>();
+  private detach: (() => void) | null = null;
+
+  constructor(
+    private readonly start: (() => Correctable<T>) | null,
+    initial: OpState<T> = start === null ? IDLE : STARTING,
+  ) {
+    this.snapshot = initial;
+  }
+
+  /** Follows `c` from now on (useOp's latest call), dropping the one followed before. */
+  follow(c: Correctable<T>): void {
+    this.detach?.();
+    this.correctable = c;
+    this.attach();
+    this.changed();
+  }
+
+  readonly getSnapshot = (): OpState<T> => this.snapshot;
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    if (this.correctable === null && this.start !== null) {
+      this.correctable = this.start();
+      this.attach();
+      this.changed();
+    } else if (this.detach === null && this.correctable !== null) this.attach();
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0) {
+        this.detach?.();
+        this.detach = null;
+      }
+    };
+  };
+
+  private attach(): void {
+    const c = this.correctable!;
+    const changed = (): void => {
+      if (this.correctable === c) this.changed();
+    };
+    this.detach = c.subscribe({
+      onUpdate: changed,
+      onFinal: changed,
+      onError: changed,
+      onQueued: changed,
+    });
+  }
+
+  private changed(): void {
+    const next = this.correctable === null ? this.snapshot : stateOf(this.correctable);
+    const s = this.snapshot;
+    if (
+      s.value === next.value &&
+      s.level === next.level &&
+      s.error === next.error &&
+      s.pending === next.pending &&
+      s.queued === next.queued
+    )
+      return;
+    this.snapshot = next;
+    for (const l of [...this.listeners]) l();
+  }
+}

@@ -1,0 +1,132 @@
+import {
+  createContext,
+  createElement,
+  useCallback,
+  useContext,
+  useMemo,
+  useSyncExternalStore,
+  type ReactNode,
+} from 'react';
+import type {
+  ArgsOf,
+  ConnectionStatus,
+  Correctable,
+  CreekClient,
+  InvokeOptions,
+  OpName,
+  ResultOf,
+} from '@creek/client';
+import { CorrectableStore, type OpState } from './correctable-store.js';
+
+/** Options of `useInvoke`: the invoke options, and `skip` to invoke nothing for now. */
+export interface UseInvokeOptions extends Omit<InvokeOptions, 'signal'> {
+  /** Invoke nothing while true (arguments not known yet): the state stays idle. */
+  readonly skip?: boolean;
+}
+
+/** What `useOp` returns: the function that invokes the op, and the state of its latest call. */
+export interface OpHandle<A, K extends OpName<A>> extends OpState<ResultOf<A, K>> {
+  /** Invokes the op; the state follows this call (each call replaces the one followed). */
+  invoke(args: ArgsOf<A, K>, options?: InvokeOptions): Correctable<ResultOf<A, K>>;
+}
+
+/** The hooks, typed from an app: `createCreekHooks<typeof app>()`. */
+export interface CreekHooks<A> {
+  /** Hands the client to the hooks below it: `<CreekProvider client={client}>…`. */
+  CreekProvider(props: { client: CreekClient<A>; children?: ReactNode }): ReactNode;
+  /** The client of the nearest CreekProvider. */
+  useCreekClient(): CreekClient<A>;
+  /**
+   * Invokes `op(args)` once per distinct op and arguments (compared as JSON), and returns its
+   * state as views arrive: for a read, a `cached` value at once if the client has one, then the
+   * tentative and stable ones. New arguments invoke again; the state of the earlier call is left.
+   */
+  useInvoke<K extends OpName<A>>(
+    op: K,
+    args: ArgsOf<A, K>,
+    options?: UseInvokeOptions,
+  ): OpState<ResultOf<A, K>>;
+  /** A function that invokes `op`, and the state of its latest call (for writes, on an event). */
+  useOp<K extends OpName<A>>(op: K): OpHandle<A, K>;
+  /** The client's connection status (`connecting`, `connected`, `offline`), as it changes. */
+  useStatus(): ConnectionStatus;
+}
+
+/**
+ * Creek's React hooks, on `useSyncExternalStore` (so a view that arrives between two renders is
+ * never torn), typed from the app as `connect<typeof app>()` is:
+ *
+ * ```ts
+ * const { CreekProvider, useInvoke, useOp } = createCreekHooks<typeof app>();
+ * function Balance({ account }: { account: string }) {
+ *   const { value, level, pending } = useInvoke('bank.balance', { account });
+ *   return <span className={level}>{value ?? '…'}{pending ? ' (updating)' : ''}</span>;
+ * }
+ * ```
+ */
+export function createCreekHooks<A>(): CreekHooks<A> {
+  const ClientContext = createContext<CreekClient<A> | null>(null);
+
+  function CreekProvider(props: { client: CreekClient<A>; children?: ReactNode }): ReactNode {
+    return createElement(ClientContext.Provider, { value: props.client }, props.children);
+  }
+
+  function useCreekClient(): CreekClient<A> {
+    const client = useContext(ClientContext);
+    if (client === null)
+      throw new Error(
+        'Creek hooks need a <CreekProvider client={connect(...)}> above the component that uses them',
+      );
+    return client;
+  }
+
+  function useInvoke<K extends OpName<A>>(
+    op: K,
+    args: ArgsOf<A, K>,
+    options: UseInvokeOptions = {},
+  ): OpState<ResultOf<A, K>> {
+    const client = useCreekClient();
+    const { skip = false, levels, timeoutMs } = options;
+    // Arguments are a new object on each render: the call is keyed by their JSON.
+    const key = skip ? null : JSON.stringify([op, args, levels ?? null, timeoutMs ?? null]);
+    const store = useMemo(
+      () =>
+        new CorrectableStore<ResultOf<A, K>>(
+          key === null
+            ? null
+            : () =>
+                client.invoke(op, args, {
+                  ...(levels === undefined ? {} : { levels }),
+                  ...(timeoutMs === undefined ? {} : { timeoutMs }),
+                }),
+        ),
+      // `key` stands for op, args, levels and timeoutMs: a new call only when one of them changed.
+      [client, key],
+    );
+    return useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
+  }
+
+  function useOp<K extends OpName<A>>(op: K): OpHandle<A, K> {
+    const client = useCreekClient();
+    const store = useMemo(() => new CorrectableStore<ResultOf<A, K>>(null), [client, op]);
+    const state = useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
+    const invoke = useCallback(
+      (args: ArgsOf<A, K>, options?: InvokeOptions) => {
+        const c = client.invoke(op, args, options);
+        store.follow(c);
+        return c;
+      },
+      [client, op, store],
+    );
+    return useMemo(() => ({ ...state, invoke }), [state, invoke]);
+  }
+
+  function useStatus(): ConnectionStatus {
+    const client = useCreekClient();
+    const subscribe = useCallback((l: () => void) => client.onStatus(l), [client]);
+    const get = useCallback(() => client.status(), [client]);
+    return useSyncExternalStore(subscribe, get, get);
+  }
+
+  return { CreekProvider, useCreekClient, useInvoke, useOp, useStatus };
+}

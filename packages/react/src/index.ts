@@ -1,0 +1,13 @@
+/**
+ * React hooks for Creek: `createCreekHooks<typeof app>()` gives a provider and hooks that turn
+ * Correctables into component state (`useInvoke`, `useOp`, `useStatus`), on useSyncExternalStore.
+ *
+ * @module @creek/react
+ */
+export {
+  createCreekHooks,
+  type CreekHooks,
+  type OpHandle,
+  type UseInvokeOptions,
+} from './hooks.js';
+export { CorrectableStore, IDLE, STARTING, type OpState } from './correctable-store.js';

@@ -35,7 +35,11 @@ export function encodeFrame(frame: unknown): string {
 /** Deeper JSON is refused before validation (which recurses) could exhaust the stack. */
 export const MAX_NESTING = 64;
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/**
+ * Made when a frame arrives as bytes (the server's `ws`), never for text frames: React Native's
+ * engine may have no TextDecoder, and its WebSocket hands the client text.
+ */
+let utf8: TextDecoder | null = null;
 
 /**
  * A refusal. Module-level, not a closure inside `decodeWith`: the server runs through tsx, whose
@@ -76,6 +80,7 @@ function decodeWith<S extends z.ZodType>(schema: S, data: unknown): Decoded<z.ou
     if (data.byteLength > MAX_FRAME_BYTES)
       return bad(`frame of ${data.byteLength} bytes exceeds the limit of ${MAX_FRAME_BYTES}`);
     try {
+      utf8 ??= new TextDecoder('utf-8', { fatal: true });
       text = utf8.decode(data);
     } catch {
       return bad('frame is not valid UTF-8');

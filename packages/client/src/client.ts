@@ -3,7 +3,12 @@ import type { App } from '@creek/app';
 import type { z } from 'zod';
 import type { Binding, ConsistencyLevel } from './binding.js';
 import { Correctable } from './correctable.js';
-import { CreekBinding, type ConnectionStatus, type CreekBindingOptions } from './creek-binding.js';
+import {
+  CreekBinding,
+  type ConnectionStatus,
+  type CreekBindingOptions,
+  type RestoredOp,
+} from './creek-binding.js';
 import { InvalidArguments } from './errors.js';
 import { checkJson, type JsonLimits } from './json-check.js';
 import { DEFAULT_CACHE_ENTRIES, ResultCache } from './result-cache.js';
@@ -68,6 +73,7 @@ export class CreekClient<A = App> {
       readOnlyOperations?: readonly string[] | null;
       status?: ConnectionStatus;
       onStatus?(listener: (s: ConnectionStatus) => void): () => void;
+      restored?(): Promise<readonly RestoredOp[]>;
     },
     private readonly options: { readonly app?: A; readonly cacheEntries?: number } = {},
   ) {
@@ -170,6 +176,16 @@ export class CreekClient<A = App> {
    */
   status(): ConnectionStatus {
     return this.binding.status ?? 'connected';
+  }
+
+  /**
+   * The ops this client took over from its offline storage (`connect({ offline: { storage } })`):
+   * ops an earlier client on that storage had not seen committed, sent again with their session
+   * numbers (applied once), each with its Correctable. Empty without storage. Rejects, saying why,
+   * when the storage could not be read (the client then runs with a new session).
+   */
+  restored(): Promise<readonly RestoredOp[]> {
+    return this.binding.restored?.() ?? Promise.resolve([]);
   }
 
   /** Calls `listener` with each new status; returns the function that stops it. */

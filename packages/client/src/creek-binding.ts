@@ -19,6 +19,16 @@ import {
 } from './errors.js';
 import { settleIndeterminacy } from './indeterminacy.js';
 import type { Outcome } from './op-views.js';
+import { Correctable } from './correctable.js';
+import { readStoredSession, type OfflineStorage, type StoredSession } from './offline-storage.js';
+
+/** An op a client took over from the storage of an earlier one (`client.restored()`). */
+export interface RestoredOp {
+  readonly op: string;
+  readonly args: unknown;
+  /** Its views from now on (it is sent again, and applied once). */
+  readonly correctable: Correctable<unknown>;
+}
 import { connectFailure } from './connect-failure.js';
 
 /** The subset of the WebSocket API both the browser's and `ws` provide. */
@@ -53,7 +63,18 @@ export interface CreekBindingOptions {
    * say `queued`. `maxQueued` (default 1,000) bounds the queue: an op invoked when it is full
    * fails at once with Unavailable (not applied). Off by default: ops fail after the timeout.
    */
-  readonly offline?: boolean | { readonly maxQueued?: number };
+  readonly offline?:
+    | boolean
+    | {
+        readonly maxQueued?: number;
+        /**
+         * Keeps the queue — the session and its ops not known committed — where it outlives the
+         * page or the process (`indexedDbStorage()`, or your own: see OfflineStorage). A client
+         * started on it takes the session over and sends those ops again, each applied once; their
+         * Correctables are `client.restored()`.
+         */
+        readonly storage?: OfflineStorage;
+      };
   /**
    * How long a replica may keep the client's ops waiting without being useful before the client
    * leaves it for the next one, as if the connection had dropped (the ops are resubmitted there and
@@ -136,8 +157,16 @@ export class CreekBinding implements Binding {
   private urlIndex = 0;
   /** Session ops by op id, until committed and answered. */
   private readonly ops = new Map<string, SessionOp>();
-  private readonly session = randomId();
+  private session = randomId();
   private nextSeq = 1;
+  /** Where the queue is kept (offline.storage), until close(); null: nowhere. */
+  private storage: OfflineStorage | null;
+  /** Loading it: ops invoked meanwhile wait here, to be numbered after the restored ones. */
+  private restoring: Promise<void> | null = null;
+  private readonly beforeRestore: (() => void)[] = [];
+  private restoredOps: Promise<readonly RestoredOp[]> = Promise.resolve([]);
+  private saving: Promise<void> | null = null;
+  private saveAgain = false;
   /** Per origin replica, how many of its ops this session has seen. */
   private readonly seen: number[] = [];
   /** Counts connections, so that a `committed` frame is applied to ops sent on its connection. */
@@ -186,6 +215,16 @@ export class CreekBinding implements Binding {
       throw new RangeError(
         `connect: offline.maxQueued must be a whole number, 0 or more, not ${String(this.maxQueued)}`,
       );
+    this.storage = typeof offline === 'object' ? (offline.storage ?? null) : null;
+    if (this.storage !== null) {
+      const restored = this.restore(this.storage);
+      this.restoredOps = restored;
+      // Settled here, so a client that never asks for restored() leaves no unhandled rejection.
+      this.restoring = restored.then(
+        () => undefined,
+        () => undefined,
+      );
+    }
     this.factory = socketFactory(options.WebSocket, options.tls);
     this.stallTimeoutMs = options.urls.length > 1 ? (options.stallTimeoutMs ?? 3_000) : 0;
     if (this.stallTimeoutMs > 0) {
@@ -257,7 +296,34 @@ export class CreekBinding implements Binding {
     signal?: AbortSignal,
   ): void {
     if (this.closedBy !== null) return sink.error(this.closedBy(false));
-    const seq = this.nextSeq++;
+    if (this.restoring !== null) {
+      // Numbered after the ops the storage brings back; a call cancelled meanwhile is not sent.
+      this.beforeRestore.push(() => {
+        if (signal?.aborted !== true) this.submitOperation(op, args, levels, sink, signal);
+      });
+      return;
+    }
+    if (this.status === 'offline') {
+      const waiting = [...this.ops.values()].filter((x) => x.views !== null).length;
+      if (waiting >= this.maxQueued)
+        return sink.error(
+          new Unavailable(
+            `offline: no replica answers, and ${waiting} ops already wait in the queue (maxQueued ${this.maxQueued})`,
+          ),
+        );
+    }
+    this.track(this.nextSeq++, op, args, levels, sink, signal);
+  }
+
+  /** An op of the session, numbered `seq`, from its invocation (or its restoring) on. */
+  private track<T>(
+    seq: number,
+    op: string,
+    args: unknown,
+    levels: ConsistencyLevel[],
+    sink: ViewSink<T>,
+    signal: AbortSignal | undefined,
+  ): void {
     const o: SessionOp = {
       // Unique within the session, which is all op ids need to be; short, since every frame
       // about the op carries it.
@@ -281,15 +347,6 @@ export class CreekBinding implements Binding {
       abandoning: false,
       queued: false,
     };
-    if (this.status === 'offline') {
-      const waiting = [...this.ops.values()].filter((x) => x.views !== null).length;
-      if (waiting >= this.maxQueued)
-        return sink.error(
-          new Unavailable(
-            `offline: no replica answers, and ${waiting} ops already wait in the queue (maxQueued ${this.maxQueued})`,
-          ),
-        );
-    }
     o.views = new OpViews(levels, {
       view: (v) => sink.view(v as never),
       error: (e) => {
@@ -299,6 +356,7 @@ export class CreekBinding implements Binding {
     });
     this.ops.set(o.opId, o);
     if (this.status === 'offline') this.queue(o, true);
+    this.persist();
     // The caller stops listening (Cancelled, Timeout: the signal's reason). An op no replica took
     // is forgotten and never sent; one that may have landed is tracked until committed.
     signal?.addEventListener(
@@ -375,6 +433,7 @@ export class CreekBinding implements Binding {
             o.committed = true;
             o.abandoning = false;
             if (o.views === null) this.ops.delete(o.opId);
+            this.persist();
             resolve(o.fate!);
           },
           error: reject,
@@ -412,6 +471,86 @@ export class CreekBinding implements Binding {
     return () => void this.statusListeners.delete(listener);
   }
 
+  /** The ops taken over from the storage (their Correctables), once it is loaded. */
+  restored(): Promise<readonly RestoredOp[]> {
+    return this.restoredOps;
+  }
+
+  /**
+   * Takes over the session the storage kept: its id, its numbering, and its ops not known
+   * committed, which are sent again at the next connection (each applied once). What the storage
+   * holds is checked; if it cannot be read, the client goes on with a new session and
+   * `restored()` rejects saying why (the ops it held are not sent).
+   */
+  private async restore(storage: OfflineStorage): Promise<readonly RestoredOp[]> {
+    let problem: string | null = null;
+    let stored: StoredSession | null = null;
+    try {
+      const raw = await storage.load();
+      if (raw !== null) {
+        const checked = readStoredSession(raw);
+        if (typeof checked === 'string')
+          problem = `the offline storage holds no session: ${checked}`;
+        else stored = checked;
+      }
+    } catch (e) {
+      problem = `the offline storage could not be read: ${e instanceof Error ? e.message : String(e)}`;
+    }
+    const out: RestoredOp[] = [];
+    if (stored !== null) {
+      this.session = stored.session;
+      this.nextSeq = stored.nextSeq;
+      for (const s of stored.ops) {
+        const c = Correctable.create<unknown>();
+        const levels: ConsistencyLevel[] =
+          s.level === 'weak' ? ['weak'] : s.stableOnly ? ['strong'] : ['weak', 'strong'];
+        this.track(s.seq, s.op, s.args, levels, c.sink, undefined);
+        out.push({ op: s.op, args: s.args, correctable: c.correctable });
+      }
+    }
+    this.restoring = null;
+    for (const submit of this.beforeRestore.splice(0)) submit();
+    if (problem !== null) throw new Error(problem);
+    return out;
+  }
+
+  /**
+   * Saves the session and its ops not known committed to the storage, one save at a time: a
+   * change during a save is saved by the next one.
+   */
+  private persist(): void {
+    if (this.storage === null) return;
+    if (this.saving !== null) {
+      this.saveAgain = true;
+      return;
+    }
+    const storage = this.storage;
+    const snapshot: StoredSession = {
+      version: 1,
+      session: this.session,
+      nextSeq: this.nextSeq,
+      ops: [...this.ops.values()]
+        .filter((o) => !o.committed && !o.abandoning)
+        .map((o) => ({
+          seq: o.seq,
+          op: o.op,
+          args: o.args,
+          level: o.level,
+          stableOnly: o.stableOnly,
+        })),
+    };
+    this.saving = storage
+      .save(snapshot)
+      .catch(() => undefined) // a failed save is retried with the next change
+      .then(() => {
+        this.saving = null;
+        if (this.saveAgain) {
+          this.saveAgain = false;
+          this.persist();
+        }
+      });
+  }
+
   /** Ops of the session not yet acknowledged (answered and committed). */
   unacknowledged(): number {
     return this.ops.size;
@@ -419,6 +558,8 @@ export class CreekBinding implements Binding {
 
   /** Ends the connection; unanswered ops fail with ClientClosed, and so does every later invoke. */
   close(): void {
+    // What is stored stays as it was: a client started later on the same storage sends its ops.
+    this.storage = null;
     if (this.closedBy === null) this.closedBy = (sent) => new ClientClosed(sent);
     if (this.stallTimer !== null) clearInterval(this.stallTimer);
     this.socket?.close();
@@ -456,6 +597,9 @@ export class CreekBinding implements Binding {
   }
 
   private async open(): Promise<void> {
+    if (this.closedBy !== null) return;
+    // The hello names the session: the one the storage brings back, if any.
+    if (this.restoring !== null) await this.restoring;
     if (this.closedBy !== null) return;
     let make: SocketFactory;
     try {
@@ -540,6 +684,7 @@ export class CreekBinding implements Binding {
       });
       for (const o of [...this.ops.values()])
         if (o.views === null && o.committed) this.ops.delete(o.opId);
+      this.persist();
       this.failingSince = now;
     }
     this.urlIndex++;
@@ -659,6 +804,7 @@ export class CreekBinding implements Binding {
   private answered(o: SessionOp): void {
     o.views = null;
     if (o.committed && !o.abandoning) this.ops.delete(o.opId);
+    this.persist();
   }
 
   private commit(o: SessionOp): void {
@@ -666,6 +812,7 @@ export class CreekBinding implements Binding {
     // An op being abandoned stays until the abandon's answer: the session must not acknowledge
     // past it before, or the abandon could no longer find which came first.
     if (o.views === null && !o.abandoning) this.ops.delete(o.opId);
+    this.persist();
   }
 
   /**

@@ -24,6 +24,14 @@ export {
   DEFAULT_MAX_QUEUED,
   type ConnectionStatus,
   type CreekBindingOptions,
+  type RestoredOp,
 } from './creek-binding.js';
+export {
+  memoryStorage,
+  type OfflineStorage,
+  type StoredOp,
+  type StoredSession,
+} from './offline-storage.js';
+export { indexedDbStorage } from './indexeddb-storage.js';
 export * from './binding.js';
 export * from './errors.js';

@@ -1,25 +1,14 @@
 import { defineApp } from '@creek/server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connect } from '../src/client.js';
 import { ClientClosed, InvalidArguments, Timeout } from '../src/errors.js';
 import { connectInMemory, type MemoryCluster } from '../src/memory/index.js';
-import { scriptedSockets } from './scripted-sockets.js';
+import { scriptedClients } from './scripted-sockets.js';
 
 /**
  * `correctable.committed()`: when an op has its place in the committed order (a weak op's
  * "synced" mark), carried by the frames the replica already sends (`committed`, stable views).
  */
-const clients: { close(): void }[] = [];
-afterEach(() => {
-  for (const c of clients.splice(0)) c.close();
-});
-
-function client() {
-  const scripted = scriptedSockets();
-  const creek = connect({ urls: ['ws://127.0.0.1:7100/client'], WebSocket: scripted.WebSocket });
-  clients.push(creek);
-  return { creek, ...scripted };
-}
+const client = scriptedClients();
 
 /** Whether `p` has settled yet, and how. */
 async function peek(p: Promise<unknown>): Promise<'pending' | 'resolved' | 'rejected'> {

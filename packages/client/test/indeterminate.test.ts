@@ -1,5 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { connect } from '../src/client.js';
+import { describe, expect, it } from 'vitest';
 import type { Correctable } from '../src/correctable.js';
 import {
   ClientClosed,
@@ -9,7 +8,7 @@ import {
   Unavailable,
   type CreekError,
 } from '../src/errors.js';
-import { scriptedSockets, type Frame } from './scripted-sockets.js';
+import { scriptedClients, type Frame } from './scripted-sockets.js';
 import { failure as failOrGuard } from './support.js';
 
 /**
@@ -19,17 +18,7 @@ import { failure as failOrGuard } from './support.js';
  */
 const failure = (c: Correctable<unknown>): Promise<CreekError> => failOrGuard(c, 5_000);
 
-const clients: { close(): void }[] = [];
-afterEach(() => {
-  for (const c of clients.splice(0)) c.close();
-});
-
-function client() {
-  const scripted = scriptedSockets();
-  const creek = connect({ urls: ['ws://127.0.0.1:7100/client'], WebSocket: scripted.WebSocket });
-  clients.push(creek);
-  return { creek, ...scripted };
-}
+const client = scriptedClients();
 
 const stable = (opId: unknown, outcome: Frame) => ({ t: 'view', opId, level: 'stable', outcome });
 const busy = (opId: unknown) => ({ t: 'error', opId, code: 'busy', message: 'too many ops' });

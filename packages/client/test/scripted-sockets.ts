@@ -1,4 +1,6 @@
 import { PROTOCOL_VERSION } from '@creek/protocol';
+import { afterEach } from 'vitest';
+import { connect, type CreekClient } from '../src/client.js';
 
 /** A frame as the test reads or writes it. */
 export type Frame = Record<string, unknown>;
@@ -72,4 +74,23 @@ export function scriptedSockets(failWith?: string) {
     return s;
   };
   return { WebSocket: Scripted, socket, sockets };
+}
+
+/**
+ * A client of one scripted replica, closed after each test of the file that calls it: the
+ * `afterEach` it registers closes every client made since.
+ */
+export function scriptedClients(): () => ReturnType<typeof scriptedSockets> & {
+  creek: CreekClient;
+} {
+  const made: CreekClient[] = [];
+  afterEach(() => {
+    for (const c of made.splice(0)) c.close();
+  });
+  return () => {
+    const scripted = scriptedSockets();
+    const creek = connect({ urls: ['ws://127.0.0.1:7100/client'], WebSocket: scripted.WebSocket });
+    made.push(creek);
+    return { creek, ...scripted };
+  };
 }

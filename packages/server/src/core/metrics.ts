@@ -24,6 +24,20 @@ export class ReplicaMetrics {
   /** Other origins' strong ops this replica CAB-cast on their behalf (`cabAdopt`). */
   adopted = 0;
 
+  /**
+   * The counts behind the execution ratio and speculation accuracy, and rollbacks: what a viewer
+   * takes differences of over an interval of its own (the event stream's status, a replay frame).
+   */
+  speculationCounts(): SpeculationCounts {
+    return {
+      finalized: this.finalized,
+      executionsOfFinalized: this.executionsOfFinalized,
+      speculated: this.speculated,
+      speculatedCorrectly: this.speculatedCorrectly,
+      rollbacks: this.rollbacks,
+    };
+  }
+
   executionRatio(): number {
     return this.finalized === 0 ? 1 : this.executionsOfFinalized / this.finalized;
   }
@@ -31,4 +45,13 @@ export class ReplicaMetrics {
   accuracy(): number {
     return this.speculated === 0 ? 1 : this.speculatedCorrectly / this.speculated;
   }
+}
+
+/** ReplicaMetrics.speculationCounts. */
+export interface SpeculationCounts {
+  readonly finalized: number;
+  readonly executionsOfFinalized: number;
+  readonly speculated: number;
+  readonly speculatedCorrectly: number;
+  readonly rollbacks: number;
 }

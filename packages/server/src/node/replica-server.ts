@@ -200,13 +200,7 @@ export class ReplicaServer {
             halted: this.host.halted,
             behind: this.host.gossip.behind(),
             holding: this.host.speculationHeld,
-            counts: {
-              finalized: m.finalized,
-              executionsOfFinalized: m.executionsOfFinalized,
-              speculated: m.speculated,
-              speculatedCorrectly: m.speculatedCorrectly,
-              rollbacks: m.rollbacks,
-            },
+            counts: m.speculationCounts(),
           };
         },
       },

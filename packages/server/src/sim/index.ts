@@ -28,4 +28,5 @@ export { ReferenceInterpreter } from './reference-interpreter.js';
 export { Prng } from './prng.js';
 export { simApp, generateOp } from './workload.js';
 export type { RunRecord, Invocation } from './run-record.js';
+export type { SpeculationCounts } from '../core/metrics.js';
 export { EventQueue } from './event-queue.js';

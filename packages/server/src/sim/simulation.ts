@@ -1,5 +1,6 @@
 import { ABANDON_OP, type App } from '@creek/app';
 import { formatOpId, opKey, type OpId } from '../core/op-id.js';
+import type { SpeculationCounts } from '../core/metrics.js';
 import type { ReplicaOptions } from '../core/replica.js';
 import type { ExecutionResult, Req, Response, ResponseLevel, SessionStamp } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
@@ -102,13 +103,7 @@ export interface SimReplicaFrame {
    * Its counters since it (last) started: ops finalized and the executions they took, ops answered
    * tentatively and those whose tentative answer was the stable one, rollbacks.
    */
-  readonly counts: {
-    readonly finalized: number;
-    readonly executionsOfFinalized: number;
-    readonly speculated: number;
-    readonly speculatedCorrectly: number;
-    readonly rollbacks: number;
-  };
+  readonly counts: SpeculationCounts;
 }
 
 /** A message on its way from one replica to another (SimFrame.messages). */
@@ -913,13 +908,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
           committedTail: tail.map(frameOp),
           tentativeHead: p.host.replica.tentativeIds().slice(0, FRAME_LIST).map(frameOp),
           holding: p.host.speculationHeld,
-          counts: {
-            finalized: m.finalized,
-            executionsOfFinalized: m.executionsOfFinalized,
-            speculated: m.speculated,
-            speculatedCorrectly: m.speculatedCorrectly,
-            rollbacks: m.rollbacks,
-          },
+          counts: m.speculationCounts(),
         };
       }),
       partition: open === undefined ? null : open.groups,

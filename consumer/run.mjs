@@ -3,7 +3,7 @@
 //
 //   npm run test:consumer            # node consumer/run.mjs [--keep]
 //
-// 1. Packs @creek/app, @creek/protocol, @creek/client and @creek/server (npm pack) into a fresh
+// 1. Packs @creek/app, @creek/protocol, @creek/client, @creek/server and @creek/react (npm pack) into a fresh
 //    temporary folder and prints each tarball's size and files.
 // 2. (a) A Node project there installs the tarballs (their third-party dependencies from the
 //    registry), starts a 3-replica cluster with its installed `creek` binary and its own app.js,
@@ -12,7 +12,8 @@
 //    and the server's declarations type-check in it under strict options (server-side.ts).
 //    (b) A client-only TypeScript project (no @creek/server) type-checks `connect<typeof app>()`
 //    with tsc --noEmit under strict + exactOptionalPropertyTypes + skipLibCheck: false, where
-//    @ts-expect-error lines must fire for an unknown op name and wrong argument types.
+//    @ts-expect-error lines must fire for an unknown op name and wrong argument types; the same
+//    for @creek/react's hooks (`createCreekHooks<typeof app>()`, hooks.ts).
 //    (c) The same project bundles a page with Vite; Chromium loads it and it talks to the cluster.
 // Exits 0 only when every part passed; the last line says which did.
 //
@@ -36,7 +37,13 @@ import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
-const PACKAGES = ['@creek/app', '@creek/protocol', '@creek/client', '@creek/server'];
+const PACKAGES = [
+  '@creek/app',
+  '@creek/protocol',
+  '@creek/client',
+  '@creek/server',
+  '@creek/react',
+];
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
 const KEEP = process.argv.includes('--keep');
 const unknown = process.argv.slice(2).filter((a) => a !== '--keep');
@@ -157,7 +164,12 @@ try {
   results.a = 'ok';
 
   // ---- 2b. a client-only TypeScript project ----------------------------------------------------
-  const clientProject = project('client-project', [], { typescript: '~5.9.3', vite: '^8.0.0' });
+  const clientProject = project('client-project', ['@creek/react'], {
+    typescript: '~5.9.3',
+    vite: '^8.0.0',
+    react: '^19.0.0',
+    '@types/react': '^19.0.0',
+  });
   log('(b) npm install in the client-only project');
   log(`(b) installed in ${npmInstall(clientProject)}`);
   for (const absent of ['@creek/server', 'better-sqlite3', '@types/node', '@types/ws'])
@@ -167,7 +179,7 @@ try {
     cwd: clientProject,
   });
   log(
-    `(b) tsc --noEmit (strict, exactOptionalPropertyTypes, skipLibCheck: false, no @types/node): clean in ${tsc.took}; 4 @ts-expect-error lines fired`,
+    `(b) tsc --noEmit (strict, exactOptionalPropertyTypes, skipLibCheck: false, no @types/node): clean in ${tsc.took}; 6 @ts-expect-error lines fired (client and React hooks)`,
   );
   results.b = 'ok';
 

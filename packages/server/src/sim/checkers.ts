@@ -69,27 +69,50 @@ export function checkRun(
  */
 export function checkExactlyOnce(record: RunRecord): string[] {
   const out: string[] = [];
-  const committed = new Set(longestCommitted(record).map(opKey));
+  const order = longestCommitted(record);
+  const committed = new Set(order.map(opKey));
   const probes = new Set<string>();
   for (const [key, req] of record.reqs) {
     const k = (req.args as { key?: unknown } | null)?.key;
     if (req.op === 'kv.increment' && typeof k === 'string' && k.startsWith(ONCE_PREFIX))
       if (committed.has(key)) probes.add(k);
   }
-  const abandoned = abandonedProbes(record);
+  const answered = abandonedProbes(record);
+  const abandonedFirst = abandonedInOrder(record, order);
   for (const r of liveReplicas(record)) {
     const state = JSON.parse(record.finals[r]!.digest) as Record<string, unknown>;
     for (const [k, v] of Object.entries(state))
-      if (k.startsWith(ONCE_PREFIX) && abandoned.has(k))
+      if (k.startsWith(ONCE_PREFIX) && (answered.has(k) || abandonedFirst.has(k)))
         out.push(
-          `(f) replica ${r}: exactly-once probe ${k} = ${JSON.stringify(v)}, though its op was answered abandoned (${abandoned.get(k)})`,
+          `(f) replica ${r}: exactly-once probe ${k} = ${JSON.stringify(v)}, though its op was abandoned (${answered.get(k) ?? `an abandon committed before it`})`,
         );
       else if (k.startsWith(ONCE_PREFIX) && v !== 1)
         out.push(`(f) replica ${r}: exactly-once probe ${k} = ${JSON.stringify(v)}, not 1`);
     for (const k of probes)
-      if (state[k] === undefined && !abandoned.has(k))
+      if (state[k] === undefined && !answered.has(k) && !abandonedFirst.has(k))
         out.push(`(f) replica ${r}: exactly-once probe ${k} was committed but never applied`);
   }
+  return out;
+}
+
+/**
+ * Exactly-once probes (keys `once/<session>/<seq>`) whose op a committed `creek.abandon` precedes
+ * in the committed order, ahead of every committed copy of the op: never applied, whether or not
+ * the abandon's answer reached its client (its replica may have crashed first).
+ */
+function abandonedInOrder(record: RunRecord, order: readonly OpId[]): Set<string> {
+  const first = new Map<string, 'abandon' | 'op'>();
+  for (const id of order) {
+    const req = record.reqs.get(opKey(id));
+    if (req?.session === undefined) continue;
+    const target =
+      req.op === ABANDON_OP
+        ? `${req.session.id}/${(req.args as { seq: number }).seq}`
+        : `${req.session.id}/${req.session.seq}`;
+    if (!first.has(target)) first.set(target, req.op === ABANDON_OP ? 'abandon' : 'op');
+  }
+  const out = new Set<string>();
+  for (const [target, what] of first) if (what === 'abandon') out.add(`${ONCE_PREFIX}${target}`);
   return out;
 }
 

@@ -59,7 +59,31 @@ export const InvokeSchema = z.object({
   acked: z.number().int().nonnegative().optional(),
 });
 
-export const ClientFrameSchema = z.discriminatedUnion('t', [ClientHelloSchema, InvokeSchema]);
+/**
+ * A live query: the replica runs the read-only op `op(args)` now and again whenever a key it read
+ * may have changed, and sends its result (`watched`) each time it differs from the last one sent,
+ * at each level: the replica's tentative state and its committed state.
+ */
+export const WatchQuerySchema = z.object({
+  t: z.literal('watch'),
+  /** Chosen by the client, unique per connection. */
+  watchId: z.string().min(1).max(128),
+  op: z.string().min(1).max(256),
+  args: JsonValueSchema,
+});
+
+/** Ends a live query: no more `watched` frames for it. */
+export const UnwatchQuerySchema = z.object({
+  t: z.literal('unwatch'),
+  watchId: z.string().min(1).max(128),
+});
+
+export const ClientFrameSchema = z.discriminatedUnion('t', [
+  ClientHelloSchema,
+  InvokeSchema,
+  WatchQuerySchema,
+  UnwatchQuerySchema,
+]);
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 
 export const OutcomeSchema = z.union([
@@ -87,6 +111,20 @@ export const ServerFrameSchema = z.discriminatedUnion('t', [
     id: OpIdSchema.nullable().optional(),
     /** What the replica had when it answered (see SeenSchema); absent when unchanged. */
     seen: SeenSchema.optional(),
+  }),
+  /** A live query's result changed: at the replica's tentative state, or at its committed one. */
+  z.object({
+    t: z.literal('watched'),
+    watchId: z.string(),
+    level: z.enum(['tentative', 'stable']),
+    outcome: OutcomeSchema,
+  }),
+  /** The replica ended a live query (an op that writes, bad arguments, too many watches): why. */
+  z.object({
+    t: z.literal('unwatched'),
+    watchId: z.string(),
+    code: z.enum(ERROR_CODES),
+    message: z.string(),
   }),
   /** The stable result equals the last tentative view the client got. */
   z.object({ t: z.literal('confirm'), opId: z.string() }),

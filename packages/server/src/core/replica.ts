@@ -22,6 +22,7 @@ import type {
   Outcome,
   Output,
   Req,
+  ReadSet,
   ResponseLevel,
   SessionStamp,
 } from './types.js';
@@ -82,6 +83,12 @@ export interface InvokeRequest {
   readonly tag: number;
   /** The client session's numbering of the op, for exactly-once across replicas. */
   readonly session?: SessionStamp;
+  /**
+   * A live query's read (a read-only op, never ordered): at the end of the list like a weak read
+   * (`tentative`), or at the committed state (`stable`: once every committed op is executed, read
+   * before the first tentative entry). Its response carries what it read (Response.reads).
+   */
+  readonly watch?: 'tentative' | 'stable';
 }
 
 interface Job {
@@ -90,7 +97,12 @@ interface Job {
   /** Started beyond the frontier (see Execution.ahead). */
   readonly ahead: boolean;
   /** For weak read-only ops, which are not on the list. */
-  readonly readOnly?: { readonly tag: number; readonly trace: OrderTrace | undefined };
+  readonly readOnly?: {
+    readonly tag: number;
+    readonly trace: OrderTrace | undefined;
+    /** A live query's read, answered at this level with its read set. */
+    readonly watch?: 'tentative' | 'stable';
+  };
 }
 
 /**
@@ -148,6 +160,19 @@ export class Replica {
   private readonly mirrored: boolean;
   private nextJobId = 1;
   private readonly pendingReads: { tag: number; op: string; args: JsonValue }[] = [];
+  /** Live queries' reads waiting to run (InvokeRequest.watch). */
+  private readonly pendingWatchReads: {
+    tag: number;
+    op: string;
+    args: JsonValue;
+    level: 'tentative' | 'stable';
+  }[] = [];
+  /**
+   * Keys whose value at the end of the list or in the committed state may have changed since the
+   * driver last took them (`takeChangedKeys`): written, withdrawn, or committed. Kept only once a
+   * driver asked (a replica nobody watches keeps nothing).
+   */
+  private changedKeys: Set<string> | null = null;
 
   private nowMs = 0;
   private lastCommitAt = 0;
@@ -404,6 +429,15 @@ export class Replica {
       this.reject(request, `invalid arguments for '${request.op}': ${(err as Error).message}`);
       return this.flush();
     }
+    if (request.watch !== undefined) {
+      if (def.readOnly !== true) {
+        this.reject(request, `'${request.op}' writes: only read-only ops can be watched`);
+        return this.flush();
+      }
+      this.pendingWatchReads.push({ tag: request.tag, op: request.op, args, level: request.watch });
+      this.changed();
+      return this.flush();
+    }
     if (!request.strong && def.readOnly === true) {
       // §4.4: weak read-only ops are answered from local state, never ordered or gossiped.
       this.metrics.invoked.readOnly++;
@@ -503,7 +537,16 @@ export class Replica {
     this.jobs.delete(result.jobId);
     if (job.entry === null) {
       const ro = job.readOnly!;
-      this.respond(ro.tag, null, 'tentative', result.outcome, ro.trace);
+      if (ro.watch === undefined) this.respond(ro.tag, null, 'tentative', result.outcome, ro.trace);
+      else
+        this.out.push({
+          type: 'respond',
+          tag: ro.tag,
+          id: null,
+          level: ro.watch,
+          outcome: result.outcome,
+          reads: readSetOf(job.snapshot),
+        });
     } else {
       const e = job.entry;
       e.running = 0;
@@ -512,6 +555,7 @@ export class Replica {
       this.metrics.executions++;
       const writes: Version[] = result.writes.map(([key, value]) => ({ writer: e, key, value }));
       this.store.install(writes);
+      if (this.changedKeys !== null) for (const w of writes) this.changedKeys.add(w.key);
       e.exec = { reads: job.snapshot.reads, writes, outcome: result.outcome, ahead: job.ahead };
     }
     this.pump();
@@ -608,6 +652,10 @@ export class Replica {
     stabilized.push(r);
     for (const x of stabilized) x.commitSeq = this.committedCount++;
     this.store.noteCommitted(stabilized);
+    // The committed state changed by what these wrote (executed or not yet: then at execution).
+    if (this.changedKeys !== null)
+      for (const x of stabilized)
+        if (x.exec !== null) for (const v of x.exec.writes) this.changedKeys.add(v.key);
     this.committedEnd = start + stabilized.length;
     this.out.push({
       type: 'persist',
@@ -664,16 +712,65 @@ export class Replica {
         }
         if (e.exec.ahead) this.metrics.aheadConflicts++;
         this.store.remove(e.exec.writes);
+        if (this.changedKeys !== null) for (const w of e.exec.writes) this.changedKeys.add(w.key);
         e.exec = null;
         this.metrics.rollbacks++;
       }
       this.startExecution(e, false);
       break;
     }
+    // The committed state is whole once every committed entry is executed and valid.
+    if (this.frontier >= this.committedEnd) this.serveWatchReads('stable');
     if (this.frontier < this.executable()) this.startAhead();
     // Held, the state at the end of the list is not executed: a read served from the committed
     // state could miss the session's own tentative writes (read-your-writes), so reads wait.
-    else if (!this.held) this.serveReads();
+    else if (!this.held) {
+      this.serveReads();
+      this.serveWatchReads('tentative');
+    }
+  }
+
+  /**
+   * Runs the live queries' reads of one level: `tentative` at the end of the list (as weak reads),
+   * `stable` at the committed state (exactly the committed entries' writes).
+   */
+  private serveWatchReads(level: 'tentative' | 'stable'): void {
+    if (!this.pendingWatchReads.some((r) => r.level === level)) return;
+    const at = new Entry(END_REQ, null, this.nowMs);
+    // Placed right after the last committed entry: every committed write precedes it, no
+    // tentative one does.
+    if (level === 'stable') at.commitSeq = this.committedCount;
+    const keep: typeof this.pendingWatchReads = [];
+    for (const read of this.pendingWatchReads.splice(0)) {
+      if (read.level !== level) {
+        keep.push(read);
+        continue;
+      }
+      const jobId = this.nextJobId++;
+      const snapshot = new RecordingSnapshot(this.store, at);
+      this.jobs.set(jobId, {
+        entry: null,
+        snapshot,
+        ahead: false,
+        readOnly: { tag: read.tag, trace: undefined, watch: level },
+      });
+      this.out.push({
+        type: 'execute',
+        job: { jobId, op: read.op, args: read.args, ts: this.clock.current(), id: null, snapshot },
+      });
+    }
+    this.pendingWatchReads.push(...keep);
+  }
+
+  /**
+   * The keys whose value at the end of the list or in the committed state may have changed since
+   * the last call (over-approximated: every write, withdrawal and commit): a driver re-runs the
+   * live queries whose read sets they touch.
+   */
+  takeChangedKeys(): Set<string> {
+    const out = this.changedKeys ?? new Set<string>();
+    this.changedKeys = new Set();
+    return out;
   }
 
   /**
@@ -1032,4 +1129,15 @@ function compareEntries(a: Entry, b: Entry): number {
   if (x.ts !== y.ts) return x.ts < y.ts ? -1 : 1;
   if (x.id.replica !== y.id.replica) return x.id.replica - y.id.replica;
   return x.id.eventNo - y.id.eventNo;
+}
+
+/** What a live query's read read, from its snapshot's record. */
+function readSetOf(snapshot: RecordingSnapshot): ReadSet {
+  const keys: string[] = [];
+  const prefixes: string[] = [];
+  for (const r of snapshot.reads) {
+    if (r.kind === 'key') keys.push(r.key);
+    else prefixes.push(r.prefix);
+  }
+  return { keys, prefixes };
 }

@@ -119,6 +119,19 @@ export interface Response {
   readonly outcome: Outcome;
   /** Present on tentative responses when the replica was built with `traceOrder` (checkers). */
   readonly trace?: OrderTrace;
+  /** What a live query's read read (InvokeRequest.watch): re-run it when one of these changes. */
+  readonly reads?: ReadSet;
+}
+
+/** The keys a read got, and the prefixes it scanned. */
+export interface ReadSet {
+  readonly keys: readonly string[];
+  readonly prefixes: readonly string[];
+}
+
+/** Whether a change to `key` can change what a read of `reads` returns. */
+export function readSetCovers(reads: ReadSet, key: string): boolean {
+  return reads.keys.includes(key) || reads.prefixes.some((p) => key.startsWith(p));
 }
 
 export type Output =

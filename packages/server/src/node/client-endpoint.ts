@@ -1,3 +1,4 @@
+import { LiveQueries } from '../host/live-queries.js';
 import {
   decodeClientFrame,
   encodeFrame,
@@ -132,7 +133,18 @@ export class ClientEndpoint {
     private readonly received: (replica: number, eventNo: number) => boolean = () => false,
     /** The read-only ones among the ops: a client may show a cached result of those at once. */
     private readonly readOnlyOps: () => string[] = () => [],
-  ) {}
+    /** Keys whose value may have changed since the last call (Replica.takeChangedKeys). */
+    private readonly changedKeys: () => ReadonlySet<string> = () => new Set(),
+  ) {
+    this.live = new LiveQueries<WebSocket>(
+      (request) => this.invoke(request),
+      (ws, frame) => this.send(ws, frame),
+      () => this.nextTag++,
+    );
+  }
+
+  /** The live queries of every connection (client frames `watch`, `unwatch`). */
+  private readonly live: LiveQueries<WebSocket>;
 
   /**
    * Serves the connections of `wss`. Until its hello is accepted a connection is held to the
@@ -184,17 +196,32 @@ export class ClientEndpoint {
           );
         }
         if (!conn.greeted) {
-          gate.record('outOfOrder', 'invoke before welcome');
+          gate.record('outOfOrder', `${f.t} before welcome`);
           return this.error(
             ws,
             'out-of-order',
-            'send hello and wait for welcome before invoking',
-            f.opId,
+            `send hello and wait for welcome before ${f.t === 'invoke' ? 'invoking' : 'watching'}`,
+            f.t === 'invoke' ? f.opId : undefined,
           );
         }
+        if (f.t === 'watch') {
+          const unavailable = this.unavailable();
+          if (unavailable !== null)
+            return this.send(ws, {
+              t: 'unwatched',
+              watchId: f.watchId,
+              code: 'unavailable',
+              message: unavailable,
+            });
+          // The first live query starts the replica's record of changed keys.
+          if (this.live.size === 0) this.changedKeys();
+          return this.live.watch(ws, f);
+        }
+        if (f.t === 'unwatch') return this.live.unwatch(ws, f.watchId);
         this.invokeFrame(ws, conn, f);
       });
       ws.on('close', () => {
+        this.live.closed(ws);
         this.connections.delete(ws);
         this.dirty.delete(ws);
         for (const op of conn.unsettled) op.owners.delete(ws);
@@ -313,6 +340,7 @@ export class ClientEndpoint {
 
   /** A response from the replica for one of our tags. */
   respond(r: Response): void {
+    if (this.live.respond(r)) return;
     const op = this.byTag.get(r.tag);
     if (op === undefined) return;
     if (op.done) {
@@ -373,6 +401,7 @@ export class ClientEndpoint {
    * welcomes (or turns away) sessions that were waiting for this replica to catch up.
    */
   afterTurn(): void {
+    if (this.live.size > 0) this.live.changed(this.changedKeys());
     this.sendTurnFrames();
     // Every frame of the turn, views included, leaves now: one write per connection.
     this.cork.release();

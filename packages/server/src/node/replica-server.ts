@@ -149,6 +149,7 @@ export class ReplicaServer {
       (session) => this.seenVector(session),
       (replica, eventNo) => this.host.replica.hasReceived({ replica, eventNo }),
       () => config.app.names().filter((n) => config.app.lookup(n)?.readOnly === true),
+      () => this.host.replica.takeChangedKeys(),
     );
     this.outbox = new PeerOutbox(
       (to, msgs) => this.mesh.sendMany(to, msgs),

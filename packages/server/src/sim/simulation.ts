@@ -1,8 +1,16 @@
-import { ABANDON_OP, type App } from '@creek/app';
+import { ABANDON_OP, canonicalJson, type App, type JsonValue } from '@creek/app';
 import { formatOpId, opKey, type OpId } from '../core/op-id.js';
 import type { SpeculationCounts } from '../core/metrics.js';
 import type { ReplicaOptions } from '../core/replica.js';
-import type { ExecutionResult, Req, Response, ResponseLevel, SessionStamp } from '../core/types.js';
+import type {
+  ExecutionResult,
+  Outcome,
+  Req,
+  Response,
+  ResponseLevel,
+  SessionStamp,
+} from '../core/types.js';
+import { LiveQueries } from '../host/live-queries.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import type { Executor } from '../exec/executor.js';
 import { MirrorFeed } from '../exec/mirror-feed.js';
@@ -79,6 +87,15 @@ export interface SimConfig {
    * visualizer replays a run from these. At the end, `onOps` (if given) gets every op's life over
    * the run, for charts of its latencies. Observing changes nothing in the run.
    */
+  /**
+   * Live queries (the node layer's LiveQueries, driven here as the runtime drives them): each
+   * replica watches `kv.get` of the first two workload keys and `queue.size` of the linearizable
+   * queue from the start (and again after each restart, as a client re-watches), re-running them
+   * when the replica reports changed keys after each event. At the end of a quiescent run, every
+   * watch's last tentative and stable results must equal the read on the final state. Off by
+   * default: its reads are executions, so a run with them is another run.
+   */
+  readonly liveQueries?: boolean;
   readonly frames?: {
     readonly everyMs: number;
     onFrame(frame: SimFrame): void;
@@ -287,6 +304,8 @@ interface SimProcess {
   readonly opsOfLostDisks: Set<string>;
   host: ReplicaHost;
   disk: SimDisk<HostRecord>;
+  /** Its live queries (SimConfig.liveQueries), made anew with each host; null when off. */
+  live: LiveQueries<number> | null;
 }
 
 /**
@@ -309,6 +328,14 @@ function drawExecution(prng: Prng): SimParameters['execution'] {
 /** Simulated wall clock starts at a realistic epoch so HLC timestamps look like real ones. */
 const EPOCH_MS = 1_700_000_000_000;
 const TICK_MS = 5;
+/** Tags of live queries' reads start here, apart from the workload's. */
+const WATCH_TAG_BASE = 1_000_000_000;
+/** The live queries each replica runs (SimConfig.liveQueries): a key each, and a queue's size. */
+const SIM_WATCHES: readonly (readonly [string, string, JsonValue])[] = [
+  ['k0', 'kv.get', { key: 'k/0' }],
+  ['k1', 'kv.get', { key: 'k/1' }],
+  ['q', 'queue.size', { queue: LINEARIZABLE_QUEUE }],
+];
 /** Of the clients that would resubmit an op after their replica crashed, the share that abandon it. */
 const ABANDON_SHARE = 0.25;
 
@@ -520,6 +547,12 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         afterDurable(p, () => network.send(now, p.id, to, { msg, wipes: p.wipes }, false));
       },
       respond(o: Response): void {
+        if (o.tag >= WATCH_TAG_BASE) {
+          // As the runtime does: handled after the host's turn, not inside it.
+          const live = p.live;
+          afterDurable(p, () => events.push(now, () => void live?.respond(o)));
+          return;
+        }
         const inv = byTag.get(o.tag);
         if (inv === undefined) throw new Error(`response for unknown tag ${o.tag}`);
         afterDurable(p, () => {
@@ -542,6 +575,10 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     };
   }
 
+  /** What each replica's live queries last pushed, by watch id and level (SimConfig.liveQueries). */
+  const watched: Map<string, { tentative?: Outcome; stable?: Outcome }>[] = [];
+  let nextWatchTag = WATCH_TAG_BASE;
+
   for (const id of ids) {
     const p: SimProcess = {
       id,
@@ -554,9 +591,61 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       opsOfLostDisks: new Set(),
       host: undefined as unknown as ReplicaHost,
       disk: new SimDisk(),
+      live: null,
     };
     p.host = new ReplicaHost(liveHostOptions(p), effects(p));
     procs.push(p);
+    watchOn(p);
+  }
+
+  /**
+   * Live queries at the end of a quiescent run: each replica's last tentative and last stable
+   * result of every watch equal the read on its final state (what a client watching would show).
+   */
+  function checkLiveQueries(): string[] {
+    const out: string[] = [];
+    for (const r of liveReplicas(record)) {
+      const state = JSON.parse(record.finals[r]!.digest) as Record<string, JsonValue>;
+      const num = (k: string): number => (typeof state[k] === 'number' ? (state[k] as number) : 0);
+      for (const [watchId, op, args] of SIM_WATCHES) {
+        const a = args as { key?: string; queue?: string };
+        const expected =
+          op === 'kv.get'
+            ? (state[a.key!] ?? null)
+            : num(`~queue/${a.queue!}/tail`) - num(`~queue/${a.queue!}/head`);
+        const last = watched[r]?.get(watchId);
+        for (const level of ['tentative', 'stable'] as const) {
+          const got = last?.[level];
+          if (got === undefined || !got.ok || canonicalJson(got.value) !== canonicalJson(expected))
+            out.push(
+              `live query: replica ${r}'s ${op} ${JSON.stringify(args)} last pushed ${got === undefined ? 'nothing' : JSON.stringify(got)} at ${level}, but reads ${JSON.stringify(expected)} on the final state`,
+            );
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Starts the live queries on the process's current host (at start, and after each restart). */
+  function watchOn(p: SimProcess): void {
+    if (config.liveQueries !== true) return;
+    const host = p.host;
+    const last = (watched[p.id] ??= new Map());
+    last.clear();
+    p.live = new LiveQueries<number>(
+      (request) => {
+        if (p.up && p.host === host && host.halted === null) host.invoke(physical(p.id), request);
+      },
+      (_conn, frame) => {
+        if (frame.t !== 'watched') return;
+        const seen = last.get(frame.watchId) ?? {};
+        seen[frame.level] = frame.outcome as Outcome;
+        last.set(frame.watchId, seen);
+      },
+      () => nextWatchTag++,
+    );
+    p.host.replica.takeChangedKeys(); // from now on the replica records them
+    for (const [watchId, op, args] of SIM_WATCHES) p.live.watch(0, { watchId, op, args });
   }
 
   /** Runs `fn` once the process's earlier writes are durable, unless it crashes first. */
@@ -670,6 +759,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       records,
       nowMs: physical(p.id),
     });
+    watchOn(p);
     const again = p.crashAfterRestart;
     if (again === null) return;
     p.crashAfterRestart = null;
@@ -868,6 +958,10 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     const before = now;
     now = ev.at;
     ev.event();
+    if (config.liveQueries === true)
+      for (const p of procs)
+        if (p.up && p.live !== null && p.host.halted === null)
+          p.live.changed(p.host.replica.takeChangedKeys());
     scheduleDeferredRuns();
     trackHolds();
     if (
@@ -1036,6 +1130,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
           `paxos: ${backstopHits} waiting casts or 2a were found ready only by the periodic recheck`,
         ]),
     ...reused,
+    ...(config.liveQueries === true && quiescent ? checkLiveQueries() : []),
     ...checkRun(record, app, {
       quiescent,
       speculative: params.execution.speculative,

@@ -1,0 +1,155 @@
+import type { JsonValue } from '@creek/app';
+import type { ErrorCode, ServerFrame } from '@creek/protocol';
+import type { InvokeRequest } from '../core/replica.js';
+import {
+  outcomesEqual,
+  readSetCovers,
+  type Outcome,
+  type ReadSet,
+  type Response,
+} from '../core/types.js';
+
+/** Live queries one connection may hold at once: a bound on the reads a client makes us run. */
+export const MAX_WATCHES_PER_CONNECTION = 64;
+
+type Level = 'tentative' | 'stable';
+const LEVELS: readonly Level[] = ['tentative', 'stable'];
+
+/** One level of a live query: its read in flight, what it read last, and what the client has. */
+interface Side {
+  /** The tag of its read in flight, or null. */
+  inFlight: number | null;
+  /** A key it read changed while the read was in flight: run it again when it answers. */
+  again: boolean;
+  reads: ReadSet | null;
+  sent: Outcome | null;
+}
+
+interface Watch<C> {
+  readonly conn: C;
+  readonly watchId: string;
+  readonly op: string;
+  readonly args: JsonValue;
+  readonly sides: Record<Level, Side>;
+}
+
+/**
+ * The replica's live queries (client frames `watch` / `unwatch`): each is a read-only op read at
+ * two levels — the end of the replica's list (tentative) and its committed state (stable) — with
+ * the read set the read recorded. When the replica reports keys that may have changed
+ * (`Replica.takeChangedKeys`), the reads whose sets they touch run again, and a `watched` frame
+ * goes out only when the result differs from the one the client has. `C` is the connection.
+ */
+export class LiveQueries<C> {
+  private readonly byTag = new Map<number, { watch: Watch<C>; level: Level }>();
+  private readonly byConn = new Map<C, Map<string, Watch<C>>>();
+
+  constructor(
+    /** Runs a read on the replica (InvokeRequest.watch); its response comes to `respond`. */
+    private readonly invoke: (request: InvokeRequest) => void,
+    private readonly send: (conn: C, frame: ServerFrame) => void,
+    /** A fresh tag, shared with the endpoint's ops so that responses route unambiguously. */
+    private readonly nextTag: () => number,
+    private readonly max = MAX_WATCHES_PER_CONNECTION,
+  ) {}
+
+  /** How many live queries run now, over every connection. */
+  get size(): number {
+    let n = 0;
+    for (const m of this.byConn.values()) n += m.size;
+    return n;
+  }
+
+  watch(conn: C, f: { watchId: string; op: string; args: JsonValue }): void {
+    let mine = this.byConn.get(conn);
+    if (mine === undefined) this.byConn.set(conn, (mine = new Map()));
+    if (mine.has(f.watchId))
+      return this.end(conn, f.watchId, 'out-of-order', `watch ${f.watchId} already runs here`);
+    if (mine.size >= this.max)
+      return this.end(
+        conn,
+        f.watchId,
+        'busy',
+        `this connection already holds ${mine.size} live queries (at most ${this.max}): unwatch some first`,
+      );
+    const side = (): Side => ({ inFlight: null, again: false, reads: null, sent: null });
+    const w: Watch<C> = { conn, ...f, sides: { tentative: side(), stable: side() } };
+    mine.set(f.watchId, w);
+    for (const level of LEVELS) this.run(w, level);
+  }
+
+  unwatch(conn: C, watchId: string): void {
+    const w = this.byConn.get(conn)?.get(watchId);
+    if (w !== undefined) this.drop(w);
+  }
+
+  /** The connection closed: its live queries end. */
+  closed(conn: C): void {
+    for (const w of [...(this.byConn.get(conn)?.values() ?? [])]) this.drop(w);
+    this.byConn.delete(conn);
+  }
+
+  /** A response for one of our reads (true), or not ours (false). */
+  respond(r: Response): boolean {
+    const mine = this.byTag.get(r.tag);
+    if (mine === undefined) return false;
+    this.byTag.delete(r.tag);
+    const { watch: w, level } = mine;
+    const side = w.sides[level];
+    side.inFlight = null;
+    if (r.level === 'failed') {
+      const error = r.outcome.ok ? 'failed' : r.outcome.error;
+      this.end(
+        w.conn,
+        w.watchId,
+        error.startsWith('unknown operation') ? 'unknown-op' : 'invalid-arguments',
+        error,
+      );
+      this.drop(w);
+      return true;
+    }
+    side.reads = r.reads ?? { keys: [], prefixes: [] };
+    if (side.sent === null || !outcomesEqual(side.sent, r.outcome)) {
+      side.sent = r.outcome;
+      this.send(w.conn, { t: 'watched', watchId: w.watchId, level, outcome: r.outcome as never });
+    }
+    if (side.again) {
+      side.again = false;
+      this.run(w, level);
+    }
+    return true;
+  }
+
+  /** Keys whose value may have changed: reads that read one of them run again. */
+  changed(keys: ReadonlySet<string>): void {
+    if (keys.size === 0) return;
+    for (const mine of this.byConn.values())
+      for (const w of mine.values())
+        for (const level of LEVELS) {
+          const side = w.sides[level];
+          if (side.reads === null) continue; // its first read is still in flight
+          if (![...keys].some((k) => readSetCovers(side.reads!, k))) continue;
+          if (side.inFlight !== null) side.again = true;
+          else this.run(w, level);
+        }
+  }
+
+  private run(w: Watch<C>, level: Level): void {
+    const tag = this.nextTag();
+    w.sides[level].inFlight = tag;
+    this.byTag.set(tag, { watch: w, level });
+    this.invoke({ op: w.op, args: w.args, strong: false, tag, watch: level });
+  }
+
+  private drop(w: Watch<C>): void {
+    this.byConn.get(w.conn)?.delete(w.watchId);
+    for (const level of LEVELS) {
+      const tag = w.sides[level].inFlight;
+      if (tag !== null) this.byTag.delete(tag);
+    }
+  }
+
+  private end(conn: C, watchId: string, code: ErrorCode, message: string): void {
+    this.send(conn, { t: 'unwatched', watchId, code, message });
+  }
+}

@@ -209,6 +209,8 @@ async function peerBytesSent(cluster: LocalCluster): Promise<number> {
 // Main
 
 interface Flags {
+  /** Live queries per client, each on its own key, running through every run (0: none). */
+  watches: number;
   ops: number;
   reads: number;
   keys: number;
@@ -218,17 +220,20 @@ interface Flags {
   replicas: number;
 }
 
-const USAGE = `npm run bench:bytes [-- --ops 20000 --reads 0.95 --keys 1000 --value-bytes 16,128,1024 --clients 3 --in-flight 16 --replicas 3]
+const USAGE = `npm run bench:bytes [-- --ops 20000 --reads 0.95 --keys 1000 --value-bytes 16,128,1024 --clients 3 --in-flight 16 --replicas 3 --watches 0]
   --ops          ops per run (each value size runs twice: invokeWeak, then invoke; default 20000)
   --reads        fraction of kv.get; the rest are kv.put (default 0.95)
   --keys         key set size, every key written before the runs (default 1000)
   --value-bytes  JSON size of the values, a comma-separated list (default 16,128,1024)
   --clients      clients, client i on replica i mod replicas (default 3)
   --in-flight    ops outstanding per client (default 16)
-  --replicas     replicas in the local cluster (default 3)`;
+  --replicas     replicas in the local cluster (default 3)
+  --watches      live queries (client.watch of kv.get) per client, each on its own key, through
+                 every run; their frames are counted apart (default 0)`;
 
 function parseArgs(argv: readonly string[]): Flags {
   const flags: Flags = {
+    watches: 0,
     ops: 20_000,
     reads: 0.95,
     keys: 1000,
@@ -255,6 +260,8 @@ function parseArgs(argv: readonly string[]): Flags {
   whole(flags.clients, 1, '--clients');
   whole(flags.inFlight, 1, '--in-flight');
   whole(flags.replicas, 1, '--replicas');
+  whole(flags.watches, 0, '--watches');
+  if (flags.watches > 64) fail('--watches must be at most 64 (a connection holds 64 live queries)');
   if (flags.replicas > 15) fail('--replicas must be at most 15');
   if (flags.reads < 0 || flags.reads > 1) fail('--reads must be between 0 and 1');
   for (const v of flags.valueBytes) whole(v, 2, '--value-bytes');
@@ -324,6 +331,12 @@ async function main(): Promise<void> {
       const cell = {} as { weak: Result; invoke: Result };
       for (const mode of ['weak', 'invoke'] as const) {
         counter.reset();
+        // Live queries on keys the workload writes: each client its own keys, spread over the set.
+        const queries = clients.flatMap((c, ci) =>
+          Array.from({ length: flags.watches }, (_, j) =>
+            c.watch('kv.get', { key: `k${(ci * flags.watches + j) % flags.keys}` }),
+          ),
+        );
         const peerBefore = await peerBytesSent(cluster);
         const t0 = performance.now();
         await run(clients, ops, mode, valueBytes, flags.inFlight, (done) =>
@@ -333,6 +346,7 @@ async function main(): Promise<void> {
         );
         const seconds = (performance.now() - t0) / 1000;
         await cluster.converged(60_000);
+        for (const q of queries) q.close();
         const peerBytes = (await peerBytesSent(cluster)) - peerBefore;
         cell[mode] = { mode, counter: counter.snapshot(), peerBytes, seconds };
         say(`bench:bytes: ${valueBytes} B, ${mode}: ${fmt(seconds)} s`);
@@ -402,6 +416,24 @@ async function main(): Promise<void> {
           `${fmt(tentative.messages - n, 0)} tentative views beyond one per op; ` +
           `between replicas ×${fmt(r.invoke.peerBytes / Math.max(1, r.weak.peerBytes))}`,
       );
+    }
+    if (flags.watches > 0) {
+      console.log(
+        `\nlive queries: ${flags.watches} per client (${flags.watches * flags.clients} in all), each on a key the workload writes`,
+      );
+      for (const r of results)
+        for (const x of [r.weak, r.invoke]) {
+          const watchBytes =
+            x.counter.of('sent', 'watch').bytes +
+            x.counter.of('sent', 'unwatch').bytes +
+            x.counter.of('received', 'watched').bytes;
+          const all = x.counter.total('sent').bytes + x.counter.total('received').bytes;
+          console.log(
+            `  ${String(r.valueBytes).padStart(5)} B, ${x.mode === 'weak' ? 'invokeWeak' : 'invoke    '}: ` +
+              `${fmt(watchBytes / n)} B/op of live-query frames (${fmt(x.counter.of('received', 'watched').messages, 0)} pushes), ` +
+              `${fmt((all - watchBytes) / n)} B/op without them: ${pct(watchBytes / Math.max(1, all - watchBytes))}`,
+          );
+        }
     }
     console.log(`\nmean message size by type (${results.at(-1)!.valueBytes} B values)`);
     for (const x of [results.at(-1)!.weak, results.at(-1)!.invoke]) {

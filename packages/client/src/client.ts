@@ -8,7 +8,9 @@ import {
   type ConnectionStatus,
   type CreekBindingOptions,
   type RestoredOp,
+  type WatchSink,
 } from './creek-binding.js';
+import { LiveQuery } from './live-query.js';
 import { InvalidArguments } from './errors.js';
 import { checkJson, type JsonLimits } from './json-check.js';
 import { DEFAULT_CACHE_ENTRIES, ResultCache } from './result-cache.js';
@@ -74,6 +76,7 @@ export class CreekClient<A = App> {
       status?: ConnectionStatus;
       onStatus?(listener: (s: ConnectionStatus) => void): () => void;
       restored?(): Promise<readonly RestoredOp[]>;
+      watch?(op: string, args: unknown, sink: WatchSink): () => void;
     },
     private readonly options: { readonly app?: A; readonly cacheEntries?: number } = {},
   ) {
@@ -145,6 +148,36 @@ export class CreekClient<A = App> {
       controller.signal,
     );
     return controller.correctable;
+  }
+
+  /**
+   * A live query: the replica reads the read-only op `op(args)` now and again whenever a key it
+   * read may have changed, at its tentative state (views at level `weak`) and at its committed one
+   * (`strong`), and pushes each result that differs from the last. Arguments are checked as for
+   * `invoke`; an op that writes is refused (the replica says so). At most 64 per connection.
+   */
+  watch<K extends OpName<A>>(op: K, args: ArgsOf<A, K>): LiveQuery<ResultOf<A, K>> {
+    const checked = this.check(op, args);
+    return new LiveQuery<ResultOf<A, K>>((sink) => {
+      if (checked instanceof InvalidArguments) {
+        sink.error(checked);
+        return () => undefined;
+      }
+      if (!this.readOnly(op) && (this.options.app as App | undefined)?.lookup(op) !== undefined) {
+        sink.error(
+          new InvalidArguments({
+            op,
+            field: 'op',
+            problem: `'${op}' writes: only read-only ops can be watched`,
+            fix: 'watch a read-only op (readOnly: true), and invoke the ones that write',
+          }),
+        );
+        return () => undefined;
+      }
+      if (this.binding.watch === undefined)
+        throw new Error('live queries need a binding that can watch (the Creek one: connect())');
+      return this.binding.watch(op, checked, sink as unknown as WatchSink);
+    });
   }
 
   invokeWeak<K extends OpName<A>>(

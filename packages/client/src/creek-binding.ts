@@ -44,6 +44,16 @@ interface SocketLike {
 }
 type SocketFactory = (url: string) => SocketLike;
 
+/** Where a live query's results go (`CreekBinding.watch`). */
+export interface WatchSink {
+  /** A new result at a level (`weak`: the replica's tentative state; `strong`: its committed one). */
+  view(v: { value: unknown; level: 'weak' | 'strong'; final: false }): void;
+  /** The read failed (the op threw) at a level; the query goes on. */
+  failed(e: CreekError, level: 'weak' | 'strong'): void;
+  /** The query ended (the replica refused it, or the client was closed). */
+  error(e: CreekError): void;
+}
+
 /** Where the client stands with the cluster (`client.status()`). */
 export type ConnectionStatus = 'connecting' | 'connected' | 'offline';
 
@@ -167,6 +177,12 @@ export class CreekBinding implements Binding {
   private restoredOps: Promise<readonly RestoredOp[]> = Promise.resolve([]);
   private saving: Promise<void> | null = null;
   private saveAgain = false;
+  /** Live queries by watch id: sent again on every connection (a new replica reads them anew). */
+  private readonly watches = new Map<
+    string,
+    { readonly op: string; readonly args: unknown; readonly sink: WatchSink }
+  >();
+  private nextWatch = 1;
   /** Per origin replica, how many of its ops this session has seen. */
   private readonly seen: number[] = [];
   /** Counts connections, so that a `committed` frame is applied to ops sent on its connection. */
@@ -471,6 +487,40 @@ export class CreekBinding implements Binding {
     return () => void this.statusListeners.delete(listener);
   }
 
+  /**
+   * A live query (the replica's `watch`): `sink` hears the read's result at the replica's tentative
+   * state and at its committed one, each time it changes; returns the function that ends it.
+   */
+  watch(op: string, args: unknown, sink: WatchSink): () => void {
+    if (this.closedBy !== null) {
+      sink.error(this.closedBy(false));
+      return () => undefined;
+    }
+    const watchId = `w${this.nextWatch++}`;
+    this.watches.set(watchId, { op, args, sink });
+    if (this.ready) this.sendWatch(watchId, op, args);
+    return () => {
+      if (this.watches.delete(watchId) && this.ready && this.socket !== null)
+        this.socket.send(encodeFrame({ t: 'unwatch', watchId }));
+    };
+  }
+
+  private sendWatch(watchId: string, op: string, args: unknown): void {
+    this.socket!.send(encodeFrame({ t: 'watch', watchId, op, args: args as never }));
+  }
+
+  private watchFrame(f: Extract<ServerFrame, { t: 'watched' | 'unwatched' }>): void {
+    const w = this.watches.get(f.watchId);
+    if (w === undefined) return;
+    if (f.t === 'unwatched') {
+      this.watches.delete(f.watchId);
+      return w.sink.error(errorFromWire(f.code, f.message));
+    }
+    const level = f.level === 'stable' ? 'strong' : 'weak';
+    if (f.outcome.ok) w.sink.view({ value: f.outcome.value, level, final: false });
+    else w.sink.failed(new OperationFailed(f.outcome.error), level);
+  }
+
   /** The ops taken over from the storage (their Correctables), once it is loaded. */
   restored(): Promise<readonly RestoredOp[]> {
     return this.restoredOps;
@@ -564,6 +614,8 @@ export class CreekBinding implements Binding {
     if (this.stallTimer !== null) clearInterval(this.stallTimer);
     this.socket?.close();
     this.failAll((o) => new ClientClosed(o.sentOn > 0));
+    for (const w of this.watches.values()) w.sink.error(new ClientClosed(false));
+    this.watches.clear();
     for (const o of this.ops.values()) {
       for (const w of o.waiting.splice(0)) w.reject(new ClientClosed(true));
       if (!o.committed) o.sink.neverCommits?.(new ClientClosed(o.sentOn > 0));
@@ -717,6 +769,7 @@ export class CreekBinding implements Binding {
       // Resubmit every op not known committed, answered ones too (their commit must be learnt):
       // same op ids and numbers, so nothing is applied twice.
       for (const o of this.ops.values()) if (!o.committed && !o.abandoning) this.send(o);
+      for (const [watchId, w] of this.watches) this.sendWatch(watchId, w.op, w.args);
       return;
     }
     if (f.t === 'committed' || f.t === 'confirms') this.lastStableAt = this.lastFrameAt;
@@ -734,6 +787,7 @@ export class CreekBinding implements Binding {
       }
       return;
     }
+    if (f.t === 'watched' || f.t === 'unwatched') return this.watchFrame(f);
     if (f.t === 'error' && f.opId === undefined) return this.connectionError(url, f);
     const o = this.ops.get(f.opId!);
     if (o === undefined) return;

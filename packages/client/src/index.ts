@@ -33,5 +33,6 @@ export {
   type StoredSession,
 } from './offline-storage.js';
 export { indexedDbStorage } from './indexeddb-storage.js';
+export { LiveQuery, type LiveQueryCallbacks } from './live-query.js';
 export * from './binding.js';
 export * from './errors.js';

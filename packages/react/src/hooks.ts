@@ -17,6 +17,7 @@ import type {
   ResultOf,
 } from '@creek/client';
 import { CorrectableStore, type OpState } from './correctable-store.js';
+import { LiveQueryStore } from './live-query-store.js';
 
 /** Options of `useInvoke`: the invoke options, and `skip` to invoke nothing for now. */
 export interface UseInvokeOptions extends Omit<InvokeOptions, 'signal'> {
@@ -45,6 +46,16 @@ export interface CreekHooks<A> {
     op: K,
     args: ArgsOf<A, K>,
     options?: UseInvokeOptions,
+  ): OpState<ResultOf<A, K>>;
+  /**
+   * A live query (`client.watch`): the result of the read-only `op(args)`, pushed by the replica
+   * each time it changes — `level` weak at its tentative state, strong at its committed one.
+   * `pending` until the first result. New arguments watch anew; unmounting ends the query.
+   */
+  useWatch<K extends OpName<A>>(
+    op: K,
+    args: ArgsOf<A, K>,
+    options?: { readonly skip?: boolean },
   ): OpState<ResultOf<A, K>>;
   /** A function that invokes `op`, and the state of its latest call (for writes, on an event). */
   useOp<K extends OpName<A>>(op: K): OpHandle<A, K>;
@@ -106,6 +117,21 @@ export function createCreekHooks<A>(): CreekHooks<A> {
     return useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
   }
 
+  function useWatch<K extends OpName<A>>(
+    op: K,
+    args: ArgsOf<A, K>,
+    options: { readonly skip?: boolean } = {},
+  ): OpState<ResultOf<A, K>> {
+    const client = useCreekClient();
+    const key = options.skip === true ? null : JSON.stringify([op, args]);
+    const store = useMemo(
+      () => new LiveQueryStore<ResultOf<A, K>>(key === null ? null : () => client.watch(op, args)),
+      // `key` stands for op and args: a new query only when one of them changed.
+      [client, key],
+    );
+    return useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
+  }
+
   function useOp<K extends OpName<A>>(op: K): OpHandle<A, K> {
     const client = useCreekClient();
     const store = useMemo(() => new CorrectableStore<ResultOf<A, K>>(null), [client, op]);
@@ -128,5 +154,5 @@ export function createCreekHooks<A>(): CreekHooks<A> {
     return useSyncExternalStore(subscribe, get, get);
   }
 
-  return { CreekProvider, useCreekClient, useInvoke, useOp, useStatus };
+  return { CreekProvider, useCreekClient, useInvoke, useWatch, useOp, useStatus };
 }

@@ -11,3 +11,4 @@ export {
   type UseInvokeOptions,
 } from './hooks.js';
 export { CorrectableStore, IDLE, STARTING, type OpState } from './correctable-store.js';
+export { LiveQueryStore } from './live-query-store.js';

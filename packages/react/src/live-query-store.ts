@@ -1,0 +1,46 @@
+import type { LiveQuery } from '@creek/client';
+import { IDLE, STARTING, type OpState } from './correctable-store.js';
+
+/**
+ * A live query as a store for `useSyncExternalStore`: started on the first subscription, closed
+ * when the last one goes (React's development double mount closes it and starts it again), its
+ * snapshot the latest result (`level` weak: the replica's tentative state; strong: committed).
+ * `pending` until the first result; a query the replica refused ends with `error`.
+ */
+export class LiveQueryStore<T> {
+  private query: LiveQuery<T> | null = null;
+  private detach: (() => void) | null = null;
+  private snapshot: OpState<T>;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(private readonly start: (() => LiveQuery<T>) | null) {
+    this.snapshot = start === null ? IDLE : STARTING;
+  }
+
+  readonly getSnapshot = (): OpState<T> => this.snapshot;
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    if (this.query === null && this.start !== null) {
+      const q = (this.query = this.start());
+      this.detach = q.subscribe({
+        onView: (value, view) =>
+          this.set({ value, level: view.level, error: undefined, pending: false, queued: false }),
+        onError: (error) => this.set({ ...this.snapshot, error, pending: false }),
+      });
+    }
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size > 0) return;
+      this.detach?.();
+      this.query?.close();
+      this.detach = null;
+      this.query = null;
+    };
+  };
+
+  private set(next: OpState<T>): void {
+    this.snapshot = Object.freeze(next);
+    for (const l of [...this.listeners]) l();
+  }
+}

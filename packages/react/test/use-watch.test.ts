@@ -1,0 +1,85 @@
+// @vitest-environment happy-dom
+import { connect } from '@creek/client';
+import { act, createElement, type ReactNode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { describe, expect, it } from 'vitest';
+import { createCreekHooks, type OpState } from '../src/index.js';
+
+/**
+ * useWatch: the component re-renders with each result a replica pushes for the live query, and
+ * unmounting ends it. The replica is played by a WebSocket the test drives (the live queries
+ * themselves are tested against real replicas in the client's live-queries.integration.test.ts).
+ */
+(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
+
+const sockets: Replica[] = [];
+class Replica {
+  readyState = 0;
+  readonly sent: { t: string; watchId?: string }[] = [];
+  onopen: ((ev: unknown) => void) | null = null;
+  onmessage: ((ev: { data: string }) => void) | null = null;
+  onclose: ((ev: unknown) => void) | null = null;
+  onerror: ((ev: unknown) => void) | null = null;
+  constructor(readonly url: string) {
+    sockets.push(this);
+    setTimeout(() => {
+      this.readyState = 1;
+      this.onopen?.({});
+    }, 0);
+  }
+  send(text: string): void {
+    const f = JSON.parse(text) as { t: string; version?: number; watchId?: string };
+    this.sent.push(f);
+    if (f.t === 'hello')
+      this.push({
+        t: 'welcome',
+        version: f.version,
+        replica: 0,
+        levels: ['weak', 'strong'],
+        ops: [],
+      });
+  }
+  push(frame: unknown): void {
+    this.onmessage?.({ data: JSON.stringify(frame) });
+  }
+  close(): void {
+    this.readyState = 3;
+  }
+}
+
+const { CreekProvider, useWatch } = createCreekHooks();
+
+describe('useWatch', () => {
+  it('renders each pushed result, tentative and stable, and unwatches when unmounted', async () => {
+    const client = connect({ urls: ['ws://replica.test/client'], WebSocket: Replica as never });
+    const states: OpState<unknown>[] = [];
+    function Live(): ReactNode {
+      states.push(useWatch('kv.get' as never, { key: 'shown' } as never));
+      return null;
+    }
+    const root = createRoot(document.createElement('div'));
+    act(() => root.render(createElement(CreekProvider, { client }, createElement(Live))));
+    const until = async (what: string, ok: () => boolean) => {
+      for (let i = 0; i < 400 && !ok(); i++)
+        await act(async () => {
+          await new Promise((r) => setTimeout(r, 2));
+        });
+      if (!ok()) throw new Error(`timed out: ${what}`);
+    };
+    try {
+      expect(states[0]).toMatchObject({ pending: true });
+      await until('the watch frame', () => sockets[0]?.sent.some((f) => f.t === 'watch') === true);
+      const watchId = sockets[0]!.sent.find((f) => f.t === 'watch')!.watchId!;
+      const push = (level: string, value: unknown) =>
+        act(() => sockets[0]!.push({ t: 'watched', watchId, level, outcome: { ok: true, value } }));
+      push('tentative', 4);
+      expect(states.at(-1)).toMatchObject({ value: 4, level: 'weak', pending: false });
+      push('stable', 5);
+      expect(states.at(-1)).toMatchObject({ value: 5, level: 'strong', pending: false });
+    } finally {
+      act(() => root.unmount());
+    }
+    expect(sockets[0]!.sent.at(-1)).toMatchObject({ t: 'unwatch' });
+    client.close();
+  });
+});

@@ -513,6 +513,9 @@ export class CreekBinding implements Binding {
     const w = this.watches.get(f.watchId);
     if (w === undefined) return;
     if (f.t === 'unwatched') {
+      // A replica that takes nothing for now (paused, catching up): the query stays, and is sent
+      // again at the next connection, as ops are.
+      if (f.code === 'unavailable') return;
       this.watches.delete(f.watchId);
       return w.sink.error(errorFromWire(f.code, f.message));
     }

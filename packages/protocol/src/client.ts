@@ -118,6 +118,8 @@ export const ServerFrameSchema = z.discriminatedUnion('t', [
     watchId: z.string(),
     level: z.enum(['tentative', 'stable']),
     outcome: OutcomeSchema,
+    /** Stable results: how many committed ops the state read holds (later results, higher). */
+    position: z.number().int().nonnegative().optional(),
   }),
   /** The replica ended a live query (an op that writes, bad arguments, too many watches): why. */
   z.object({

@@ -102,6 +102,8 @@ interface Job {
     readonly trace: OrderTrace | undefined;
     /** A live query's read, answered at this level with its read set. */
     readonly watch?: 'tentative' | 'stable';
+    /** Its stable read's committed position (Response.position). */
+    readonly position?: number;
   };
 }
 
@@ -546,6 +548,7 @@ export class Replica {
           level: ro.watch,
           outcome: result.outcome,
           reads: readSetOf(job.snapshot),
+          ...(ro.position === undefined ? {} : { position: ro.position }),
         });
     } else {
       const e = job.entry;
@@ -752,7 +755,12 @@ export class Replica {
         entry: null,
         snapshot,
         ahead: false,
-        readOnly: { tag: read.tag, trace: undefined, watch: level },
+        readOnly: {
+          tag: read.tag,
+          trace: undefined,
+          watch: level,
+          ...(level === 'stable' ? { position: this.committedCount } : {}),
+        },
       });
       this.out.push({
         type: 'execute',

@@ -121,6 +121,8 @@ export interface Response {
   readonly trace?: OrderTrace;
   /** What a live query's read read (InvokeRequest.watch): re-run it when one of these changes. */
   readonly reads?: ReadSet;
+  /** A live query's stable read: how many committed ops the state it read holds. */
+  readonly position?: number;
 }
 
 /** The keys a read got, and the prefixes it scanned. */

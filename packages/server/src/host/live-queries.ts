@@ -111,7 +111,13 @@ export class LiveQueries<C> {
     side.reads = r.reads ?? { keys: [], prefixes: [] };
     if (side.sent === null || !outcomesEqual(side.sent, r.outcome)) {
       side.sent = r.outcome;
-      this.send(w.conn, { t: 'watched', watchId: w.watchId, level, outcome: r.outcome as never });
+      this.send(w.conn, {
+        t: 'watched',
+        watchId: w.watchId,
+        level,
+        outcome: r.outcome as never,
+        ...(r.position === undefined ? {} : { position: r.position }),
+      });
     }
     if (side.again) {
       side.again = false;

@@ -31,6 +31,7 @@ import { SimDisk } from './disk.js';
 import { EventQueue } from './event-queue.js';
 import { SimNetwork, type NetworkConfig } from './network.js';
 import { Prng } from './prng.js';
+import { ReferenceInterpreter } from './reference-interpreter.js';
 import { abandonAnswer, liveReplicas, type Invocation, type RunRecord } from './run-record.js';
 import { ClientSessions } from './client-sessions.js';
 import {
@@ -626,6 +627,43 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     return out;
   }
 
+  /**
+   * A stable result must be the read on the committed state it names: the first `position` ops of
+   * the replica's committed order, replayed by the reference interpreter (per replica, forward as
+   * positions grow, anew when one goes back, as after a restart).
+   */
+  const replays: { interp: ReferenceInterpreter; applied: number }[] = [];
+  const liveViolations: string[] = [];
+  function checkStablePush(p: SimProcess, watchId: string, got: Outcome, position: number): void {
+    const order = record.commits[p.id]!.flat();
+    if (order.length < position) return; // its commit records are not all written yet
+    let r = replays[p.id];
+    if (r === undefined || r.applied > position) {
+      r = { interp: new ReferenceInterpreter(app), applied: 0 };
+      replays[p.id] = r;
+    }
+    for (; r.applied < position; r.applied++) {
+      const id = order[r.applied]!;
+      const req = record.reqs.get(opKey(id));
+      if (req === undefined) return; // its Req went with a lost disk: nothing to replay it from
+      r.interp.apply({
+        op: req.op,
+        args: req.args,
+        ts: req.ts,
+        id: req.id,
+        ...(req.session === undefined ? {} : { session: req.session }),
+      });
+    }
+    const [, op, args] = SIM_WATCHES.find(([w]) => w === watchId)!;
+    const expected = r.interp.apply({ op, args, ts: 0, id: null }, true);
+    if (
+      canonicalJson(expected as unknown as JsonValue) !== canonicalJson(got as unknown as JsonValue)
+    )
+      liveViolations.push(
+        `live query: at ${now.toFixed(1)} ms replica ${p.id} pushed ${op} ${JSON.stringify(args)} = ${JSON.stringify(got)} as stable at position ${position}, but the committed state there reads ${JSON.stringify(expected)}`,
+      );
+  }
+
   /** Starts the live queries on the process's current host (at start, and after each restart). */
   function watchOn(p: SimProcess): void {
     if (config.liveQueries !== true) return;
@@ -641,6 +679,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         const seen = last.get(frame.watchId) ?? {};
         seen[frame.level] = frame.outcome as Outcome;
         last.set(frame.watchId, seen);
+        if (frame.level === 'stable' && frame.position !== undefined)
+          checkStablePush(p, frame.watchId, frame.outcome as Outcome, frame.position);
       },
       () => nextWatchTag++,
     );
@@ -1130,6 +1170,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
           `paxos: ${backstopHits} waiting casts or 2a were found ready only by the periodic recheck`,
         ]),
     ...reused,
+    ...liveViolations.slice(0, 10),
     ...(config.liveQueries === true && quiescent ? checkLiveQueries() : []),
     ...checkRun(record, app, {
       quiescent,

@@ -28,7 +28,7 @@ describe('longestStrongGaps: the liveness figure of bench:freeze and bench:fault
   });
 });
 
-describe('the liveness and viewer benchmarks refuse bad flags before starting a cluster', () => {
+describe('the liveness, viewer and bytes benchmarks refuse bad flags before starting a cluster', () => {
   it.each([
     ['faults.ts', ['--seconds', '0'], /--seconds must be a number from 0.1 to 3600/],
     ['faults.ts', ['--strong', '2'], /--strong must be a number from 0 to 1/],
@@ -38,6 +38,10 @@ describe('the liveness and viewer benchmarks refuse bad flags before starting a 
     ['freeze.ts', ['--freeze', 'ten'], /--freeze must be a number/],
     ['viewer-cost.ts', ['--rounds', '1.5'], /--rounds must be a whole number from 1 to 50/],
     ['viewer-cost.ts', ['--viewers', '2'], /unknown argument '--viewers'/],
+    ['bytes-per-op.ts', ['--watches', '65'], /--watches must be at most 64/],
+    ['bytes-per-op.ts', ['--watches', '-1'], /--watches must be a whole number ≥ 0/],
+    ['bytes-per-op.ts', ['--watches', 'ten'], /--watches needs a number/],
+    ['bytes-per-op.ts', ['--wathces', '3'], /unknown argument '--wathces'/],
   ])('%s %j', async (script, args, message) => {
     const r = await run(script, args);
     expect(r.code).toBe(2);

@@ -126,6 +126,13 @@ describe('client.watch over a real cluster', () => {
     await until('welcome', () => frames.some((f) => f.t === 'welcome'));
     ws2.send(JSON.stringify({ t: 'watch', op: 'kv.get', args: { key: 'x' } })); // no watchId
     await until('bad-frame', () => frames.some((f) => f.code === 'bad-frame'));
+    // A watch id longer than the protocol allows (128 characters).
+    const before = frames.filter((f) => f.code === 'bad-frame').length;
+    ws2.send(JSON.stringify({ t: 'watch', watchId: 'w'.repeat(129), op: 'kv.get', args: {} }));
+    await until(
+      'a second bad-frame',
+      () => frames.filter((f) => f.code === 'bad-frame').length > before,
+    );
     ws2.send(JSON.stringify({ t: 'watch', watchId: 'w', op: 'no.such', args: {} }));
     await until('unwatched', () => frames.some((f) => f.t === 'unwatched'));
     expect(frames.find((f) => f.t === 'unwatched')).toMatchObject({

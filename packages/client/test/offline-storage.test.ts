@@ -3,6 +3,7 @@ import { LocalCluster } from '@creek/server/node';
 import { describe, expect, it } from 'vitest';
 import { connect } from '../src/client.js';
 import { indexedDbStorage, memoryStorage, type StoredSession } from '../src/index.js';
+import { readStoredSession } from '../src/offline-storage.js';
 import { scriptedSockets } from './scripted-sockets.js';
 
 /**
@@ -96,6 +97,35 @@ describe('the offline queue in storage, scripted replicas', () => {
     } finally {
       c.close();
     }
+  });
+});
+
+describe('what a storage holds is checked before a client takes it over', () => {
+  it.each([
+    [null, /not an object/],
+    [{ version: 1, session: '', nextSeq: 1, ops: [] }, /no session id/],
+    [{ version: 1, session: 's', nextSeq: 0, ops: [] }, /nextSeq is not a count/],
+    [{ version: 1, session: 's', nextSeq: 2, ops: 'many' }, /ops are not a list/],
+    [
+      {
+        version: 1,
+        session: 's',
+        nextSeq: 2,
+        ops: [{ seq: 2, op: 'kv.put', args: {}, level: 'weak', stableOnly: false }],
+      },
+      /is not a stored op/,
+    ],
+    [
+      {
+        version: 1,
+        session: 's',
+        nextSeq: 3,
+        ops: [{ seq: 1, op: 'kv.put', args: {}, level: 'both', stableOnly: false }],
+      },
+      /is not a stored op/,
+    ],
+  ])('%j', (raw, problem) => {
+    expect(readStoredSession(raw)).toMatch(problem);
   });
 });
 

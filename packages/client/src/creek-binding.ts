@@ -177,6 +177,7 @@ export class CreekBinding implements Binding {
   private restoredOps: Promise<readonly RestoredOp[]> = Promise.resolve([]);
   private saving: Promise<void> | null = null;
   private saveAgain = false;
+  private persistDue = false;
   /** Live queries by watch id: sent again on every connection (a new replica reads them anew). */
   private readonly watches = new Map<
     string,
@@ -572,6 +573,16 @@ export class CreekBinding implements Binding {
    * change during a save is saved by the next one.
    */
   private persist(): void {
+    if (this.storage === null || this.persistDue) return;
+    // Every change of one turn (a frame confirming many ops, a burst of invokes) in one save.
+    this.persistDue = true;
+    queueMicrotask(() => {
+      this.persistDue = false;
+      this.save();
+    });
+  }
+
+  private save(): void {
     if (this.storage === null) return;
     if (this.saving !== null) {
       this.saveAgain = true;
@@ -599,7 +610,7 @@ export class CreekBinding implements Binding {
         this.saving = null;
         if (this.saveAgain) {
           this.saveAgain = false;
-          this.persist();
+          this.save();
         }
       });
   }

@@ -1,4 +1,5 @@
 import type { ConsistencyLevel, Correctable } from '@creek/client';
+import { SnapshotStore } from './snapshot-store.js';
 
 /**
  * What a component shows of an op: its latest value and the level it came at, its error, and
@@ -47,17 +48,15 @@ function stateOf<T>(c: Correctable<T>): OpState<T> {
  * subscription: React may render a component several times (and, in development, mount it
  * twice) before it commits, and an op must be invoked once.
  */
-export class CorrectableStore<T> {
+export class CorrectableStore<T> extends SnapshotStore<OpState<T>> {
   private correctable: Correctable<T> | null = null;
-  private snapshot: OpState<T>;
-  private readonly listeners = new Set<() => void>();
   private detach: (() => void) | null = null;
 
   constructor(
     private readonly start: (() => Correctable<T>) | null,
     initial: OpState<T> = start === null ? IDLE : STARTING,
   ) {
-    this.snapshot = initial;
+    super(initial);
   }
 
   /** Follows `c` from now on (useOp's latest call), dropping the one followed before. */
@@ -67,8 +66,6 @@ export class CorrectableStore<T> {
     this.attach();
     this.changed();
   }
-
-  readonly getSnapshot = (): OpState<T> => this.snapshot;
 
   readonly subscribe = (listener: () => void): (() => void) => {
     this.listeners.add(listener);
@@ -110,7 +107,6 @@ export class CorrectableStore<T> {
       s.queued === next.queued
     )
       return;
-    this.snapshot = next;
-    for (const l of [...this.listeners]) l();
+    this.publish(next);
   }
 }

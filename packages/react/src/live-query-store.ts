@@ -1,5 +1,6 @@
 import type { LiveQuery } from '@creek/client';
 import { IDLE, STARTING, type OpState } from './correctable-store.js';
+import { SnapshotStore } from './snapshot-store.js';
 
 /**
  * A live query as a store for `useSyncExternalStore`: started on the first subscription, closed
@@ -7,17 +8,13 @@ import { IDLE, STARTING, type OpState } from './correctable-store.js';
  * snapshot the latest result (`level` weak: the replica's tentative state; strong: committed).
  * `pending` until the first result; a query the replica refused ends with `error`.
  */
-export class LiveQueryStore<T> {
+export class LiveQueryStore<T> extends SnapshotStore<OpState<T>> {
   private query: LiveQuery<T> | null = null;
   private detach: (() => void) | null = null;
-  private snapshot: OpState<T>;
-  private readonly listeners = new Set<() => void>();
 
   constructor(private readonly start: (() => LiveQuery<T>) | null) {
-    this.snapshot = start === null ? IDLE : STARTING;
+    super(start === null ? IDLE : STARTING);
   }
-
-  readonly getSnapshot = (): OpState<T> => this.snapshot;
 
   readonly subscribe = (listener: () => void): (() => void) => {
     this.listeners.add(listener);
@@ -40,7 +37,6 @@ export class LiveQueryStore<T> {
   };
 
   private set(next: OpState<T>): void {
-    this.snapshot = Object.freeze(next);
-    for (const l of [...this.listeners]) l();
+    this.publish(Object.freeze(next));
   }
 }

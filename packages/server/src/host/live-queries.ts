@@ -129,12 +129,13 @@ export class LiveQueries<C> {
   /** Keys whose value may have changed: reads that read one of them run again. */
   changed(keys: ReadonlySet<string>): void {
     if (keys.size === 0) return;
+    const changed = [...keys];
     for (const mine of this.byConn.values())
       for (const w of mine.values())
         for (const level of LEVELS) {
           const side = w.sides[level];
           if (side.reads === null) continue; // its first read is still in flight
-          if (![...keys].some((k) => readSetCovers(side.reads!, k))) continue;
+          if (!changed.some((k) => readSetCovers(side.reads!, k))) continue;
           if (side.inFlight !== null) side.again = true;
           else this.run(w, level);
         }

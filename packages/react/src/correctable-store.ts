@@ -16,6 +16,12 @@ export interface OpState<T> {
   readonly pending: boolean;
   /** It waits in the offline queue: no replica answers, and it goes out when one does. */
   readonly queued: boolean;
+  /**
+   * What is shown is final: the op has its place in the committed order (`correctable.committed()`
+   * resolved: a UI's "synced" mark, also for a weak op after its answer), or, for a live query,
+   * the value was read at the committed state.
+   */
+  readonly committed: boolean;
 }
 
 /** The state before an op is invoked, or while none is. */
@@ -25,12 +31,13 @@ export const IDLE: OpState<never> = Object.freeze({
   error: undefined,
   pending: false,
   queued: false,
+  committed: false,
 });
 
 /** The state of an op that was invoked and has not answered yet. */
 export const STARTING: OpState<never> = Object.freeze({ ...IDLE, pending: true });
 
-function stateOf<T>(c: Correctable<T>): OpState<T> {
+function stateOf<T>(c: Correctable<T>, committed: boolean): OpState<T> {
   const latest = c.latest();
   return Object.freeze({
     value: latest?.value,
@@ -38,6 +45,7 @@ function stateOf<T>(c: Correctable<T>): OpState<T> {
     error: c.error,
     pending: c.state === 'updating',
     queued: c.queued,
+    committed,
   });
 }
 
@@ -51,6 +59,8 @@ function stateOf<T>(c: Correctable<T>): OpState<T> {
 export class CorrectableStore<T> extends SnapshotStore<OpState<T>> {
   private correctable: Correctable<T> | null = null;
   private detach: (() => void) | null = null;
+  /** The Correctable whose `committed()` resolved (the one followed, or one followed before). */
+  private committedOne: Correctable<T> | null = null;
 
   constructor(
     private readonly start: (() => Correctable<T>) | null,
@@ -94,17 +104,27 @@ export class CorrectableStore<T> extends SnapshotStore<OpState<T>> {
       onError: changed,
       onQueued: changed,
     });
+    // Never rejects unhandled: an op that will never commit says why in its error.
+    c.committed().then(
+      () => {
+        this.committedOne = c;
+        changed();
+      },
+      () => undefined,
+    );
   }
 
   private changed(): void {
-    const next = this.correctable === null ? this.snapshot : stateOf(this.correctable);
+    const c = this.correctable;
+    const next = c === null ? this.snapshot : stateOf(c, this.committedOne === c);
     const s = this.snapshot;
     if (
       s.value === next.value &&
       s.level === next.level &&
       s.error === next.error &&
       s.pending === next.pending &&
-      s.queued === next.queued
+      s.queued === next.queued &&
+      s.committed === next.committed
     )
       return;
     this.publish(next);

@@ -1,6 +1,6 @@
 /**
  * React hooks for Creek: `createCreekHooks<typeof app>()` gives a provider and hooks that turn
- * Correctables into component state (`useInvoke`, `useOp`, `useStatus`), on useSyncExternalStore.
+ * Correctables into component state (`useInvoke`, `useOp`, `useWatch`, `useStatus`, and `useCorrectable` for one the app holds), on useSyncExternalStore.
  *
  * @module @creek/react
  */
@@ -12,3 +12,4 @@ export {
 } from './hooks.js';
 export { CorrectableStore, IDLE, STARTING, type OpState } from './correctable-store.js';
 export { LiveQueryStore } from './live-query-store.js';
+export { useCorrectable } from './use-correctable.js';

@@ -22,7 +22,14 @@ export class LiveQueryStore<T> extends SnapshotStore<OpState<T>> {
       const q = (this.query = this.start());
       this.detach = q.subscribe({
         onView: (value, view) =>
-          this.set({ value, level: view.level, error: undefined, pending: false, queued: false }),
+          this.set({
+            value,
+            level: view.level,
+            error: undefined,
+            pending: false,
+            queued: false,
+            committed: view.level === 'strong',
+          }),
         onError: (error) => this.set({ ...this.snapshot, error, pending: false }),
       });
     }

@@ -5,7 +5,8 @@ import { act, createElement, StrictMode, useState, type ReactNode } from 'react'
 import { createRoot, type Root } from 'react-dom/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createCreekHooks, type OpState } from '../src/index.js';
+import type { Correctable } from '@creek/client';
+import { createCreekHooks, useCorrectable, type OpState } from '../src/index.js';
 
 /**
  * The hooks in a DOM (happy-dom) against the in-memory cluster (the real replica code): each
@@ -116,6 +117,7 @@ describe('useInvoke', () => {
       error: undefined,
       pending: false,
       queued: false,
+      committed: false,
     });
     expect(m.cluster.hosts[0]!.replica.metrics.invoked.strong).toBe(0);
   });
@@ -168,6 +170,58 @@ describe('useOp and useStatus', () => {
       );
     } finally {
       window.removeEventListener('error', onError);
+      act(() => r.unmount());
+    }
+  });
+});
+
+describe('useCorrectable', () => {
+  it("follows a Correctable the app holds: a weak op's answer, then committed (the synced mark)", async () => {
+    const m = mount(null);
+    const states: OpState<number>[] = [];
+    function Row({ c }: { c: Correctable<number> }): ReactNode {
+      states.push(useCorrectable(c));
+      return null;
+    }
+    const c = m.client.invokeWeak('counter.add', { name: 'w', by: 3 });
+    const container = document.createElement('div');
+    const r = createRoot(container);
+    try {
+      act(() => r.render(createElement(Row, { c })));
+      await until('committed', () => states.at(-1)?.committed === true);
+      expect(states.some((s) => s.level === 'weak' && !s.committed)).toBe(true);
+      expect(states.at(-1)).toMatchObject({ value: 3, level: 'weak', pending: false });
+    } finally {
+      act(() => r.unmount());
+    }
+  });
+
+  it('an op that never took effect is never marked committed; null renders the idle state', async () => {
+    const m = mount(null);
+    const states: OpState<number>[] = [];
+    function Row({ c }: { c: Correctable<number> | null }): ReactNode {
+      states.push(useCorrectable(c));
+      return null;
+    }
+    // Refused before it was sent (not a whole number): it will never have a place in the order.
+    const c = m.client.invokeStrong('counter.add', { name: 'f', by: 1.5 });
+    c.then(
+      () => undefined,
+      () => undefined,
+    );
+    const container = document.createElement('div');
+    const r = createRoot(container);
+    try {
+      act(() => r.render(createElement(Row, { c: null })));
+      expect(states.at(-1)).toMatchObject({ pending: false, value: undefined, committed: false });
+      act(() => r.render(createElement(Row, { c })));
+      await until('the error', () => states.at(-1)?.error !== undefined);
+      await act(async () => {
+        await new Promise((r) => setTimeout(r, 20));
+      });
+      expect(states.at(-1)!.error!.message).toMatch(/by/);
+      expect(states.some((s) => s.committed)).toBe(false);
+    } finally {
       act(() => r.unmount());
     }
   });

@@ -23,6 +23,8 @@ interface Side {
   again: boolean;
   reads: ReadSet | null;
   sent: Outcome | null;
+  /** The committed position the stable result last sent was read at. */
+  sentPosition: number | undefined;
 }
 
 interface Watch<C> {
@@ -72,7 +74,13 @@ export class LiveQueries<C> {
         'busy',
         `this connection already holds ${mine.size} live queries (at most ${this.max}): unwatch some first`,
       );
-    const side = (): Side => ({ inFlight: null, again: false, reads: null, sent: null });
+    const side = (): Side => ({
+      inFlight: null,
+      again: false,
+      reads: null,
+      sent: null,
+      sentPosition: undefined,
+    });
     const w: Watch<C> = { conn, ...f, sides: { tentative: side(), stable: side() } };
     mine.set(f.watchId, w);
     for (const level of LEVELS) this.run(w, level);
@@ -111,13 +119,14 @@ export class LiveQueries<C> {
     side.reads = r.reads ?? { keys: [], prefixes: [] };
     if (side.sent === null || !outcomesEqual(side.sent, r.outcome)) {
       side.sent = r.outcome;
-      this.send(w.conn, {
-        t: 'watched',
-        watchId: w.watchId,
-        level,
-        outcome: r.outcome as never,
-        ...(r.position === undefined ? {} : { position: r.position }),
-      });
+      side.sentPosition = r.position;
+      this.push(w, level, r.outcome, r.position);
+      // A tentative result the committed state also reads: the stable result again, after it, so
+      // that the client's latest view says the value is confirmed (the two reads answer in either
+      // order: at the start the committed reader often answers first).
+      const stable = w.sides.stable;
+      if (level === 'tentative' && stable.sent !== null && outcomesEqual(stable.sent, r.outcome))
+        this.push(w, 'stable', stable.sent, stable.sentPosition);
     }
     if (side.again) {
       side.again = false;
@@ -139,6 +148,16 @@ export class LiveQueries<C> {
           if (side.inFlight !== null) side.again = true;
           else this.run(w, level);
         }
+  }
+
+  private push(w: Watch<C>, level: Level, outcome: Outcome, position: number | undefined): void {
+    this.send(w.conn, {
+      t: 'watched',
+      watchId: w.watchId,
+      level,
+      outcome: outcome as never,
+      ...(position === undefined ? {} : { position }),
+    });
   }
 
   private run(w: Watch<C>, level: Level): void {

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { connect } from '@creek/client';
 import { LocalCluster } from '@creek/server/node';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,9 +9,11 @@ import type { ServedPage } from '../src/shared/page-server.js';
 import { launchChromium } from './support/chromium.js';
 
 /**
- * The bank's page in Chromium against a real 3-replica cluster: click through deposits,
- * withdrawals, an overdraft, interest and a concurrent withdrawal at two branches. The page
- * mirrors its state in data attributes (see page.ts); the test waits on those, never on time.
+ * The bank's page (a React app on @creek/react) in Chromium against a real 3-replica cluster:
+ * click through deposits, withdrawals, an overdraft, interest and a concurrent withdrawal at two
+ * branches, a branch cut off, and every replica paused and resumed (the page offline and back).
+ * The page mirrors its state in data attributes (see page.tsx); the test waits on those, never on
+ * time.
  */
 const APP = fileURLToPath(new URL('../src/bank/app.ts', import.meta.url));
 
@@ -33,6 +36,7 @@ beforeAll(async () => {
     token: cluster.token,
     account: 'page-test',
     rateBps: 100,
+    offlineAfterMs: 1_000,
   });
 }, 60_000);
 afterAll(async () => {
@@ -43,19 +47,24 @@ afterAll(async () => {
 
 const branch = (i: number): string => `[data-branch="${i}"]`;
 const row = (seq: number): string => `#log tr[data-seq="${seq}"]`;
+const status = (seq: number): string => `${row(seq)} [data-cell=status]`;
 
 async function text(page: Page, selector: string): Promise<string> {
   return ((await page.locator(selector).textContent()) ?? '').trim();
 }
 
-/** Waits until a branch has finished a refresh whose stable balance is `expected`. */
+async function color(page: Page, selector: string): Promise<string> {
+  return page.$eval(selector, (el) => getComputedStyle(el).color);
+}
+
+/** Waits until a branch shows `expected` as its confirmed (stable) balance. */
 async function stableBalance(page: Page, i: number, expected: string): Promise<void> {
   await page.waitForFunction(
     ([sel, want]) => {
       const el = document.querySelector(sel!);
       return (
-        el?.getAttribute('data-state') === 'stable' &&
-        el.querySelector('[data-role=stable]')?.textContent === want
+        el?.getAttribute('data-level') === 'strong' &&
+        el.querySelector('[data-role=balance]')?.textContent === want
       );
     },
     [branch(i), expected],
@@ -63,21 +72,21 @@ async function stableBalance(page: Page, i: number, expected: string): Promise<v
   );
 }
 
-/** Waits until a log row has its final view (or an error). */
+/** Waits until a row is stable (confirmed, or synced for a deposit) or failed. */
 async function finalRow(page: Page, seq: number): Promise<void> {
-  await page.waitForSelector(`${row(seq)}[data-state="final"], ${row(seq)}[data-state="error"]`, {
+  await page.waitForSelector(`${row(seq)}[data-phase="stable"], ${row(seq)}[data-phase="error"]`, {
     timeout: 20_000,
   });
 }
 
-/** Waits until both branches show the same stable balance; returns it in cents. */
+/** Waits until both branches show the same confirmed balance; returns it in cents. */
 async function settled(page: Page): Promise<number> {
   const handle = await page.waitForFunction(
     ([a, b]) => {
       const read = (sel: string): string | null => {
         const el = document.querySelector(sel);
-        return el?.getAttribute('data-state') === 'stable'
-          ? (el.querySelector('[data-role=stable]')?.textContent ?? null)
+        return el?.getAttribute('data-level') === 'strong'
+          ? (el.querySelector('[data-role=balance]')?.textContent ?? null)
           : null;
       };
       const [x, y] = [read(a!), read(b!)];
@@ -94,59 +103,69 @@ async function act(page: Page, i: number, action: string, dollars?: string): Pro
   await page.click(`${branch(i)} [data-action=${action}]`);
 }
 
-describe('the bank page in Chromium', () => {
-  it('shows tentative then stable balances, withdraws, refuses an overdraft, accrues interest', async () => {
+async function open(): Promise<Page> {
+  const page = await browser.context.newPage();
+  await page.goto(served.url);
+  await page.waitForSelector(`${branch(0)}[data-ready="yes"]`, { timeout: 20_000 });
+  await page.waitForSelector(`${branch(1)}[data-ready="yes"]`, { timeout: 20_000 });
+  return page;
+}
+
+describe('the bank page (React) in Chromium', () => {
+  it('deposits, withdraws, declines an overdraft, adds interest, and takes one of two racing withdrawals', async () => {
     const page = await browser.context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
     await page.goto(served.url);
 
-    // The page opens the account; both branches show its stable balance.
+    // The page opens the account; both branches show its confirmed balance, pushed live.
     await stableBalance(page, 0, '$0.00');
     await stableBalance(page, 1, '$0.00');
+    expect(await page.getAttribute(`${branch(0)} .connection`, 'data-status')).toBe('connected');
 
-    // Deposit at Alice's branch: weak, one answer from her replica.
+    // Deposit at Alice's branch: weak, one answer from her server, then synced.
     await act(page, 0, 'deposit', '50');
     await finalRow(page, 1);
     expect(await page.getAttribute(row(1), 'data-outcome')).toBe('accepted');
     expect(await page.getAttribute(row(1), 'data-views')).toBe('weak');
-    expect(await text(page, `${row(1)} [data-cell=tentative]`)).toMatch(/balance \$50\.00/);
+    expect(await text(page, status(1))).toBe('Credited · balance $50.00 at this branch · synced');
+    // The live query pushes the new balance to both branches without a reload.
     await stableBalance(page, 0, '$50.00');
-    // The balance came as the client's cached value (read when the page opened), then a tentative
-    // view, then the stable one.
-    expect(await page.getAttribute(branch(0), 'data-views')).toBe('cached weak strong');
-    expect(await text(page, `${branch(0)} [data-role=tentative]`)).toBe('$50.00');
+    await stableBalance(page, 1, '$50.00');
 
-    // Withdraw: the tentative answer, then the stable one, both "accepted".
+    // Withdraw: the tentative answer, then the confirmed one, both "approved".
     await act(page, 0, 'withdraw', '20');
     await finalRow(page, 2);
     expect(await page.getAttribute(row(2), 'data-views')).toBe('weak strong');
     expect(await page.getAttribute(row(2), 'data-tentative')).toBe('accepted');
     expect(await page.getAttribute(row(2), 'data-outcome')).toBe('accepted');
-    expect(await text(page, `${row(2)} [data-cell=tentative]`)).toBe('accepted · balance $30.00');
-    expect(await text(page, `${row(2)} [data-cell=stable]`)).toBe('accepted · balance $30.00');
+    expect(await page.getAttribute(row(2), 'data-revised')).toBe('no');
+    expect(await text(page, status(2))).toBe('Approved · balance $30.00');
     await stableBalance(page, 0, '$30.00');
 
-    // An overdraft is refused, and the balance stays.
+    // An overdraft is declined, drawn apart from an approval (not in the approval's green).
     await act(page, 0, 'withdraw', '100');
     await finalRow(page, 3);
     expect(await page.getAttribute(row(3), 'data-outcome')).toBe('refused');
-    expect(await text(page, `${row(3)} [data-cell=stable]`)).toBe(
-      'refused: insufficient funds (short by $70.00) · balance $30.00',
+    expect(await text(page, status(3))).toBe(
+      'Declined: insufficient funds (short by $70.00) · balance $30.00',
     );
+    expect(await page.getAttribute(status(3), 'class')).toContain('refused');
+    expect(await color(page, status(3))).not.toBe(await color(page, status(2)));
     await stableBalance(page, 0, '$30.00');
     await stableBalance(page, 1, '$30.00');
 
-    // Bob's branch accrues 1 % interest on the $30.00 it sees: a $0.30 shadow deposit.
+    // Bob's branch adds 1 % interest on the $30.00 it sees: a $0.30 deposit.
     await act(page, 1, 'interest');
     await finalRow(page, 4);
-    expect(await text(page, `${row(4)} [data-cell=tentative]`)).toBe(
-      '+$0.30 on $30.00 seen here → $30.30',
-    );
+    expect(await text(page, `${row(4)} td:nth-child(2)`)).toBe('Interest 1 % on $30.00: +$0.30');
     await stableBalance(page, 0, '$30.30');
     await stableBalance(page, 1, '$30.30');
 
-    // Both branches withdraw $20 at once from $30.30: the stable answers accept exactly one.
+    // Both branches withdraw $20 at once from $30.30: the confirmations approve exactly one.
     await page.fill(`${branch(0)} [data-role=amount]`, '20');
     await page.fill(`${branch(1)} [data-role=amount]`, '20');
     await page.click('#race');
@@ -160,13 +179,15 @@ describe('the bank page in Chromium', () => {
     await stableBalance(page, 0, '$10.30');
     await stableBalance(page, 1, '$10.30');
 
+    // Product copy: no replica numbers, URLs or op names on screen.
+    const shown = await page.locator('body').innerText();
+    expect(shown).not.toMatch(/replica|ws:\/\/|bank\.\w+|§/i);
     expect(errors).toEqual([]);
     await page.close();
   });
 
-  it("shows a cut-off branch's tentative yes revised into a stable no (RedBlue §5.3)", async () => {
-    const page = await browser.context.newPage();
-    await page.goto(served.url);
+  it("shows a cut-off branch's tentative approval revised into a decline", async () => {
+    const page = await open();
     await act(page, 0, 'deposit', '100');
     await finalRow(page, 1);
     // Both branches agree on the balance before Bob's replica is cut off.
@@ -178,28 +199,85 @@ describe('the bank page in Chromium', () => {
     try {
       // Bob's replica still answers tentatively from what it has: the whole balance is there.
       await act(page, 1, 'withdraw', dollars);
-      await page.waitForSelector(`${row(2)}[data-state="tentative"]`, { timeout: 20_000 });
+      await page.waitForSelector(`${row(2)}[data-phase="tentative"]`, { timeout: 20_000 });
       expect(await page.getAttribute(row(2), 'data-tentative')).toBe('accepted');
+      expect(await text(page, status(2))).toMatch(/waiting for confirmation$/);
+      const tentativeColor = await color(page, status(2));
       // Alice, with the majority, takes it all first.
       await act(page, 0, 'withdraw', dollars);
       await finalRow(page, 3);
       expect(await page.getAttribute(row(3), 'data-outcome')).toBe('accepted');
+      expect(await color(page, status(3))).not.toBe(tentativeColor);
     } finally {
       await cluster.admin(1, 'unblock');
     }
     await finalRow(page, 2);
     expect(await page.getAttribute(row(2), 'data-outcome')).toBe('refused');
     expect(await page.getAttribute(row(2), 'data-revised')).toBe('yes');
-    expect(await page.getAttribute(`${row(2)} [data-cell=tentative]`, 'class')).toBe('revoked');
+    expect(await text(page, status(2))).toMatch(/another withdrawal came first/);
     await stableBalance(page, 0, '$0.00');
     await stableBalance(page, 1, '$0.00');
     await page.close();
   });
 
+  it('offline: every replica paused, operations wait queued; resumed, each is applied once and the page says so', async () => {
+    const page = await open();
+    const before = await settled(page);
+    for (const i of [0, 1, 2]) await cluster.admin(i, 'pause');
+    try {
+      // Alice deposits $5 and then withdraws $3 (her session keeps that order); Bob deposits $5.
+      // No server answers: each client finds its connection stalled, finds no other server, and
+      // goes offline; the ops wait queued (the client has no heartbeat, so an idle page learns it
+      // is offline from ops that wait).
+      await act(page, 0, 'deposit', '5');
+      await act(page, 1, 'deposit', '5');
+      await act(page, 0, 'withdraw', '3');
+      for (const i of [0, 1])
+        await page.waitForSelector(`${branch(i)} .connection[data-status="offline"]`, {
+          timeout: 20_000,
+        });
+      expect(await text(page, `${branch(0)} .connection`)).toMatch(/^Offline/);
+      for (const seq of [1, 2, 3]) {
+        await page.waitForSelector(`${row(seq)}[data-phase="queued"]`, { timeout: 20_000 });
+        expect(await text(page, status(seq))).toBe(
+          'Waiting for the connection: sent once it is back',
+        );
+      }
+      expect(await text(page, '[data-role=offline-summary]')).toBe(
+        '3 operations wait for the connection.',
+      );
+      // Queued is drawn apart from every other phase.
+      expect(await page.getAttribute(status(1), 'class')).toContain('phase-queued');
+    } finally {
+      for (const i of [0, 1, 2]) await cluster.admin(i, 'resume');
+    }
+    for (const seq of [1, 2, 3]) await finalRow(page, seq);
+    for (const seq of [1, 2, 3]) {
+      expect(await page.getAttribute(row(seq), 'data-phase')).toBe('stable');
+      expect(await page.getAttribute(row(seq), 'data-offline')).toBe('yes');
+      expect(await page.getAttribute(row(seq), 'data-outcome')).toBe('accepted');
+    }
+    await page.waitForSelector('[data-role=offline-summary][data-state="applied"]', {
+      timeout: 20_000,
+    });
+    expect(await text(page, '[data-role=offline-summary]')).toBe(
+      'Back online: 3 operations made while offline were sent and applied, each once.',
+    );
+    // Applied exactly once: the balance moved by +$5 +$5 −$3, on screen and at the cluster.
+    const after = before + 700;
+    await stableBalance(page, 0, formatCents(after));
+    await stableBalance(page, 1, formatCents(after));
+    const outside = connect({ urls: cluster.urls, token: cluster.token });
+    try {
+      expect(await outside.invokeStrong('bank.balance', { account: 'page-test' })).toBe(after);
+    } finally {
+      outside.close();
+    }
+    await page.close();
+  });
+
   it('marks an amount that is not money as invalid and sends nothing', async () => {
-    const page = await browser.context.newPage();
-    await page.goto(served.url);
-    await page.waitForSelector(`${branch(0)}[data-state="stable"]`, { timeout: 20_000 });
+    const page = await open();
     await act(page, 0, 'deposit', '-3');
     expect(
       await page.$eval(`${branch(0)} [data-role=amount]`, (el) =>

@@ -9,8 +9,8 @@ export const PageConfigSchema = z.object({
   account: z.string().min(1),
   /** Interest per accrual, in basis points (100 = 1 %). */
   rateBps: z.number().int().min(0).max(10_000),
-  /** Re-read the balances this often (ms) so each branch sees the other's ops; 0: never. */
-  refreshMs: z.number().int().min(0),
+  /** After this long (ms) with no server answering, the page is offline and queues operations. */
+  offlineAfterMs: z.number().int().min(100).max(600_000).default(3_000),
   /** Each branch: a name, the replica it talks to, and its URLs (its replica first). */
   branches: z
     .array(

@@ -4,15 +4,18 @@ import { build } from 'esbuild';
 
 export interface PageOptions {
   readonly title: string;
-  /** The page's script (TypeScript), bundled for the browser with esbuild when the server starts. */
+  /**
+   * The page's script (TypeScript or TSX: a React app), bundled for the browser with esbuild when
+   * the server starts.
+   */
   readonly entry: string;
   /**
    * Handed to the script as `window.CREEK_PAGE` (cluster URLs, token, settings). The script reads
    * it from there itself: importing this module into a page would pull Node's http into the bundle.
    */
   readonly config: Record<string, unknown>;
-  /** Markup inside <body>; the script fills it in. */
-  readonly body: string;
+  /** Markup inside <body>; the script fills it in. Default: the `#root` a React app renders into. */
+  readonly body?: string;
   readonly css?: string;
   readonly port?: number;
   readonly host?: string;
@@ -38,6 +41,10 @@ export async function servePage(options: PageOptions): Promise<ServedPage> {
     // The packages' sources, as everywhere in this repository (see vitest.config.ts).
     conditions: ['creek-source', 'module'],
     target: 'es2022',
+    // React's automatic runtime: a .tsx page imports nothing to use JSX.
+    jsx: 'automatic',
+    // React's production build: the development one is 10× larger and warns in the console.
+    define: { 'process.env.NODE_ENV': '"production"' },
     write: false,
     sourcemap: 'inline',
     logLevel: 'silent',
@@ -54,7 +61,7 @@ export async function servePage(options: PageOptions): Promise<ServedPage> {
 <style>${BASE_CSS}${options.css ?? ''}</style>
 </head>
 <body>
-${options.body}
+${options.body ?? '<div id="root"></div>'}
 ${options.visualizer === undefined ? '' : `<p class="visualizer">Watch the cluster while you use this page: <a href="${escapeHtml(options.visualizer)}" target="_blank" rel="noopener">the Creek visualizer</a> (each replica's tentative and committed lists, its leader and links; cut a replica off and see what this page does).</p>`}
 <script>window.CREEK_PAGE = ${config};</script>
 <script type="module" src="/page.js"></script>
@@ -91,9 +98,29 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/**
+ * Shared by the three examples: the connection badge, and one style per phase of an op
+ * (shared/ui/phase.ts) — queued (grey, dashed), sending, tentative (amber), stable (green),
+ * refused by the app (a stable "no": red text on the stable frame) and error (red).
+ */
 const BASE_CSS = `
 body { font: 15px/1.45 system-ui, sans-serif; max-width: 46rem; margin: 2rem auto; padding: 0 1rem; color: #1d2330; }
 h1 { font-size: 1.4rem; } button { font: inherit; padding: .35rem .9rem; cursor: pointer; }
+header { display: flex; align-items: baseline; justify-content: space-between; gap: 1rem; flex-wrap: wrap; }
+.connection { font-size: .85rem; padding: .1rem .6rem; border-radius: 1rem; border: 1px solid; }
+.connection-connected { color: #1f7a3a; } .connection-connecting { color: #8a6100; }
+.connection-offline { color: #5a6270; border-style: dashed; background: #f1f2f4; }
+.phase { border-left: 4px solid transparent; padding-left: .5rem; }
+.phase-queued { border-left-color: #8b93a1; border-left-style: dashed; color: #5a6270; background: #f4f5f7; }
+.phase-sending { border-left-color: #c6cbd3; color: #5a6270; }
+.phase-tentative { border-left-color: #c98a00; color: #7a5600; background: #fff8e6; }
+.phase-stable { border-left-color: #1f7a3a; color: #17572b; }
+.phase-stable.refused { color: #b3261e; }
+.phase-error { border-left-color: #b3261e; color: #b3261e; background: #fdecea; }
+.tag { font-size: .75rem; text-transform: uppercase; letter-spacing: .03em; margin-left: .5rem; }
+.notice { padding: .5rem .8rem; border-radius: 4px; background: #e9f5ec; color: #17572b; }
+.notice.phase-queued { background: #f1f2f4; color: #5a6270; }
+.hint, .muted { color: #5a6270; font-size: .9rem; }
 .tentative { color: #8a6100; } .stable, .confirmed { color: #1f7a3a; } .revoked, .error { color: #b3261e; }
 .visualizer { margin-top: 2rem; color: #5a6270; font-size: .9rem; }
 table { border-collapse: collapse; } td, th { padding: .2rem .6rem; text-align: left; border-bottom: 1px solid #ddd; }

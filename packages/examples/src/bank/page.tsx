@@ -1,0 +1,416 @@
+/**
+ * The bank's web page, a React app on @creek/react: one shared account seen from two branches,
+ * each a Creek client of its own server. The balance is a live query (`useWatch`): the server
+ * pushes it whenever it changes, first as this server sees it, then confirmed. Every operation is
+ * a row that follows its Correctable (`useCorrectable`) through its phases — waiting offline,
+ * sending, tentative, confirmed, or failed — each styled apart (shared/ui/phase.ts).
+ *
+ * The clients are made with `offline: true`: an operation invoked while no server answers waits
+ * in the client, is sent once when one does, and the page says so.
+ *
+ * State is mirrored in data attributes, for tests and curious readers:
+ * - a branch (`data-branch`): `data-level` of the balance shown (weak | strong), `data-ready`
+ *   (yes once its server has confirmed the account exists), and its `[data-role=balance]`;
+ * - an activity row (`data-seq`): `data-kind` (deposit | withdraw | interest), `data-phase`
+ *   (queued | sending | tentative | stable | error), `data-outcome` (accepted | refused),
+ *   `data-tentative` (a withdrawal's first tentative outcome), `data-revised` (yes when the final
+ *   outcome differs from it), `data-views` (levels of the views, in arrival order) and
+ *   `data-offline` (yes when it waited offline).
+ */
+import { connect, type Correctable, type CreekClient } from '@creek/client';
+import { createCreekHooks, useCorrectable } from '@creek/react';
+import { useEffect, useRef, useState } from 'react';
+import { ConnectionBadge } from '../shared/ui/connection-badge.js';
+import { mountApp, readPageConfig } from '../shared/ui/mount.js';
+import { errorText, phaseOf } from '../shared/ui/phase.js';
+// Types only: no server code in the browser bundle.
+import type { BankApp } from './app.js';
+import { Bank, type WithdrawResult } from './bank.js';
+import { formatCents, interestOn, parseDollars } from './money.js';
+import { PageConfigSchema } from './page-config.js';
+
+const config = readPageConfig(PageConfigSchema);
+const { account, rateBps } = config;
+const { CreekProvider, useWatch, useStatus } = createCreekHooks<BankApp>();
+
+interface BranchClient {
+  readonly name: string;
+  readonly client: CreekClient<BankApp>;
+  readonly bank: Bank;
+}
+
+// Made once, outside React: StrictMode mounts components twice in development, and a client is
+// a connection, not component state.
+const branches: BranchClient[] = config.branches.map((b) => {
+  const client = connect<BankApp>({
+    urls: b.urls,
+    token: config.token,
+    offline: true,
+    connectTimeoutMs: config.offlineAfterMs,
+  });
+  return { name: b.name, client, bank: new Bank(client) };
+});
+
+/** Deposits need the account: opened once (strong, idempotent) before any branch shows it. */
+const opening = branches[0]!.bank.open(account);
+
+type Kind = 'deposit' | 'withdraw' | 'interest';
+
+/** What a row remembers of its op's views beyond the latest (which useCorrectable gives). */
+interface Trail {
+  views: string[];
+  firstTentative?: 'accepted' | 'refused';
+  offline: boolean;
+}
+
+interface Entry {
+  readonly seq: number;
+  readonly branch: string;
+  readonly kind: Kind;
+  readonly label: string;
+  readonly op: Correctable<number> | Correctable<WithdrawResult>;
+  readonly trail: Trail;
+}
+
+const outcomeOf = (r: WithdrawResult): 'accepted' | 'refused' => (r.ok ? 'accepted' : 'refused');
+
+function describeWithdrawal(r: WithdrawResult): string {
+  return r.ok
+    ? `Approved · balance ${formatCents(r.balance)}`
+    : `Declined: ${r.reason} (short by ${formatCents(r.shortBy)}) · balance ${formatCents(r.balance)}`;
+}
+
+/** Records the views as they come (a render may skip one that is followed at once by the next). */
+function track(op: Entry['op']): Trail {
+  const trail: Trail = { views: [], offline: op.queued };
+  (op as Correctable<unknown>).subscribe({
+    onQueued: (queued) => {
+      if (queued) trail.offline = true;
+    },
+    onUpdate: (value, view) => {
+      trail.views.push(view.level);
+      if (typeof value === 'object' && value !== null)
+        trail.firstTentative ??= outcomeOf(value as WithdrawResult);
+    },
+    onFinal: (_value, view) => {
+      trail.views.push(view.level);
+    },
+  });
+  return trail;
+}
+
+function App() {
+  const [entries, setEntries] = useState<readonly Entry[]>([]);
+  const [amounts, setAmounts] = useState(() => branches.map(() => '10.00'));
+  const [opened, setOpened] = useState<Error | boolean>(false);
+  const [readyBranches, setReadyBranches] = useState<ReadonlySet<number>>(new Set());
+  /** Ops that waited offline, and how many of them are now in the agreed order. */
+  const [offline, setOffline] = useState({ waiting: 0, applied: 0 });
+  const inputs = useRef<(HTMLInputElement | null)[]>([]);
+  const seq = useRef(0);
+
+  useEffect(() => {
+    opening.then(
+      () => setOpened(true),
+      (e: unknown) => setOpened(e instanceof Error ? e : new Error(String(e))),
+    );
+  }, []);
+
+  function add(i: number, kind: Kind, label: string, op: Entry['op']): void {
+    const trail = track(op);
+    const entry: Entry = { seq: ++seq.current, branch: branches[i]!.name, kind, label, op, trail };
+    setEntries((es) => [entry, ...es]);
+    // The page's one summary of offline work: how many waited, and how many are now applied.
+    let counted = false;
+    const count = (queued: boolean): void => {
+      if (!queued || counted) return;
+      counted = true;
+      setOffline((o) => ({ ...o, waiting: o.waiting + 1 }));
+      op.committed().then(
+        () => setOffline((o) => ({ waiting: o.waiting - 1, applied: o.applied + 1 })),
+        () => setOffline((o) => ({ ...o, waiting: o.waiting - 1 })),
+      );
+    };
+    count(op.queued);
+    (op as Correctable<unknown>).subscribe({ onQueued: count });
+  }
+
+  /** The amount in a branch's box, or null (and the box marked invalid) when it is not money. */
+  function amountOf(i: number): number | null {
+    const cents = parseDollars(amounts[i]!);
+    const ok = cents !== null && cents > 0;
+    const input = inputs.current[i];
+    input?.setCustomValidity(ok ? '' : 'an amount of dollars, like 12.50');
+    input?.reportValidity();
+    return ok ? cents : null;
+  }
+
+  function deposit(i: number): void {
+    const cents = amountOf(i);
+    if (cents === null) return;
+    add(i, 'deposit', `Deposit ${formatCents(cents)}`, branches[i]!.bank.deposit(account, cents));
+  }
+
+  function withdraw(i: number): void {
+    const cents = amountOf(i);
+    if (cents === null) return;
+    add(
+      i,
+      'withdraw',
+      `Withdraw ${formatCents(cents)}`,
+      branches[i]!.bank.withdraw(account, cents),
+    );
+  }
+
+  /**
+   * Interest as a generator and a shadow deposit: read the balance this branch sees, compute the
+   * interest on it here, and deposit that fixed amount (an addition commutes with every other
+   * deposit and withdrawal, so it may be weak; see Bank.accrueInterest).
+   */
+  function interest(i: number): void {
+    const { bank } = branches[i]!;
+    bank.localBalance(account).then(
+      (seen) => {
+        const cents = interestOn(seen, rateBps);
+        if (cents === 0) return;
+        add(
+          i,
+          'interest',
+          `Interest ${rateBps / 100} % on ${formatCents(seen)}: +${formatCents(cents)}`,
+          bank.deposit(account, cents),
+        );
+      },
+      () => undefined, // the balance on screen already says the server is out of reach
+    );
+  }
+
+  const markReady = (i: number): void =>
+    setReadyBranches((s) => (s.has(i) ? s : new Set([...s, i])));
+  const everyReady = readyBranches.size === branches.length;
+
+  return (
+    <>
+      <header>
+        <h1>Creek Bank</h1>
+      </header>
+      <p>
+        One shared account, two branches in different regions, each served by its nearest server. A{' '}
+        <b>deposit</b> is credited at once by the branch's server and synced to the others in the
+        background. A <b>withdrawal</b> is approved tentatively at once, then confirmed when the
+        servers agree on its place among all operations: cash is handed out on the confirmation
+        only, so two branches can never overdraw the account together. Operations made while offline
+        wait here and are sent when the connection is back, once each.
+      </p>
+      {opened instanceof Error && (
+        <p className="phase phase-error">Cannot open the account: {errorText(opened)}</p>
+      )}
+      <OfflineSummary {...offline} />
+      <div id="branches">
+        {branches.map((b, i) => (
+          <CreekProvider key={i} client={b.client}>
+            <BranchCard
+              index={i}
+              name={b.name}
+              opened={opened === true}
+              amount={amounts[i]!}
+              inputRef={(el) => {
+                inputs.current[i] = el;
+              }}
+              onAmount={(v) => setAmounts((a) => a.map((x, j) => (j === i ? v : x)))}
+              onReady={() => markReady(i)}
+              onDeposit={() => deposit(i)}
+              onWithdraw={() => withdraw(i)}
+              onInterest={() => interest(i)}
+            />
+          </CreekProvider>
+        ))}
+      </div>
+      <p>
+        <button
+          id="race"
+          disabled={!everyReady}
+          onClick={() => branches.forEach((_, i) => withdraw(i))}
+        >
+          Withdraw at both branches at once
+        </button>{' '}
+        <span className="hint">each branch withdraws the amount in its own box</span>
+      </p>
+      <h2>Activity</h2>
+      <table id="log">
+        <thead>
+          <tr>
+            <th>Branch</th>
+            <th>Operation</th>
+            <th>Status</th>
+          </tr>
+        </thead>
+        <tbody>
+          {entries.map((e) => (
+            <Row key={e.seq} entry={e} />
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+function OfflineSummary({ waiting, applied }: { waiting: number; applied: number }) {
+  if (waiting > 0)
+    return (
+      <p className="notice phase-queued" data-role="offline-summary" data-state="waiting">
+        {waiting} {waiting === 1 ? 'operation waits' : 'operations wait'} for the connection.
+      </p>
+    );
+  if (applied === 0) return null;
+  return (
+    <p className="notice" data-role="offline-summary" data-state="applied">
+      Back online:{' '}
+      {applied === 1
+        ? '1 operation made while offline was sent and applied once.'
+        : `${applied} operations made while offline were sent and applied, each once.`}
+    </p>
+  );
+}
+
+interface BranchCardProps {
+  readonly index: number;
+  readonly name: string;
+  readonly opened: boolean;
+  readonly amount: string;
+  inputRef(el: HTMLInputElement | null): void;
+  onAmount(value: string): void;
+  onReady(): void;
+  onDeposit(): void;
+  onWithdraw(): void;
+  onInterest(): void;
+}
+
+function BranchCard(p: BranchCardProps) {
+  const status = useStatus();
+  const balance = useWatch('bank.balance', { account }, { skip: !p.opened });
+  const confirmed = balance.level === 'strong';
+  // Ready once this branch's server confirms the account: a deposit there cannot miss it then.
+  const [ready, setReady] = useState(false);
+  useEffect(() => {
+    if (confirmed && !ready) {
+      setReady(true);
+      p.onReady();
+    }
+  }, [confirmed, ready, p]);
+  const phase =
+    balance.error !== undefined
+      ? 'error'
+      : confirmed
+        ? 'stable'
+        : balance.level
+          ? 'tentative'
+          : 'sending';
+  return (
+    <section
+      className="branch"
+      data-branch={p.index}
+      data-level={balance.level ?? ''}
+      data-ready={ready ? 'yes' : 'no'}
+    >
+      <h2>
+        {p.name} <ConnectionBadge status={status} />
+      </h2>
+      <p className="balance">
+        Balance{' '}
+        <span className={`phase phase-${phase}`}>
+          <span className="value" data-role="balance">
+            {balance.error !== undefined
+              ? errorText(balance.error)
+              : balance.value === undefined
+                ? '…'
+                : formatCents(balance.value)}
+          </span>
+          <span className="tag">
+            {confirmed
+              ? 'confirmed'
+              : balance.level !== undefined
+                ? 'includes unconfirmed changes'
+                : ''}
+          </span>
+        </span>
+      </p>
+      <p>
+        <label>
+          Amount ($){' '}
+          <input
+            ref={p.inputRef}
+            data-role="amount"
+            value={p.amount}
+            inputMode="decimal"
+            onChange={(e) => {
+              e.target.setCustomValidity('');
+              p.onAmount(e.target.value);
+            }}
+          />
+        </label>
+      </p>
+      <p>
+        <button data-action="deposit" disabled={!ready} onClick={p.onDeposit}>
+          Deposit
+        </button>{' '}
+        <button data-action="withdraw" disabled={!ready} onClick={p.onWithdraw}>
+          Withdraw
+        </button>{' '}
+        <button data-action="interest" disabled={!ready} onClick={p.onInterest}>
+          Add interest ({rateBps / 100} %)
+        </button>
+      </p>
+    </section>
+  );
+}
+
+function Row({ entry }: { entry: Entry }) {
+  const s = useCorrectable<number | WithdrawResult>(
+    entry.op as Correctable<number | WithdrawResult>,
+  );
+  const phase = phaseOf(s);
+  const { trail } = entry;
+  let text: string;
+  let outcome: 'accepted' | 'refused' | undefined;
+  if (s.error !== undefined) text = errorText(s.error);
+  else if (s.queued) text = 'Waiting for the connection: sent once it is back';
+  else if (s.value === undefined) text = 'Sending…';
+  else if (typeof s.value === 'number') {
+    // A deposit (or interest): its one answer is this server's; it is synced afterwards.
+    outcome = 'accepted';
+    text = `Credited · balance ${formatCents(s.value)} at this branch · ${s.committed ? 'synced' : 'syncing…'}`;
+  } else if (phase === 'stable') {
+    outcome = outcomeOf(s.value);
+    text = describeWithdrawal(s.value);
+  } else text = `${describeWithdrawal(s.value)} · waiting for confirmation`;
+  // Did the confirmation say what the branch was first told, or revise it?
+  const revised =
+    outcome !== undefined && entry.kind === 'withdraw' && trail.firstTentative !== undefined
+      ? trail.firstTentative !== outcome
+      : undefined;
+  if (revised === true) text += ' (first approved tentatively: another withdrawal came first)';
+  return (
+    <tr
+      data-seq={entry.seq}
+      data-kind={entry.kind}
+      data-phase={phase}
+      data-outcome={outcome}
+      data-tentative={trail.firstTentative}
+      data-revised={revised === undefined ? undefined : revised ? 'yes' : 'no'}
+      data-views={trail.views.join(' ')}
+      data-offline={trail.offline ? 'yes' : undefined}
+    >
+      <td>{entry.branch}</td>
+      <td>{entry.label}</td>
+      <td
+        data-cell="status"
+        className={`phase phase-${phase}${outcome === 'refused' ? ' refused' : ''}`}
+      >
+        {text}
+        {trail.offline && phase !== 'queued' && <span className="tag">made offline</span>}
+      </td>
+    </tr>
+  );
+}
+
+mountApp(<App />);

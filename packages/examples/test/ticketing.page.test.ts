@@ -9,10 +9,10 @@ import type { ServedPage } from '../src/shared/page-server.js';
 import { launchChromium } from './support/chromium.js';
 
 /**
- * The ticketing page in headless Chromium against a real cluster: the page's own bundle, the
- * browser's WebSocket, the client SDK without the app (types only). Each purchase row keeps the
- * trail of its views, so the test sees "reserved (tentative)" even when the final view follows
- * within a millisecond; no timing is asserted.
+ * The ticketing page (a React app on @creek/react) in headless Chromium against a real cluster:
+ * the page's own bundle, the browser's WebSocket, the client SDK without the app (types only).
+ * Each purchase row keeps the trail of its states (`data-trail`), so the test sees "reserved"
+ * even when the final view follows within a millisecond; no timing is asserted.
  */
 const APP = fileURLToPath(new URL('../src/ticketing/app.ts', import.meta.url));
 const EVENT = 'page-test';
@@ -51,67 +51,70 @@ afterAll(async () => {
   await cluster?.stop(1_000);
 });
 
-const stock = (): Promise<string | null> => page.locator('#stock').textContent();
+const stock = (): Promise<string | null> =>
+  page.locator('#stock[data-level="strong"]').textContent();
 const rows = (): Locator => page.locator('#purchases li');
-const states = (): Promise<(string | undefined)[]> =>
-  rows().evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.state));
-const FINAL_STATES = ['confirmed', 'revoked', 'sold-out'];
+const attr = (name: string): Promise<(string | undefined)[]> =>
+  rows().evaluateAll((els, n) => els.map((e) => e.getAttribute(n) ?? undefined), name);
+const FINAL_STATES = ['confirmed', 'reissued', 'withdrawn', 'sold-out'];
 /** Final views can take seconds on a loaded machine; nothing here is a timing assertion. */
 const POLL = { timeout: 30_000 };
 /** Waits until the newest `n` rows show their final view. */
 const settled = (n: number): Promise<void> =>
   expect
     .poll(
-      async () => (await states()).slice(0, n).every((s) => FINAL_STATES.includes(s ?? '')),
+      async () =>
+        (await attr('data-state')).slice(0, n).every((s) => FINAL_STATES.includes(s ?? '')),
       POLL,
     )
     .toBe(true);
 /** The ticket a row's final view gives the customer. */
-const held = (text: string): string | undefined =>
-  /(T\d{4})(?: confirmed| \(confirmed\))$/.exec(text)?.[1];
+const held = (text: string): string | undefined => /^Ticket (T\d{4}) · confirmed/.exec(text)?.[1];
 
-describe('ticketing page', () => {
-  it('buy shows "reserved (tentative)", then "confirmed", and the stock goes down', async () => {
+describe('ticketing page (React)', () => {
+  it('buy: the ticket is handed over on the tentative view, then confirmed; the stock goes down', async () => {
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(served.url);
-    await page.locator('#buy:enabled').waitFor();
-    expect(await stock()).toBe('30');
+    await expect.poll(stock, POLL).toBe('30');
+    expect(await page.locator('.connection').getAttribute('data-status')).toBe('connected');
 
     await page.locator('#buy').click();
     await settled(1);
-    expect(await states()).toEqual(['confirmed']);
-    expect(await rows().first().textContent()).toMatch(
-      /: T0001 reserved \(tentative\) → T0001 confirmed$/,
-    );
+    expect(await attr('data-state')).toEqual(['confirmed']);
+    expect(await attr('data-trail')).toEqual(['reserved confirmed']);
+    expect(await rows().first().textContent()).toBe('Ticket T0001 · confirmed');
+    expect(await rows().first().getAttribute('class')).toContain('phase-stable');
+    // The live query pushes the new stock.
     await expect.poll(stock, POLL).toBe('29');
-    expect(await page.locator('#stock-level').textContent()).toBe('');
   });
 
-  it('rush: one buyer per replica at once, each confirmed or revoked onto another ticket', async () => {
+  it('rush: one buyer per region at once, each confirmed or moved onto another ticket', async () => {
     await page.locator('#rush').click();
     await expect.poll(() => rows().count(), POLL).toBe(4);
     await settled(3);
     const texts = (await rows().allTextContents()).slice(0, 3);
-    // Above the threshold, so each is handed a ticket on its preliminary view. Whether two of
+    // Above the threshold, so each is handed a ticket on its tentative view. Whether two of
     // them collided depends on timing; either way the final views hold three different tickets.
-    for (const t of texts) expect(t).toMatch(/ reserved \(tentative\) → /);
-    expect((await states()).slice(0, 3).every((s) => s === 'confirmed' || s === 'revoked')).toBe(
-      true,
-    );
+    for (const t of (await attr('data-trail')).slice(0, 3)) expect(t).toMatch(/^reserved /);
+    expect(
+      (await attr('data-state')).slice(0, 3).every((s) => s === 'confirmed' || s === 'reissued'),
+    ).toBe(true);
     expect(texts.map(held).sort()).toEqual(['T0002', 'T0003', 'T0004']);
     await expect.poll(stock, POLL).toBe('26');
   });
 
-  it('at or below the threshold the page waits for the final view', async () => {
-    // Every replica has all four earlier purchases, so the page's replica's preliminary view
+  it('at or below the threshold the page waits for the confirmation', async () => {
+    // Every replica has all four earlier purchases, so the page's replica's tentative view
     // counts them too (25 left after this one).
     await cluster.converged();
     await page.locator('#buy').click();
     await settled(1);
-    expect(await rows().first().textContent()).toMatch(
-      /reserved \(tentative\), ≤ 25 left: waiting for the final view → T0005 confirmed$/,
-    );
+    expect((await attr('data-trail'))[0]).toBe('waiting confirmed');
+    expect(await rows().first().textContent()).toBe('Ticket T0005 · confirmed');
     await expect.poll(stock, POLL).toBe('25');
+    // Product copy: no customer ids, server numbers or op names on screen.
+    const shown = await page.locator('body').innerText();
+    expect(shown).not.toMatch(/web-|replica|ws:\/\/|tickets\.\w+|§/i);
     expect(errors).toEqual([]);
   });
 });

@@ -1,0 +1,211 @@
+/**
+ * The ticketing page, a React app on @creek/react. "Buy" invokes `tickets.buy`; its row follows
+ * the Correctable (`useCorrectable`): on the preliminary view the page applies the retailer's
+ * threshold rule (policy.ts) — with plenty left, the ticket is handed over at once and confirmed
+ * a moment later; with few left, the page waits for the final view. The final view confirms the
+ * ticket, gives another one (two buyers were handed the same ticket tentatively), or says none is
+ * left. The stock is a live query (`useWatch('tickets.left')`), pushed by the server as it changes.
+ *
+ * "Rush" buys one ticket through every server at the same moment: concurrent purchases that each
+ * server orders before it hears of the others, so their preliminary tickets can collide.
+ *
+ * State for tests and curious readers: a row (`data-seq`) has `data-state` (sending | queued |
+ * reserved | waiting | confirmed | reissued | withdrawn | sold-out | error) and `data-phase`;
+ * `data-trail` lists the states it went through. `#stock` has `data-level` (weak | strong).
+ *
+ * `import type` for the app: the browser gets the client SDK only, never the server's code.
+ */
+import { connect, type Correctable, type CreekClient } from '@creek/client';
+import { createCreekHooks, useCorrectable } from '@creek/react';
+import { useRef, useState } from 'react';
+import { z } from 'zod';
+import { ConnectionBadge } from '../shared/ui/connection-badge.js';
+import { mountApp, readPageConfig } from '../shared/ui/mount.js';
+import { errorText, phaseOf, type Phase } from '../shared/ui/phase.js';
+import type { Bought, TicketingApp } from './app.js';
+import { outcomeOf, sellsOnPreliminary, type Outcome } from './policy.js';
+
+const config = readPageConfig(
+  z.object({
+    urls: z.array(z.string()).min(1),
+    token: z.string(),
+    event: z.string(),
+    threshold: z.number().int().min(0),
+  }),
+);
+const { CreekProvider, useWatch, useStatus } = createCreekHooks<TicketingApp>();
+
+/** One client per server, each preferring its own and failing over to the others. */
+const clients: CreekClient<TicketingApp>[] = config.urls.map((url, i) =>
+  connect<TicketingApp>({
+    urls: [url, ...config.urls.filter((_, j) => j !== i)],
+    token: config.token,
+    offline: true,
+  }),
+);
+/** This page's buyers: customer names the app records, never shown. */
+const customerPrefix = `web-${Math.random().toString(36).slice(2, 8)}`;
+
+/** A purchase, and what its views said; filled in by a subscription made when it starts. */
+interface Purchase {
+  readonly seq: number;
+  readonly op: Correctable<Bought | null>;
+  /** The first preliminary view, on which the sale is decided (undefined: none yet). */
+  preliminary?: Bought | null;
+  /** Handed over on the preliminary view (above the threshold). */
+  early: boolean;
+  outcome?: Outcome;
+  /** The states it went through, for the eye and for tests. */
+  trail: string[];
+}
+
+function buy(client: CreekClient<TicketingApp>, seq: number): Purchase {
+  const op = client.invoke('tickets.buy', {
+    event: config.event,
+    customer: `${customerPrefix}-${seq}`,
+  });
+  const p: Purchase = { seq, op, early: false, trail: [] };
+  const step = (s: string): void => {
+    if (p.trail.at(-1) !== s) p.trail.push(s);
+  };
+  op.subscribe({
+    onQueued: (queued) => queued && step('queued'),
+    onUpdate: (view) => {
+      if (p.preliminary === undefined) {
+        p.preliminary = view;
+        p.early = sellsOnPreliminary(view, config.threshold);
+      }
+      step(p.early ? 'reserved' : 'waiting');
+    },
+    onFinal: (final) => {
+      p.outcome = outcomeOf(p.early ? 'preliminary' : 'final', p.preliminary, final);
+      step(stateOf(p.outcome));
+    },
+    onError: () => step('error'),
+  });
+  return p;
+}
+
+const stateOf = (o: Outcome): string => (o === 'sold' ? 'confirmed' : o);
+
+function App() {
+  const [purchases, setPurchases] = useState<readonly Purchase[]>([]);
+  const seq = useRef(0);
+  const start = (targets: readonly CreekClient<TicketingApp>[]): void => {
+    const made = targets.map((c) => buy(c, ++seq.current));
+    setPurchases((ps) => [...made.reverse(), ...ps]);
+  };
+  return (
+    <CreekProvider client={clients[0]!}>
+      <header>
+        <h1>Creek Tickets</h1>
+        <Connection />
+      </header>
+      <Stock />
+      <p>
+        <button id="buy" onClick={() => start(clients.slice(0, 1))}>
+          Buy a ticket
+        </button>{' '}
+        <button
+          id="rush"
+          title="one purchase from each region at the same moment"
+          onClick={() => start(clients)}
+        >
+          Rush: {clients.length} buyers in different regions at once
+        </button>
+      </p>
+      <p className="hint">
+        While more than {config.threshold} tickets are left, your ticket is yours at once and
+        confirmed a moment later. When two buyers far apart are handed the same ticket at the same
+        moment, the confirmation gives one of them another ticket, or says none is left. With{' '}
+        {config.threshold} or fewer left, we wait for the confirmation before handing a ticket over.
+      </p>
+      <ol id="purchases">
+        {purchases.map((p) => (
+          <PurchaseRow key={p.seq} purchase={p} />
+        ))}
+      </ol>
+    </CreekProvider>
+  );
+}
+
+function Connection() {
+  return <ConnectionBadge status={useStatus()} />;
+}
+
+function Stock() {
+  const left = useWatch('tickets.left', { event: config.event });
+  const confirmed = left.level === 'strong';
+  return (
+    <p>
+      <strong>{config.event}</strong>:{' '}
+      <strong id="stock" data-level={left.level ?? ''}>
+        {left.error !== undefined ? errorText(left.error) : (left.value ?? '…')}
+      </strong>{' '}
+      tickets left
+      {left.value !== undefined && !confirmed && <span className="tag">updating</span>}
+    </p>
+  );
+}
+
+function PurchaseRow({ purchase: p }: { purchase: Purchase }) {
+  const s = useCorrectable(p.op);
+  const { text, state, phase, refused } = describe(p, s.error, phaseOf(s));
+  return (
+    <li
+      data-seq={p.seq}
+      data-state={state}
+      data-phase={phase}
+      data-trail={p.trail.join(' ')}
+      className={`phase phase-${phase}${refused ? ' refused' : ''}`}
+    >
+      {text}
+    </li>
+  );
+}
+
+function describe(
+  p: Purchase,
+  error: Error | undefined,
+  phase: Phase,
+): { text: string; state: string; phase: Phase; refused?: boolean } {
+  if (error !== undefined) return { text: errorText(error), state: 'error', phase };
+  if (phase === 'queued')
+    return { text: 'Waiting for the connection: sent once it is back', state: 'queued', phase };
+  const first = p.preliminary;
+  if (p.outcome !== undefined) {
+    const final = p.op.latest()?.value ?? null;
+    switch (p.outcome) {
+      case 'confirmed':
+      case 'sold':
+        return { text: `Ticket ${final?.ticket} · confirmed`, state: 'confirmed', phase: 'stable' };
+      case 'reissued':
+        return {
+          text: `Ticket ${final?.ticket} · confirmed (${first?.ticket} went to another buyer at the same moment)`,
+          state: 'reissued',
+          phase: 'stable',
+        };
+      case 'withdrawn':
+        return {
+          text: `Sorry: ${first?.ticket} went to another buyer at the same moment and none are left`,
+          state: 'withdrawn',
+          phase: 'stable',
+          refused: true,
+        };
+      case 'sold-out':
+        return { text: 'Sold out', state: 'sold-out', phase: 'stable', refused: true };
+    }
+  }
+  if (first === undefined) return { text: 'Buying…', state: 'sending', phase: 'sending' };
+  if (first === null)
+    return { text: 'Looks sold out: checking…', state: 'waiting', phase: 'tentative' };
+  return p.early
+    ? { text: `Ticket ${first.ticket} · yours, confirming…`, state: 'reserved', phase: 'tentative' }
+    : {
+        text: `Ticket ${first.ticket} held · few left: waiting for confirmation`,
+        state: 'waiting',
+        phase: 'tentative',
+      };
+}
+
+mountApp(<App />);

@@ -6,7 +6,7 @@ import { otherRefs, startAdsCluster, type AdsCluster } from './ads-cluster.js';
 import { launchChromium } from './support/chromium.js';
 
 /**
- * The ad-serving page in Chromium against a real cluster. The page's replica is cut off from the
+ * The ad-serving page (a React app on @creek/react) in Chromium against a real cluster. The page's replica is cut off from the
  * others while a fetch is in flight, so its final view cannot arrive before the test has seen the
  * preliminary ads: no timing decides the outcome.
  */
@@ -61,7 +61,7 @@ async function fetchWhileCutOff(user: string, count: number): Promise<void> {
   await page.click('#fetch');
   await page.waitForSelector('#status[data-state=preliminary]');
   expect(await page.locator('#ads li.ad.preliminary').count()).toBe(count);
-  expect(await page.locator('#ads li.ad .marker').first().textContent()).toBe('preliminary');
+  expect(await page.locator('#ads li.ad .marker').first().textContent()).toBe('checking');
 }
 
 describe('the ad-serving page', () => {
@@ -104,6 +104,9 @@ describe('the ad-serving page', () => {
     await page.waitForSelector('#status[data-state=strong]');
     expect(await shownIds('strong')).toEqual(retargeted);
     expect(await logKinds()).toEqual(['strong']);
+    // Product copy: no ad ids, server URLs or op names on screen (they are in data attributes).
+    const shown = await page.locator('body').innerText();
+    expect(shown).not.toMatch(/\bad\d+\b|ws:\/\/|profile\.\w+|ads\.get|§/);
     expect(pageErrors).toEqual([]);
   });
 });

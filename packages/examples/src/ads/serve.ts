@@ -2,30 +2,7 @@ import { fileURLToPath } from 'node:url';
 import type { AdsPageConfig } from './page-config.js';
 import { servePage, type ServedPage } from '../shared/page-server.js';
 
-const ENTRY = fileURLToPath(new URL('./page.ts', import.meta.url));
-
-const BODY = `
-<h1>Ad serving with Correctables</h1>
-<p>A user's profile references ads. <b>Fetch ads</b> reads the profile with <code>invoke</code>
-and speculates on its preliminary view: the ads are fetched and shown at once, marked
-<span class="preliminary">preliminary</span>, then marked <span class="confirmed">confirmed</span>
-when the final view agrees, or <span class="withdrawn">withdrawn</span> and replaced by
-<span class="corrected">corrected</span> ads when it does not (Correctables §4.2).
-<b>Strong only</b> waits for the final profile before fetching anything.
-<b>Re-target elsewhere</b> changes the user's ads with a weak write at another replica and fetches
-at once: whether this fetch sees the change depends on where the write is ordered.</p>
-<p id="setup"></p>
-<p>
-  <label>User <select id="user"></select></label>
-  <button id="fetch">Fetch ads</button>
-  <button id="fetch-strong">Strong only</button>
-  <button id="retarget">Re-target elsewhere, then fetch</button>
-</p>
-<p id="status" data-state="loading">loading …</p>
-<ol id="ads"></ol>
-<h2>Timeline</h2>
-<ol id="log"></ol>
-`;
+const ENTRY = fileURLToPath(new URL('./page.tsx', import.meta.url));
 
 const CSS = `
 #ads { list-style: none; padding: 0; }
@@ -38,7 +15,8 @@ const CSS = `
 .ad.withdrawn { border-left-color: #b3261e; opacity: .55; text-decoration: line-through; }
 .preliminary { color: #8a6100; } .corrected { color: #1f5fa8; } .withdrawn { color: #b3261e; }
 #status[data-state=preliminary] { color: #8a6100; } #status[data-state=confirmed] { color: #1f7a3a; }
-#status[data-state=corrected] { color: #1f5fa8; } #status[data-state=error] { color: #b3261e; }
+#status[data-state=corrected] { color: #1f5fa8; } #status[data-state=strong] { color: #1f7a3a; }
+#status[data-state=withdrawn] { color: #b3261e; } #status[data-state=fetching] { color: #5a6270; } #status[data-state=error] { color: #b3261e; }
 #log { font: 13px/1.4 ui-monospace, monospace; }
 `;
 
@@ -48,10 +26,9 @@ export function serveAdsPage(
   listen: { port?: number; host?: string; visualizer?: string } = {},
 ): Promise<ServedPage> {
   return servePage({
-    title: 'Creek: ad serving',
+    title: 'Ads, at once',
     entry: ENTRY,
     config: { ...config },
-    body: BODY,
     css: CSS,
     ...listen,
   });

@@ -37,6 +37,7 @@ export const GossipMessageSchema = z.discriminatedUnion('kind', [
     seen: DvvSchema,
     reply: z.boolean(),
     wanted: z.array(OpIdSchema).optional(),
+    pruned: z.record(z.string().regex(/^\d+$/), z.number().int().nonnegative()).optional(),
   }),
   z.object({ kind: z.literal('pull'), ids: z.array(OpIdSchema) }),
   z.object({ kind: z.literal('gone'), ids: z.array(OpIdSchema) }),
@@ -73,7 +74,46 @@ export const PaxosMessageSchema = z.discriminatedUnion('type', [
   }),
 ]);
 
+const session = z.number().int().nonnegative();
+const count = z.number().int().nonnegative();
+
+/** One chunk of a state transfer (server host/state-transfer.ts `TransferPart`). */
+const TransferPartSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('header'),
+    header: z.object({
+      finalized: count,
+      committedLive: count,
+      known: DvvSchema,
+      hlc: z.number().int().nonnegative(),
+      truncatedBelow: instance,
+      delivered: z.array(OpIdSchema),
+      counts: z.object({ state: count, reqs: count, held: count }),
+      digest: z.string().regex(/^[0-9a-f]{32}$/),
+    }),
+  }),
+  z.object({
+    kind: z.literal('state'),
+    entries: z.array(z.tuple([z.string(), JsonValueSchema])),
+  }),
+  z.object({ kind: z.literal('reqs'), reqs: z.array(ReqSchema) }),
+  z.object({ kind: z.literal('held'), reqs: z.array(ReqSchema) }),
+]);
+
+export const TransferMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ask'), session, next: count }),
+  z.object({
+    type: z.literal('chunk'),
+    session,
+    index: count,
+    total: z.number().int().positive(),
+    part: TransferPartSchema,
+  }),
+  z.object({ type: z.literal('refuse'), session }),
+]);
+
 const GossipFrameSchema = z.object({ t: z.literal('gossip'), msg: GossipMessageSchema });
+const TransferFrameSchema = z.object({ t: z.literal('transfer'), msg: TransferMessageSchema });
 const PaxosFrameSchema = z.object({ t: z.literal('paxos'), msg: PaxosMessageSchema });
 
 export const PeerFrameSchema = z.discriminatedUnion('t', [
@@ -97,10 +137,13 @@ export const PeerFrameSchema = z.discriminatedUnion('t', [
   }),
   GossipFrameSchema,
   PaxosFrameSchema,
+  TransferFrameSchema,
   /** Several messages to the same peer from one turn of the sender's event loop, in order. */
   z.object({
     t: z.literal('batch'),
-    frames: z.array(z.discriminatedUnion('t', [GossipFrameSchema, PaxosFrameSchema])).max(10_000),
+    frames: z
+      .array(z.discriminatedUnion('t', [GossipFrameSchema, PaxosFrameSchema, TransferFrameSchema]))
+      .max(10_000),
   }),
   z.object({ t: z.literal('error'), code: z.string(), message: z.string() }),
 ]);

@@ -89,11 +89,11 @@ export type PaxosOutput =
   /** Reqs this replica needs before it can propose or accept their ids: fetch them (gossip). */
   | { readonly type: 'want'; readonly ids: readonly OpId[] }
   /**
-   * This replica started without durable votes (`noDurableVotes`) and a peer truncated instances
-   * it never delivered: it lost state
-   * that no replica has any more. It must stop (the driver halts it); reported once, then inert.
+   * This replica started without durable votes (`noDurableVotes`) and peer `from` truncated
+   * instances it never delivered: it lost state that no replica's log has any more. Reported once,
+   * then inert: the host rebuilds the replica from a peer's checkpoint (host/state-transfer.ts).
    */
-  | { readonly type: 'lostState'; readonly reason: string };
+  | { readonly type: 'lostState'; readonly from: number; readonly reason: string };
 
 /** What a restarted replica recovers from its disk. */
 export interface PaxosRecovery {
@@ -440,7 +440,7 @@ export class MultiPaxos {
         this.onCatchup(from, msg.from);
         break;
       case 'decisions':
-        this.skipTo(msg.truncatedBelow);
+        this.skipTo(msg.truncatedBelow, from);
         for (const e of msg.entries) this.decide(e.instance, e.value);
         break;
     }
@@ -620,13 +620,14 @@ export class MultiPaxos {
    * Instances below `below` were delivered by every replica, this one included (it reported so,
    * durably, before anyone truncated), and are truncated elsewhere: jump past them.
    */
-  private skipTo(below: number): void {
+  private skipTo(below: number, from: number): void {
     if (below <= this.decidedBelow) return;
     if (this.noDurableVotes && below > this.localDeliveredBelow) {
       // Truncated everywhere means delivered everywhere, by this replica too once: it lost it.
       this.lost = true;
       this.out.push({
         type: 'lostState',
+        from,
         reason:
           `a peer truncated its Paxos log below instance ${below}, which every replica had ` +
           `delivered, while this replica delivered only the instances below ` +
@@ -809,7 +810,7 @@ export class MultiPaxos {
   }
 
   private onPromise(from: number, msg: PromiseMsg): void {
-    this.skipTo(msg.truncatedBelow);
+    this.skipTo(msg.truncatedBelow, from);
     for (const d of msg.decided) this.decide(d.instance, d.value);
     if (this.role !== 'candidate' || msg.ballot !== this.ballot) return;
     this.promises.set(from, msg);

@@ -89,6 +89,13 @@ export class DottedVersionVector {
     for (const [replica, e] of this.entries) fn(replica, e.base);
   }
 
+  /** The origins with an id in the set. */
+  origins(): number[] {
+    const out: number[] = [];
+    for (const [replica, e] of this.entries) if (e.base > 0 || e.dots.size > 0) out.push(replica);
+    return out;
+  }
+
   /** The contiguous prefix known for one origin. */
   base(replica: number): number {
     return this.entries.get(replica)?.base ?? 0;

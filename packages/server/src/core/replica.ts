@@ -70,7 +70,19 @@ export interface ReplicaOptions {
   readonly deferExecution?: boolean;
   /** Told of every change to the version store (an executor that mirrors it). */
   readonly storeObserver?: StoreObserver;
+  /**
+   * The first execution job id (default 1). A replica rebuilt in a running process (a state
+   * transfer) numbers its jobs past its predecessor's, whose results may still come back and
+   * are then told apart (`hasJob`).
+   */
+  readonly firstJobId?: number;
 }
+
+/**
+ * `ReplicaOptions.id` of a replica that does not know its origin yet (a new or wiped one, still
+ * learning from its peers): it takes no op of its own until `adoptOrigin`.
+ */
+export const ORIGIN_UNDECIDED = -1;
 
 /** How far beyond the frontier concurrent executions may start (bounds the scan per pump). */
 const AHEAD_WINDOW = 256;
@@ -123,7 +135,14 @@ interface Job {
  * `frontier` back to the first position that changed.
  */
 export class Replica {
-  readonly id: number;
+  /**
+   * The origin of this replica's op ids (core/op-id.ts `originOf`); ORIGIN_UNDECIDED while its
+   * host still learns which incarnation it is (it then numbers no op: `adoptOrigin`).
+   */
+  private origin: number;
+  get id(): number {
+    return this.origin;
+  }
   readonly metrics = new ReplicaMetrics();
   private readonly app: App;
   private readonly noopIntervalMs: number;
@@ -160,7 +179,7 @@ export class Replica {
   private pumpDue = false;
   /** A store observer is set: jobs carry their rank (ExecutionJob.rank). */
   private readonly mirrored: boolean;
-  private nextJobId = 1;
+  private nextJobId: number;
   private readonly pendingReads: { tag: number; op: string; args: JsonValue }[] = [];
   /** Live queries' reads waiting to run (InvokeRequest.watch). */
   private readonly pendingWatchReads: {
@@ -184,9 +203,10 @@ export class Replica {
   private out: Output[] = [];
 
   constructor(options: ReplicaOptions) {
-    if (!Number.isInteger(options.id) || options.id < 0)
+    if (!Number.isInteger(options.id) || (options.id < 0 && options.id !== ORIGIN_UNDECIDED))
       throw new Error(`replica id must be a non-negative integer`);
-    this.id = options.id;
+    this.origin = options.id;
+    this.nextJobId = options.firstJobId ?? 1;
     this.app = options.app;
     this.noopIntervalMs = options.noopIntervalMs ?? 100;
     this.adoptAfterMs = options.adoptAfterMs ?? 1000;
@@ -568,6 +588,8 @@ export class Replica {
   // ---------------------------------------------------------------- ordering (Algorithm 1)
 
   private newReq(op: string, args: JsonValue, strong: boolean, session?: SessionStamp): Req {
+    if (this.origin === ORIGIN_UNDECIDED)
+      throw new Error('the replica has no origin yet: it numbers no op before adoptOrigin');
     this.eventNo++;
     const id: OpId = { replica: this.id, eventNo: this.eventNo };
     const ts = this.clock.next(this.nowMs);
@@ -1065,6 +1087,28 @@ export class Replica {
   }
 
   /** How many ops this replica has issued: the event number of its last one (0: none it knows of). */
+  /**
+   * Sets the origin of a replica that had none (ORIGIN_UNDECIDED): from now on it numbers ops
+   * `(origin, 1)`, `(origin, 2)`, … Ops of other origins it already holds are unaffected.
+   */
+  adoptOrigin(origin: number): void {
+    if (this.origin !== ORIGIN_UNDECIDED || this.eventNo !== 0)
+      throw new Error(`adoptOrigin: the replica already has origin ${this.origin}`);
+    if (!Number.isInteger(origin) || origin < 0)
+      throw new Error(`adoptOrigin: an origin is a non-negative integer, not ${origin}`);
+    this.origin = origin;
+  }
+
+  /** Whether `jobId` is an execution this replica handed out and has not had the result of. */
+  hasJob(jobId: number): boolean {
+    return this.jobs.has(jobId);
+  }
+
+  /** The next execution job id (a successor built in the same process starts there). */
+  get jobIdsUsed(): number {
+    return this.nextJobId;
+  }
+
   issuedCount(): number {
     return this.eventNo;
   }

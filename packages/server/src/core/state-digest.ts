@@ -80,6 +80,13 @@ function hash128(s: string): Uint32Array {
   return Uint32Array.of(h1, h2, h3, h4);
 }
 
+/** 128 bits of a string as 32 hex digits (the hash of StateDigest; not cryptographic). */
+export function hashHex(s: string): string {
+  let out = '';
+  for (const lane of hash128(s)) out += lane.toString(16).padStart(8, '0');
+  return out;
+}
+
 /** MurmurHash3's 32-bit finalizer (avalanche). */
 function fmix32(h: number): number {
   h ^= h >>> 16;

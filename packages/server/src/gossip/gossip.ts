@@ -27,7 +27,7 @@
  *   only once every replica holds it, so this one had it and lost it, and nobody can send it.
  */
 import { DottedVersionVector } from '../core/dvv.js';
-import { opKey, type OpId } from '../core/op-id.js';
+import { opKey, slotOf, type OpId } from '../core/op-id.js';
 import type { Req } from '../core/types.js';
 import type { GossipMessage, GossipOutput } from './messages.js';
 import { ReqStore, reqSize } from './req-store.js';
@@ -37,6 +37,13 @@ export interface GossipOptions {
   readonly self: number;
   /** Every replica id of the cluster, `self` included. Messages from other senders are ignored. */
   readonly peers: readonly number[];
+  /**
+   * The origin of this replica's own op ids (core/op-id.ts: `self` in its first incarnation, the
+   * default), whose ops it never lacks unless it lost them (`unknownOwnOp`). Null: the replica
+   * has no origin yet (a new or wiped one still learning, ReplicaHost): every op is another's, its
+   * slot's ops of earlier incarnations included (`setOrigin` once it has one).
+   */
+  readonly origin?: number | null;
   /** Time between anti-entropy rounds (summary sends and re-sent pulls). Default 50. */
   readonly antiEntropyIntervalMs?: number;
   /**
@@ -98,6 +105,12 @@ export class Gossip {
   private lostState = false;
   /** Index into `others` of the next summary target when fanout < others.length. */
   private nextTarget: number;
+  /** GossipOptions.origin. */
+  private origin: number | null;
+  /** Per peer, what its latest summary says it can no longer send (GossipMessage `pruned`). */
+  private readonly peerPruned = new Map<number, Readonly<Record<string, number>>>();
+  /** Origins of this slot that peers' summaries wanted ops of (`knownOrigins`). */
+  private readonly wantedOwn = new Set<number>();
 
   constructor(options: GossipOptions) {
     const { self, peers } = options;
@@ -114,6 +127,7 @@ export class Gossip {
       throw new Error('gossip: maxReqsPerReply must be a positive integer');
 
     this.self = self;
+    this.origin = options.origin === undefined ? self : options.origin;
     this.others = peers.filter((p) => p !== self).sort((a, b) => a - b);
     this.antiEntropyIntervalMs = interval;
     if (options.fanout !== undefined && !(Number.isInteger(options.fanout) && options.fanout >= 1))
@@ -156,6 +170,8 @@ export class Gossip {
       case 'push':
         return this.onPush(from, msg.reqs);
       case 'summary':
+        if (msg.pruned === undefined) this.peerPruned.delete(from);
+        else this.peerPruned.set(from, msg.pruned);
         return this.onSummary(from, msg.seen, msg.reply, msg.wanted ?? []);
       case 'pull':
         return this.onPull(from, msg.ids);
@@ -177,8 +193,9 @@ export class Gossip {
     this.lastRoundAt = nowMs;
     const out: GossipOutput[] = [];
     const seen = this.seen.toJSON();
+    const pruned = this.prunedJson();
     for (const to of this.summaryTargets())
-      out.push(send(to, { kind: 'summary', seen, reply: false, ...this.wantedOf(to) }));
+      out.push(send(to, { kind: 'summary', seen, reply: false, ...this.wantedOf(to), ...pruned }));
     if (this.wanted.size > 0) out.push(...this.pulls(this.rotateWanted()));
     return out;
   }
@@ -243,15 +260,61 @@ export class Gossip {
    * in flight; thousands mean a catch-up (ReplicaHost holds speculation meanwhile).
    */
   behind(): number {
-    let most = 0;
-    for (const theirs of this.peerSeen.values()) {
+    return this.furthestAhead()?.lacking ?? 0;
+  }
+
+  /** The peer whose latest summary holds the most ops this replica lacks (see `behind`). */
+  furthestAhead(): { readonly peer: number; readonly lacking: number } | null {
+    let best: { peer: number; lacking: number } | null = null;
+    for (const [peer, theirs] of this.peerSeen) {
       let n = 0;
       theirs.forEachBase((origin, base) => {
         n += Math.max(0, base - this.seen.base(origin));
       });
-      most = Math.max(most, n);
+      if (n > (best?.lacking ?? 0)) best = { peer, lacking: n };
     }
-    return most;
+    return best;
+  }
+
+  /**
+   * A peer that can no longer send an op this replica lacks (its summary's `pruned`), or null.
+   * Such an op comes back only with a checkpoint (state transfer).
+   */
+  compactedAtPeer(): number | null {
+    for (const [peer, pruned] of this.peerPruned)
+      for (const [origin, upTo] of Object.entries(pruned))
+        if (upTo > this.seen.base(Number(origin))) return peer;
+    return null;
+  }
+
+  /**
+   * Per origin, the highest event number up to which this replica has seen every op and holds
+   * none: its contiguous prefix, or up to the first op it still holds (GossipMessage `pruned`).
+   */
+  private prunedJson(): { pruned?: Record<string, number> } {
+    let out: Record<string, number> | undefined;
+    this.seen.forEachBase((origin, base) => {
+      const lowest = this.store.lowestHeld(origin);
+      const upTo = lowest === undefined ? base : Math.min(base, lowest - 1);
+      if (upTo > 0) (out ??= {})[String(origin)] = upTo;
+    });
+    return out === undefined ? {} : { pruned: out };
+  }
+
+  /** Sets the origin of a replica that had none (GossipOptions.origin). */
+  setOrigin(origin: number): void {
+    if (this.origin !== null) throw new Error(`gossip: the origin is ${this.origin} already`);
+    this.origin = origin;
+  }
+
+  /**
+   * Every origin this replica knows of: in what it has seen, in what its peers' summaries say
+   * they hold, and in the ids of this slot's ops they said they want. A replica choosing an incarnation takes one above all of its slot's among them.
+   */
+  knownOrigins(): Set<number> {
+    const out = new Set([...this.seen.origins(), ...this.wantedOwn]);
+    for (const theirs of this.peerSeen.values()) for (const o of theirs.origins()) out.add(o);
+    return out;
   }
 
   /** True once this replica has the Req with this id (cast, delivered or recovered). */
@@ -281,7 +344,7 @@ export class Gossip {
     for (const req of reqs) {
       theirs.add(req.id);
       if (this.seen.has(req.id)) continue;
-      if (req.id.replica === this.self) return [...out, ...this.unknownOwnOp(from, req.id)];
+      if (req.id.replica === this.origin) return [...out, ...this.unknownOwnOp(from, req.id)];
       this.remember(req);
       out.push({ type: 'deliver', req });
     }
@@ -294,10 +357,14 @@ export class Gossip {
     isReply: boolean,
     wanted: readonly OpId[],
   ): GossipOutput[] {
-    const own = seenJson[String(this.self)];
+    // With no origin yet, ids of its slot's ops that a peer wants (it knows them from a forwarded
+    // cast alone) name origins of earlier incarnations: the next one must be above them.
+    if (this.origin === null)
+      for (const id of wanted) if (slotOf(id.replica) === this.self) this.wantedOwn.add(id.replica);
+    const own = this.origin === null ? undefined : seenJson[String(this.origin)];
     const unknown =
       (own === undefined ? undefined : this.firstUnseenOwn(own)) ??
-      wanted.find((id) => id.replica === this.self && !this.seen.has(id));
+      wanted.find((id) => id.replica === this.origin && !this.seen.has(id));
     if (unknown !== undefined) return this.unknownOwnOp(from, unknown);
     this.summarizedBy.add(from);
     const theirs = DottedVersionVector.fromJSON(seenJson);
@@ -314,6 +381,7 @@ export class Gossip {
           seen: this.seen.toJSON(),
           reply: true,
           ...this.wantedOf(from),
+          ...this.prunedJson(),
         }),
       );
     return out;
@@ -356,17 +424,18 @@ export class Gossip {
    */
   private wantedOf(to: number): { wanted?: OpId[] } {
     let ids: OpId[] | undefined;
-    for (const id of this.wanted.values()) if (id.replica === to) (ids ??= []).push(id);
+    for (const id of this.wanted.values()) if (slotOf(id.replica) === to) (ids ??= []).push(id);
     return ids === undefined ? {} : { wanted: ids };
   }
 
   /** The first of this replica's own ids in a summary entry (`[base, ...dots]`) it has not seen. */
   private firstUnseenOwn(entry: readonly number[]): OpId | undefined {
+    const origin = this.origin!;
     const base = entry[0] ?? 0;
-    const mine = this.seen.base(this.self);
-    if (base > mine) return { replica: this.self, eventNo: mine + 1 };
+    const mine = this.seen.base(origin);
+    if (base > mine) return { replica: origin, eventNo: mine + 1 };
     for (const eventNo of entry.slice(1)) {
-      const id = { replica: this.self, eventNo };
+      const id = { replica: origin, eventNo };
       if (!this.seen.has(id)) return id;
     }
     return undefined;

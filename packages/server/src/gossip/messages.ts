@@ -30,6 +30,13 @@ export type GossipMessage =
        * receiver with no record of one lost it, as for an op in `seen` (`unknownOwnOp`).
        */
       readonly wanted?: readonly OpId[];
+      /**
+       * Per origin, the highest event number up to which the sender has seen every op but holds
+       * none any more (`Gossip.prune`, or final in a checkpoint): it cannot send them. Absent
+       * when there are none. A replica with no origin yet that lacks such an op rebuilds itself
+       * from a checkpoint before it numbers ops of its own (ReplicaHost `decideOrigin`).
+       */
+      readonly pruned?: Readonly<Record<string, number>>;
     }
   /** The sender needs these Reqs (`Gossip.want`); a receiver that holds any of them pushes them. */
   | { readonly kind: 'pull'; readonly ids: readonly OpId[] }

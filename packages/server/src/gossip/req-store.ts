@@ -92,6 +92,11 @@ export class ReqStore {
     return out;
   }
 
+  /** The lowest event number held of `origin`, or undefined when none is. */
+  lowestHeld(origin: number): number | undefined {
+    return this.byOrigin.get(origin)?.nos[0];
+  }
+
   /** Every held Req, by origin, each origin's in ascending event order. */
   all(): Req[] {
     const out: Req[] = [];

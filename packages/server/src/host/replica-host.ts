@@ -2,17 +2,30 @@ import { ConditionalDelivery } from '../cab/conditional-delivery.js';
 import type { AcceptorRecord, PaxosMessage } from '../cab/messages.js';
 import { MultiPaxos, type PaxosOptions, type PaxosOutput } from '../cab/multi-paxos.js';
 import type { ReplicaCheckpoint } from '../core/checkpoint.js';
-import { formatOpId, opKey, type OpId } from '../core/op-id.js';
-import { Replica, type InvokeRequest, type ReplicaOptions } from '../core/replica.js';
+import { formatOpId, incarnationOf, opKey, originOf, slotOf, type OpId } from '../core/op-id.js';
+import {
+  ORIGIN_UNDECIDED,
+  Replica,
+  type InvokeRequest,
+  type ReplicaOptions,
+} from '../core/replica.js';
 import type { DurableRecord, ExecutionResult, Output, Req, Response } from '../core/types.js';
 import type { Executor } from '../exec/executor.js';
 import { Gossip, type GossipOptions } from '../gossip/gossip.js';
 import type { GossipMessage, GossipOutput } from '../gossip/messages.js';
+import {
+  fromChunks,
+  IncomingTransfer,
+  OutgoingTransfers,
+  type TransferMessage,
+  type TransferredState,
+} from './state-transfer.js';
 
-/** What replicas send each other: gossip (Reqs) and Paxos (ids). */
+/** What replicas send each other: gossip (Reqs), Paxos (ids) and state transfers (checkpoints). */
 export type PeerMessage =
   | { readonly kind: 'gossip'; readonly msg: GossipMessage }
-  | { readonly kind: 'paxos'; readonly msg: PaxosMessage };
+  | { readonly kind: 'paxos'; readonly msg: PaxosMessage }
+  | { readonly kind: 'transfer'; readonly msg: TransferMessage };
 
 /** Everything a replica writes to its disk. */
 export type HostRecord =
@@ -23,7 +36,18 @@ export type HostRecord =
    * should, in the same transaction or right after). Recovery starts from the last checkpoint on
    * disk and the records after it.
    */
-  | { readonly layer: 'checkpoint'; readonly record: HostCheckpoint };
+  | { readonly layer: 'checkpoint'; readonly record: HostCheckpoint }
+  /**
+   * The origin this replica numbers its ops under (core/op-id.ts), written once it has decided it
+   * and before its first op: a replica whose disk holds none (a new or wiped one) still learns
+   * which incarnation it is.
+   */
+  | { readonly layer: 'identity'; readonly record: IdentityRecord };
+
+export interface IdentityRecord {
+  readonly kind: 'identity';
+  readonly origin: number;
+}
 
 /** What a replica needs to recover in place of every record it wrote before (see `checkpoint`). */
 export interface HostCheckpoint {
@@ -39,6 +63,8 @@ export interface HostCheckpoint {
   readonly held: readonly Req[];
   /** Per origin, the last strong op delivered here: the delivery stream resumes after it. */
   readonly delivered: readonly OpId[];
+  /** The replica's origin (IdentityRecord); absent or null while it has none. */
+  readonly origin?: number | null;
 }
 
 /**
@@ -105,7 +131,17 @@ export type HostEvent =
   /** Ops became committed, in order, from committed position `position` on. */
   | { readonly kind: 'commit'; readonly ids: readonly OpId[]; readonly position: number }
   /** A checkpoint was written. */
-  | { readonly kind: 'checkpoint'; readonly count: number };
+  | { readonly kind: 'checkpoint'; readonly count: number }
+  /** The replica took its origin (IdentityRecord). */
+  | { readonly kind: 'identity'; readonly origin: number }
+  /** The replica installed a peer's checkpoint (state transfer). */
+  | {
+      readonly kind: 'transferred';
+      readonly finalized: number;
+      /** Its committed position now: the finalized ops and the committed ones not final. */
+      readonly committed: number;
+      readonly keys: number;
+    };
 
 export interface HostOptions {
   readonly id: number;
@@ -134,6 +170,13 @@ export interface HostOptions {
   readonly catchUpHold?: number;
   /** CATCH_UP_STALL_MS by default; Infinity holds while cut off, which only a planted bug wants. */
   readonly catchUpStallMs?: number;
+  /** About how many characters a state-transfer chunk carries (TRANSFER_CHUNK_CHARS). */
+  readonly transferChunkChars?: number;
+  /**
+   * A planted bug: install a transfer as soon as its last chunk is in, without the chunks that
+   * are still missing and without checking its digest. Only the simulator's checkers want it.
+   */
+  readonly unsafeInstallIncomplete?: boolean;
 }
 
 /**
@@ -142,16 +185,31 @@ export interface HostOptions {
  * core when `checkDep` holds. It routes each part's outputs to the others and to the driver. The
  * simulator and the real runtime drive the same host.
  */
-/** How a halt for state the peers compacted ends: what the operator can do (no state transfer). */
-const CANNOT_REBUILD =
-  'Restore its data directory; a replica cannot yet be rebuilt from its peers once they compacted.';
+/** What an operator can do about a replica that halted for lost state. */
+const REBUILD =
+  'Restore its data directory, or start it on an empty one: it then rebuilds itself from its ' +
+  'peers (state transfer) and numbers its ops under a new identity.';
 
 export class ReplicaHost {
   readonly id: number;
-  readonly replica: Replica;
-  readonly gossip: Gossip;
-  readonly paxos: MultiPaxos;
-  readonly delivery: ConditionalDelivery;
+  private readonly options: HostOptions;
+  // Rebuilt by a state transfer (`install`): read them through the getters, never keep them.
+  private _replica!: Replica;
+  private _gossip!: Gossip;
+  private _paxos!: MultiPaxos;
+  private _delivery!: ConditionalDelivery;
+  get replica(): Replica {
+    return this._replica;
+  }
+  get gossip(): Gossip {
+    return this._gossip;
+  }
+  get paxos(): MultiPaxos {
+    return this._paxos;
+  }
+  get delivery(): ConditionalDelivery {
+    return this._delivery;
+  }
   private readonly executor: Executor;
   private readonly pullAfterMs: number;
   private readonly checkpointEvery: number;
@@ -174,6 +232,16 @@ export class ReplicaHost {
   private checkpointItems = 0;
   /** Per origin, the event number of the last strong op delivered here. */
   private readonly lastDelivered = new Map<number, number>();
+  /** Execution jobs numbered below this belong to a replica a state transfer replaced. */
+  private firstJobId = 1;
+  /** The state transfer this replica pulls from a peer, while it rebuilds itself. */
+  private incoming: IncomingTransfer | null = null;
+  /** Transfer sessions this host started (each gets a new number). */
+  private transferSessions = 0;
+  /** Snapshots this replica serves to peers that rebuild themselves. */
+  private readonly outgoing = new OutgoingTransfers();
+  private readonly transferChunkChars: number | undefined;
+  private readonly unsafeInstallIncomplete: boolean;
   private haltReason: string | null = null;
   /** Why this replica stopped for good (`HostEffects.halt`); null while it runs. */
   get halted(): string | null {
@@ -181,24 +249,45 @@ export class ReplicaHost {
   }
 
   /**
-   * It has no record of an op of its own — a new replica, or one whose disk was lost, perhaps
-   * after it had begun to learn again (a crash then leaves it other replicas' ops but none of its
-   * own) — and must take no client op, nor issue a no-op, yet: it has not had a summary from every
-   * peer, or Paxos still rejoins (PaxosOptions.noDurableVotes). The only copy of an op of its past
-   * may be at a peer that was down, and the summary is how it finds such an op and halts (Gossip
-   * `unknownOwnOp`) instead of reusing its id: every peer, not a majority. And an op of its own on
+   * It must take no client op, nor issue a no-op, yet. Either it has no origin (a new replica, or
+   * one whose disk was lost: no IdentityRecord) and has not yet heard every peer, or it rebuilds
+   * itself from a peer (`rebuilding`), or it has no op of its own and Paxos still rejoins
+   * (PaxosOptions.noDurableVotes). Every peer's summary, not a majority's: the only copy of an op
+   * of an earlier incarnation may be at a peer that was down, and this replica's new origin must
+   * be above every incarnation any peer holds ops of (`decideOrigin`). And an op of its own on
    * disk must mean it is done rejoining, since Paxos counts such a replica as one that never lost
-   * its votes. Never true again once false (summaries add up, a rejoin ends once).
+   * its votes. Never true again once false, unless a transfer starts (summaries add up, a rejoin
+   * ends once).
    */
   get learningFromPeers(): boolean {
     return (
-      this.replica.issuedCount() === 0 &&
-      (this.gossip.peersSummarized() < this.gossip.others.length || this.paxos.rejoining)
+      this.incoming !== null ||
+      this.replica.id === ORIGIN_UNDECIDED ||
+      (this.replica.issuedCount() === 0 &&
+        (this.gossip.peersSummarized() < this.gossip.others.length || this.paxos.rejoining))
     );
   }
 
+  /** It pulls a checkpoint from a peer (state transfer), and takes part in nothing else meanwhile. */
+  get rebuilding(): boolean {
+    return this.incoming !== null;
+  }
+
   /** Counters for status pages and tests. */
-  readonly counters = { checkpoints: 0, pruned: 0 };
+  readonly counters = {
+    checkpoints: 0,
+    pruned: 0,
+    /** Checkpoints installed from a peer (state transfers completed here). */
+    transfersIn: 0,
+    /** Transfers started or restarted with another peer. */
+    transferAttempts: 0,
+    /** Transfers whose chunks did not make up the checkpoint their header described. */
+    transfersRejected: 0,
+    /** Chunks this replica sent to peers that rebuilt themselves. */
+    chunksSent: 0,
+    /** Chunks received. */
+    chunksReceived: 0,
+  };
 
   /** A fresh replica, or one rebuilt from `recovered` (everything it had made durable). */
   constructor(
@@ -207,16 +296,34 @@ export class ReplicaHost {
     recovered?: { readonly records: readonly HostRecord[]; readonly nowMs: number },
   ) {
     this.id = options.id;
+    this.options = options;
     this.executor = options.executor;
     this.pullAfterMs = options.pullAfterMs ?? 20;
     this.checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
     this.catchUpHold = options.catchUpHold ?? CATCH_UP_HOLD;
     this.catchUpStallMs = options.catchUpStallMs ?? CATCH_UP_STALL_MS;
+    this.transferChunkChars = options.transferChunkChars;
+    this.unsafeInstallIncomplete = options.unsafeInstallIncomplete === true;
     if (!(this.catchUpHold >= 1))
       throw new Error(`catchUpHold must be a number of ops, 1 or more, not ${this.catchUpHold}`);
     this.pruneEveryMs = options.pruneEveryMs ?? 50;
-    const replicaOptions: ReplicaOptions = { ...options.replica, id: options.id };
-    const { checkpoint, tail } = lastCheckpoint(recovered?.records ?? []);
+    this.load(recovered?.records, recovered?.nowMs ?? 0);
+  }
+
+  /**
+   * Builds the replica's parts from what it made durable (none: a fresh replica): the constructor,
+   * and a state transfer's install, which replaces them all.
+   */
+  private load(records: readonly HostRecord[] | undefined, nowMs: number): void {
+    const options = this.options;
+    const { checkpoint, tail } = lastCheckpoint(records ?? []);
+    let origin = checkpoint?.origin ?? null;
+    for (const r of tail) if (r.layer === 'identity') origin = r.record.origin;
+    const replicaOptions: ReplicaOptions = {
+      ...options.replica,
+      id: origin ?? ORIGIN_UNDECIDED,
+      firstJobId: this.firstJobId,
+    };
     const cab = [
       ...(checkpoint?.cab ?? []),
       ...tail.flatMap((r) => (r.layer === 'cab' ? [r.record] : [])),
@@ -235,11 +342,17 @@ export class ReplicaHost {
       // A replica that never voted but took ops never lost its disk since, and need not rejoin.
       noDurableVotes: !issuedOps && !cab.some((r) => r.kind === 'promise' || r.kind === 'accept'),
     });
-    this.gossip = new Gossip({ ...options.gossip, self: options.id, peers: options.replicas });
-    if (recovered === undefined) {
-      this.replica = new Replica(replicaOptions);
-      this.paxos = new MultiPaxos(paxosOptions(false));
-      this.delivery = new ConditionalDelivery();
+    this._gossip = new Gossip({
+      ...options.gossip,
+      self: options.id,
+      peers: options.replicas,
+      origin,
+    });
+    this.lastDelivered.clear();
+    if (records === undefined) {
+      this._replica = new Replica(replicaOptions);
+      this._paxos = new MultiPaxos(paxosOptions(false));
+      this._delivery = new ConditionalDelivery();
       return;
     }
     const core = tail.flatMap((r) => (r.layer === 'core' ? [r.record] : []));
@@ -252,16 +365,11 @@ export class ReplicaHost {
       (m, r) => (r.kind === 'truncate' ? Math.max(m, r.below) : m),
       0,
     );
-    this.now = recovered.nowMs;
-    const { replica, outputs } = Replica.recover(
-      replicaOptions,
-      core,
-      recovered.nowMs,
-      checkpoint?.core,
-    );
-    this.replica = replica;
-    this.paxos = new MultiPaxos(paxosOptions(replica.issuedCount() > 0), { records: cab });
-    this.delivery = new ConditionalDelivery(truncatedBelow, delivered);
+    this.now = Math.max(this.now, nowMs);
+    const { replica, outputs } = Replica.recover(replicaOptions, core, this.now, checkpoint?.core);
+    this._replica = replica;
+    this._paxos = new MultiPaxos(paxosOptions(replica.issuedCount() > 0), { records: cab });
+    this._delivery = new ConditionalDelivery(truncatedBelow, delivered);
     for (const id of delivered) this.noteDelivered(id);
     this.checkpointedAt = checkpoint?.core.finalized ?? 0;
     this.checkpointItems =
@@ -302,12 +410,18 @@ export class ReplicaHost {
   /** A job the executor deferred (returned undefined for) finished. */
   executed(result: ExecutionResult): void {
     if (this.halted !== null) return;
+    // A job of the replica a state transfer replaced: its result means nothing any more.
+    if (result.jobId < this.firstJobId) return;
     this.applyCore(this.replica.executed(result));
   }
 
   receive(from: number, message: PeerMessage): void {
     if (this.halted !== null) return;
-    if (message.kind === 'gossip') {
+    if (message.kind === 'transfer') this.onTransfer(from, message.msg);
+    // While it rebuilds itself it takes part in nothing else: what it would learn, the checkpoint
+    // it installs replaces (and its gossip or Paxos stopped when it found it lost state).
+    else if (this.rebuilding) return;
+    else if (message.kind === 'gossip') {
       if (message.msg.kind === 'push') this.catchUpProgressAt = this.now;
       this.applyGossip(this.gossip.receive(from, message.msg));
       this.holdSpeculationWhileBehind();
@@ -340,6 +454,14 @@ export class ReplicaHost {
   tick(nowMs: number): void {
     if (this.halted !== null) return;
     this.now = Math.max(this.now, nowMs);
+    this.outgoing.expire(this.now);
+    if (this.incoming !== null) {
+      const due = this.incoming.due(this.now);
+      if (due === 'retry') this.sendTransfer(this.incoming.peer, this.incoming.ask(this.now));
+      else if (due === 'switch') this.pullFrom(this.nextPeer(this.incoming.peer));
+      return;
+    }
+    this.decideOrigin();
     this.applyCore(this.replica.tick(nowMs, !this.learningFromPeers));
     this.applyGossip(this.gossip.tick(nowMs));
     this.holdSpeculationWhileBehind();
@@ -375,7 +497,15 @@ export class ReplicaHost {
     const delivered = [...this.lastDelivered].map(([replica, eventNo]) => ({ replica, eventNo }));
     this.effects.persist({
       layer: 'checkpoint',
-      record: { kind: 'checkpoint', core, cab: this.paxos.durableState(), held, delivered },
+      record: {
+        kind: 'checkpoint',
+        core,
+        cab: this.paxos.durableState(),
+        held,
+        delivered,
+        // It supersedes the IdentityRecord too.
+        origin: this.replica.id === ORIGIN_UNDECIDED ? null : this.replica.id,
+      },
     });
     this.checkpointedAt = core.finalized;
     this.checkpointItems = core.state.length + core.reqs.length + held.length;
@@ -458,21 +588,224 @@ export class ReplicaHost {
   private lostOwnOp(from: number, id: OpId): void {
     this.haltWith(
       `replica ${this.id} has lost ops it once sent: replica ${from} holds or knows of its op ` +
-        `${formatOpId(id)}, of which this replica has no record. Its data directory was ` +
-        `wiped or replaced, commits made without --fsync were lost in a power failure, or another ` +
-        `process runs with id ${this.id}. It stops rather than reuse op ids the cluster already ` +
-        `has: restore its data directory, or make sure only one process has id ${this.id}, and ` +
-        `start it again.`,
+        `${formatOpId(id)}, of which this replica has no record. Commits made without --fsync ` +
+        `were lost in a power failure, its data directory was replaced by an older copy, or ` +
+        `another process runs with id ${this.id}. It stops rather than reuse op ids the cluster ` +
+        `already has. ${REBUILD}`,
     );
   }
 
   private lostDroppedReq(from: number, id: OpId): void {
-    this.haltWith(
-      `replica ${this.id} has lost state: it needs the op ${formatOpId(id)}, of which it has no ` +
-        `record, and replica ${from} dropped it once every replica held it, this one included. ` +
-        `Its data directory was wiped or replaced, or commits made without --fsync were lost in a ` +
-        `power failure. ${CANNOT_REBUILD}`,
+    this.rebuildOrHalt(
+      from,
+      `it needs the op ${formatOpId(id)}, of which it has no record, and replica ${from} ` +
+        `dropped it once every replica held it, this one included`,
     );
+  }
+
+  /**
+   * It lacks what its peers compacted (`why`). With no op of its own yet (a new or wiped replica,
+   * possibly part-way through learning or rebuilding when it crashed), it rebuilds itself from a
+   * peer's checkpoint, starting with `peer`, which had what it lacks. With ops of its own, a
+   * checkpoint could not give back those only it had, whose ids it would then reuse: it halts.
+   */
+  private rebuildOrHalt(peer: number, why: string): void {
+    if (this.replica.issuedCount() === 0) {
+      this.pullFrom(peer);
+      return;
+    }
+    this.haltWith(
+      `replica ${this.id} has lost state: ${why}. Commits made without --fsync were lost in a ` +
+        `power failure, or its data directory was replaced by an older copy. ${REBUILD}`,
+    );
+  }
+
+  // ---------------------------------------------------------------- identity and state transfer
+
+  /**
+   * A replica with no origin (no IdentityRecord: a new disk, or a wiped one) takes one once it has
+   * heard every peer and rejoined Paxos: the first incarnation of its slot above every incarnation
+   * of it that it or any peer knows ops of (core/op-id.ts). Ops of an earlier incarnation that no
+   * peer holds were never anywhere else and are gone, so their ids are never seen again; those a
+   * peer holds stay the ops of an origin that will never issue another, and commit as any
+   * other's (a stranded strong one is cast on its behalf, Replica `cabAdopt`). The record is
+   * durable before the first op numbered under it.
+   */
+  private decideOrigin(): void {
+    if (
+      this.replica.id !== ORIGIN_UNDECIDED ||
+      this.gossip.peersSummarized() < this.gossip.others.length ||
+      this.paxos.rejoining
+    )
+      return;
+    // First it takes a peer's checkpoint if a peer dropped ops it lacks
+    // (gossip prunes what every replica reported, this replica's earlier incarnation included):
+    // it must not number ops of its own before it has a state no peer compacted away, since it
+    // could not rebuild itself after (`rebuildOrHalt`). A snapshot taken now holds every op a peer
+    // dropped before this replica's summaries reached it, and no peer drops an op this replica's
+    // summary lacks.
+    const compacted = this.gossip.compactedAtPeer();
+    if (compacted !== null) {
+      this.pullFrom(compacted);
+      return;
+    }
+    let incarnation = 0;
+    for (const o of this.gossip.knownOrigins())
+      if (slotOf(o) === this.id) incarnation = Math.max(incarnation, incarnationOf(o) + 1);
+    const origin = originOf(this.id, incarnation);
+    this.effects.persist({ layer: 'identity', record: { kind: 'identity', origin } });
+    this.replica.adoptOrigin(origin);
+    this.gossip.setOrigin(origin);
+    this.effects.observe?.({ kind: 'identity', origin });
+  }
+
+  /** Starts (or restarts, with another peer) pulling a checkpoint from `peer`. */
+  private pullFrom(peer: number): void {
+    this.transferSessions = Math.max(this.transferSessions + 1, Math.floor(this.now));
+    if (this.incoming === null)
+      this.incoming = new IncomingTransfer(peer, this.transferSessions, this.now);
+    else this.incoming.restart(peer, this.transferSessions, this.now);
+    this.counters.transferAttempts++;
+    this.sendTransfer(peer, this.incoming.ask(this.now));
+  }
+
+  private nextPeer(after: number): number {
+    const others = this.gossip.others;
+    return others.find((p) => p > after) ?? others[0]!;
+  }
+
+  private sendTransfer(to: number, msg: TransferMessage): void {
+    this.effects.send(to, { kind: 'transfer', msg });
+  }
+
+  private onTransfer(from: number, msg: TransferMessage): void {
+    if (msg.type === 'ask') {
+      // A replica that is still learning or rebuilding has no state worth giving.
+      if (this.learningFromPeers) {
+        this.sendTransfer(from, { type: 'refuse', session: msg.session });
+        return;
+      }
+      for (const chunk of this.outgoing.answer(
+        from,
+        msg,
+        this.now,
+        () => this.snapshot(),
+        this.transferChunkChars,
+      )) {
+        this.counters.chunksSent++;
+        this.sendTransfer(from, chunk);
+      }
+      return;
+    }
+    const t = this.incoming;
+    if (t === null || from !== t.peer || msg.session !== t.session) return;
+    if (msg.type === 'refuse') {
+      this.pullFrom(this.nextPeer(from));
+      return;
+    }
+    this.counters.chunksReceived++;
+    const progress = t.onChunk(from, msg, this.now);
+    if (progress === 'next') this.sendTransfer(from, t.ask(this.now));
+    else if (progress === 'complete' || (this.unsafeInstallIncomplete && t.lastChunkIn))
+      this.finishTransfer(t);
+  }
+
+  private finishTransfer(t: IncomingTransfer): void {
+    const result = fromChunks(t.chunks(), this.unsafeInstallIncomplete);
+    if (!result.ok) {
+      // Mangled or inconsistent: nothing of it is installed; pull a fresh one elsewhere.
+      this.counters.transfersRejected++;
+      this.pullFrom(this.nextPeer(t.peer));
+      return;
+    }
+    this.install(result.state);
+  }
+
+  /** What this replica gives a peer that rebuilds itself: its checkpoint, made now. */
+  private snapshot(): TransferredState {
+    const core = this.replica.checkpoint();
+    const live = new Set(core.reqs.map((q) => opKey(q.id)));
+    const held = this.gossip.heldReqs().filter((q) => !live.has(opKey(q.id)));
+    const truncatedBelow = this.paxos
+      .durableState()
+      .reduce((m, r) => (r.kind === 'truncate' ? Math.max(m, r.below) : m), 0);
+    return {
+      finalized: core.finalized,
+      committedLive: core.committedLive,
+      known: core.known,
+      hlc: core.hlc,
+      truncatedBelow,
+      delivered: [...this.lastDelivered].map(([replica, eventNo]) => ({ replica, eventNo })),
+      state: core.state,
+      reqs: core.reqs,
+      held,
+    };
+  }
+
+  /**
+   * Installs a peer's checkpoint as this replica's own, in one durable `checkpoint` record that
+   * supersedes everything it wrote before, and rebuilds every part from it, as a restart would.
+   * The replica keeps its identity (its origin, if it had one: it has no op under it) and its own
+   * promises and votes, if any survived; it takes none of the peer's. With no vote on disk it
+   * rejoins Paxos from the peer's truncation point (PaxosOptions.noDurableVotes).
+   */
+  private install(t: TransferredState): void {
+    // Nothing this replica has may be lost by it: peers drop a Req once every replica reported
+    // it, this one included, so what it reported it must keep. Its finalized prefix must be part
+    // of the checkpoint's (committed lists are prefixes of one another): a peer behind it gave an
+    // older state, and it asks another. The Reqs it holds that the checkpoint does not have stay,
+    // as ops not committed yet.
+    if (t.finalized < this.replica.finalizedCount()) {
+      this.counters.transfersRejected++;
+      this.pullFrom(this.gossip.furthestAhead()?.peer ?? this.nextPeer(this.incoming!.peer));
+      return;
+    }
+    const inCheckpoint = new Set([...t.reqs, ...t.held].map((q) => opKey(q.id)));
+    const kept = this.gossip
+      .heldReqs()
+      .filter((q) => !t.known.has(q.id) && !inCheckpoint.has(opKey(q.id)));
+    const own = this.paxos
+      .durableState()
+      .filter(
+        (r) => r.kind === 'promise' || (r.kind === 'accept' && r.instance >= t.truncatedBelow),
+      );
+    const origin = this.replica.id === ORIGIN_UNDECIDED ? null : this.replica.id;
+    const checkpoint: HostCheckpoint = {
+      kind: 'checkpoint',
+      core: {
+        finalized: t.finalized,
+        state: t.state,
+        reqs: [...t.reqs, ...kept],
+        committedLive: t.committedLive,
+        known: t.known,
+        hlc: t.hlc,
+        eventNo: 0,
+        lastStrongEventNo: 0,
+        finalizedOwnStrong: 0,
+      },
+      cab: [
+        ...own,
+        ...(t.truncatedBelow > 0 ? [{ kind: 'truncate' as const, below: t.truncatedBelow }] : []),
+      ],
+      held: t.held,
+      delivered: t.delivered,
+      origin,
+    };
+    this.effects.persist({ layer: 'checkpoint', record: checkpoint });
+    this.firstJobId = this.replica.jobIdsUsed;
+    this.incoming = null;
+    this.counters.transfersIn++;
+    this.counters.checkpoints++;
+    this.blockedSince = null;
+    this.catchUpProgressAt = Number.NEGATIVE_INFINITY;
+    this.wasBehind = 0;
+    this.load([{ layer: 'checkpoint', record: checkpoint }], this.now);
+    this.effects.observe?.({
+      kind: 'transferred',
+      finalized: t.finalized,
+      committed: t.finalized + t.committedLive,
+      keys: t.state.length,
+    });
   }
 
   /** Stops for good: every later input is ignored (HostEffects.halt). */
@@ -496,10 +829,7 @@ export class ReplicaHost {
         this.delivery.skipTo(o.below);
         changed = true;
       } else if (o.type === 'lostState') {
-        this.haltWith(
-          `replica ${this.id} started with no vote and no op of its own in its data directory ` +
-            `(a new or a wiped one), but ${o.reason}. ${CANNOT_REBUILD}`,
-        );
+        this.rebuildOrHalt(o.from, o.reason);
         return;
       } else {
         this.delivery.decide(o.instance, o.value);
@@ -534,6 +864,7 @@ export class ReplicaHost {
   settled(stranded = 0): boolean {
     const s = this.replica.stats();
     return (
+      this.incoming === null &&
       s.tentative === stranded &&
       s.unvalidated === 0 &&
       s.running === 0 &&

@@ -95,6 +95,17 @@ export interface ReplicaStatus {
   };
   /** Ops a peer holds that it lacks, and whether it holds speculation until caught up. */
   readonly catchUp: { readonly behind: number; readonly holding: boolean };
+  /** The origin its ops are numbered under, and its incarnation (null while it has none). */
+  readonly identity: { readonly origin: number | null; readonly incarnation: number | null };
+  /** State transfers: installed here (rebuilt from a peer), attempts, rejected, chunks. */
+  readonly transfers: {
+    readonly rebuilding: boolean;
+    readonly installed: number;
+    readonly attempts: number;
+    readonly rejected: number;
+    readonly chunksReceived: number;
+    readonly chunksSent: number;
+  };
   /** Peer traffic (see PeerMesh.counters). */
   readonly network: {
     readonly sent: number;

@@ -248,7 +248,7 @@ export class PeerMesh {
             this.counters.received++;
             this.onMessage(from, peerMessageFromFrame(inner));
           }
-        } else if (f.t === 'gossip' || f.t === 'paxos') {
+        } else if (f.t === 'gossip' || f.t === 'paxos' || f.t === 'transfer') {
           this.counters.received++;
           this.onMessage(from, peerMessageFromFrame(f));
         }

@@ -12,6 +12,8 @@ export interface ReplicaCondition {
   readonly paused: boolean;
   /** It has no op of its own on disk and still learns from its peers (ReplicaHost.learningFromPeers). */
   readonly learning: boolean;
+  /** It rebuilds itself from a peer's checkpoint (ReplicaHost.rebuilding); absent: false. */
+  readonly rebuilding?: boolean;
 }
 
 /** Why the replica cannot serve at all (restart or replace it), or null while it can. */
@@ -28,6 +30,8 @@ export function notReady(c: ReplicaCondition): string | null {
   if (c.paused || c.stopping) return 'this replica is paused or shutting down: try another replica';
   // A new cluster passes once all its replicas have started (it could not order anything
   // before: PaxosOptions.noDurableVotes).
+  if (c.rebuilding === true)
+    return 'this replica is rebuilding itself from a peer (state transfer: it lacked what its peers had compacted) and is still learning from its peers: try another replica';
   if (c.learning)
     return 'this replica started with an empty data directory (or none of its own ops in it) and is still learning from its peers: it has not yet heard from every peer (one that is down may hold ops of its past) and rejoined consensus: start the missing replicas, or try another replica';
   return null;

@@ -7,6 +7,7 @@ import { NOOP_OP, type App } from '@creek/app';
 import type { Response } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import { WorkerPoolExecutor } from '../exec/worker-pool-executor.js';
+import { incarnationOf } from '../core/op-id.js';
 import {
   ReplicaHost,
   type HostEvent,
@@ -237,7 +238,13 @@ export class ReplicaServer {
       observe: (e: HostEvent) => {
         if (e.kind === 'op') this.events.op(e.req, e.local);
         else if (e.kind === 'commit') this.events.commit(e.ids, e.position);
-        else this.events.checkpoint(e.count);
+        else if (e.kind === 'checkpoint') this.events.checkpoint(e.count);
+        else if (e.kind === 'identity') this.log.info({ origin: e.origin }, 'replica identity');
+        else
+          this.log.info(
+            { finalized: e.finalized, keys: e.keys },
+            'state transfer installed: rebuilt from a peer',
+          );
       },
       halt: (reason: string) => {
         this.log.fatal({ reason }, 'replica halted');
@@ -392,6 +399,7 @@ export class ReplicaServer {
       stopping: this.stopping,
       paused: this.paused,
       learning: this.host.learningFromPeers,
+      rebuilding: this.host.rebuilding,
     };
   }
 
@@ -549,6 +557,20 @@ export class ReplicaServer {
       catchUp: {
         behind: this.host.gossip.behind(),
         holding: this.host.speculationHeld,
+      },
+      // The origin its ops are numbered under (core/op-id.ts; null while it has none: a new or
+      // wiped data directory still learning), and the state transfers it made and served.
+      identity: {
+        origin: this.host.replica.id < 0 ? null : this.host.replica.id,
+        incarnation: this.host.replica.id < 0 ? null : incarnationOf(this.host.replica.id),
+      },
+      transfers: {
+        rebuilding: this.host.rebuilding,
+        installed: this.host.counters.transfersIn,
+        attempts: this.host.counters.transferAttempts,
+        rejected: this.host.counters.transfersRejected,
+        chunksReceived: this.host.counters.chunksReceived,
+        chunksSent: this.host.counters.chunksSent,
       },
       uptimeMs: Date.now() - this.startedAt,
       metrics: {

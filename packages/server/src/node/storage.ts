@@ -16,8 +16,9 @@
  *
  *   meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)
  *     'format'     'creek'
- *     'version'    the format version, currently '2' (a version-1 directory, which has no
- *                  checkpoint table, is upgraded in place when opened)
+ *     'version'    the format version, currently '3' (a version-1 directory, which has no
+ *                  checkpoint table, and a version-2 one, which has no 'host' records, are
+ *                  upgraded in place when opened)
  *     'replica_id' the id of the replica that owns the directory, in decimal
  *
  *   records(seq INTEGER PRIMARY KEY, layer TEXT, kind TEXT, body TEXT)
@@ -26,8 +27,9 @@
  *     made every commit write a second page, 25 us against 17 us per transaction): one row per
  *     record, except that consecutive Reqs of one append share a row (kind 'reqs'), as a peer
  *     receiving a gossip push writes dozens at once and a row costs more than its bytes.
- *     layer  'core' | 'cab'
- *     kind   'req' | 'reqs' | 'commit' (core), 'promise' | 'accept' | 'truncate' (cab)
+ *     layer  'core' | 'cab' | 'host'
+ *     kind   'req' | 'reqs' | 'commit' (core), 'promise' | 'accept' | 'truncate' (cab),
+ *            'identity' (host: the origin the replica numbers its ops under, core/op-id.ts)
  *     body   JSON of the record's other fields:
  *              req       {"req":{"ts","id":{"replica","eventNo"},"op","args","strong","causalCtx",
  *                               "session"?:{"id","seq","acked"}}}
@@ -37,6 +39,7 @@
  *              promise   {"ballot"}
  *              accept    {"instance","ballot","value":[{"id":{"replica","eventNo"},"prevStrong"},...]}
  *              truncate  {"below"}
+ *              identity  {"origin"}
  *
  *   checkpoint(id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER, body TEXT)
  *     At most one row: the last checkpoint (HostCheckpoint). It supersedes every record written
@@ -47,8 +50,9 @@
  *                     "known","hlc","eventNo","lastStrongEventNo","finalizedOwnStrong"},
  *             "cab":[{"kind",...the cab record's body}, ...],
  *             "held":[req,...],
- *             "delivered":[{"replica","eventNo"},...]}
- *            where each req is written as in a req record, and known as a causalCtx
+ *             "delivered":[{"replica","eventNo"},...],"origin"}
+ *            where origin is the replica's (null while it has none: an installed state transfer)
+ *            and each req is written as in a req record, and known as a causalCtx
  *
  * Durability: each `append` is one transaction. With the default synchronous=NORMAL a committed
  * append survives a crash or kill -9 of the process (the WAL is written before commit returns) but
@@ -85,7 +89,7 @@ export interface StorageStats {
 /** The file name inside the data directory. */
 export const DB_FILE = 'creek.db';
 /** The on-disk format this code writes and reads (and the older one it upgrades). */
-export const FORMAT_VERSION = 2;
+export const FORMAT_VERSION = 3;
 /** SQLite header `application_id`: "CREK". */
 const APPLICATION_ID = 0x4352454b;
 
@@ -175,7 +179,11 @@ export class SqliteStorage {
       const state = inspect(db, file, dir);
       setDurability(db, opts.fsync === true);
       if (state === 'fresh') initialize(db, replicaId);
-      else if (checkMeta(db, file, dir, replicaId) === 1) upgradeFrom1(db);
+      else {
+        const version = checkMeta(db, file, dir, replicaId);
+        if (version === 1) upgradeFrom1(db);
+        if (version < 3) upgradeFrom2(db, replicaId);
+      }
       return new SqliteStorage(db, dir, replicaId);
     } catch (e) {
       db.close();
@@ -322,6 +330,15 @@ function initialize(db: Database.Database, replicaId: number): void {
 const RECORDS_TABLE = `
   CREATE TABLE records (
     seq INTEGER PRIMARY KEY,
+    layer TEXT NOT NULL CHECK (layer IN ('core', 'cab', 'host')),
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL
+  );`;
+
+/** The records table of version 2, which version 1 is upgraded to first. */
+const RECORDS_V2_TABLE = `
+  CREATE TABLE records (
+    seq INTEGER PRIMARY KEY,
     layer TEXT NOT NULL CHECK (layer IN ('core', 'cab')),
     kind TEXT NOT NULL,
     body TEXT NOT NULL
@@ -359,16 +376,40 @@ function upgradeFrom1(db: Database.Database): void {
   db.transaction(() => {
     db.exec(`
       ALTER TABLE records RENAME TO records_v1;
-      ${RECORDS_TABLE}
+      ${RECORDS_V2_TABLE}
       INSERT INTO records (seq, layer, kind, body) SELECT seq, layer, kind, body FROM records_v1;
       DROP TABLE records_v1;
       ${CHECKPOINT_TABLE}
     `);
+  })();
+}
+
+/**
+ * Version 2 had no 'host' records: a replica numbered its ops under its id, always. Its records
+ * are kept (in a table that takes 'host' records), and a directory that holds any gets an
+ * identity record saying so, as version 3 writes before a replica's first op: the replica goes on
+ * under the origin its ops have (core/op-id.ts: its id is its first incarnation's).
+ */
+function upgradeFrom2(db: Database.Database, replicaId: number): void {
+  db.transaction(() => {
+    const used =
+      (db.prepare('SELECT COUNT(*) FROM records').pluck().get() as number) > 0 ||
+      (db.prepare('SELECT COUNT(*) FROM checkpoint').pluck().get() as number) > 0;
+    db.exec(`
+      ALTER TABLE records RENAME TO records_v2;
+      ${RECORDS_TABLE}
+      INSERT INTO records (seq, layer, kind, body) SELECT seq, layer, kind, body FROM records_v2;
+      DROP TABLE records_v2;
+    `);
+    if (used)
+      db.prepare(
+        "INSERT INTO records (seq, layer, kind, body) VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM records), 'host', 'identity', ?)",
+      ).run(JSON.stringify({ origin: replicaId }));
     db.prepare("UPDATE meta SET value = ? WHERE key = 'version'").run(String(FORMAT_VERSION));
   })();
 }
 
-/** Checks the directory's meta; returns its format version (this one, or 1 to upgrade). */
+/** Checks the directory's meta; returns its format version (this one, or 1 or 2 to upgrade). */
 function checkMeta(db: Database.Database, file: string, dir: string, replicaId: number): number {
   let rows: { key: string; value: string }[];
   try {
@@ -382,9 +423,9 @@ function checkMeta(db: Database.Database, file: string, dir: string, replicaId: 
   if (meta.get('format') !== 'creek')
     throw new Error(`${file} is not a Creek database (meta has no format 'creek')`);
   const version = meta.get('version');
-  if (version !== String(FORMAT_VERSION) && version !== '1')
+  if (version !== String(FORMAT_VERSION) && version !== '1' && version !== '2')
     throw new Error(
-      `${file} has storage format version ${version ?? '(none)'}; this build reads versions 1 and ${FORMAT_VERSION}`,
+      `${file} has storage format version ${version ?? '(none)'}; this build reads versions 1 to ${FORMAT_VERSION}`,
     );
   const owner = meta.get('replica_id');
   if (owner !== String(replicaId))
@@ -399,6 +440,12 @@ function checkMeta(db: Database.Database, file: string, dir: string, replicaId: 
 function encode(r: HostRecord): [layer: string, kind: string, body: string] {
   if (r.layer === 'core') return ['core', r.record.kind, JSON.stringify(encodeCore(r.record))];
   if (r.layer === 'cab') return ['cab', r.record.kind, JSON.stringify(encodeCab(r.record))];
+  if (r.layer === 'identity')
+    return [
+      'host',
+      'identity',
+      JSON.stringify({ origin: num(r.record.origin, 'identity.origin') }),
+    ];
   throw new TypeError(`unknown record layer ${JSON.stringify((r as { layer: unknown }).layer)}`);
 }
 
@@ -491,6 +538,7 @@ function encodeCheckpoint(c: HostCheckpoint): object {
     cab: c.cab.map((r) => ({ kind: r.kind, ...encodeCab(r) })),
     held: c.held.map(encodeReq),
     delivered: c.delivered.map((id, i) => opId(id, `checkpoint.delivered[${i}]`)),
+    origin: c.origin === undefined || c.origin === null ? null : num(c.origin, 'checkpoint.origin'),
   };
 }
 
@@ -566,6 +614,8 @@ function decodeBody(layer: string, kind: string, b: Obj): HostRecord {
         },
       };
     if (kind === 'truncate') return { layer, record: { kind, below: num(b.below, 'below') } };
+  } else if (layer === 'host' && kind === 'identity') {
+    return { layer: 'identity', record: { kind, origin: num(b.origin, 'origin') } };
   }
   throw new Error(`unknown record type ${layer}/${kind}`);
 }
@@ -599,6 +649,7 @@ function decodeCheckpoint(v: unknown): HostCheckpoint {
     cab,
     held: arr(b.held, 'held').map((q, i) => decodeReq(obj(q, `held[${i}]`))),
     delivered: arr(b.delivered, 'delivered').map((id, i) => opId(id, `delivered[${i}]`)),
+    origin: b.origin === undefined || b.origin === null ? null : num(b.origin, 'origin'),
   };
 }
 

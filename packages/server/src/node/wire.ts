@@ -4,6 +4,9 @@ import { DottedVersionVector } from '../core/dvv.js';
 import { toFrozenJson } from '@creek/app';
 import type { Req } from '../core/types.js';
 import type { PeerMessage } from '../host/replica-host.js';
+import type { TransferMessage } from '../host/state-transfer.js';
+
+type WireTransfer = Extract<PeerFrame, { t: 'transfer' }>['msg'];
 
 /** In-process Reqs carry a DottedVersionVector and frozen args; on the wire both are plain JSON. */
 export function reqToWire(req: Req): WireReq {
@@ -25,18 +28,41 @@ export function reqFromWire(w: WireReq): Req {
 /** A host's message as a peer frame. */
 export function peerMessageToFrame(
   m: PeerMessage,
-): { t: 'gossip'; msg: unknown } | { t: 'paxos'; msg: PaxosMessage } {
+):
+  | { t: 'gossip'; msg: unknown }
+  | { t: 'paxos'; msg: PaxosMessage }
+  | { t: 'transfer'; msg: unknown } {
   if (m.kind === 'paxos') return { t: 'paxos', msg: m.msg };
+  if (m.kind === 'transfer') return { t: 'transfer', msg: transferToWire(m.msg) };
   const msg =
     m.msg.kind === 'push' ? { kind: 'push' as const, reqs: m.msg.reqs.map(reqToWire) } : m.msg;
   return { t: 'gossip', msg };
 }
 
-/** A validated peer frame (gossip or paxos) back into a host message. */
+function transferToWire(m: TransferMessage): unknown {
+  if (m.type !== 'chunk' || (m.part.kind !== 'reqs' && m.part.kind !== 'held')) return m;
+  return { ...m, part: { kind: m.part.kind, reqs: m.part.reqs.map(reqToWire) } };
+}
+
+function transferFromWire(m: WireTransfer): TransferMessage {
+  if (m.type !== 'chunk') return m;
+  const p = m.part;
+  if (p.kind === 'reqs' || p.kind === 'held')
+    return { ...m, part: { kind: p.kind, reqs: p.reqs.map(reqFromWire) } };
+  if (p.kind === 'state')
+    return {
+      ...m,
+      part: { kind: 'state', entries: p.entries.map(([k, v]) => [k, toFrozenJson(v)] as const) },
+    };
+  return { ...m, part: p };
+}
+
+/** A validated peer frame (gossip, paxos or transfer) back into a host message. */
 export function peerMessageFromFrame(
-  frame: Extract<PeerFrame, { t: 'gossip' | 'paxos' }>,
+  frame: Extract<PeerFrame, { t: 'gossip' | 'paxos' | 'transfer' }>,
 ): PeerMessage {
   if (frame.t === 'paxos') return { kind: 'paxos', msg: frame.msg };
+  if (frame.t === 'transfer') return { kind: 'transfer', msg: transferFromWire(frame.msg) };
   const g = frame.msg;
   return {
     kind: 'gossip',

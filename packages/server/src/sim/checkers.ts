@@ -215,7 +215,7 @@ export function checkConvergence(record: RunRecord, app: App, speculative = true
   // or tentative, and the checks above cover them.
   const committed = new Set(lists[0]!.map(opKey));
   for (const [key, req] of record.reqs) {
-    if (!committed.has(key) && !record.lost.includes(req.id.replica))
+    if (!committed.has(key) && !record.deadOrigins.includes(req.id.replica))
       out.push(`(b) op ${key} was gossiped but never committed`);
   }
   return out;

@@ -18,6 +18,10 @@ export const PLANTED_BUGS = {
     config: { unsafeHoldWhileCutOff: true },
     what: 'a replica cut off in the middle of a catch-up keeps holding its answers',
   },
+  'install-incomplete-transfer': {
+    config: { unsafeInstallIncomplete: true },
+    what: 'a replica rebuilt from a peer installs the checkpoint once its last chunk is in, without the chunks still on their way',
+  },
 } as const satisfies Record<string, { config: Partial<SimConfig>; what: string }>;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;

@@ -26,6 +26,12 @@ export interface RunRecord {
   /** Replicas that crashed for good: the end-of-run checks leave their final state out. */
   readonly lost: number[];
   /**
+   * Origins that will never issue another op (core/op-id.ts): those of replicas lost for good, and
+   * of the incarnations that lost disks ran under. Their ops that follow one nobody received stay
+   * tentative for good (FinalReplicaState.stranded), and those nobody received are gone.
+   */
+  readonly deadOrigins: number[];
+  /**
    * Disks that were lost ('wipe'), each with its replica, which of its disks it was (0 the first),
    * its commit list, and the Reqs of that replica's ops that no other replica held then: gone from
    * `reqs` (their ids may be used again), but the responses given on that disk saw them. The

@@ -1,5 +1,5 @@
 import { ABANDON_OP, canonicalJson, type App, type JsonValue } from '@creek/app';
-import { formatOpId, opKey, type OpId } from '../core/op-id.js';
+import { formatOpId, opKey, slotOf, type OpId } from '../core/op-id.js';
 import type { SpeculationCounts } from '../core/metrics.js';
 import type { ReplicaOptions } from '../core/replica.js';
 import type {
@@ -21,6 +21,7 @@ import {
   CATCH_UP_STALL_MS,
   lastCheckpoint,
   ReplicaHost,
+  type HostEvent,
   type HostOptions,
   type HostRecord,
   type PeerMessage,
@@ -83,6 +84,12 @@ export interface SimConfig {
    * the minority-partition checker bounds the hold.
    */
   readonly unsafeHoldWhileCutOff?: boolean;
+  /**
+   * Replicas install a state transfer as soon as its last chunk is in, missing chunks and digest
+   * unchecked (HostOptions.unsafeInstallIncomplete). Exists so a test can show the checkers catch
+   * a replica rebuilt from part of a checkpoint.
+   */
+  readonly unsafeInstallIncomplete?: boolean;
   /**
    * Every `everyMs` of simulated time, `onFrame` gets what each replica looks like (SimFrame): the
    * visualizer replays a run from these. At the end, `onOps` (if given) gets every op's life over
@@ -273,6 +280,8 @@ export interface SimStats {
   /** Disks lost ('wipe'), and how many of those replicas then halted (lost state, see `halts`). */
   wipes: number;
   wipedHalts: number;
+  /** State transfers installed (a replica rebuilt from a peer's checkpoint). */
+  transfers: number;
   elections: number;
   /** Other origins' strong ops cast on their behalf (counted by the replicas up at the end). */
   adopted: number;
@@ -432,6 +441,10 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         ? {}
         : { catchUpHold: config.catchUpHold }),
     ...(config.unsafeHoldWhileCutOff === true ? { catchUpStallMs: Number.POSITIVE_INFINITY } : {}),
+    // Small chunks, so that the simulated states travel in several, which the network may lose,
+    // duplicate and reorder (the default fills a chunk with 300,000 characters).
+    transferChunkChars: SIM_TRANSFER_CHUNK_CHARS,
+    ...(config.unsafeInstallIncomplete === true ? { unsafeInstallIncomplete: true } : {}),
   });
 
   /** Options of a live host of `p`: its executor, and the mirror's feed when seeds use one. */
@@ -488,6 +501,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     holds: [],
     finals: [],
     lost: [],
+    deadOrigins: [],
     retired: [],
   };
   const byTag = new Map<number, Invocation>();
@@ -501,13 +515,16 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   let restartsFromCheckpoint = 0;
 
   /**
-   * Replicas that stopped for good (HostEffects.halt) although their disk was never lost. A crash
-   * loses only writes that were not durable yet, and nothing leaves a replica before its writes
-   * are: such a replica may never find its own ops at a peer that it lacks, so its halt is a
-   * violation. A replica whose disk was lost ('wipe') may find exactly that, or that its peers
-   * compacted what it had delivered: it halts, and is then lost for good (`wipedHalts`).
+   * Replicas that stopped for good (HostEffects.halt): every one is a violation. A crash loses
+   * only writes that were not durable yet, and nothing leaves a replica before its writes are, so
+   * a replica never finds its own ops at a peer that it lacks; and one whose disk was lost
+   * ('wipe') has no origin until it has heard every peer, then takes a new one, and rebuilds
+   * itself from a peer's checkpoint (state transfer) when its peers compacted what it lacks.
    */
   const halts: string[] = [];
+  /** A transfer installed a committed position that no replica ever reached. */
+  const transferViolations: string[] = [];
+  let transfers = 0;
   /** Op ids written for two different ops: a replica that lost its disk numbered ops anew. */
   const reused: string[] = [];
   let wipes = 0;
@@ -517,16 +534,19 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   function effects(p: SimProcess) {
     return {
       halt(reason: string): void {
-        if (p.wipes === 0) {
-          halts.push(`halt: at ${now.toFixed(1)} ms: ${reason}`);
-          return;
-        }
-        wipedHalts++;
+        halts.push(`halt: at ${now.toFixed(1)} ms: replica ${p.id}: ${reason}`);
+        if (p.wipes > 0) wipedHalts++;
         // Taken down by its operator, as `creek start` exits: lost for good from here on.
         events.push(now, () => {
-          crash(p);
-          record.lost.push(p.id);
+          loseForGood(p);
         });
+      },
+      observe(e: HostEvent): void {
+        if (e.kind !== 'transferred') return;
+        // Its committed list is now a peer's, up to the checkpoint's position: the checkers
+        // compare what it commits from here on with the others' lists.
+        transfers++;
+        record.commits[p.id] = transferredPrefix(e.committed, p.id);
       },
       persist(rec: HostRecord): void {
         p.disk.write(now, diskPrng.float(0, params.diskLatencyMs), rec, rec.layer === 'checkpoint');
@@ -574,6 +594,25 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         });
       },
     };
+  }
+
+  /**
+   * The first `count` committed ops, in their commit groups, from any replica's list that is that
+   * long (the lists are prefixes of one another: checkAgreement). None: a violation.
+   */
+  function transferredPrefix(count: number, to: number): OpId[][] {
+    const lists = [
+      ...record.commits.filter((_, i) => i !== to),
+      ...record.retired.map((r) => r.commits),
+    ];
+    const from = lists.find((l) => l.reduce((n, g) => n + g.length, 0) >= count);
+    if (from === undefined) {
+      transferViolations.push(
+        `transfer: at ${now.toFixed(1)} ms replica ${to} installed a checkpoint of ${count} committed ops, which no replica committed`,
+      );
+      return [];
+    }
+    return commitPrefix(from, count, to);
   }
 
   /** What each replica's live queries last pushed, by watch id and level (SimConfig.liveQueries). */
@@ -701,6 +740,14 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     });
   }
 
+  /** The replica crashes and never comes back; its origin is dead. */
+  function loseForGood(h: SimProcess): void {
+    const origin = h.host.replica.id;
+    crash(h);
+    record.lost.push(h.id);
+    if (origin >= 0) record.deadOrigins.push(origin);
+  }
+
   function crash(h: SimProcess): void {
     if (!h.up) return;
     crashes++;
@@ -717,9 +764,10 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       ),
     );
     const issuedBefore = checkpoint?.core.eventNo ?? 0;
+    const origin = h.host.replica.id; // its own ops' origin (-1 while it has none: no own ops)
     for (const [key, req] of record.reqs)
       if (
-        req.id.replica === h.id &&
+        req.id.replica === origin &&
         req.id.eventNo > issuedBefore &&
         !survived.has(key) &&
         !h.opsOfLostDisks.has(key)
@@ -755,12 +803,14 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
    */
   function wipe(h: SimProcess): void {
     if (!h.up || record.lost.includes(h.id)) return;
+    // The incarnation it ran under never issues again (a wiped replica takes a new one).
+    if (h.host.replica.id >= 0) record.deadOrigins.push(h.host.replica.id);
     crash(h);
     wipes++;
     const holders = procs.filter((q) => q !== h && !record.lost.includes(q.id)).map(holdsOps);
     const lostReqs = new Map<string, Req>();
     for (const [key, req] of record.reqs) {
-      if (req.id.replica !== h.id) continue;
+      if (slotOf(req.id.replica) !== h.id) continue;
       if (holders.some((has) => has(req.id))) {
         h.opsOfLostDisks.add(key);
       } else {
@@ -873,10 +923,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       // Dies while its strong op's gossip and CAB cast may be in flight: survivors that got the
       // Req but whose leader never gets the cast must cast it on its behalf (`cabAdopt`).
       h.loseAfterStrong = false;
-      events.push(now + faultPrng.float(0, 2 * params.network.maxDelayMs), () => {
-        crash(h);
-        record.lost.push(h.id);
-      });
+      events.push(now + faultPrng.float(0, 2 * params.network.maxDelayMs), () => loseForGood(h));
     }
     return inv;
   }
@@ -1117,12 +1164,13 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   }
 
   /**
-   * The tentative ops at `p` of replicas lost for good that follow an op of their origin `p` never
-   * received: program order keeps them waiting for it, and it died with its origin.
+   * The tentative ops at `p` of dead origins (replicas lost for good, incarnations whose disk was
+   * lost) that follow an op of their origin `p` never received: program order keeps them waiting
+   * for it, and it died with its origin.
    */
   function stranded(p: SimProcess): OpId[] {
-    if (record.lost.length === 0) return [];
-    const prefix = p.host.replica.receivedPrefix(record.lost);
+    if (record.deadOrigins.length === 0) return [];
+    const prefix = p.host.replica.receivedPrefix(record.deadOrigins);
     return p.host.replica
       .tentativeIds()
       .filter((id) => id.eventNo > (prefix.get(id.replica) ?? Number.POSITIVE_INFINITY));
@@ -1163,6 +1211,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const lackChecksPerOp = Math.max(...lackChecks.map((n) => (n ?? 0) / ordered));
   const violations = [
     ...halts,
+    ...transferViolations,
     // CAB's index of what waits for which Req missed an arrival (MultiPaxos.backstopHits).
     ...(backstopHits === 0
       ? []
@@ -1230,6 +1279,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     lost: record.lost.length,
     wipes,
     wipedHalts,
+    transfers,
     elections: sum((h) => h.paxos.counters.elections),
     adopted: sum((h) => h.replica.metrics.adopted),
     simulatedMs: now,
@@ -1431,6 +1481,9 @@ function drawParameters(
 const CHECKPOINT_EVERY = [3, 10, 30, 100] as const;
 
 /** The first commit records of `groups` that hold `count` ids in all (a crash keeps a prefix). */
+/** HostOptions.transferChunkChars in simulated runs: a few Reqs or a few dozen keys a chunk. */
+const SIM_TRANSFER_CHUNK_CHARS = 600;
+
 function commitPrefix(groups: OpId[][], count: number, replica: number): OpId[][] {
   let total = 0;
   let g = 0;

@@ -99,7 +99,16 @@ export class HostCluster {
     };
   }
 
+  /**
+   * Invokes at replica `i` once it takes ops: a replica still learning from its peers (a new or
+   * wiped one) answers clients `unavailable` and they try again, which the harness does by running
+   * until it is done (at most 5 s).
+   */
   invoke(i: number, op: string, args: unknown, strong = false): void {
+    for (let t = 0; this.host(i).learningFromPeers; t += STEP_MS) {
+      if (t > 5_000) throw new Error(`replica ${i} still learns from its peers after 5 s`);
+      this.step();
+    }
     this.host(i).invoke(this.physical(), { op, args, strong, tag: this.tag++ });
   }
 

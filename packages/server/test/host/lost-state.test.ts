@@ -1,32 +1,74 @@
 import { describe, expect, it } from 'vitest';
+import { INCARNATION_STRIDE, opKey } from '../../src/core/op-id.js';
 import { HostCluster } from './host-cluster.js';
 
 /**
- * A replica that lost its durable state (its data directory wiped or replaced, unsynced commits lost
- * in a power failure, or a second process with its id) must not go on: its next ops would reuse ids
- * the cluster already holds, and the others would drop them as duplicates while it answered them.
+ * A replica that lost its durable state must never reuse an op id or a vote it may have given. A
+ * wiped one (an empty data directory) has no origin until it has heard every peer; it then takes a
+ * new incarnation of its slot (core/op-id.ts), rebuilding itself from a peer's checkpoint first
+ * when its peers hold ops it lacks. One whose disk holds ops of its own but lacks later ones it
+ * once sent (unsynced commits lost in a power failure, an older copy of its directory, a second
+ * process with its id) cannot tell which ids are taken: it halts.
  */
 describe('a replica that lost its durable state', () => {
-  it('halts once a peer shows it an op of its own it has no record of; the others go on', () => {
+  it('wiped, it rebuilds itself from a peer under a new incarnation and reuses no op id', () => {
     const c = new HostCluster(3, 11, { checkpointEvery: 0 });
     c.workload(60, { keys: 4, strongEvery: 5 });
     c.settle();
     const before = c.host(0).replica.stats().committed;
+    const oldIds = new Set(c.responses[2]!.flatMap((r) => (r.id === null ? [] : [opKey(r.id)])));
     c.wipe(2);
-    c.run(200); // a few anti-entropy rounds
+    c.run(500);
+    expect(c.halts).toEqual([]);
+    // Its peers held ops it lacked: it took a checkpoint before it numbered any op.
+    expect(c.host(2).counters.transfersIn).toBe(1);
+    expect(c.host(2).learningFromPeers).toBe(false);
+    expect(c.host(2).replica.id).toBe(2 + INCARNATION_STRIDE);
+    c.invoke(2, 'kv.increment', { key: 'after' });
+    c.invoke(2, 'kv.put', { key: 'after2', value: 1 }, true);
+    c.invoke(0, 'kv.increment', { key: 'after' });
+    c.settle();
+    const fresh = c.responses[2]!.flatMap((r) => (r.id === null ? [] : [opKey(r.id)]));
+    expect(fresh.some((k) => k.startsWith(`${2 + INCARNATION_STRIDE}.`))).toBe(true);
+    expect(fresh.filter((k) => k.startsWith('2.') && !oldIds.has(k))).toEqual([]);
+    for (const i of [1, 2])
+      expect(c.host(i).replica.stateDigest()).toBe(c.host(0).replica.stateDigest());
+    expect(c.host(0).replica.stats().committed).toBeGreaterThanOrEqual(before + 3);
+    expect(c.host(2).replica.stateJson()).toContain('"after":2');
+  });
+
+  it('halts when its disk lacks ops of its own that a peer holds (an older copy of its directory)', () => {
+    const c = new HostCluster(3, 11, { checkpointEvery: 0 });
+    c.workload(30, { keys: 4, strongEvery: 5 });
+    c.settle();
+    const copy = [...c.nodes[2]!.disk];
+    c.workload(30, { keys: 4, strongEvery: 5 });
+    c.settle();
+    // Restarted on the copy taken before its last ops: they are at its peers, not on its disk.
+    c.crash(2);
+    c.nodes[2]!.disk = copy;
+    c.restart(2);
+    c.run(200);
     expect(c.halts.map((h) => h.replica)).toEqual([2]);
     expect(c.halts[0]!.reason).toMatch(
       /replica 2 has lost ops it once sent: replica [01] holds or knows of its op r2#\d+/,
     );
+    expect(c.halts[0]!.reason).toMatch(/start it on an empty one/);
     expect(c.host(2).halted).toBe(c.halts[0]!.reason);
-    // Halted, it ignores every input: an op invoked there is never answered or ordered.
+    // Halted, it ignores every input: nothing is answered or ordered there.
     const answered = c.responses[2]!.length;
     const stats = c.host(2).replica.stats();
-    c.invoke(2, 'kv.increment', { key: 'lost' });
+    c.host(2).invoke(c.physical(), {
+      op: 'kv.increment',
+      args: { key: 'lost' },
+      strong: false,
+      tag: 9_999,
+    });
     c.run(200);
     expect(c.responses[2]!.length).toBe(answered);
     expect(c.host(2).replica.stats()).toEqual(stats);
     // The other two are a majority: they keep ordering, strong ops included.
+    const before = c.host(0).replica.stats().committed;
     c.invoke(0, 'kv.put', { key: 'after', value: 1 }, true);
     c.invoke(1, 'kv.increment', { key: 'after' });
     c.run(1_000);
@@ -88,7 +130,7 @@ describe('a replica that lost its durable state', () => {
     c.settle();
   });
 
-  it('halts when the only trace of an op it lost is its id, forwarded to the leader', () => {
+  it('takes a new incarnation when the only trace of an op it lost is its id, forwarded to the leader', () => {
     const c = new HostCluster(3, 31, { checkpointEvery: 0 });
     c.run(300);
     const leader = [0, 1, 2].find((i) => c.host(i).paxos.status().role === 'leader')!;
@@ -100,11 +142,17 @@ describe('a replica that lost its durable state', () => {
     c.wipe(w);
     c.dropIf = () => false;
     c.run(500);
-    // The leader's summary says it wants w's op: w has no record of it, so it lost state. Were it
-    // to number a new op with that id, the leader would propose the old cast with the new Req,
-    // and (found with this very scenario) no replica committed anything after it.
-    expect(c.halts.map((h) => h.replica)).toEqual([w]);
-    expect(c.halts[0]!.reason).toMatch(`holds or knows of its op r${w}#1`);
+    // The leader's summary says it wants w's op: were w to number a new op with that id, the
+    // leader would propose the old cast with the new Req, and (found with this very scenario) no
+    // replica committed anything after it. It takes an incarnation above that op's.
+    expect(c.halts).toEqual([]);
+    expect(c.host(w).replica.id).toBe(w + INCARNATION_STRIDE);
+    c.invoke(w, 'kv.put', { key: 'y', value: 2 }, true);
+    c.invoke(leader, 'kv.put', { key: 'z', value: 3 }, true);
+    c.settle();
+    expect(c.host(w).replica.stateJson()).toContain('"y":2');
+    expect(c.host(w).replica.stateJson()).toContain('"z":3');
+    expect(c.host(w).replica.stateDigest()).toBe(c.host(leader).replica.stateDigest());
   });
 
   it('does not halt a replica that restarts with its disk intact, from a checkpoint or not', () => {

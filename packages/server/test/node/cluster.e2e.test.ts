@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StateDigest } from '../../src/core/state-digest.js';
@@ -171,7 +171,7 @@ describe('a 3-replica cluster of real processes', () => {
     isolated.close();
   });
 
-  it('a replica whose data directory was wiped takes no op until it hears its peers, then halts instead of reusing its op ids', async () => {
+  it('a replica whose data directory was wiped takes no op until it hears its peers, then rejoins under a new identity', async () => {
     const { started, exits } = await startRecordingExits('error');
     cluster = started;
     const c2 = await RawClient.connect(cluster.url(2), cluster.token);
@@ -181,6 +181,7 @@ describe('a 3-replica cluster of real processes', () => {
     await within(Promise.all(before.map((o) => o.done)), 10_000, 'ops answered at replica 2');
     c2.close();
     await cluster.converged();
+    expect((await cluster.status(2))!.identity).toEqual({ origin: 2, incarnation: 0 });
     wipeReplica2();
     // While its peers are paused, the new replica 2 cannot learn what the cluster holds: it answers
     // ops with `unavailable`, never with a view of an op numbered like one it sent before.
@@ -192,8 +193,13 @@ describe('a 3-replica cluster of real processes', () => {
     const refused = fresh.invoke('kv.increment', { key: 'reused' }, 'weak');
     await within(refused.done, 5_000, 'the op refused');
     expect(refused.views.frames).toMatchObject([
-      { t: 'error', code: 'unavailable', message: expect.stringMatching(/empty data directory/) },
+      {
+        t: 'error',
+        code: 'unavailable',
+        message: expect.stringMatching(/learning from its peers/),
+      },
     ]);
+    expect((await cluster.status(2))!.identity).toEqual({ origin: null, incarnation: null });
     // Live, but not ready: /health 200, /ready 503 with the reason (probes need no JSON parsing).
     const health = await fetch(`${cluster.httpUrl(2)}/health`);
     expect(health.status).toBe(200);
@@ -203,20 +209,27 @@ describe('a 3-replica cluster of real processes', () => {
       ok: false,
       reason: expect.stringMatching(/learning/),
     });
-    // Once its peers speak again, one of them holds replica 2's old ops: it halts (exit status 3).
+    // Its peers speak again: they hold its old ops, so it takes its slot's next incarnation and
+    // numbers its ops under origin 2 + 256; the old ones stay what they were.
     await cluster.admin(0, 'resume');
     await cluster.admin(1, 'resume');
-    await replica2Halts(exits);
+    await cluster.until(
+      async () => (await cluster!.status(2))?.learning === false,
+      10_000,
+      'replica 2 done learning',
+    );
+    expect((await cluster.status(2))!.identity).toEqual({ origin: 258, incarnation: 1 });
+    const again = fresh.invoke('kv.increment', { key: 'k0' }, 'strong');
+    await within(again.done, 10_000, 'a strong op at the new replica 2');
+    const view = again.views.frames.find((f) => f.t === 'view') as { id?: { replica: number } };
+    expect(view.id?.replica).toBe(258);
     fresh.close();
-    // The other two go on, strong ops included.
-    const c0 = await RawClient.connect(cluster.url(0), cluster.token);
-    const after = c0.invoke('kv.increment', { key: 'k0' }, 'strong');
-    await within(after.done, 10_000, 'a strong op ordered by the two others');
+    await cluster.converged();
     const s = await cluster.statuses();
-    expect(s[2]).toBeNull();
-    expect(s[0]!.digest).toBe(s[1]!.digest);
+    expect(s[2]!.digest).toBe(s[0]!.digest);
     expect(s[0]!.digest).toBe(digestOf({ k0: 2, k1: 1, k2: 1, k3: 1, k4: 1 }));
-    c0.close();
+    // Only the SIGKILL ended a replica: nobody halted.
+    expect(exits).toEqual([{ replica: 2, code: null }]);
   });
 
   it('a wiped replica whose only past op a down peer holds waits for that peer, not just a majority', async () => {
@@ -249,47 +262,103 @@ describe('a 3-replica cluster of real processes', () => {
       { t: 'error', code: 'unavailable', message: expect.stringMatching(/every peer/) },
     ]);
     expect(await digest(0)).toBe(digestOf({}));
-    // The holder comes back: replica 2 finds its lost op and halts instead of numbering a new op
-    // like it.
+    // The holder comes back: replica 2 learns of its lost op and numbers its ops above it, under
+    // a new incarnation, rather than like it.
     await cluster.admin(1, 'resume');
-    await replica2Halts(exits);
-    fresh.close();
-    const c0 = await RawClient.connect(cluster.url(0), cluster.token);
-    await within(c0.invoke('kv.increment', { key: 'b' }, 'strong').done, 10_000, 'strong op');
     await cluster.until(
-      async () => {
-        const [a, b] = await cluster!.statuses();
-        return a!.digest === b!.digest && a!.settled && b!.settled;
-      },
+      async () => (await cluster!.status(2))?.learning === false,
       10_000,
-      'replicas 0 and 1 agree',
+      'replica 2 done learning',
     );
+    expect((await cluster.status(2))!.identity.incarnation).toBe(1);
+    await within(fresh.invoke('kv.increment', { key: 'b' }, 'strong').done, 10_000, 'strong op');
+    fresh.close();
+    await cluster.converged();
     expect(await digest(0)).toBe(digestOf({ b: 2 }));
+    expect(await digest(2)).toBe(digestOf({ b: 2 }));
+    expect(exits).toEqual([{ replica: 2, code: null }]);
+  });
+
+  it('a replica restarted on an older copy of its data directory halts instead of reusing its op ids', async () => {
+    const { started, exits } = await startRecordingExits('fatal');
+    cluster = started;
+    const c2 = await RawClient.connect(cluster.url(2), cluster.token);
+    await within(c2.invoke('kv.increment', { key: 'a' }, 'strong').done, 10_000, 'op at 2');
+    await cluster.converged();
+    // A copy of its directory, taken while it runs (SQLite's WAL makes a consistent one).
+    const copy = join(cluster.dir, 'replica-2-copy');
+    cpSync(join(cluster.dir, 'replica-2'), copy, { recursive: true });
+    await within(c2.invoke('kv.increment', { key: 'a' }, 'strong').done, 10_000, 'op at 2');
+    c2.close();
+    await cluster.converged();
+    wipeReplica2();
+    cpSync(copy, join(cluster.dir, 'replica-2'), { recursive: true });
+    cluster.startReplica(2);
+    // Its peers hold an op of its own that the copy lacks: it cannot tell which ids are taken.
+    await replica2Halts(exits);
+    const c0 = await RawClient.connect(cluster.url(0), cluster.token);
+    await within(c0.invoke('kv.increment', { key: 'a' }, 'strong').done, 10_000, 'strong op');
     c0.close();
   });
 
-  it('a wiped replica whose peers compacted what it had delivered stops instead of serving a state without it', async () => {
-    const { started, exits } = await startRecordingExits('fatal');
+  it('a replica whose data directory is deleted under load rebuilds itself from a peer (state transfer) and converges', async () => {
+    const { started, exits } = await startRecordingExits('error');
     cluster = started;
-    const c0 = await RawClient.connect(cluster.url(0), cluster.token);
-    const ops = Array.from({ length: 20 }, (_, i) =>
-      c0.invoke('kv.increment', { key: `k${i}` }, i === 19 ? 'strong' : 'weak'),
+    const clients = await Promise.all(
+      [0, 1].map((i) => RawClient.connect(cluster!.url(i), cluster!.token)),
     );
-    await within(Promise.all(ops.map((o) => o.done)), 10_000, 'ops answered');
-    await cluster.converged();
-    // Every replica delivered them: the others compact them away (gossip prunes their Reqs).
+    // Load from replicas 0 and 1 while replica 2 is wiped and comes back: increments of 50 keys,
+    // one in five strong; each key's final count says how many were applied (each once).
+    let stop = false;
+    let sent = 0;
+    const applied = new Map<string, number>();
+    const load = Promise.all(
+      clients.map(async (c, ci) => {
+        for (let n = 0; !stop; n++) {
+          const key = `k${(n * 7 + ci) % 50}`;
+          const op = c.invoke('kv.increment', { key }, n % 5 === 0 ? 'strong' : 'weak');
+          sent++;
+          await within(op.done, 20_000, 'a load op');
+          if (op.views.frames.some((f) => f.t === 'view'))
+            applied.set(key, (applied.get(key) ?? 0) + 1);
+        }
+      }),
+    );
+    await cluster.until(async () => sent > 300, 20_000, 'load under way');
+    // Compacted by the others: the Reqs of what every replica had are pruned.
     await cluster.until(
-      async () => (await cluster!.statuses()).every((s) => s!.memory.pruned >= 20),
-      10_000,
+      async () => (await cluster!.statuses()).every((s) => s!.memory.pruned >= 100),
+      20_000,
       'Reqs pruned everywhere',
     );
     wipeReplica2();
+    await new Promise((r) => setTimeout(r, 300));
     cluster.startReplica(2);
-    // Replica 2 never sent an op, so no peer holds one of its own; before, it rejoined with none
-    // of the 20 ops in its state, for good.
-    await replica2Halts(exits);
-    await within(c0.invoke('kv.increment', { key: 'k0' }, 'strong').done, 10_000, 'strong op');
-    c0.close();
+    await cluster.until(
+      async () => (await cluster!.status(2))?.learning === false,
+      20_000,
+      'replica 2 rebuilt and done learning',
+    );
+    const rebuilt = (await cluster.status(2))!;
+    expect(rebuilt.transfers.installed).toBeGreaterThanOrEqual(1);
+    expect(rebuilt.transfers.chunksReceived).toBeGreaterThanOrEqual(1);
+    // A new incarnation only if its peers held ops of its slot (its no-ops, if it issued any).
+    expect(rebuilt.identity.origin).not.toBeNull();
+    // It serves again, under load.
+    const c2 = await RawClient.connect(cluster.url(2), cluster.token);
+    await within(c2.invoke('kv.increment', { key: 'k0' }, 'strong').done, 10_000, 'op at 2');
+    applied.set('k0', (applied.get('k0') ?? 0) + 1);
+    await new Promise((r) => setTimeout(r, 300));
+    stop = true;
+    await load;
+    for (const c of [...clients, c2]) c.close();
+    await cluster.converged();
+    const s = await cluster.statuses();
+    expect(s[1]!.digest).toBe(s[0]!.digest);
+    expect(s[2]!.digest).toBe(s[0]!.digest);
+    // Every answered op applied once: the agreed state is the one the answers add up to.
+    expect(s[0]!.digest).toBe(digestOf(Object.fromEntries(applied)));
+    expect(exits).toEqual([{ replica: 2, code: null }]);
   });
 });
 

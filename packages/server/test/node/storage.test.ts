@@ -134,6 +134,8 @@ function checkpointRecord(finalized: number): HostRecord {
       { replica: 0, eventNo: 4 },
       { replica: 2, eventNo: 3 },
     ],
+    // The replica's second incarnation (core/op-id.ts).
+    origin: 257,
   };
   return { layer: 'checkpoint', record };
 }
@@ -164,6 +166,9 @@ describe('SqliteStorage', () => {
     s.append(everyKind);
     const loaded = s.load();
     expect(loaded).toEqual(everyKind);
+    const identity: HostRecord = { layer: 'identity', record: { kind: 'identity', origin: 513 } };
+    s.append([identity]);
+    expect(s.load()).toEqual([...everyKind, identity]);
 
     const [weak, strong] = reqs(loaded);
     expect(weak!.causalCtx).toBeNull();
@@ -229,7 +234,7 @@ describe('SqliteStorage', () => {
           .all()
           .map((r) => r as [string, string]),
       );
-      expect(meta).toEqual({ format: 'creek', version: '2', replica_id: '4' });
+      expect(meta).toEqual({ format: 'creek', version: '3', replica_id: '4' });
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       const rows = db.prepare('SELECT layer, kind FROM records ORDER BY seq').all();
       // The two Reqs at the front share a row.
@@ -462,13 +467,17 @@ describe('SqliteStorage', () => {
     db.close();
 
     const s = open(dir);
-    expect(s.load()).toEqual(everyKind);
+    // Its ops were numbered under its id: the upgrade says so (version 3's identity record).
+    expect(s.load()).toEqual([
+      ...everyKind,
+      { layer: 'identity', record: { kind: 'identity', origin: 1 } },
+    ]);
     s.append([checkpointRecord(5), writerRecord(0)]);
     expect(s.load()).toEqual([checkpointRecord(5), writerRecord(0)]);
     s.close();
     const check = new Database(path.join(dir, DB_FILE), { readonly: true });
     try {
-      expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe('2');
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe('3');
       const table = check
         .prepare("SELECT sql FROM sqlite_master WHERE name = 'records'")
         .pluck()
@@ -483,9 +492,9 @@ describe('SqliteStorage', () => {
     const dir = path.join(tmp, 'data');
     open(dir).close();
     const db = new Database(path.join(dir, DB_FILE));
-    db.exec("UPDATE meta SET value = '3' WHERE key = 'version'");
+    db.exec("UPDATE meta SET value = '4' WHERE key = 'version'");
     db.close();
-    expect(() => open(dir)).toThrow(/format version 3; this build reads versions 1 and 2/);
+    expect(() => open(dir)).toThrow(/format version 4; this build reads versions 1 to 3/);
   });
 
   it('reports a corrupt checkpoint', () => {

@@ -57,17 +57,17 @@ describe('npm run sim', () => {
   });
 
   it('--plant runs with a planted bug, fails, and names the flags and the page that replay it', async () => {
-    const r = await sim(['--seed', '8', '--faults', 'crash', '--plant', 'send-before-durable']);
+    const r = await sim(['--seed', '21', '--faults', 'crash', '--plant', 'send-before-durable']);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/FAILED/);
     expect(r.stdout).toContain(
-      'replay: npm run sim -- --seed 8 --replicas 3 --faults crash --plant send-before-durable --verbose',
+      'replay: npm run sim -- --seed 21 --replicas 3 --faults crash --plant send-before-durable --verbose',
     );
-    expect(r.stdout).toContain('?seed=8&replicas=3&faults=crash&bug=send-before-durable');
+    expect(r.stdout).toContain('?seed=21&replicas=3&faults=crash&bug=send-before-durable');
     const typo = await sim(['--seed', '1', '--plant', 'send-before-durabel']);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(
-      /--plant must be one of send-before-durable, speculate-while-behind, hold-while-cut-off, got send-before-durabel/,
+      /--plant must be one of send-before-durable, speculate-while-behind, hold-while-cut-off, install-incomplete-transfer, got send-before-durabel/,
     );
   });
 });

@@ -1,0 +1,347 @@
+/**
+ * State transfer: a replica that lacks what its peers have compacted — a new or wiped one whose
+ * peers truncated Paxos instances it never delivered, or dropped Reqs every replica once held —
+ * rebuilds itself from a peer's checkpoint (etcd's InstallSnapshot, in Creek's terms): the
+ * finalized state and its committed position, the Reqs of ops not final yet, the Reqs gossip still
+ * holds for peers, the per-origin delivery position and the Paxos truncation point. Then ordinary
+ * catch-up (gossip anti-entropy, Paxos learning from the truncation point on) brings it the rest.
+ *
+ * The checkpoint travels in bounded chunks, pulled a window at a time by the receiver (`ask`),
+ * which asks again from its first missing chunk after a silence and moves to another peer when
+ * one stops answering or refuses. The sender keeps one snapshot per receiver while it is being
+ * pulled, so the receiver gets one consistent checkpoint however the chunks are delayed, lost or
+ * reordered. The receiver installs nothing until it holds every chunk and their digest matches
+ * the header's (a chunk lost or mangled cannot slip in), and then installs it in one durable
+ * record (ReplicaHost: a `checkpoint` record, which supersedes everything it had).
+ *
+ * Pure data and functions (DESIGN.md, "the central rule"): the host drives them with its inputs.
+ */
+import { canonicalJson, type JsonValue } from '@creek/app';
+import { DottedVersionVector } from '../core/dvv.js';
+import { opKey, type OpId } from '../core/op-id.js';
+import { hashHex, StateDigest } from '../core/state-digest.js';
+import type { Req } from '../core/types.js';
+import type { SeenJson } from '../gossip/messages.js';
+import { reqSize } from '../gossip/req-store.js';
+
+/** What a checkpoint says besides its state and Reqs (chunk 0 of a transfer). */
+export interface TransferHeader {
+  /** Ops in the finalized prefix of the committed list. */
+  readonly finalized: number;
+  /** How many of `reqs` are committed (the first ones), the rest tentative. */
+  readonly committedLive: number;
+  /** The sender's causal context (Algorithm 1's `causalCtx`): every op it has delivered. */
+  readonly known: SeenJson;
+  /** The sender's hybrid logical clock. */
+  readonly hlc: number;
+  /** The sender's Paxos truncation point: the receiver learns instances from here on. */
+  readonly truncatedBelow: number;
+  /** Per origin, the last strong op the sender delivered. */
+  readonly delivered: readonly OpId[];
+  /** How many state entries, Reqs of ops not final, and held Reqs the chunks carry. */
+  readonly counts: { readonly state: number; readonly reqs: number; readonly held: number };
+  /** `transferDigest` of the whole transfer. */
+  readonly digest: string;
+}
+
+/** One chunk of a transfer: the header first, then the state, the live Reqs, the held Reqs. */
+export type TransferPart =
+  | { readonly kind: 'header'; readonly header: TransferHeader }
+  | { readonly kind: 'state'; readonly entries: ReadonlyArray<readonly [string, JsonValue]> }
+  | { readonly kind: 'reqs'; readonly reqs: readonly Req[] }
+  | { readonly kind: 'held'; readonly reqs: readonly Req[] };
+
+export type TransferMessage =
+  /** Receiver → sender: send the chunks of transfer `session` from index `next` (a window). */
+  | { readonly type: 'ask'; readonly session: number; readonly next: number }
+  /** Sender → receiver: chunk `index` of `total`. */
+  | {
+      readonly type: 'chunk';
+      readonly session: number;
+      readonly index: number;
+      readonly total: number;
+      readonly part: TransferPart;
+    }
+  /** Sender → receiver: it has no state to give (it is rebuilding or learning itself). */
+  | { readonly type: 'refuse'; readonly session: number };
+
+/** A checkpoint as it travels: what the receiver installs (with its own identity added). */
+export interface TransferredState {
+  readonly finalized: number;
+  readonly committedLive: number;
+  readonly known: DottedVersionVector;
+  readonly hlc: number;
+  readonly truncatedBelow: number;
+  readonly delivered: readonly OpId[];
+  readonly state: ReadonlyArray<readonly [string, JsonValue]>;
+  readonly reqs: readonly Req[];
+  readonly held: readonly Req[];
+}
+
+/**
+ * About how many characters of JSON one chunk carries: a third of the peer protocol's 1 MiB frame
+ * limit, as for gossip's anti-entropy answers, whatever number of bytes a character takes.
+ */
+export const TRANSFER_CHUNK_CHARS = 300_000;
+/** Chunks a sender sends for one `ask`: the receiver asks for the next window when it has these. */
+export const TRANSFER_WINDOW = 8;
+/** A receiver that got no chunk for this long asks again from its first missing chunk. */
+export const TRANSFER_RETRY_MS = 250;
+/** A receiver that made no progress for this long starts over with another peer. */
+export const TRANSFER_SWITCH_MS = 2_000;
+/** A sender drops a snapshot nobody pulled from for this long. */
+export const TRANSFER_IDLE_MS = 10_000;
+
+/** The digest of a transfer's content: equal on both sides only if every chunk arrived intact. */
+export function transferDigest(s: Omit<TransferredState, 'known'> & { known: SeenJson }): string {
+  const lines = [
+    JSON.stringify([s.finalized, s.committedLive, s.known, s.hlc, s.truncatedBelow, s.delivered]),
+    `${s.state.length}:${StateDigest.of(s.state)}`,
+    ...s.reqs.map(reqLine),
+    '--held--',
+    ...s.held.map(reqLine),
+  ];
+  return hashHex(lines.join('\n'));
+}
+
+function reqLine(q: Req): string {
+  return [
+    opKey(q.id),
+    q.ts,
+    q.op,
+    q.strong,
+    canonicalJson(q.args),
+    q.causalCtx === null ? '-' : q.causalCtx.toString(),
+    q.session === undefined ? '-' : `${q.session.id}/${q.session.seq}/${q.session.acked}`,
+  ].join('|');
+}
+
+/** Splits a checkpoint into chunks of at most about `maxChars` characters each (one item at least). */
+export function toChunks(s: TransferredState, maxChars = TRANSFER_CHUNK_CHARS): TransferPart[] {
+  const known = s.known.toJSON();
+  const header: TransferHeader = {
+    finalized: s.finalized,
+    committedLive: s.committedLive,
+    known,
+    hlc: s.hlc,
+    truncatedBelow: s.truncatedBelow,
+    delivered: s.delivered,
+    counts: { state: s.state.length, reqs: s.reqs.length, held: s.held.length },
+    digest: transferDigest({ ...s, known }),
+  };
+  const parts: TransferPart[] = [{ kind: 'header', header }];
+  let entries: (readonly [string, JsonValue])[] = [];
+  let size = 0;
+  for (const entry of s.state) {
+    const n = entry[0].length + JSON.stringify(entry[1]).length + 8;
+    if (entries.length > 0 && size + n > maxChars) {
+      parts.push({ kind: 'state', entries });
+      entries = [];
+      size = 0;
+    }
+    entries.push(entry);
+    size += n;
+  }
+  if (entries.length > 0) parts.push({ kind: 'state', entries });
+  for (const kind of ['reqs', 'held'] as const) {
+    let reqs: Req[] = [];
+    size = 0;
+    for (const q of s[kind]) {
+      if (reqs.length > 0 && size + reqSize(q) > maxChars) {
+        parts.push({ kind, reqs });
+        reqs = [];
+        size = 0;
+      }
+      reqs.push(q);
+      size += reqSize(q);
+    }
+    if (reqs.length > 0) parts.push({ kind, reqs });
+  }
+  return parts;
+}
+
+/**
+ * The checkpoint the chunks make up, or why they do not make one: a chunk missing, counts that do
+ * not add up, or a digest that differs from the header's. `unchecked` (a planted bug, see
+ * HostOptions.unsafeInstallIncomplete) skips missing chunks and checks nothing.
+ */
+export function fromChunks(
+  parts: ReadonlyArray<TransferPart | undefined>,
+  unchecked = false,
+): { ok: true; state: TransferredState } | { ok: false; reason: string } {
+  const first = parts[0];
+  if (first?.kind !== 'header') return { ok: false, reason: 'no header' };
+  const h = first.header;
+  const state: (readonly [string, JsonValue])[] = [];
+  const reqs: Req[] = [];
+  const held: Req[] = [];
+  for (let i = 1; i < parts.length; i++) {
+    const p = parts[i];
+    if (p === undefined && unchecked) continue;
+    if (p === undefined) return { ok: false, reason: `chunk ${i} of ${parts.length} is missing` };
+    if (p.kind === 'header') return { ok: false, reason: `chunk ${i} is a second header` };
+    if (p.kind === 'state') state.push(...p.entries);
+    else (p.kind === 'reqs' ? reqs : held).push(...p.reqs);
+  }
+  if (unchecked)
+    return {
+      ok: true,
+      state: { ...h, state, reqs, held, known: DottedVersionVector.fromJSON(h.known) },
+    };
+  if (
+    state.length !== h.counts.state ||
+    reqs.length !== h.counts.reqs ||
+    held.length !== h.counts.held
+  )
+    return {
+      ok: false,
+      reason:
+        `the chunks hold ${state.length} keys, ${reqs.length} live and ${held.length} held Reqs, ` +
+        `the header says ${h.counts.state}, ${h.counts.reqs} and ${h.counts.held}`,
+    };
+  const out = { ...h, state, reqs, held };
+  const digest = transferDigest(out);
+  if (digest !== h.digest)
+    return { ok: false, reason: `digest ${digest} differs from the header's ${h.digest}` };
+  return { ok: true, state: { ...out, known: DottedVersionVector.fromJSON(h.known) } };
+}
+
+/** The receiving side of one transfer: the chunks so far, and whom it pulls them from. */
+export class IncomingTransfer {
+  private readonly parts: (TransferPart | undefined)[] = [];
+  private total: number | null = null;
+  private received = 0;
+  /** When a chunk last arrived (or the transfer started, or moved to another peer). */
+  private progressAt: number;
+  private askedAt: number;
+  /** The first chunk index of the window last asked for. */
+  private asked = 0;
+
+  constructor(
+    public peer: number,
+    public session: number,
+    now: number,
+  ) {
+    this.progressAt = now;
+    this.askedAt = now;
+  }
+
+  /** The ask that (re)starts pulling: from the first chunk missing. */
+  ask(now: number): TransferMessage {
+    this.askedAt = now;
+    this.asked = this.firstMissing();
+    return { type: 'ask', session: this.session, next: this.asked };
+  }
+
+  /**
+   * A chunk arrived. Returns 'complete' once every chunk is in, 'next' when the window asked for is
+   * in and the next one should be asked for, else 'wait'.
+   */
+  onChunk(
+    from: number,
+    msg: Extract<TransferMessage, { type: 'chunk' }>,
+    now: number,
+  ): 'complete' | 'next' | 'wait' {
+    if (from !== this.peer || msg.session !== this.session) return 'wait';
+    if (this.total === null) this.total = msg.total;
+    if (msg.total !== this.total || msg.index < 0 || msg.index >= this.total) return 'wait';
+    if (this.parts[msg.index] !== undefined) return 'wait';
+    this.parts[msg.index] = msg.part;
+    this.received++;
+    this.progressAt = now;
+    if (this.received === this.total) return 'complete';
+    const windowEnd = Math.min(this.total, this.asked + TRANSFER_WINDOW);
+    for (let i = this.asked; i < windowEnd; i++) if (this.parts[i] === undefined) return 'wait';
+    return 'next';
+  }
+
+  /** Every chunk, in order (with holes while incomplete). */
+  chunks(): ReadonlyArray<TransferPart | undefined> {
+    return this.total === null ? [] : Array.from({ length: this.total }, (_, i) => this.parts[i]);
+  }
+
+  /** The last chunk is in, although others may still be missing. */
+  get lastChunkIn(): boolean {
+    return this.total !== null && this.parts[this.total - 1] !== undefined;
+  }
+
+  /** What time does: ask again after a silence, or give up on this peer after a long one. */
+  due(now: number): 'retry' | 'switch' | null {
+    if (now - this.progressAt >= TRANSFER_SWITCH_MS) return 'switch';
+    if (now - this.askedAt >= TRANSFER_RETRY_MS && now - this.progressAt >= TRANSFER_RETRY_MS)
+      return 'retry';
+    return null;
+  }
+
+  /** Starts over from another peer, under a new session (nothing of the old one is kept). */
+  restart(peer: number, session: number, now: number): void {
+    this.peer = peer;
+    this.session = session;
+    this.parts.length = 0;
+    this.total = null;
+    this.received = 0;
+    this.progressAt = now;
+    this.askedAt = now;
+    this.asked = 0;
+  }
+
+  /** How many chunks arrived, and of how many (null before the first). */
+  progress(): { readonly received: number; readonly total: number | null } {
+    return { received: this.received, total: this.total };
+  }
+
+  private firstMissing(): number {
+    if (this.total === null) return 0;
+    for (let i = 0; i < this.total; i++) if (this.parts[i] === undefined) return i;
+    return this.total;
+  }
+}
+
+/** The sending side: one snapshot per receiver while it pulls it. */
+export class OutgoingTransfers {
+  private readonly byPeer = new Map<
+    number,
+    { readonly session: number; readonly parts: readonly TransferPart[]; usedAt: number }
+  >();
+
+  /**
+   * The chunks answering `ask` from `to`: the snapshot of its session (made by `snapshot` when the
+   * session is new: a receiver restarting pulls a fresh one), from `next` on, one window.
+   */
+  answer(
+    to: number,
+    ask: Extract<TransferMessage, { type: 'ask' }>,
+    now: number,
+    snapshot: () => TransferredState,
+    maxChars?: number,
+  ): TransferMessage[] {
+    let s = this.byPeer.get(to);
+    if (s === undefined || s.session !== ask.session) {
+      s = { session: ask.session, parts: toChunks(snapshot(), maxChars), usedAt: now };
+      this.byPeer.set(to, s);
+    }
+    s.usedAt = now;
+    const out: TransferMessage[] = [];
+    const end = Math.min(s.parts.length, ask.next + TRANSFER_WINDOW);
+    for (let i = Math.max(0, ask.next); i < end; i++)
+      out.push({
+        type: 'chunk',
+        session: s.session,
+        index: i,
+        total: s.parts.length,
+        part: s.parts[i]!,
+      });
+    return out;
+  }
+
+  /** Drops snapshots idle for TRANSFER_IDLE_MS (a receiver that finished, moved on or died). */
+  expire(now: number): void {
+    for (const [peer, s] of this.byPeer)
+      if (now - s.usedAt >= TRANSFER_IDLE_MS) this.byPeer.delete(peer);
+  }
+
+  /** Snapshots held (each a receiver's transfer in progress). */
+  get size(): number {
+    return this.byPeer.size;
+  }
+}

@@ -1,0 +1,185 @@
+import { describe, expect, it } from 'vitest';
+import { toFrozenJson } from '@creek/app';
+import { DottedVersionVector } from '../../src/core/dvv.js';
+import type { Req } from '../../src/core/types.js';
+import {
+  fromChunks,
+  IncomingTransfer,
+  OutgoingTransfers,
+  toChunks,
+  TRANSFER_RETRY_MS,
+  TRANSFER_SWITCH_MS,
+  TRANSFER_WINDOW,
+  type TransferMessage,
+  type TransferPart,
+  type TransferredState,
+} from '../../src/host/state-transfer.js';
+import { HostCluster } from './host-cluster.js';
+
+function req(eventNo: number, args: unknown = { key: `k${eventNo}` }): Req {
+  return {
+    ts: 1000 + eventNo,
+    id: { replica: 1, eventNo },
+    op: 'kv.increment',
+    args: toFrozenJson(args),
+    strong: eventNo % 3 === 0,
+    causalCtx: eventNo % 3 === 0 ? DottedVersionVector.fromPrefixes([[0, eventNo]]) : null,
+  };
+}
+
+function state(keys: number, reqs = 40): TransferredState {
+  return {
+    finalized: 500,
+    committedLive: 10,
+    known: DottedVersionVector.fromPrefixes([
+      [0, 300],
+      [1, 200],
+    ]),
+    hlc: 123_456,
+    truncatedBelow: 77,
+    delivered: [{ replica: 1, eventNo: 198 }],
+    state: Array.from({ length: keys }, (_, i) => [`key/${i}`, toFrozenJson({ n: i })] as const),
+    reqs: Array.from({ length: reqs }, (_, i) => req(i + 1)),
+    held: [req(500), req(501)],
+  };
+}
+
+type Chunk = Extract<TransferMessage, { type: 'chunk' }>;
+
+describe('state transfer chunks', () => {
+  it('split a checkpoint into bounded chunks that make it up again, in any order', () => {
+    const s = state(2_000);
+    const parts = toChunks(s, 4_000);
+    expect(parts.length).toBeGreaterThan(10);
+    expect(parts[0]!.kind).toBe('header');
+    for (const p of parts.slice(1)) expect(JSON.stringify(p).length).toBeLessThan(4_000 + 600);
+    const shuffled = [...parts.entries()].reverse();
+    const back: TransferPart[] = [];
+    for (const [i, p] of shuffled) back[i] = p;
+    const r = fromChunks(back);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.state.state).toEqual(s.state);
+    expect(r.state.reqs.map((q) => q.id)).toEqual(s.reqs.map((q) => q.id));
+    expect(r.state.held).toHaveLength(2);
+    expect(r.state.known.toJSON()).toEqual(s.known.toJSON());
+    expect(r.state.truncatedBelow).toBe(77);
+  });
+
+  it('are refused when one is missing, mangled, or from another checkpoint', () => {
+    const parts = toChunks(state(500), 2_000);
+    const missing = [...parts];
+    delete missing[3];
+    expect(fromChunks(missing)).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/chunk 3 .* missing/),
+    });
+    // A value changed in flight: the counts add up, the digest does not.
+    const mangled = parts.map((p) =>
+      p.kind === 'state' && p.entries[0]![0] === 'key/0'
+        ? { ...p, entries: [['key/0', toFrozenJson({ n: 999 })] as const, ...p.entries.slice(1)] }
+        : p,
+    );
+    expect(fromChunks(mangled)).toEqual({ ok: false, reason: expect.stringMatching(/digest/) });
+    // A chunk of another checkpoint (the same keys, other values) in place of one of these.
+    const changed = state(500);
+    const other = toChunks(
+      { ...changed, state: changed.state.map(([k, v]) => [k, toFrozenJson({ was: v })] as const) },
+      2_000,
+    );
+    const mixed = [...parts];
+    mixed[1] = other[1]!;
+    expect(fromChunks(mixed).ok).toBe(false);
+    expect(fromChunks([]).ok).toBe(false);
+  });
+
+  it('are pulled a window at a time, asked again after a silence, and from another peer after a long one', () => {
+    const out = new OutgoingTransfers();
+    let snapshots = 0;
+    const snap = () => {
+      snapshots++;
+      return state(3_000);
+    };
+    const t = new IncomingTransfer(1, 7, 0);
+    let now = 0;
+    const first = out.answer(
+      2,
+      t.ask(now) as Extract<TransferMessage, { type: 'ask' }>,
+      now,
+      snap,
+      4_000,
+    );
+    expect(first).toHaveLength(TRANSFER_WINDOW);
+    // The window arrives but for one chunk: the receiver waits, then asks from the missing one.
+    const lost = first[2] as Chunk;
+    const results = first.filter((m) => m !== lost).map((m) => t.onChunk(1, m as Chunk, now));
+    expect(results.every((r) => r === 'wait')).toBe(true);
+    expect(t.due(now + TRANSFER_RETRY_MS - 1)).toBe(null);
+    now += TRANSFER_RETRY_MS;
+    expect(t.due(now)).toBe('retry');
+    const again = t.ask(now) as Extract<TransferMessage, { type: 'ask' }>;
+    expect(again.next).toBe(2);
+    let answer = out.answer(2, again, now, snap, 4_000);
+    let complete = false;
+    while (!complete) {
+      let next = false;
+      for (const m of answer) {
+        const r = t.onChunk(1, m as Chunk, now);
+        if (r === 'complete') complete = true;
+        if (r === 'next') next = true;
+      }
+      if (complete) break;
+      expect(next).toBe(true);
+      answer = out.answer(
+        2,
+        t.ask(now) as Extract<TransferMessage, { type: 'ask' }>,
+        now,
+        snap,
+        4_000,
+      );
+    }
+    // One snapshot served the whole session, whatever was asked again.
+    expect(snapshots).toBe(1);
+    const r = fromChunks(t.chunks());
+    expect(r.ok && r.state.state.length).toBe(3_000);
+    // Chunks of another session, or from another peer, are not taken.
+    const t2 = new IncomingTransfer(1, 8, now);
+    expect(t2.onChunk(0, answer[0] as Chunk, now)).toBe('wait');
+    expect(t2.onChunk(1, answer[0] as Chunk, now)).toBe('wait');
+    expect(t2.progress().received).toBe(0);
+    expect(t2.due(now + TRANSFER_SWITCH_MS)).toBe('switch');
+  });
+});
+
+describe('state transfer between replicas', () => {
+  it('rebuilds a wiped replica from a peer that compacted, through lost and reordered chunks', () => {
+    const c = new HostCluster(3, 41, { checkpointEvery: 20, transferChunkChars: 100 });
+    c.workload(200, { keys: 40, strongEvery: 4 });
+    c.settle();
+    c.run(500); // checkpoints, truncation and pruning everywhere
+    expect(c.host(0).paxos.status().truncatedBelow).toBeGreaterThan(0);
+    // One chunk in four is lost on the way.
+    let n = 0;
+    c.dropIf = (_from, to, msg) =>
+      to === 2 && msg.kind === 'transfer' && msg.msg.type === 'chunk' && n++ % 4 === 1;
+    c.wipe(2);
+    c.run(3_000);
+    c.dropIf = () => false;
+    expect(c.halts).toEqual([]);
+    const h = c.host(2);
+    expect(h.counters.transfersIn).toBeGreaterThanOrEqual(1);
+    expect(n).toBeGreaterThan(4); // chunks were lost, and asked for again
+    expect(h.counters.chunksReceived).toBeGreaterThan(4);
+    expect(h.counters.transfersRejected).toBe(0);
+    c.workload(40, { keys: 40, strongEvery: 4 });
+    c.settle();
+    for (const i of [1, 2])
+      expect(c.host(i).replica.stateDigest()).toBe(c.host(0).replica.stateDigest());
+    // What it installed is on its disk, in one checkpoint record: a restart comes back the same.
+    c.crash(2);
+    c.restart(2);
+    c.settle();
+    expect(c.host(2).replica.stateDigest()).toBe(c.host(0).replica.stateDigest());
+    expect(c.halts).toEqual([]);
+  });
+});

@@ -70,7 +70,12 @@ export interface ReplicaStatus {
   /** It takes no client op yet: a new or wiped replica still learning from its peers. */
   readonly learning: boolean;
   /** Held in memory; `pruned`: Reqs gossip dropped since every replica has them, final. */
-  readonly memory: { readonly pruned: number };
+  readonly memory: {
+    readonly pruned: number;
+    /** Keys in the finalized state, and Reqs gossip holds for peers. */
+    readonly keys: number;
+    readonly gossipHeld: number;
+  };
   readonly metrics: {
     readonly executionRatio: number;
     readonly accuracy: number;
@@ -95,6 +100,12 @@ export interface ReplicaStatus {
   };
   /** Ops a peer holds that it lacks, and whether it holds speculation until caught up. */
   readonly catchUp: { readonly behind: number; readonly holding: boolean };
+  /** Its data directory: records since the checkpoint, the checkpoint's bytes, file bytes. */
+  readonly storage: {
+    readonly records: number;
+    readonly checkpointBytes: number;
+    readonly bytes: number;
+  };
   /** The origin its ops are numbered under, and its incarnation (null while it has none). */
   readonly identity: { readonly origin: number | null; readonly incarnation: number | null };
   /** State transfers: installed here (rebuilt from a peer), attempts, rejected, chunks. */

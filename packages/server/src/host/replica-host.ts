@@ -18,6 +18,7 @@ import {
   IncomingTransfer,
   OutgoingTransfers,
   type TransferMessage,
+  type TransferPart,
   type TransferredState,
 } from './state-transfer.js';
 
@@ -42,7 +43,22 @@ export type HostRecord =
    * and before its first op: a replica whose disk holds none (a new or wiped one) still learns
    * which incarnation it is.
    */
-  | { readonly layer: 'identity'; readonly record: IdentityRecord };
+  | { readonly layer: 'identity'; readonly record: IdentityRecord }
+  /**
+   * A chunk of the state transfer in progress (host/state-transfer.ts), kept so that a crash
+   * mid-transfer resumes from the chunks it has; the checkpoint it installs supersedes them.
+   */
+  | { readonly layer: 'transfer'; readonly record: TransferChunkRecord };
+
+export interface TransferChunkRecord {
+  readonly kind: 'chunk';
+  /** The peer it came from and the session it belongs to. */
+  readonly peer: number;
+  readonly session: number;
+  readonly index: number;
+  readonly total: number;
+  readonly part: TransferPart;
+}
 
 export interface IdentityRecord {
   readonly kind: 'identity';
@@ -236,6 +252,8 @@ export class ReplicaHost {
   private firstJobId = 1;
   /** The state transfer this replica pulls from a peer, while it rebuilds itself. */
   private incoming: IncomingTransfer | null = null;
+  /** A transfer restored from disk waits for its first ask (`resumeTransfer`). */
+  private resumeAsk = false;
   /** Transfer sessions this host started (each gets a new number). */
   private transferSessions = 0;
   /** Snapshots this replica serves to peers that rebuild themselves. */
@@ -281,6 +299,8 @@ export class ReplicaHost {
     transfersIn: 0,
     /** Transfers started or restarted with another peer. */
     transferAttempts: 0,
+    /** Transfers taken up again after a restart, from the chunks on disk. */
+    transfersResumed: 0,
     /** Transfers whose chunks did not make up the checkpoint their header described. */
     transfersRejected: 0,
     /** Chunks this replica sent to peers that rebuilt themselves. */
@@ -319,6 +339,10 @@ export class ReplicaHost {
     const { checkpoint, tail } = lastCheckpoint(records ?? []);
     let origin = checkpoint?.origin ?? null;
     for (const r of tail) if (r.layer === 'identity') origin = r.record.origin;
+    this.resumeTransfer(
+      tail.flatMap((r) => (r.layer === 'transfer' ? [r.record] : [])),
+      nowMs,
+    );
     const replicaOptions: ReplicaOptions = {
       ...options.replica,
       id: origin ?? ORIGIN_UNDECIDED,
@@ -456,6 +480,11 @@ export class ReplicaHost {
     this.now = Math.max(this.now, nowMs);
     this.outgoing.expire(this.now);
     if (this.incoming !== null) {
+      if (this.resumeAsk) {
+        this.resumeAsk = false;
+        this.sendTransfer(this.incoming.peer, this.incoming.ask(this.now));
+        return;
+      }
       const due = this.incoming.due(this.now);
       if (due === 'retry') this.sendTransfer(this.incoming.peer, this.incoming.ask(this.now));
       else if (due === 'switch') this.pullFrom(this.nextPeer(this.incoming.peer));
@@ -659,6 +688,22 @@ export class ReplicaHost {
     this.effects.observe?.({ kind: 'identity', origin });
   }
 
+  /**
+   * After a crash mid-transfer: the chunks it made durable, of its last session, are kept, and it
+   * asks the same peer for the rest (`resumeAsk`, at the next tick). A sender that no longer has
+   * that session's snapshot refuses, and the transfer starts over elsewhere.
+   */
+  private resumeTransfer(chunks: readonly TransferChunkRecord[], nowMs: number): void {
+    this.incoming = null;
+    const last = chunks[chunks.length - 1];
+    if (last === undefined) return;
+    const mine = chunks.filter((c) => c.session === last.session && c.peer === last.peer);
+    this.incoming = IncomingTransfer.resume(last.peer, last.session, last.total, mine, nowMs);
+    this.transferSessions = Math.max(this.transferSessions, last.session);
+    this.resumeAsk = true;
+    this.counters.transfersResumed++;
+  }
+
   /** Starts (or restarts, with another peer) pulling a checkpoint from `peer`. */
   private pullFrom(peer: number): void {
     this.transferSessions = Math.max(this.transferSessions + 1, Math.floor(this.now));
@@ -705,7 +750,20 @@ export class ReplicaHost {
     }
     this.counters.chunksReceived++;
     const progress = t.onChunk(from, msg, this.now);
+    if (progress !== 'duplicate')
+      this.effects.persist({
+        layer: 'transfer',
+        record: {
+          kind: 'chunk',
+          peer: from,
+          session: msg.session,
+          index: msg.index,
+          total: msg.total,
+          part: msg.part,
+        },
+      });
     if (progress === 'next') this.sendTransfer(from, t.ask(this.now));
+    else if (progress === 'duplicate') return;
     else if (progress === 'complete' || (this.unsafeInstallIncomplete && t.lastChunkIn))
       this.finishTransfer(t);
   }

@@ -234,18 +234,40 @@ export class IncomingTransfer {
   }
 
   /**
+   * A transfer taken up again after a restart, with the chunks the receiver had made durable
+   * (ReplicaHost keeps each as a record): it asks for the rest from the first one missing.
+   */
+  static resume(
+    peer: number,
+    session: number,
+    total: number,
+    chunks: readonly { readonly index: number; readonly part: TransferPart }[],
+    now: number,
+  ): IncomingTransfer {
+    const t = new IncomingTransfer(peer, session, now);
+    t.total = total;
+    for (const c of chunks)
+      if (c.index >= 0 && c.index < total && t.parts[c.index] === undefined) {
+        t.parts[c.index] = c.part;
+        t.received++;
+      }
+    return t;
+  }
+
+  /**
    * A chunk arrived. Returns 'complete' once every chunk is in, 'next' when the window asked for is
-   * in and the next one should be asked for, else 'wait'.
+   * in and the next one should be asked for, 'wait' for more of it, and 'duplicate' for a chunk it
+   * has or does not take (another peer's or session's, or out of range): nothing to keep.
    */
   onChunk(
     from: number,
     msg: Extract<TransferMessage, { type: 'chunk' }>,
     now: number,
-  ): 'complete' | 'next' | 'wait' {
-    if (from !== this.peer || msg.session !== this.session) return 'wait';
+  ): 'complete' | 'next' | 'wait' | 'duplicate' {
+    if (from !== this.peer || msg.session !== this.session) return 'duplicate';
     if (this.total === null) this.total = msg.total;
-    if (msg.total !== this.total || msg.index < 0 || msg.index >= this.total) return 'wait';
-    if (this.parts[msg.index] !== undefined) return 'wait';
+    if (msg.total !== this.total || msg.index < 0 || msg.index >= this.total) return 'duplicate';
+    if (this.parts[msg.index] !== undefined) return 'duplicate';
     this.parts[msg.index] = msg.part;
     this.received++;
     this.progressAt = now;
@@ -306,7 +328,9 @@ export class OutgoingTransfers {
 
   /**
    * The chunks answering `ask` from `to`: the snapshot of its session (made by `snapshot` when the
-   * session is new: a receiver restarting pulls a fresh one), from `next` on, one window.
+   * session is new: a receiver starting over pulls a fresh one), from `next` on, one window. A
+   * session asked from beyond its start that this sender has no snapshot of any more (it expired,
+   * or this sender restarted) is refused: a new snapshot's chunks would not fit the old ones.
    */
   answer(
     to: number,
@@ -316,6 +340,8 @@ export class OutgoingTransfers {
     maxChars?: number,
   ): TransferMessage[] {
     let s = this.byPeer.get(to);
+    if ((s === undefined || s.session !== ask.session) && ask.next > 0)
+      return [{ type: 'refuse', session: ask.session }];
     if (s === undefined || s.session !== ask.session) {
       s = { session: ask.session, parts: toChunks(snapshot(), maxChars), usedAt: now };
       this.byPeer.set(to, s);

@@ -29,7 +29,8 @@
  *     receiving a gossip push writes dozens at once and a row costs more than its bytes.
  *     layer  'core' | 'cab' | 'host'
  *     kind   'req' | 'reqs' | 'commit' (core), 'promise' | 'accept' | 'truncate' (cab),
- *            'identity' (host: the origin the replica numbers its ops under, core/op-id.ts)
+ *            'identity', 'chunk' (host: the origin the replica numbers its ops under,
+ *            core/op-id.ts; a state-transfer chunk)
  *     body   JSON of the record's other fields:
  *              req       {"req":{"ts","id":{"replica","eventNo"},"op","args","strong","causalCtx",
  *                               "session"?:{"id","seq","acked"}}}
@@ -40,6 +41,9 @@
  *              accept    {"instance","ballot","value":[{"id":{"replica","eventNo"},"prevStrong"},...]}
  *              truncate  {"below"}
  *              identity  {"origin"}
+ *              chunk     {"peer","session","index","total","part"}: a state-transfer chunk the
+ *                        replica received (host/state-transfer.ts TransferPart, Reqs as above),
+ *                        kept so that a transfer resumes after a crash
  *
  *   checkpoint(id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER, body TEXT)
  *     At most one row: the last checkpoint (HostCheckpoint). It supersedes every record written
@@ -68,7 +72,8 @@ import type { ReplicaCheckpoint } from '../core/checkpoint.js';
 import { toFrozenJson, type JsonValue } from '@creek/app';
 import type { OpId } from '../core/op-id.js';
 import type { DurableRecord, Req, SessionStamp } from '../core/types.js';
-import type { HostCheckpoint, HostRecord } from '../host/replica-host.js';
+import type { HostCheckpoint, HostRecord, TransferChunkRecord } from '../host/replica-host.js';
+import type { TransferPart } from '../host/state-transfer.js';
 
 export interface StorageOptions {
   /** The replica that owns the directory; opening it as another replica is an error. */
@@ -446,6 +451,7 @@ function encode(r: HostRecord): [layer: string, kind: string, body: string] {
       'identity',
       JSON.stringify({ origin: num(r.record.origin, 'identity.origin') }),
     ];
+  if (r.layer === 'transfer') return ['host', 'chunk', JSON.stringify(encodeChunk(r.record))];
   throw new TypeError(`unknown record layer ${JSON.stringify((r as { layer: unknown }).layer)}`);
 }
 
@@ -616,8 +622,84 @@ function decodeBody(layer: string, kind: string, b: Obj): HostRecord {
     if (kind === 'truncate') return { layer, record: { kind, below: num(b.below, 'below') } };
   } else if (layer === 'host' && kind === 'identity') {
     return { layer: 'identity', record: { kind, origin: num(b.origin, 'origin') } };
+  } else if (layer === 'host' && kind === 'chunk') {
+    return { layer: 'transfer', record: decodeChunk(b) };
   }
   throw new Error(`unknown record type ${layer}/${kind}`);
+}
+
+/** A state-transfer chunk the replica received (host/state-transfer.ts `TransferPart`). */
+function encodeChunk(c: TransferChunkRecord): object {
+  const p = c.part;
+  const part =
+    p.kind === 'header'
+      ? p
+      : p.kind === 'state'
+        ? {
+            kind: p.kind,
+            entries: p.entries.map(([key, value]) => [
+              str(key, 'chunk.state key'),
+              toFrozenJson(value, `chunk.state['${key}']`),
+            ]),
+          }
+        : { kind: p.kind, reqs: p.reqs.map(encodeReq) };
+  return {
+    peer: num(c.peer, 'chunk.peer'),
+    session: num(c.session, 'chunk.session'),
+    index: num(c.index, 'chunk.index'),
+    total: num(c.total, 'chunk.total'),
+    part,
+  };
+}
+
+function decodeChunk(b: Obj): TransferChunkRecord {
+  const p = obj(b.part, 'part');
+  const kind = str(p.kind, 'part.kind');
+  let part: TransferPart;
+  if (kind === 'header') {
+    const h = obj(p.header, 'part.header');
+    const counts = obj(h.counts, 'part.header.counts');
+    part = {
+      kind,
+      header: {
+        finalized: num(h.finalized, 'header.finalized'),
+        committedLive: num(h.committedLive, 'header.committedLive'),
+        known: dvvJson(h.known, 'header.known'),
+        hlc: num(h.hlc, 'header.hlc'),
+        truncatedBelow: num(h.truncatedBelow, 'header.truncatedBelow'),
+        delivered: arr(h.delivered, 'header.delivered').map((id, i) =>
+          opId(id, `header.delivered[${i}]`),
+        ),
+        counts: {
+          state: num(counts.state, 'counts.state'),
+          reqs: num(counts.reqs, 'counts.reqs'),
+          held: num(counts.held, 'counts.held'),
+        },
+        digest: str(h.digest, 'header.digest'),
+      },
+    };
+  } else if (kind === 'state') {
+    part = {
+      kind,
+      entries: arr(p.entries, 'part.entries').map((e, i): [string, JsonValue] => {
+        const [key, value] = arr(e, `part.entries[${i}]`);
+        return [str(key, `part.entries[${i}][0]`), toFrozenJson(value, `part.entries[${i}][1]`)];
+      }),
+    };
+  } else if (kind === 'reqs' || kind === 'held') {
+    part = {
+      kind,
+      reqs: arr(p.reqs, 'part.reqs').map((q, i) => decodeReq(obj(q, `part.reqs[${i}]`))),
+    };
+  } else throw new TypeError(`part.kind ${JSON.stringify(kind)} is not a chunk kind`);
+  return {
+    kind: 'chunk',
+    peer: num(b.peer, 'peer'),
+    session: num(b.session, 'session'),
+    index: num(b.index, 'index'),
+    total: num(b.total, 'total'),
+    part,
+  };
 }
 
 function decodeCheckpoint(v: unknown): HostCheckpoint {

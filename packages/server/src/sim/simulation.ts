@@ -282,6 +282,8 @@ export interface SimStats {
   wipedHalts: number;
   /** State transfers installed (a replica rebuilt from a peer's checkpoint). */
   transfers: number;
+  /** Transfers a replica took up again after it crashed mid-transfer. */
+  transfersResumed: number;
   elections: number;
   /** Other origins' strong ops cast on their behalf (counted by the replicas up at the end). */
   adopted: number;
@@ -525,6 +527,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   /** A transfer installed a committed position that no replica ever reached. */
   const transferViolations: string[] = [];
   let transfers = 0;
+  let transfersResumed = 0;
   /** Op ids written for two different ops: a replica that lost its disk numbered ops anew. */
   const reused: string[] = [];
   let wipes = 0;
@@ -849,6 +852,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       records,
       nowMs: physical(p.id),
     });
+    // It crashed while it rebuilt itself: it goes on from the chunks on its disk.
+    if (p.host.rebuilding) transfersResumed++;
     watchOn(p);
     const again = p.crashAfterRestart;
     if (again === null) return;
@@ -1280,6 +1285,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     wipes,
     wipedHalts,
     transfers,
+    transfersResumed,
     elections: sum((h) => h.paxos.counters.elections),
     adopted: sum((h) => h.replica.metrics.adopted),
     simulatedMs: now,

@@ -144,8 +144,12 @@ describe('state transfer chunks', () => {
     expect(r.ok && r.state.state.length).toBe(3_000);
     // Chunks of another session, or from another peer, are not taken.
     const t2 = new IncomingTransfer(1, 8, now);
-    expect(t2.onChunk(0, answer[0] as Chunk, now)).toBe('wait');
-    expect(t2.onChunk(1, answer[0] as Chunk, now)).toBe('wait');
+    expect(t2.onChunk(0, answer[0] as Chunk, now)).toBe('duplicate');
+    expect(t2.onChunk(1, answer[0] as Chunk, now)).toBe('duplicate');
+    // A sender asked to go on with a session it has no snapshot of refuses (it restarted).
+    expect(
+      new OutgoingTransfers().answer(2, { type: 'ask', session: 8, next: 3 }, now, snap),
+    ).toEqual([{ type: 'refuse', session: 8 }]);
     expect(t2.progress().received).toBe(0);
     expect(t2.due(now + TRANSFER_SWITCH_MS)).toBe('switch');
   });
@@ -180,6 +184,70 @@ describe('state transfer between replicas', () => {
     c.restart(2);
     c.settle();
     expect(c.host(2).replica.stateDigest()).toBe(c.host(0).replica.stateDigest());
+    expect(c.halts).toEqual([]);
+  });
+
+  it('resumes after the rebuilding replica crashes mid-transfer, from the chunks on its disk', () => {
+    const c = new HostCluster(3, 43, { checkpointEvery: 20, transferChunkChars: 100 });
+    c.workload(200, { keys: 40, strongEvery: 4 });
+    c.settle();
+    c.run(500);
+    // Chunks reach replica 2 until it has 5 of them; then it crashes (its disk kept).
+    let got = 0;
+    c.dropIf = (_from, to, msg) =>
+      to === 2 && msg.kind === 'transfer' && msg.msg.type === 'chunk' && ++got > 5;
+    c.wipe(2);
+    c.run(1_000);
+    expect(c.host(2).rebuilding).toBe(true);
+    const onDisk = c.nodes[2]!.disk.filter((r) => r.layer === 'transfer').length;
+    expect(onDisk).toBe(5);
+    c.crash(2);
+    c.dropIf = () => false;
+    c.restart(2);
+    expect(c.host(2).rebuilding).toBe(true);
+    expect(c.host(2).counters.transfersResumed).toBe(1);
+    c.run(2_000);
+    const h = c.host(2);
+    expect(h.counters.transfersIn).toBeGreaterThanOrEqual(1);
+    // It asked for the rest only, from the same peer and session.
+    expect(h.counters.transferAttempts).toBe(0);
+    expect(h.counters.transfersRejected).toBe(0);
+    // The installed checkpoint superseded the chunks.
+    expect(c.nodes[2]!.disk.some((r) => r.layer === 'transfer')).toBe(false);
+    c.workload(20, { keys: 40, strongEvery: 4 });
+    c.settle();
+    expect(h.replica.stateDigest()).toBe(c.host(0).replica.stateDigest());
+    expect(c.halts).toEqual([]);
+  });
+
+  it('starts over elsewhere when the sender lost the snapshot it was pulling', () => {
+    const c = new HostCluster(3, 44, { checkpointEvery: 20, transferChunkChars: 100 });
+    c.workload(200, { keys: 40, strongEvery: 4 });
+    c.settle();
+    c.run(500);
+    let got = 0;
+    let sender = -1;
+    c.dropIf = (from, to, msg) => {
+      if (to !== 2 || msg.kind !== 'transfer' || msg.msg.type !== 'chunk') return false;
+      sender = from;
+      return ++got > 5;
+    };
+    c.wipe(2);
+    c.run(1_000);
+    expect(sender).toBeGreaterThanOrEqual(0);
+    // Both restart: the receiver resumes, the sender has no snapshot of that session any more.
+    c.crash(2);
+    c.crash(sender);
+    c.dropIf = () => false;
+    c.restart(sender);
+    c.restart(2);
+    c.run(3_000);
+    const h = c.host(2);
+    expect(h.counters.transfersResumed).toBe(1);
+    expect(h.counters.transferAttempts).toBeGreaterThanOrEqual(1); // a new session after the refusal
+    expect(h.counters.transfersIn).toBeGreaterThanOrEqual(1);
+    c.settle();
+    expect(h.replica.stateDigest()).toBe(c.host(0).replica.stateDigest());
     expect(c.halts).toEqual([]);
   });
 });

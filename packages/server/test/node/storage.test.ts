@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DottedVersionVector } from '../../src/core/dvv.js';
 import { toFrozenJson, type JsonValue } from '@creek/app';
+import type { TransferPart } from '../../src/host/state-transfer.js';
 import type { Req } from '../../src/core/types.js';
 import type { HostCheckpoint, HostRecord } from '../../src/host/replica-host.js';
 import { DB_FILE, SqliteStorage } from '../../src/node/storage.js';
@@ -167,8 +168,30 @@ describe('SqliteStorage', () => {
     const loaded = s.load();
     expect(loaded).toEqual(everyKind);
     const identity: HostRecord = { layer: 'identity', record: { kind: 'identity', origin: 513 } };
-    s.append([identity]);
-    expect(s.load()).toEqual([...everyKind, identity]);
+    const chunk = (index: number, part: TransferPart): HostRecord => ({
+      layer: 'transfer',
+      record: { kind: 'chunk', peer: 0, session: 1_700_000_000_123, index, total: 4, part },
+    });
+    const chunks = [
+      chunk(0, {
+        kind: 'header',
+        header: {
+          finalized: 10,
+          committedLive: 1,
+          known: { '0': [3], '2': [1, 4] },
+          hlc: 1_700_000_000_200_000,
+          truncatedBelow: 2,
+          delivered: [{ replica: 0, eventNo: 3 }],
+          counts: { state: 1, reqs: 1, held: 1 },
+          digest: '0123456789abcdef0123456789abcdef',
+        },
+      }),
+      chunk(1, { kind: 'state', entries: [['a', toFrozenJson({ n: 1, list: [1, null] })]] }),
+      chunk(2, { kind: 'reqs', reqs: [strongReq] }),
+      chunk(3, { kind: 'held', reqs: [weakReq] }),
+    ];
+    s.append([identity, ...chunks]);
+    expect(s.load()).toEqual([...everyKind, identity, ...chunks]);
 
     const [weak, strong] = reqs(loaded);
     expect(weak!.causalCtx).toBeNull();

@@ -3,7 +3,7 @@ import { runSimulation } from '../../src/sim/simulation.js';
 
 /**
  * Replicas whose disk is lost ('wipe', in the 'crash' and 'all' fault mixes, sometimes crashed
- * again while they rebuild) come back under a new incarnation, rebuilding themselves from a
+ * again while they rebuild, when they resume from the chunks on their disk) come back under a new incarnation, rebuilding themselves from a
  * peer's checkpoint when their peers compacted what they lack (host/state-transfer.ts): every
  * checker holds, no replica halts, no op id is used twice, and a transfer installs only a
  * committed position some replica reached (the simulator checks each).
@@ -11,6 +11,7 @@ import { runSimulation } from '../../src/sim/simulation.js';
 describe('state transfer in the simulator', () => {
   it('wiped replicas rebuild themselves and rejoin, at 3 and 5 replicas', () => {
     let transfers = 0;
+    let resumed = 0;
     let wipes = 0;
     for (const [replicas, faults, seeds] of [
       [3, 'crash', 40],
@@ -24,12 +25,15 @@ describe('state transfer in the simulator', () => {
         ).toEqual([]);
         expect(r.stats.wipedHalts).toBe(0);
         transfers += r.stats.transfers;
+        resumed += r.stats.transfersResumed;
         wipes += r.stats.wipes;
       }
     }
     // The mixes lose disks in about half the runs, and most of those need a checkpoint.
     expect(wipes).toBeGreaterThan(15);
     expect(transfers).toBeGreaterThan(10);
+    // Some crash again while they rebuild (the wipe fault's second crash): they resume.
+    expect(resumed).toBeGreaterThan(0);
   });
 
   it('catch a replica that installs a checkpoint before every chunk is in (planted)', () => {

@@ -76,6 +76,12 @@ export const PaxosMessageSchema = z.discriminatedUnion('type', [
 
 const session = z.number().int().nonnegative();
 const count = z.number().int().nonnegative();
+/**
+ * Most chunks one state transfer may have: 300,000 characters each, so about 300 GB of
+ * checkpoint, beyond any replica's; a bound keeps a peer's numbers from sizing the receiver's work.
+ */
+const MAX_TRANSFER_CHUNKS = 1_000_000;
+const chunkIndex = z.number().int().nonnegative().max(MAX_TRANSFER_CHUNKS);
 
 /** One chunk of a state transfer (server host/state-transfer.ts `TransferPart`). */
 const TransferPartSchema = z.discriminatedUnion('kind', [
@@ -101,12 +107,12 @@ const TransferPartSchema = z.discriminatedUnion('kind', [
 ]);
 
 export const TransferMessageSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('ask'), session, next: count }),
+  z.object({ type: z.literal('ask'), session, next: chunkIndex }),
   z.object({
     type: z.literal('chunk'),
     session,
-    index: count,
-    total: z.number().int().positive(),
+    index: chunkIndex,
+    total: z.number().int().positive().max(MAX_TRANSFER_CHUNKS),
     part: TransferPartSchema,
   }),
   z.object({ type: z.literal('refuse'), session }),

@@ -91,6 +91,11 @@ export const TRANSFER_RETRY_MS = 250;
 export const TRANSFER_SWITCH_MS = 2_000;
 /** A sender drops a snapshot nobody pulled from for this long. */
 export const TRANSFER_IDLE_MS = 10_000;
+/**
+ * A sender makes a peer a new snapshot at most this often: a snapshot costs a pass over the
+ * state, and a peer asking for new sessions in a loop must not make it spend all its time on them.
+ */
+export const TRANSFER_SNAPSHOT_EVERY_MS = 1_000;
 
 /** The digest of a transfer's content: equal on both sides only if every chunk arrived intact. */
 export function transferDigest(s: Omit<TransferredState, 'known'> & { known: SeenJson }): string {
@@ -323,14 +328,20 @@ export class IncomingTransfer {
 export class OutgoingTransfers {
   private readonly byPeer = new Map<
     number,
-    { readonly session: number; readonly parts: readonly TransferPart[]; usedAt: number }
+    {
+      readonly session: number;
+      readonly parts: readonly TransferPart[];
+      readonly madeAt: number;
+      usedAt: number;
+    }
   >();
 
   /**
    * The chunks answering `ask` from `to`: the snapshot of its session (made by `snapshot` when the
    * session is new: a receiver starting over pulls a fresh one), from `next` on, one window. A
    * session asked from beyond its start that this sender has no snapshot of any more (it expired,
-   * or this sender restarted) is refused: a new snapshot's chunks would not fit the old ones.
+   * or this sender restarted) is refused: a new snapshot's chunks would not fit the old ones. So
+   * is a new session less than TRANSFER_SNAPSHOT_EVERY_MS after the last snapshot for `to`.
    */
   answer(
     to: number,
@@ -340,10 +351,10 @@ export class OutgoingTransfers {
     maxChars?: number,
   ): TransferMessage[] {
     let s = this.byPeer.get(to);
-    if ((s === undefined || s.session !== ask.session) && ask.next > 0)
-      return [{ type: 'refuse', session: ask.session }];
     if (s === undefined || s.session !== ask.session) {
-      s = { session: ask.session, parts: toChunks(snapshot(), maxChars), usedAt: now };
+      if (ask.next > 0 || (s !== undefined && now - s.madeAt < TRANSFER_SNAPSHOT_EVERY_MS))
+        return [{ type: 'refuse', session: ask.session }];
+      s = { session: ask.session, parts: toChunks(snapshot(), maxChars), madeAt: now, usedAt: now };
       this.byPeer.set(to, s);
     }
     s.usedAt = now;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toFrozenJson } from '@creek/app';
+import { decodePeerFrame } from '@creek/protocol';
 import { DottedVersionVector } from '../../src/core/dvv.js';
 import type { Req } from '../../src/core/types.js';
 import {
@@ -8,6 +9,7 @@ import {
   OutgoingTransfers,
   toChunks,
   TRANSFER_RETRY_MS,
+  TRANSFER_SNAPSHOT_EVERY_MS,
   TRANSFER_SWITCH_MS,
   TRANSFER_WINDOW,
   type TransferMessage,
@@ -152,6 +154,37 @@ describe('state transfer chunks', () => {
     ).toEqual([{ type: 'refuse', session: 8 }]);
     expect(t2.progress().received).toBe(0);
     expect(t2.due(now + TRANSFER_SWITCH_MS)).toBe('switch');
+  });
+});
+
+describe('state transfer at the edge', () => {
+  it('makes a peer at most one new snapshot a second, and takes no chunk numbers past its bound', () => {
+    const out = new OutgoingTransfers();
+    let snapshots = 0;
+    const snap = () => {
+      snapshots++;
+      return state(10);
+    };
+    expect(out.answer(2, { type: 'ask', session: 1, next: 0 }, 0, snap)[0]!.type).toBe('chunk');
+    // A peer asking for new sessions in a loop gets refusals, not a snapshot each.
+    for (let session = 2; session < 50; session++)
+      expect(out.answer(2, { type: 'ask', session, next: 0 }, 10, snap)).toEqual([
+        { type: 'refuse', session },
+      ]);
+    expect(snapshots).toBe(1);
+    expect(
+      out.answer(2, { type: 'ask', session: 60, next: 0 }, TRANSFER_SNAPSHOT_EVERY_MS, snap)[0]!
+        .type,
+    ).toBe('chunk');
+    expect(snapshots).toBe(2);
+    // A chunk claiming more parts than any checkpoint could have is a bad frame.
+    const chunk = (total: number) =>
+      JSON.stringify({
+        t: 'transfer',
+        msg: { type: 'chunk', session: 1, index: 0, total, part: { kind: 'held', reqs: [] } },
+      });
+    expect(decodePeerFrame(chunk(3)).ok).toBe(true);
+    expect(decodePeerFrame(chunk(2_000_000)).ok).toBe(false);
   });
 });
 

@@ -616,7 +616,8 @@ it('frames wrong for the state of the connection: invoke before hello, a second 
     }),
     { numRuns: 6 },
   );
-  // Gossip and Paxos before auth: a prepare with a huge ballot would depose the leader if heard.
+  // Gossip, Paxos and transfers before auth: a prepare with a huge ballot would depose the leader
+  // if heard, an ask would be answered with the replica's state.
   const peerMessage = fc.constantFrom(
     { t: 'paxos', msg: { type: 'prepare', ballot: 1_000_000, from: 0 } },
     {
@@ -633,6 +634,8 @@ it('frames wrong for the state of the connection: invoke before hello, a second 
     },
     { t: 'gossip', msg: { kind: 'pull', ids: [] } },
     { t: 'gossip', msg: { kind: 'summary', seen: [], reply: true } },
+    // Asking for a replica's checkpoint (state transfer) before auth would hand out its state.
+    { t: 'transfer', msg: { type: 'ask', session: 1, next: 0 } },
     { t: 'welcome', replica: 0 },
     { t: 'batch', frames: [] },
   );

@@ -37,6 +37,7 @@ class Cluster {
             replica: { app, noopIntervalMs: 1e12 },
             paxos: { maxInFlight: 4 },
             executor,
+            origin: id, // new replicas without a disk: no identity to learn
           },
           {
             persist: () => undefined, // disk writes take no time here

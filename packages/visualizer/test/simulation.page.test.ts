@@ -166,13 +166,13 @@ describe('the visualizer, simulation mode', () => {
   });
 
   it('replays a planted bug: the checkers fail as npm run sim says, and the ops they name are marked', async () => {
-    const page = await open('?seed=8&replicas=3&faults=crash&bug=send-before-durable');
+    const page = await open('?seed=21&replicas=3&faults=crash&bug=send-before-durable');
     expect(await page.locator('#planted').textContent()).toMatch(
       /^A bug planted on purpose \(send-before-durable\): /,
     );
     const cli = await simJson([
       '--seed',
-      '8',
+      '21',
       '--replicas',
       '3',
       '--faults',
@@ -194,7 +194,7 @@ describe('the visualizer, simulation mode', () => {
     expect(marked.length).toBeGreaterThan(0);
     for (const m of marked) expect(named.has(m.trim())).toBe(true);
     expect(await page.locator('.replay').textContent()).toContain(
-      'npm run sim -- --seed 8 --replicas 3 --faults crash --plant send-before-durable --verbose',
+      'npm run sim -- --seed 21 --replicas 3 --faults crash --plant send-before-durable --verbose',
     );
     await page.close();
   });

@@ -49,7 +49,9 @@ export class MemoryCluster {
     this.hosts = ids.map(
       (id) =>
         new ReplicaHost(
-          { id, replicas: ids, replica: { app, noopIntervalMs: 50 }, executor },
+          // Replicas of a cluster that exists only here are new: each numbers its ops under its
+          // id from the start (no disk was ever lost).
+          { id, replicas: ids, replica: { app, noopIntervalMs: 50 }, executor, origin: id },
           {
             persist: (record) => {
               if (record.layer !== 'core' || record.record.kind !== 'commit') return;

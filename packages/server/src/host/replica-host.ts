@@ -186,6 +186,12 @@ export interface HostOptions {
   readonly catchUpHold?: number;
   /** CATCH_UP_STALL_MS by default; Infinity holds while cut off, which only a planted bug wants. */
   readonly catchUpStallMs?: number;
+  /**
+   * The origin of a replica known to be new, for a driver with no disk (the in-memory cluster):
+   * it numbers ops under it from the start instead of learning its identity from its peers
+   * (`decideOrigin`). An IdentityRecord on disk wins over it.
+   */
+  readonly origin?: number;
   /** About how many characters a state-transfer chunk carries (TRANSFER_CHUNK_CHARS). */
   readonly transferChunkChars?: number;
   /**
@@ -337,7 +343,7 @@ export class ReplicaHost {
   private load(records: readonly HostRecord[] | undefined, nowMs: number): void {
     const options = this.options;
     const { checkpoint, tail } = lastCheckpoint(records ?? []);
-    let origin = checkpoint?.origin ?? null;
+    let origin = checkpoint?.origin ?? options.origin ?? null;
     for (const r of tail) if (r.layer === 'identity') origin = r.record.origin;
     this.resumeTransfer(
       tail.flatMap((r) => (r.layer === 'transfer' ? [r.record] : [])),

@@ -28,7 +28,7 @@ describe('longestStrongGaps: the liveness figure of bench:freeze and bench:fault
   });
 });
 
-describe('the liveness, viewer and bytes benchmarks refuse bad flags before starting a cluster', () => {
+describe('the liveness, viewer, bytes and transfer benchmarks refuse bad flags before starting a cluster', () => {
   it.each([
     ['faults.ts', ['--seconds', '0'], /--seconds must be a number from 0.1 to 3600/],
     ['faults.ts', ['--strong', '2'], /--strong must be a number from 0 to 1/],
@@ -42,6 +42,11 @@ describe('the liveness, viewer and bytes benchmarks refuse bad flags before star
     ['bytes-per-op.ts', ['--watches', '-1'], /--watches must be a whole number ≥ 0/],
     ['bytes-per-op.ts', ['--watches', 'ten'], /--watches needs a number/],
     ['bytes-per-op.ts', ['--wathces', '3'], /unknown argument '--wathces'/],
+    ['state-transfer.ts', ['--keys', '0'], /--keys must be a whole number from 1 to 5000000/],
+    ['state-transfer.ts', ['--keys', '1e9'], /--keys must be a whole number from 1 to 5000000/],
+    ['state-transfer.ts', ['--in-flight', 'many'], /--in-flight must be a whole number/],
+    ['state-transfer.ts', ['--kyes', '10'], /unknown argument '--kyes'/],
+    ['state-transfer.ts', ['--keys'], /--keys needs a value/],
   ])('%s %j', async (script, args, message) => {
     const r = await run(script, args);
     expect(r.code).toBe(2);

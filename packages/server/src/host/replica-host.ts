@@ -790,15 +790,12 @@ export class ReplicaHost {
     const core = this.replica.checkpoint();
     const live = new Set(core.reqs.map((q) => opKey(q.id)));
     const held = this.gossip.heldReqs().filter((q) => !live.has(opKey(q.id)));
-    const truncatedBelow = this.paxos
-      .durableState()
-      .reduce((m, r) => (r.kind === 'truncate' ? Math.max(m, r.below) : m), 0);
     return {
       finalized: core.finalized,
       committedLive: core.committedLive,
       known: core.known,
       hlc: core.hlc,
-      truncatedBelow,
+      truncatedBelow: this.paxos.status().truncatedBelow,
       delivered: [...this.lastDelivered].map(([replica, eventNo]) => ({ replica, eventNo })),
       state: core.state,
       reqs: core.reqs,

@@ -26,9 +26,29 @@ export const ReqSchema = z.object({
 export type WireReq = z.infer<typeof ReqSchema>;
 
 const CastIdSchema = z.object({ id: OpIdSchema, prevStrong: z.number().int().nonnegative() });
-const BatchSchema = z.array(CastIdSchema);
 const instance = z.number().int().nonnegative();
 const ballot = z.number().int().nonnegative();
+/** Replica ids: 0-255 (ballots and op ids encode them in a byte). */
+const replicaId = z.number().int().nonnegative().max(255);
+
+/** A replica of a configuration and the address its peers dial (server cab/configuration.ts). */
+export const MemberSchema = z.object({ id: replicaId, address: z.string().max(2048) });
+/** A membership change as it travels to the leader and through the ordered log. */
+export const ReconfigRequestSchema = z.object({
+  change: z.discriminatedUnion('op', [
+    z.object({ op: z.literal('add'), member: MemberSchema }),
+    z.object({ op: z.literal('remove'), id: replicaId }),
+  ]),
+  nonce: z.string().min(1).max(128),
+});
+/** One configuration and the first consensus instance it governs. */
+export const ConfigEntrySchema = z.object({
+  from: instance,
+  members: z.array(MemberSchema).min(1).max(256),
+  retired: z.array(replicaId).max(256),
+  nonce: z.string().min(1).max(128).optional(),
+});
+const BatchSchema = z.array(z.union([CastIdSchema, z.object({ reconfig: ReconfigRequestSchema })]));
 
 export const GossipMessageSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('push'), reqs: z.array(ReqSchema) }),
@@ -45,6 +65,7 @@ export const GossipMessageSchema = z.discriminatedUnion('kind', [
 
 export const PaxosMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('forward'), casts: z.array(CastIdSchema) }),
+  z.object({ type: z.literal('reconfigure'), request: ReconfigRequestSchema }),
   z.object({ type: z.literal('prepare'), ballot, from: instance }),
   z.object({
     type: z.literal('promise'),
@@ -93,6 +114,7 @@ const TransferPartSchema = z.discriminatedUnion('kind', [
       known: DvvSchema,
       hlc: z.number().int().nonnegative(),
       truncatedBelow: instance,
+      config: z.array(ConfigEntrySchema).max(256).optional(),
       delivered: z.array(OpIdSchema),
       counts: z.object({ state: count, reqs: count, held: count }),
       digest: z.string().regex(/^[0-9a-f]{32}$/),

@@ -1,5 +1,5 @@
 import { opKey, type OpId } from '../core/op-id.js';
-import type { Batch, CastId } from './messages.js';
+import { isCast, type Batch, type CastId } from './messages.js';
 
 /**
  * The delivery side of conditional atomic broadcast (Creek §3.3) at one replica.
@@ -47,7 +47,7 @@ export class ConditionalDelivery {
       const batch = this.decided.get(this.nextInstance);
       if (batch === undefined) break;
       this.decided.delete(this.nextInstance);
-      for (const c of batch) this.admit(c, this.nextInstance);
+      for (const c of batch) if (isCast(c)) this.admit(c, this.nextInstance);
       this.nextInstance++;
     }
   }

@@ -1,4 +1,5 @@
 import type { OpId } from '../core/op-id.js';
+import type { ConfigEntry, ReconfigRequest } from './configuration.js';
 
 /**
  * A strong op id as CAB-cast by its origin, with the origin's previous strong op (0 if none):
@@ -9,8 +10,32 @@ export interface CastId {
   readonly prevStrong: number;
 }
 
-/** The value of one consensus instance: a batch of ids (empty for a gap filled by a new leader). */
-export type Batch = readonly CastId[];
+/**
+ * A membership change in the ordered log (cab/configuration.ts): a leader proposes it alone in an
+ * instance, and it is in force CONFIG_DELAY instances after the one that decides it.
+ */
+export interface ReconfigEntry {
+  readonly reconfig: ReconfigRequest;
+}
+
+/** What one consensus instance can hold: an op id, or a membership change. */
+export type BatchEntry = CastId | ReconfigEntry;
+
+/**
+ * The value of one consensus instance: a batch of ids (empty for a gap filled by a new leader), or
+ * a membership change.
+ */
+export type Batch = readonly BatchEntry[];
+
+/** Whether a batch entry is an op id (not a membership change). */
+export function isCast(entry: BatchEntry): entry is CastId {
+  return !('reconfig' in entry);
+}
+
+/** The op ids of a batch, without its membership changes. */
+export function castsOf(value: Batch): CastId[] {
+  return value.filter(isCast);
+}
 
 /** A ballot is `round * MAX_REPLICAS + leader id`: totally ordered and unique to its leader. */
 export const MAX_REPLICAS = 256;
@@ -37,6 +62,8 @@ export interface AcceptedEntry {
 export type PaxosMessage =
   /** Origin → leader: ids to order. */
   | { readonly type: 'forward'; readonly casts: readonly CastId[] }
+  /** Any replica → leader: a membership change to order (its admin API took it). */
+  | { readonly type: 'reconfigure'; readonly request: ReconfigRequest }
   /** Phase 1a, once per ballot, for every instance from `from` on. */
   | { readonly type: 'prepare'; readonly ballot: number; readonly from: number }
   /** Phase 1b: what the acceptor accepted from `from` on, and what it knows decided there. */
@@ -94,4 +121,10 @@ export type AcceptorRecord =
       readonly ballot: number;
       readonly value: Batch;
     }
-  | { readonly kind: 'truncate'; readonly below: number };
+  | { readonly kind: 'truncate'; readonly below: number }
+  /**
+   * A configuration this replica learned (decided, or from a checkpoint): it outlives the
+   * truncation of the instance that decided it. With none on disk, the genesis configuration
+   * (PaxosOptions.replicas) governs every instance.
+   */
+  | { readonly kind: 'config'; readonly entry: ConfigEntry };

@@ -1,9 +1,20 @@
-import { opKey, type OpId } from '../core/op-id.js';
+import { opKey, slotOf, type OpId } from '../core/op-id.js';
 import { ReqWaits, type Awaited } from './req-waits.js';
+import {
+  CONFIG_DELAY,
+  ConfigHistory,
+  genesis,
+  majorityOf,
+  type ConfigEntry,
+  type Member,
+  type ReconfigOutcome,
+  type ReconfigRequest,
+} from './configuration.js';
 import {
   ballotLeader,
   ballotOf,
   ballotRound,
+  isCast,
   type AcceptedEntry,
   type AcceptorRecord,
   type Batch,
@@ -13,8 +24,19 @@ import {
 
 export interface PaxosOptions {
   readonly self: number;
-  /** Every replica's id, this one included. */
+  /**
+   * The genesis configuration's replica ids, this one included (`members` gives their addresses):
+   * it governs every instance until a membership change decided in the log (cab/configuration.ts).
+   * A configuration on disk (PaxosRecovery) wins over it.
+   */
   readonly replicas: readonly number[];
+  /** The genesis configuration with addresses; when given, `replicas` is ignored. */
+  readonly members?: readonly Member[];
+  /**
+   * A planted bug: every instance's quorum is a majority of the genesis configuration's size,
+   * counted over any replicas, whatever changed since. Only the simulator's checkers want it.
+   */
+  readonly unsafeGenesisQuorum?: boolean;
   /** How often every replica announces itself (Ω) and its progress. */
   readonly heartbeatMs?: number;
   /** Silence after which a replica is presumed down. */
@@ -93,7 +115,12 @@ export type PaxosOutput =
    * instances it never delivered: it lost state that no replica's log has any more. Reported once,
    * then inert: the host rebuilds the replica from a peer's checkpoint (host/state-transfer.ts).
    */
-  | { readonly type: 'lostState'; readonly from: number; readonly reason: string };
+  | { readonly type: 'lostState'; readonly from: number; readonly reason: string }
+  /**
+   * A membership change was decided (applied or not: `outcome`), in instance order. Its record
+   * comes before it among the outputs; the host updates whom gossip talks to.
+   */
+  | { readonly type: 'config'; readonly outcome: ReconfigOutcome };
 
 /** What a restarted replica recovers from its disk. */
 export interface PaxosRecovery {
@@ -104,6 +131,8 @@ type Role = 'follower' | 'candidate' | 'leader';
 type PromiseMsg = Extract<PaxosMessage, { type: 'promise' }>;
 
 const CATCHUP_LIMIT = 512;
+/** Decided membership changes whose outcome a replica remembers (`reconfigOutcome`). */
+const OUTCOMES_KEPT = 64;
 /**
  * Most op ids one `decisions` answer carries (about 50 bytes each as JSON): 512 instances of
  * full batches made frames of megabytes, over the protocol's 1 MiB frame limit, which the learner
@@ -143,8 +172,10 @@ const MAX_WANTED = 1024;
  */
 export class MultiPaxos {
   readonly self: number;
-  private readonly replicas: readonly number[];
-  private readonly majority: number;
+  /** The configuration of every instance from the one before the truncation point on. */
+  private history: ConfigHistory;
+  private readonly genesisMajority: number;
+  private readonly unsafeGenesisQuorum: boolean;
   private readonly heartbeatMs: number;
   private readonly electionTimeoutMs: number;
   private readonly retransmitMs: number;
@@ -223,6 +254,19 @@ export class MultiPaxos {
   private readonly queue: CastId[] = [];
   /** Ids this leader queued or proposed and has not seen decided. */
   private readonly proposed = new Set<string>();
+  /**
+   * Per instance from `nextInstance` on, the highest-ballot value the promises of this ballot
+   * reported (phase 1): proposed again there. Up to `recoveredTop`, an instance nobody reported a
+   * value for gets an empty batch.
+   */
+  private readonly recovered = new Map<number, { ballot: number; value: Batch }>();
+  private recoveredTop = -1;
+  /** When this leader last asked members it has no promise from for one (a new configuration's). */
+  private lastReprepareAt = Number.NEGATIVE_INFINITY;
+  /** Membership changes waiting for their turn at this leader (one at a time). */
+  private reconfigQueue: ReconfigRequest[] = [];
+  /** Nonces of the membership changes this leader proposed and has not seen decided. */
+  private readonly proposedReconfigs = new Set<string>();
 
   // Ω.
   private readonly lastHeard = new Map<number, number>();
@@ -235,6 +279,10 @@ export class MultiPaxos {
 
   // Origin.
   private readonly pending = new Map<string, CastId>();
+  /** Membership changes asked for here and not decided yet, by nonce: forwarded like casts. */
+  private readonly pendingReconfigs = new Map<string, ReconfigRequest>();
+  /** What became of the last decided membership changes, by nonce (the last OUTCOMES_KEPT). */
+  private readonly outcomes = new Map<string, ReconfigOutcome>();
   private forwardedTo = -1;
   private lastForwardAt = Number.NEGATIVE_INFINITY;
 
@@ -266,9 +314,10 @@ export class MultiPaxos {
 
   constructor(options: PaxosOptions, recovery?: PaxosRecovery) {
     this.self = options.self;
-    this.replicas = [...options.replicas].sort((a, b) => a - b);
-    if (!this.replicas.includes(this.self)) throw new Error('replicas must include self');
-    this.majority = Math.floor(this.replicas.length / 2) + 1;
+    const first = genesis(options.members ?? options.replicas.map((id) => ({ id, address: '' })));
+    this.history = new ConfigHistory([first]);
+    this.genesisMajority = majorityOf(first.members);
+    this.unsafeGenesisQuorum = options.unsafeGenesisQuorum === true;
     this.heartbeatMs = options.heartbeatMs ?? 10;
     this.electionTimeoutMs = options.electionTimeoutMs ?? 60;
     this.retransmitMs = options.retransmitMs ?? 30;
@@ -277,7 +326,7 @@ export class MultiPaxos {
     this.isOrdered = options.isOrdered ?? (() => false);
     this.missing = options.missing ?? (() => []);
     const missing = this.missing;
-    const first =
+    const firstLack =
       options.awaited ??
       ((id: OpId) => {
         const lacking = missing(id)[0];
@@ -287,16 +336,20 @@ export class MultiPaxos {
     // Counted: the work of waiting for Reqs, which must not grow with how far behind this is.
     this.awaited = (id) => {
       this.lackChecks++;
-      return first(id);
+      return firstLack(id);
     };
     this.noDurableVotes = options.noDurableVotes === true;
     if (this.noDurableVotes) this.heardWhileRejoining = new Map();
     if (recovery !== undefined) this.recover(recovery);
+    // A replica outside every configuration it knows (a new one, before it took a checkpoint)
+    // only learns: it is nobody's acceptor yet.
   }
 
   private recover(recovery: PaxosRecovery): void {
+    const configs: ConfigEntry[] = [];
     for (const r of recovery.records) {
-      if (r.kind === 'promise') this.promised = Math.max(this.promised, r.ballot);
+      if (r.kind === 'config') configs.push(r.entry);
+      else if (r.kind === 'promise') this.promised = Math.max(this.promised, r.ballot);
       else if (r.kind === 'accept') {
         this.promised = Math.max(this.promised, r.ballot);
         const prev = this.accepted.get(r.instance);
@@ -307,6 +360,12 @@ export class MultiPaxos {
       }
     }
     for (const i of [...this.accepted.keys()]) if (i < this.truncatedBelow) this.accepted.delete(i);
+    // Each configuration record is one entry; a checkpoint's replace the older ones (same `from`).
+    if (configs.length > 0) {
+      const byFrom = new Map<number, ConfigEntry>();
+      for (const e of configs) byFrom.set(e.from, e);
+      this.history = new ConfigHistory([...byFrom.values()]);
+    }
     this.maxSeenBallot = this.promised;
     this.decidedBelow = this.truncatedBelow;
     this.localDeliveredBelow = this.truncatedBelow;
@@ -321,6 +380,65 @@ export class MultiPaxos {
     if (leader === this.self) this.enqueue([c]);
     else if (leader !== null) this.send(leader, { type: 'forward', casts: [c] });
     return this.flush();
+  }
+
+  /**
+   * A membership change an operator asked this replica for (cab/configuration.ts): it goes to the
+   * leader, again after each retransmit period and leader change, until it is decided
+   * (`reconfigOutcome`). Asking again with a nonce already decided does nothing.
+   */
+  reconfigure(request: ReconfigRequest): PaxosOutput[] {
+    if (!this.outcomes.has(request.nonce) && !this.pendingReconfigs.has(request.nonce)) {
+      this.pendingReconfigs.set(request.nonce, request);
+      const leader = this.currentLeader();
+      if (leader === this.self) this.enqueueReconfig(request);
+      else if (leader !== null) this.send(leader, { type: 'reconfigure', request });
+    }
+    return this.flush();
+  }
+
+  /** What became of a membership change decided here; undefined while it is not (or long after). */
+  reconfigOutcome(nonce: string): ReconfigOutcome | undefined {
+    return this.outcomes.get(nonce);
+  }
+
+  /**
+   * The configurations this replica knows: the one in force at its first undecided instance
+   * (`current`), the newest (`latest`: in force from its `from` on, maybe not yet), and every
+   * entry in between.
+   */
+  membership(): {
+    readonly current: ConfigEntry;
+    readonly latest: ConfigEntry;
+    readonly entries: readonly ConfigEntry[];
+    readonly decidedBelow: number;
+    /** The address of a replica in the newest configuration that has it. */
+    addressOf(id: number): string | undefined;
+  } {
+    const history = this.history;
+    return {
+      current: this.current(),
+      latest: history.latest(),
+      entries: history.all(),
+      decidedBelow: this.decidedBelow,
+      addressOf: (id) => history.address(id),
+    };
+  }
+
+  /**
+   * Whom this replica talks to, itself included: every member of a configuration from its first
+   * undecided instance on. The same array until that set changes.
+   */
+  peerIds(): readonly number[] {
+    return this.peers();
+  }
+
+  /**
+   * This replica was removed: the configuration in force at its decided prefix retired its id. It
+   * takes part in nothing any more (the host stops it).
+   */
+  get removed(): boolean {
+    return this.current().retired.includes(this.self);
   }
 
   /**
@@ -390,7 +508,9 @@ export class MultiPaxos {
    */
   private firstLacking(value: Batch, from = 0): { lacking: Awaited | null; at: number } {
     for (let i = from; i < value.length; i++) {
-      const lacking = this.awaited(value[i]!.id);
+      const e = value[i]!;
+      if (!isCast(e)) continue; // a membership change needs no Req
+      const lacking = this.awaited(e.id);
       if (lacking !== null) return { lacking, at: i };
     }
     return { lacking: null, at: value.length };
@@ -415,6 +535,9 @@ export class MultiPaxos {
     switch (msg.type) {
       case 'forward':
         if (this.role === 'leader') this.enqueue(msg.casts);
+        break;
+      case 'reconfigure':
+        if (this.role === 'leader') this.enqueueReconfig(msg.request);
         break;
       case 'prepare':
         this.onPrepare(from, msg.ballot, msg.from);
@@ -474,9 +597,13 @@ export class MultiPaxos {
         promised: this.promised,
         knownBelow: this.knownBelow(),
       };
-      for (const r of this.replicas) if (r !== this.self) this.send(r, hb);
+      for (const r of this.peers()) if (r !== this.self) this.send(r, hb);
       this.truncate();
     }
+    // A leader outside the configuration in force at its decided prefix (it was removed) leads no
+    // more; the members elect one of their own.
+    if (this.role !== 'follower' && !this.history.isMember(this.decidedBelow, this.self))
+      this.stepDown();
     // Check quorum: a leader that no longer hears a majority cannot order anything; standing down
     // stops its heartbeats from holding the others back (Ω below defers to a live leader). Only
     // once it has failed for a heartbeat period: a process that was stalled itself (GC, a busy
@@ -596,7 +723,14 @@ export class MultiPaxos {
       byBallot.set(ballot, voters);
     }
     voters.add(from);
-    if (voters.size < this.majority) return;
+    // Counted against the instance's own configuration, once this replica knows it (it decided
+    // everything CONFIG_DELAY before): until then the votes wait here (`recheckVotes`).
+    if (!this.configKnown(instance) || !this.isQuorum(instance, voters)) return;
+    this.chosen(instance, ballot);
+  }
+
+  /** A quorum of `instance`'s configuration accepted `ballot`: learn its value. */
+  private chosen(instance: number, ballot: number): void {
     // Chosen at `ballot`. Any value this acceptor accepted at a ballot ≥ it is the chosen one
     // (Paxos: every proposal above a chosen ballot carries the chosen value).
     const mine = this.accepted.get(instance);
@@ -609,11 +743,52 @@ export class MultiPaxos {
     this.decided.set(instance, value);
     this.votes.delete(instance);
     this.inFlight.delete(instance);
+    this.recovered.delete(instance);
     this.counters.decided++;
-    for (const c of value) this.proposed.delete(opKey(c.id));
-    while (this.decided.has(this.decidedBelow)) this.decidedBelow++;
+    for (const c of value)
+      if (isCast(c)) this.proposed.delete(opKey(c.id));
+      else this.proposedReconfigs.delete(c.reconfig.nonce);
+    const before = this.decidedBelow;
+    while (this.decided.has(this.decidedBelow)) {
+      this.applyConfigOf(this.decidedBelow);
+      this.decidedBelow++;
+    }
     this.out.push({ type: 'decide', instance, value });
+    // The configurations of CONFIG_DELAY more instances are known now: votes that waited count.
+    if (this.decidedBelow > before)
+      this.recheckVotes(before + CONFIG_DELAY, this.decidedBelow + CONFIG_DELAY);
     if (this.role === 'leader') this.tryPropose();
+  }
+
+  /**
+   * Instance `instance`, decided, is next in instance order: its membership change, if it holds
+   * one, takes effect CONFIG_DELAY instances on (durably: the record outlives the instance's
+   * truncation), or changes nothing and says why.
+   */
+  private applyConfigOf(instance: number): void {
+    for (const e of this.decided.get(instance) ?? []) {
+      if (isCast(e)) continue;
+      const outcome = this.history.apply(instance, e.reconfig);
+      if (outcome.applied)
+        this.out.push({ type: 'persist', record: { kind: 'config', entry: outcome.entry } });
+      this.outcomes.set(e.reconfig.nonce, outcome);
+      if (this.outcomes.size > OUTCOMES_KEPT)
+        this.outcomes.delete(this.outcomes.keys().next().value!);
+      this.pendingReconfigs.delete(e.reconfig.nonce);
+      this.out.push({ type: 'config', outcome });
+    }
+  }
+
+  /** Votes for instances in [from, to) that waited to learn their configuration, counted now. */
+  private recheckVotes(from: number, to: number): void {
+    for (const [instance, byBallot] of [...this.votes]) {
+      if (instance < from || instance >= to || this.isDecided(instance)) continue;
+      for (const [ballot, voters] of byBallot)
+        if (this.isQuorum(instance, voters)) {
+          this.chosen(instance, ballot);
+          break;
+        }
+    }
   }
 
   /**
@@ -645,6 +820,7 @@ export class MultiPaxos {
     if (below > this.truncatedBelow) {
       for (const i of [...this.accepted.keys()]) if (i < below) this.accepted.delete(i);
       this.truncatedBelow = below;
+      this.history.compact(below);
       this.out.push({ type: 'persist', record: { kind: 'truncate', below } });
     }
     this.out.push({ type: 'skip', below });
@@ -689,8 +865,9 @@ export class MultiPaxos {
     }
     if (target === null) {
       let stuck = false;
-      for (const byBallot of this.votes.values()) {
-        for (const voters of byBallot.values()) if (voters.size >= this.majority) stuck = true;
+      for (const [instance, byBallot] of this.votes) {
+        if (!this.configKnown(instance)) continue;
+        for (const voters of byBallot.values()) if (this.isQuorum(instance, voters)) stuck = true;
       }
       const leader = this.currentLeader();
       if (stuck && leader !== null && leader !== this.self) target = leader;
@@ -706,7 +883,8 @@ export class MultiPaxos {
     this.peersQuorate.set(from, msg.quorate ?? true);
     this.peersDelivered.set(from, msg.deliveredBelow);
     this.peersDecided.set(from, msg.decidedBelow);
-    if (!msg.leading) return;
+    // A replica outside the configuration (removed, and not aware of it yet) is nobody's leader.
+    if (!msg.leading || !this.history.isMember(this.decidedBelow, from)) return;
     this.seeBallot(msg.ballot);
     if (msg.ballot > this.ballot && this.role !== 'follower') this.stepDown();
     if (
@@ -722,10 +900,11 @@ export class MultiPaxos {
 
   /** Drops instances every replica has delivered: nobody will ask for them again. */
   private truncate(): void {
+    // Members of the configuration in force only: a removed replica holds nothing back.
     let below = this.localDeliveredBelow;
-    for (const r of this.replicas) {
-      if (r === this.self) continue;
-      below = Math.min(below, this.peersDelivered.get(r) ?? 0);
+    for (const m of this.current().members) {
+      if (m.id === this.self) continue;
+      below = Math.min(below, this.peersDelivered.get(m.id) ?? 0);
     }
     below = Math.min(below, this.decidedBelow);
     if (below <= this.truncatedBelow) return;
@@ -736,6 +915,7 @@ export class MultiPaxos {
     }
     this.counters.truncated += below - this.truncatedBelow;
     this.truncatedBelow = below;
+    this.history.compact(below);
     this.out.push({ type: 'persist', record: { kind: 'truncate', below } });
   }
 
@@ -762,11 +942,12 @@ export class MultiPaxos {
     // others hear but that hears nobody ran an election every few retransmit periods and made the
     // leader step down each time.
     if (!this.hearsMajority()) return;
-    // Ω: the lowest-numbered replica we hear from that hears a majority itself leads.
-    const lowestAlive = this.replicas.find(
-      (r) => r === this.self || (this.heardRecently(r) && this.peersQuorate.get(r) !== false),
+    // Ω: the lowest-numbered member we hear from that hears a majority itself leads.
+    const lowestAlive = this.current().members.find(
+      (m) =>
+        m.id === this.self || (this.heardRecently(m.id) && this.peersQuorate.get(m.id) !== false),
     );
-    if (lowestAlive === this.self) this.startElection();
+    if (lowestAlive?.id === this.self) this.startElection();
   }
 
   /** Replica `r` was heard from within the election timeout. */
@@ -774,11 +955,58 @@ export class MultiPaxos {
     return this.now - (this.lastHeard.get(r) ?? Number.NEGATIVE_INFINITY) <= this.electionTimeoutMs;
   }
 
-  /** This replica heard from a majority (itself included) within the election timeout. */
+  /**
+   * This replica heard from a majority of the configuration in force (itself included, if a
+   * member) within the election timeout.
+   */
   private hearsMajority(): boolean {
+    const members = this.current().members;
     let n = 0;
-    for (const r of this.replicas) if (r === this.self || this.heardRecently(r)) n++;
-    return n >= this.majority;
+    for (const m of members) if (m.id === this.self || this.heardRecently(m.id)) n++;
+    return n >= (this.unsafeGenesisQuorum ? this.genesisMajority : majorityOf(members));
+  }
+
+  // ---------------------------------------------------------------- configuration
+
+  /** The configuration in force at this replica's first undecided instance. */
+  private current(): ConfigEntry {
+    return this.history.at(this.decidedBelow);
+  }
+
+  /** This replica knows `instance`'s configuration: it decided every instance CONFIG_DELAY before. */
+  private configKnown(instance: number): boolean {
+    return instance < this.decidedBelow + CONFIG_DELAY;
+  }
+
+  /** `voters` include a majority of `instance`'s configuration (which must be known). */
+  private isQuorum(instance: number, voters: ReadonlySet<number> | Iterable<number>): boolean {
+    if (this.unsafeGenesisQuorum) return [...voters].length >= this.genesisMajority;
+    const members = this.history.at(instance).members;
+    let n = 0;
+    for (const v of voters) if (members.some((m) => m.id === v)) n++;
+    return n >= majorityOf(members);
+  }
+
+  private peersCache: {
+    readonly below: number;
+    readonly history: ConfigHistory;
+    readonly version: number;
+    readonly ids: readonly number[];
+  } | null = null;
+
+  /**
+   * Whom this replica talks to: every member of a configuration from its first undecided instance
+   * on (a member about to be added, or about to leave, included), and itself.
+   */
+  private peers(): readonly number[] {
+    const c = this.peersCache;
+    const h = this.history;
+    if (c !== null && c.below === this.decidedBelow && c.history === h && c.version === h.version)
+      return c.ids;
+    const ids = h.membersFrom(this.decidedBelow);
+    if (!ids.includes(this.self)) ids.push(this.self);
+    this.peersCache = { below: this.decidedBelow, history: h, version: h.version, ids };
+    return ids;
   }
 
   private startElection(): void {
@@ -812,9 +1040,30 @@ export class MultiPaxos {
   private onPromise(from: number, msg: PromiseMsg): void {
     this.skipTo(msg.truncatedBelow, from);
     for (const d of msg.decided) this.decide(d.instance, d.value);
-    if (this.role !== 'candidate' || msg.ballot !== this.ballot) return;
+    if (this.role === 'follower' || msg.ballot !== this.ballot) return;
     this.promises.set(from, msg);
-    if (this.promises.size >= this.majority) this.becomeLeader();
+    if (this.role === 'leader') {
+      // A late promise (a member of a configuration this leader reached since): what it accepted
+      // counts for the instances not proposed yet.
+      this.mergePromise(msg);
+      this.tryPropose();
+    } else if (this.isQuorum(Math.max(this.prepareFrom, this.decidedBelow), this.promises.keys()))
+      this.becomeLeader();
+  }
+
+  /**
+   * Phase 1's promises, for every instance this leader has not proposed in yet: the highest-ballot
+   * value reported there (or, up to the highest instance any promise knew, an empty batch).
+   */
+  private mergePromise(p: PromiseMsg): void {
+    for (const a of p.accepted) {
+      if (a.instance < this.nextInstance) continue;
+      this.recoveredTop = Math.max(this.recoveredTop, a.instance);
+      const b = this.recovered.get(a.instance);
+      if (b === undefined || a.ballot > b.ballot)
+        this.recovered.set(a.instance, { ballot: a.ballot, value: a.value });
+    }
+    for (const d of p.decided) this.recoveredTop = Math.max(this.recoveredTop, d.instance);
   }
 
   private becomeLeader(): void {
@@ -824,27 +1073,16 @@ export class MultiPaxos {
     this.queue.length = 0;
     this.castsWaiting.clear();
     this.proposed.clear();
-    let top = this.decidedBelow - 1;
-    const best = new Map<number, { ballot: number; value: Batch }>();
-    for (const p of this.promises.values()) {
-      for (const a of p.accepted) {
-        top = Math.max(top, a.instance);
-        const b = best.get(a.instance);
-        if (b === undefined || a.ballot > b.ballot)
-          best.set(a.instance, { ballot: a.ballot, value: a.value });
-      }
-      for (const d of p.decided) top = Math.max(top, d.instance);
-    }
-    for (const i of this.decided.keys()) top = Math.max(top, i);
-    // Every open instance from the first one we have not decided: the highest-ballot value any
-    // acceptor of the majority accepted, or an empty batch.
-    for (let i = Math.max(this.prepareFrom, this.decidedBelow); i <= top; i++) {
-      if (this.decided.has(i)) continue;
-      const value = best.get(i)?.value ?? [];
-      for (const c of value) this.proposed.add(opKey(c.id));
-      this.propose(i, value);
-    }
-    this.nextInstance = Math.max(top + 1, this.decidedBelow);
+    this.proposedReconfigs.clear();
+    this.reconfigQueue = [];
+    this.recovered.clear();
+    // Every open instance from the first one not decided here is proposed again (tryPropose): the
+    // highest-ballot value any acceptor of the majority accepted, or an empty batch.
+    this.nextInstance = Math.max(this.prepareFrom, this.decidedBelow);
+    this.recoveredTop = this.decidedBelow - 1;
+    for (const p of this.promises.values()) this.mergePromise(p);
+    for (const i of this.decided.keys()) this.recoveredTop = Math.max(this.recoveredTop, i);
+    this.tryPropose();
     // Announce at once, so origins re-forward their pending ids here.
     this.lastHeartbeatAt = Number.NEGATIVE_INFINITY;
   }
@@ -856,6 +1094,37 @@ export class MultiPaxos {
     this.castsWaiting.clear();
     this.proposed.clear();
     this.promises.clear();
+    this.recovered.clear();
+    this.reconfigQueue = [];
+    this.proposedReconfigs.clear();
+  }
+
+  /** A membership change reached this leader: it waits its turn (`nextReconfig`). */
+  private enqueueReconfig(request: ReconfigRequest): void {
+    const nonce = request.nonce;
+    if (
+      this.outcomes.has(nonce) ||
+      this.proposedReconfigs.has(nonce) ||
+      this.reconfigQueue.some((r) => r.nonce === nonce)
+    )
+      return;
+    this.reconfigQueue.push(request);
+    this.tryPropose();
+  }
+
+  /**
+   * The membership change to propose now, or null. One at a time: only once the last change is
+   * in force at the decided prefix and no instance on its way holds another.
+   */
+  private nextReconfig(): ReconfigRequest | null {
+    if (this.reconfigQueue.length === 0) return null;
+    if (this.history.latest().from > this.decidedBelow) return null;
+    for (const f of this.inFlight.values()) if (!f.value.every(isCast)) return null;
+    while (this.reconfigQueue.length > 0) {
+      const r = this.reconfigQueue.shift()!;
+      if (!this.outcomes.has(r.nonce) && !this.proposedReconfigs.has(r.nonce)) return r;
+    }
+    return null;
   }
 
   private enqueue(casts: readonly CastId[]): void {
@@ -895,7 +1164,9 @@ export class MultiPaxos {
    */
   private finishRejoining(): void {
     const heard = this.heardWhileRejoining;
-    if (heard === null || heard.size < this.replicas.length - 1) return;
+    if (heard === null) return;
+    // Every other member of the configuration in force (as far as this replica learned it).
+    if (this.current().members.some((m) => m.id !== this.self && !heard.has(m.id))) return;
     let promised = 0;
     let knownBelow = 0;
     for (const h of heard.values()) {
@@ -956,22 +1227,73 @@ export class MultiPaxos {
     for (const [instance, a] of this.acceptsWaiting) {
       if (ids.length >= MAX_WANTED) break;
       if (this.isDecided(instance)) continue;
-      if (a.since <= due) for (const c of a.value) ask(this.missing(c.id));
+      if (a.since <= due) for (const c of a.value) if (isCast(c)) ask(this.missing(c.id));
     }
     if (ids.length === 0) return;
     this.lastWantAt = this.now;
     this.out.push({ type: 'want', ids });
   }
 
+  /**
+   * Opens instances in order from `nextInstance`: first those phase 1 recovered (up to
+   * `recoveredTop`), then new batches of the queue, at most `maxInFlight` open at once. Never an
+   * instance whose configuration this leader does not know yet (more than CONFIG_DELAY past its
+   * decided prefix), nor one without promises of this ballot from a majority of that
+   * configuration, nor one of a configuration it is not a member of.
+   */
   private tryPropose(): void {
-    while (
-      this.role === 'leader' &&
-      this.queue.length > 0 &&
-      this.inFlight.size < this.maxInFlight
-    ) {
-      const batch = this.queue.splice(0, this.maxBatch);
-      this.propose(this.nextInstance++, batch);
+    while (this.role === 'leader') {
+      const j = this.nextInstance;
+      if (!this.configKnown(j)) return;
+      if (this.isDecided(j)) {
+        this.nextInstance++;
+        continue;
+      }
+      if (!this.history.isMember(j, this.self)) return;
+      if (!this.isQuorum(j, this.promises.keys())) {
+        this.askForPromises(j);
+        return;
+      }
+      if (j <= this.recoveredTop) {
+        const value = this.recovered.get(j)?.value ?? [];
+        this.recovered.delete(j);
+        for (const c of value)
+          if (isCast(c)) this.proposed.add(opKey(c.id));
+          else this.proposedReconfigs.add(c.reconfig.nonce);
+        this.propose(this.nextInstance++, value);
+        continue;
+      }
+      if (this.inFlight.size >= this.maxInFlight) return;
+      const reconfig = this.nextReconfig();
+      if (reconfig !== null) {
+        this.proposedReconfigs.add(reconfig.nonce);
+        this.propose(this.nextInstance++, [{ reconfig }]);
+        continue;
+      }
+      if (this.queue.length > 0) {
+        this.propose(this.nextInstance++, this.queue.splice(0, this.maxBatch));
+        continue;
+      }
+      // A decided change comes into force CONFIG_DELAY instances on: with nothing else to order,
+      // empty instances bring it there now rather than after as many batches.
+      if (this.history.latest().from > j) {
+        this.propose(this.nextInstance++, []);
+        continue;
+      }
+      return;
     }
+  }
+
+  /**
+   * This leader lacks promises from a majority of instance `j`'s configuration (members added
+   * since its election): it asks those it has none from, once per retransmit period.
+   */
+  private askForPromises(j: number): void {
+    if (this.now - this.lastReprepareAt < this.retransmitMs) return;
+    this.lastReprepareAt = this.now;
+    for (const m of this.history.at(j).members)
+      if (!this.promises.has(m.id))
+        this.send(m.id, { type: 'prepare', ballot: this.ballot, from: this.prepareFrom });
   }
 
   private propose(instance: number, value: Batch): void {
@@ -991,12 +1313,16 @@ export class MultiPaxos {
   }
 
   private forwardPending(): void {
-    if (this.pending.size === 0) return;
+    if (this.pending.size === 0 && this.pendingReconfigs.size === 0) return;
     const leader = this.currentLeader();
     if (leader === null) return;
     if (leader === this.forwardedTo && this.now - this.lastForwardAt < this.retransmitMs) return;
     this.forwardedTo = leader;
     this.lastForwardAt = this.now;
+    for (const request of this.pendingReconfigs.values())
+      if (leader === this.self) this.enqueueReconfig(request);
+      else this.send(leader, { type: 'reconfigure', request });
+    if (this.pending.size === 0) return;
     const casts = [...this.pending.values()].sort((a, b) => a.id.eventNo - b.id.eventNo);
     if (leader === this.self) this.enqueue(casts);
     else this.send(leader, { type: 'forward', casts });
@@ -1009,11 +1335,11 @@ export class MultiPaxos {
   private broadcast(msg: PaxosMessage): void {
     const quorum =
       msg.type === 'accept'
-        ? this.fastQuorum(msg.ballot, msg.value)
+        ? this.fastQuorum(msg.instance, msg.ballot, msg.value)
         : msg.type === 'accepted'
-          ? this.fastQuorum(msg.ballot, this.accepted.get(msg.instance)?.value ?? [])
+          ? this.fastQuorum(msg.instance, msg.ballot, this.accepted.get(msg.instance)?.value ?? [])
           : null;
-    for (const r of this.replicas) this.send(r, msg, quorum !== null && !quorum.has(r));
+    for (const r of this.peers()) this.send(r, msg, quorum !== null && !quorum.has(r));
   }
 
   /**
@@ -1025,10 +1351,10 @@ export class MultiPaxos {
    * Null when they are not a majority (an empty batch, the leader's own ops, 5 replicas and one
    * origin): then every copy may be needed and none is lazy.
    */
-  private fastQuorum(ballot: number, value: Batch): Set<number> | null {
+  private fastQuorum(instance: number, ballot: number, value: Batch): Set<number> | null {
     const quorum = new Set<number>([ballotLeader(ballot)]);
-    for (const c of value) quorum.add(c.id.replica);
-    return quorum.size >= this.majority ? quorum : null;
+    for (const c of value) if (isCast(c)) quorum.add(slotOf(c.id.replica));
+    return this.configKnown(instance) && this.isQuorum(instance, quorum) ? quorum : null;
   }
 
   /**
@@ -1068,6 +1394,7 @@ export class MultiPaxos {
     const out: AcceptorRecord[] = [];
     if (this.promised > 0) out.push({ kind: 'promise', ballot: this.promised });
     if (this.truncatedBelow > 0) out.push({ kind: 'truncate', below: this.truncatedBelow });
+    for (const entry of this.history.all()) out.push({ kind: 'config', entry });
     for (const [instance, a] of [...this.accepted].sort((x, y) => x[0] - y[0]))
       out.push({ kind: 'accept', instance, ballot: a.ballot, value: a.value });
     return out;
@@ -1091,6 +1418,7 @@ export class MultiPaxos {
       decidedHeld: this.decided.size,
       backstopHits: this.backstopHits,
       lackChecks: this.lackChecks,
+      members: this.current().members.map((m) => m.id),
     };
   }
 }
@@ -1112,6 +1440,8 @@ export interface PaxosStatus {
   lackChecks: number;
   decidedBelow: number;
   truncatedBelow: number;
+  /** The ids of the configuration in force at `decidedBelow`. */
+  members: number[];
   inFlight: number;
   queued: number;
   pendingCasts: number;

@@ -35,7 +35,10 @@ import { ReqStore, reqSize } from './req-store.js';
 export interface GossipOptions {
   /** This replica's id. */
   readonly self: number;
-  /** Every replica id of the cluster, `self` included. Messages from other senders are ignored. */
+  /**
+   * Every replica id of the cluster, `self` included (or not, for a replica not yet a member).
+   * Messages from other senders are ignored. `setPeers` changes them (membership changes).
+   */
   readonly peers: readonly number[];
   /**
    * The origin of this replica's own op ids (core/op-id.ts: `self` in its first incarnation, the
@@ -79,12 +82,19 @@ export const MAX_REPLY_CHARS = 340_000;
 
 export class Gossip {
   readonly self: number;
-  /** The other replicas, ascending. */
-  readonly others: readonly number[];
+  /** The other replicas, ascending (`setPeers`). */
+  private _others: readonly number[];
+  get others(): readonly number[] {
+    return this._others;
+  }
   readonly antiEntropyIntervalMs: number;
-  readonly fanout: number;
+  private readonly fanoutOption: number | undefined;
+  private _fanout: number;
+  get fanout(): number {
+    return this._fanout;
+  }
   readonly maxReqsPerReply: number;
-  private readonly pushPull: boolean;
+  private pushPull: boolean;
 
   /** Every Req id this replica has (cast, delivered or recovered). */
   private readonly seen = new DottedVersionVector();
@@ -117,7 +127,6 @@ export class Gossip {
     if (!Number.isInteger(self)) throw new Error(`gossip: self must be an integer, got ${self}`);
     const unique = new Set(peers);
     if (unique.size !== peers.length) throw new Error('gossip: peers must be distinct');
-    if (!unique.has(self)) throw new Error(`gossip: peers must include self (${self})`);
     for (const p of peers)
       if (!Number.isInteger(p)) throw new Error(`gossip: peer ids must be integers, got ${p}`);
     const interval = options.antiEntropyIntervalMs ?? DEFAULT_ANTI_ENTROPY_INTERVAL_MS;
@@ -128,16 +137,39 @@ export class Gossip {
 
     this.self = self;
     this.origin = options.origin === undefined ? self : options.origin;
-    this.others = peers.filter((p) => p !== self).sort((a, b) => a - b);
     this.antiEntropyIntervalMs = interval;
     if (options.fanout !== undefined && !(Number.isInteger(options.fanout) && options.fanout >= 1))
       throw new Error('gossip: fanout must be a positive integer');
-    this.fanout = Math.min(options.fanout ?? this.others.length, this.others.length);
+    this.fanoutOption = options.fanout;
     this.maxReqsPerReply = maxReqs;
-    this.pushPull = this.fanout < this.others.length;
+    this._others = [];
+    this._fanout = 0;
+    this.pushPull = false;
+    this.nextTarget = 0;
+    this.setPeers(peers);
+  }
+
+  /**
+   * The cluster's members changed (cab/configuration.ts): from now on this replica pushes to,
+   * summarizes for, pulls from and waits for (`prune`, `peersSummarized`) these, and ignores the
+   * rest. What it knows of a peer that stays is kept.
+   */
+  setPeers(peers: readonly number[]): void {
+    const self = this.self;
+    this._others = [...new Set(peers)].filter((p) => p !== self).sort((a, b) => a - b);
+    for (const p of [...this.peerSeen.keys()]) if (!this._others.includes(p)) this.forget(p);
+    this._fanout = Math.min(this.fanoutOption ?? this._others.length, this._others.length);
+    this.pushPull = this._fanout < this._others.length;
     // Start the round-robin just after self on the ring, so replicas do not all pick the same peer.
-    const after = this.others.findIndex((p) => p > self);
+    const after = this._others.findIndex((p) => p > self);
     this.nextTarget = after < 0 ? 0 : after;
+  }
+
+  /** A replica that left the cluster: nothing it reported counts any more. */
+  private forget(peer: number): void {
+    this.peerSeen.delete(peer);
+    this.peerPruned.delete(peer);
+    this.summarizedBy.delete(peer);
   }
 
   /**

@@ -1,4 +1,10 @@
 import { ConditionalDelivery } from '../cab/conditional-delivery.js';
+import type {
+  ConfigEntry,
+  Member,
+  ReconfigOutcome,
+  ReconfigRequest,
+} from '../cab/configuration.js';
 import type { AcceptorRecord, PaxosMessage } from '../cab/messages.js';
 import { MultiPaxos, type PaxosOptions, type PaxosOutput } from '../cab/multi-paxos.js';
 import type { ReplicaCheckpoint } from '../core/checkpoint.js';
@@ -84,6 +90,12 @@ export interface HostCheckpoint {
 }
 
 /**
+ * A removed replica's host is stopped by its removal, not by a fault: its `halted` reason starts
+ * with this (HostEvent `removed`).
+ */
+export const REMOVED_PREFIX = 'removed from the cluster';
+
+/**
  * The last checkpoint among records in write order, and the records after it: what recovery starts
  * from (a driver may not have dropped the records the checkpoint superseded yet).
  */
@@ -150,6 +162,18 @@ export type HostEvent =
   | { readonly kind: 'checkpoint'; readonly count: number }
   /** The replica took its origin (IdentityRecord). */
   | { readonly kind: 'identity'; readonly origin: number }
+  /**
+   * The replicas this one talks to changed (a membership change was decided, or came into
+   * force): every member of the configurations from its decided prefix on, with their addresses.
+   */
+  | { readonly kind: 'peers'; readonly peers: readonly Member[] }
+  /** A membership change was decided (applied, or refused and why). */
+  | { readonly kind: 'reconfigured'; readonly outcome: ReconfigOutcome }
+  /**
+   * This replica was removed from the cluster (the configuration in force retired it): it takes
+   * part in nothing from now on, and its driver should stop it.
+   */
+  | { readonly kind: 'removed'; readonly reason: string }
   /** The replica installed a peer's checkpoint (state transfer). */
   | {
       readonly kind: 'transferred';
@@ -161,8 +185,21 @@ export type HostEvent =
 
 export interface HostOptions {
   readonly id: number;
-  /** Every replica's id, this one included. */
+  /**
+   * The genesis configuration's replica ids (PaxosOptions.replicas); `members` gives their
+   * addresses. A configuration on disk wins over both.
+   */
   readonly replicas: readonly number[];
+  /** The genesis configuration with addresses; when given, `replicas` is ignored. */
+  readonly members?: readonly Member[];
+  /**
+   * A replica added to a running cluster (`creek start --join`): with nothing on its disk it trusts
+   * no genesis configuration, and first takes a peer's checkpoint, configuration included (state
+   * transfer, asking the replicas of `members`/`replicas` in turn).
+   */
+  readonly join?: boolean;
+  /** A planted bug (PaxosOptions.unsafeGenesisQuorum); only the simulator's checkers want it. */
+  readonly unsafeGenesisQuorum?: boolean;
   readonly replica: Omit<ReplicaOptions, 'id'>;
   readonly paxos?: Omit<PaxosOptions, 'self' | 'replicas' | 'isOrdered'>;
   readonly gossip?: Omit<GossipOptions, 'self' | 'peers'>;
@@ -362,6 +399,8 @@ export class ReplicaHost {
       ...options.paxos,
       self: options.id,
       replicas: options.replicas,
+      ...(options.members === undefined ? {} : { members: options.members }),
+      ...(options.unsafeGenesisQuorum === true ? { unsafeGenesisQuorum: true } : {}),
       isOrdered: (id) => this.delivery.hasOrdered(id),
       missing: (id) => this.replica.missingDeps(id, 64),
       awaited: (id) => this.replica.awaitedDep(id),
@@ -375,14 +414,19 @@ export class ReplicaHost {
     this._gossip = new Gossip({
       ...options.gossip,
       self: options.id,
-      peers: options.replicas,
+      peers: options.members?.map((m) => m.id) ?? options.replicas,
       origin,
     });
     this.lastDelivered.clear();
-    if (records === undefined) {
+    this.peerIds = null;
+    if (records === undefined || records.length === 0) {
+      this.now = Math.max(this.now, nowMs);
       this._replica = new Replica(replicaOptions);
       this._paxos = new MultiPaxos(paxosOptions(false));
       this._delivery = new ConditionalDelivery();
+      this.syncPeers();
+      // A new member trusts no genesis configuration: a peer's checkpoint gives it the cluster's.
+      if (options.join === true && this.incoming === null) this.pullFrom(this.gossip.others[0]!);
       return;
     }
     const core = tail.flatMap((r) => (r.layer === 'core' ? [r.record] : []));
@@ -414,7 +458,61 @@ export class ReplicaHost {
       ],
       checkpoint?.core.known,
     );
+    this.syncPeers();
     this.applyCore(outputs);
+  }
+
+  /** The ids `syncPeers` last gave gossip and the driver. */
+  private peerIds: readonly number[] | null = null;
+
+  /**
+   * Gossip talks to the replicas Paxos talks to: every member of a configuration from the decided
+   * prefix on (cab/configuration.ts). Called after every Paxos input; cheap when nothing changed.
+   */
+  private syncPeers(): void {
+    const ids = this.paxos.peerIds();
+    if (ids === this.peerIds) return;
+    const before = this.peerIds;
+    this.peerIds = ids;
+    if (before !== null && before.length === ids.length && before.every((x, i) => x === ids[i]))
+      return;
+    this.gossip.setPeers(ids);
+    const m = this.paxos.membership();
+    const peers = ids.map((id) => ({ id, address: m.addressOf(id) ?? '' }));
+    this.effects.observe?.({ kind: 'peers', peers });
+  }
+
+  /** What this replica knows of the cluster's membership (MultiPaxos.membership). */
+  membership(): ReturnType<MultiPaxos['membership']> {
+    return this.paxos.membership();
+  }
+
+  /**
+   * A membership change an operator asked this replica for: ordered through the log (the leader
+   * proposes it once the last change is in force). Its fate: `reconfigOutcome(request.nonce)`.
+   */
+  reconfigure(nowMs: number, request: ReconfigRequest): void {
+    if (this.halted !== null || this.rebuilding) return;
+    this.now = Math.max(this.now, nowMs);
+    this.applyPaxos(this.paxos.reconfigure(request));
+  }
+
+  /** What became of a membership change decided at this replica (MultiPaxos.reconfigOutcome). */
+  reconfigOutcome(nonce: string): ReconfigOutcome | undefined {
+    return this.paxos.reconfigOutcome(nonce);
+  }
+
+  /**
+   * The configuration in force retired this replica: it stops (HostEvent `removed`). Every
+   * instance it was a member for is decided here, so the others need nothing more from it.
+   */
+  private retireIfRemoved(): void {
+    if (this.haltReason !== null || !this.paxos.removed) return;
+    const reason =
+      `${REMOVED_PREFIX}: replica ${this.id} was removed by a membership change and takes no ` +
+      `part any more; its data directory can be deleted`;
+    this.haltReason = reason;
+    this.effects.observe?.({ kind: 'removed', reason });
   }
 
   invoke(nowMs: number, request: InvokeRequest): void {
@@ -796,6 +894,7 @@ export class ReplicaHost {
       known: core.known,
       hlc: core.hlc,
       truncatedBelow: this.paxos.status().truncatedBelow,
+      config: this.paxos.membership().entries,
       delivered: [...this.lastDelivered].map(([replica, eventNo]) => ({ replica, eventNo })),
       state: core.state,
       reqs: core.reqs,
@@ -847,6 +946,9 @@ export class ReplicaHost {
       cab: [
         ...own,
         ...(t.truncatedBelow > 0 ? [{ kind: 'truncate' as const, below: t.truncatedBelow }] : []),
+        // The cluster's configurations from the truncation point on, as the peer knew them (a new
+        // member learns the cluster's membership here; the placeholder it started with goes).
+        ...t.config.map((entry: ConfigEntry) => ({ kind: 'config' as const, entry })),
       ],
       held: t.held,
       delivered: t.delivered,
@@ -892,12 +994,16 @@ export class ReplicaHost {
       } else if (o.type === 'lostState') {
         this.rebuildOrHalt(o.from, o.reason);
         return;
+      } else if (o.type === 'config') {
+        this.effects.observe?.({ kind: 'reconfigured', outcome: o.outcome });
       } else {
         this.delivery.decide(o.instance, o.value);
         changed = true;
       }
     }
+    this.syncPeers();
     if (changed) this.applyCore([]);
+    this.retireIfRemoved();
   }
 
   /** If the head of the delivery stream has waited a while for its dependencies, pull them ("no loss", §5). */

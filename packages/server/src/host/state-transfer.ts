@@ -23,6 +23,7 @@ import { hashHex, StateDigest } from '../core/state-digest.js';
 import type { Req } from '../core/types.js';
 import type { SeenJson } from '../gossip/messages.js';
 import { reqSize } from '../gossip/req-store.js';
+import type { ConfigEntry } from '../cab/configuration.js';
 
 /** What a checkpoint says besides its state and Reqs (chunk 0 of a transfer). */
 export interface TransferHeader {
@@ -36,6 +37,11 @@ export interface TransferHeader {
   readonly hlc: number;
   /** The sender's Paxos truncation point: the receiver learns instances from here on. */
   readonly truncatedBelow: number;
+  /**
+   * The cluster's configurations from the truncation point on, as the sender knew them
+   * (cab/configuration.ts). Absent from a sender that predates membership changes.
+   */
+  readonly config?: readonly ConfigEntry[];
   /** Per origin, the last strong op the sender delivered. */
   readonly delivered: readonly OpId[];
   /** How many state entries, Reqs of ops not final, and held Reqs the chunks carry. */
@@ -72,6 +78,7 @@ export interface TransferredState {
   readonly known: DottedVersionVector;
   readonly hlc: number;
   readonly truncatedBelow: number;
+  readonly config: readonly ConfigEntry[];
   readonly delivered: readonly OpId[];
   readonly state: ReadonlyArray<readonly [string, JsonValue]>;
   readonly reqs: readonly Req[];
@@ -99,8 +106,10 @@ export const TRANSFER_SNAPSHOT_EVERY_MS = 1_000;
 
 /** The digest of a transfer's content: equal on both sides only if every chunk arrived intact. */
 export function transferDigest(s: Omit<TransferredState, 'known'> & { known: SeenJson }): string {
+  const head = [s.finalized, s.committedLive, s.known, s.hlc, s.truncatedBelow, s.delivered];
   const lines = [
-    JSON.stringify([s.finalized, s.committedLive, s.known, s.hlc, s.truncatedBelow, s.delivered]),
+    // A sender without configurations hashes as before they existed.
+    JSON.stringify(s.config.length === 0 ? head : [...head, s.config]),
     `${s.state.length}:${StateDigest.of(s.state)}`,
     ...s.reqs.map(reqLine),
     '--held--',
@@ -130,6 +139,7 @@ export function toChunks(s: TransferredState, maxChars = TRANSFER_CHUNK_CHARS): 
     known,
     hlc: s.hlc,
     truncatedBelow: s.truncatedBelow,
+    ...(s.config.length === 0 ? {} : { config: s.config }),
     delivered: s.delivered,
     counts: { state: s.state.length, reqs: s.reqs.length, held: s.held.length },
     digest: transferDigest({ ...s, known }),
@@ -188,10 +198,11 @@ export function fromChunks(
     if (p.kind === 'state') state.push(...p.entries);
     else (p.kind === 'reqs' ? reqs : held).push(...p.reqs);
   }
+  const config = h.config ?? [];
   if (unchecked)
     return {
       ok: true,
-      state: { ...h, state, reqs, held, known: DottedVersionVector.fromJSON(h.known) },
+      state: { ...h, config, state, reqs, held, known: DottedVersionVector.fromJSON(h.known) },
     };
   if (
     state.length !== h.counts.state ||
@@ -204,7 +215,7 @@ export function fromChunks(
         `the chunks hold ${state.length} keys, ${reqs.length} live and ${held.length} held Reqs, ` +
         `the header says ${h.counts.state}, ${h.counts.reqs} and ${h.counts.held}`,
     };
-  const out = { ...h, state, reqs, held };
+  const out = { ...h, config, state, reqs, held };
   const digest = transferDigest(out);
   if (digest !== h.digest)
     return { ok: false, reason: `digest ${digest} differs from the header's ${h.digest}` };

@@ -68,9 +68,12 @@ export class PeerMesh {
   /** Extra one-way delay (ms) towards a peer, from the admin API. */
   readonly delays = new Map<number, number>();
 
+  /** Authenticated inbound connections, by the peer that dialed them. */
+  private readonly inbound = new Map<number, Set<WebSocket>>();
+
   constructor(
     private readonly self: number,
-    private readonly peers: readonly PeerAddress[],
+    private peers: readonly PeerAddress[],
     private readonly secret: string,
     private readonly onMessage: (from: number, msg: PeerMessage) => void,
     private readonly log: Logger,
@@ -80,23 +83,57 @@ export class PeerMesh {
     private readonly ca: string | null = null,
   ) {}
 
+  private started = false;
+
   start(): void {
-    for (const p of this.peers) {
-      if (p.id === this.self) continue;
-      this.outbound.set(p.id, {
-        ws: null,
-        state: 'connecting',
-        backoffMs: 50,
-        timer: null,
-        tlsComplaint: null,
-      });
-      this.dial(p);
+    this.started = true;
+    for (const p of this.peers) this.connect(p);
+  }
+
+  private connect(p: PeerAddress): void {
+    if (p.id === this.self || this.outbound.has(p.id)) return;
+    this.outbound.set(p.id, {
+      ws: null,
+      state: 'connecting',
+      backoffMs: 50,
+      timer: null,
+      tlsComplaint: null,
+    });
+    this.dial(p);
+  }
+
+  /**
+   * The cluster's members changed (a membership change was decided or came into force): dial the
+   * new ones, hang up on those that left and refuse them from now on. A peer whose address is not
+   * known keeps the one it had.
+   */
+  setPeers(peers: readonly PeerAddress[]): void {
+    const known = new Map(this.peers.map((p) => [p.id, p.url]));
+    const next = peers.map((p) => ({
+      id: p.id,
+      url: p.url === '' ? (known.get(p.id) ?? '') : p.url,
+    }));
+    this.peers = next;
+    const ids = new Set(next.map((p) => p.id));
+    for (const [id, e] of [...this.outbound]) {
+      if (ids.has(id)) continue;
+      this.outbound.delete(id);
+      if (e.timer !== null) clearTimeout(e.timer);
+      e.ws?.close();
+      this.log.info({ peer: id }, 'peer left the cluster: disconnected');
     }
+    for (const [id, sockets] of [...this.inbound]) {
+      if (ids.has(id)) continue;
+      for (const ws of sockets) ws.close(CLOSE_CODE.policy);
+      this.inbound.delete(id);
+    }
+    if (this.started) for (const p of next) if (p.url !== '') this.connect(p);
   }
 
   private dial(p: PeerAddress): void {
     if (this.closed) return;
-    const entry = this.outbound.get(p.id)!;
+    const entry = this.outbound.get(p.id);
+    if (entry === undefined) return; // it left the cluster
     entry.state = 'connecting';
     const limits = this.guard.limits;
     const ws = new WebSocket(`${p.url}/peer`, {
@@ -162,7 +199,7 @@ export class PeerMesh {
     });
     const retry = (): void => {
       clearTimeout(welcomeBy);
-      if (entry.ws !== ws) return;
+      if (entry.ws !== ws || this.outbound.get(p.id) !== entry) return;
       entry.ws = null;
       if (entry.state === 'connected') this.log.warn({ peer: p.id }, 'lost connection to peer');
       entry.state = 'down';
@@ -233,6 +270,11 @@ export class PeerMesh {
           }
           gate.pass();
           from = f.from;
+          const mine = this.inbound.get(from) ?? new Set<WebSocket>();
+          mine.add(ws);
+          this.inbound.set(from, mine);
+          const peer = from;
+          ws.once('close', () => this.inbound.get(peer)?.delete(ws));
           ws.send(
             encodeFrame({
               t: 'welcome',

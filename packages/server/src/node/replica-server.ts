@@ -8,6 +8,7 @@ import type { Response } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import { WorkerPoolExecutor } from '../exec/worker-pool-executor.js';
 import { incarnationOf } from '../core/op-id.js';
+import type { Member, ReconfigOutcome } from '../cab/configuration.js';
 import {
   ReplicaHost,
   type HostEvent,
@@ -32,8 +33,17 @@ export interface ReplicaServerConfig {
   readonly id: number;
   readonly host: string;
   readonly port: number;
-  /** Every replica of the cluster, this one included. */
+  /**
+   * Every replica of the cluster's genesis configuration, this one included; with `join`, the
+   * replicas to ask for the cluster's state. The configuration on disk wins over it (membership
+   * changes: cab/configuration.ts).
+   */
   readonly peers: readonly PeerAddress[];
+  /**
+   * A replica added to a running cluster (`creek member add`, then `creek start --join`): with an
+   * empty data directory it takes a peer's checkpoint, and the cluster's configuration, first.
+   */
+  readonly join?: boolean;
   readonly dataDir: string;
   readonly app: App;
   /** The cluster secret peers prove they hold. */
@@ -122,6 +132,17 @@ export class ReplicaServer {
   readonly halted = new Promise<string>((resolve) => {
     this.haltWith = resolve;
   });
+  private removedWith: (reason: string) => void = () => undefined;
+  /**
+   * Settles, with the reason, once a membership change removed this replica: it takes part in
+   * nothing any more; its owner should `stop()` it (`creek start` exits 0).
+   */
+  readonly removed = new Promise<string>((resolve) => {
+    this.removedWith = resolve;
+  });
+  /** Admin requests waiting for their membership change to be decided, by nonce. */
+  private readonly reconfigWaiters = new Map<string, (outcome: ReconfigOutcome) => void>();
+  private reconfigNonces = 0;
 
   constructor(
     private readonly config: ReplicaServerConfig,
@@ -240,6 +261,9 @@ export class ReplicaServer {
         else if (e.kind === 'commit') this.events.commit(e.ids, e.position);
         else if (e.kind === 'checkpoint') this.events.checkpoint(e.count);
         else if (e.kind === 'identity') this.log.info({ origin: e.origin }, 'replica identity');
+        else if (e.kind === 'peers') this.onPeersChanged(e.peers);
+        else if (e.kind === 'reconfigured') this.onReconfigured(e.outcome);
+        else if (e.kind === 'removed') this.onRemoved(e.reason);
         else
           this.log.info(
             { finalized: e.finalized, keys: e.keys },
@@ -267,6 +291,8 @@ export class ReplicaServer {
     const options = {
       id: c.id,
       replicas: c.peers.map((p) => p.id),
+      members: c.peers.map((p) => ({ id: p.id, address: p.url })),
+      ...(c.join === true ? { join: true } : {}),
       replica: {
         app: c.app,
         noopIntervalMs: c.noopIntervalMs ?? 100,
@@ -390,6 +416,30 @@ export class ReplicaServer {
     }
     this.outbox.flushTurn();
     this.events.flushTurn();
+  }
+
+  /** The members changed: the mesh dials the new ones and drops those that left. */
+  private onPeersChanged(peers: readonly Member[]): void {
+    this.mesh.setPeers(peers.map((m) => ({ id: m.id, url: m.address })));
+    this.log.info({ peers: peers.map((m) => m.id) }, 'cluster members changed');
+  }
+
+  private onReconfigured(outcome: ReconfigOutcome): void {
+    if (outcome.applied)
+      this.log.info(
+        {
+          members: outcome.entry.members.map((m) => m.id),
+          from: outcome.entry.from,
+          decidedAt: outcome.decidedAt,
+        },
+        'membership change decided',
+      );
+    else this.log.warn({ reason: outcome.reason }, 'membership change decided with no effect');
+  }
+
+  private onRemoved(reason: string): void {
+    this.log.warn({ reason }, 'removed from the cluster');
+    this.removedWith(reason);
   }
 
   /** What probes and clients are told (see probes.ts). */

@@ -66,7 +66,8 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AcceptorRecord, CastId } from '../cab/messages.js';
+import type { ConfigEntry, Member, ReconfigRequest } from '../cab/configuration.js';
+import { isCast, type AcceptorRecord, type BatchEntry } from '../cab/messages.js';
 import { DottedVersionVector } from '../core/dvv.js';
 import type { ReplicaCheckpoint } from '../core/checkpoint.js';
 import { toFrozenJson, type JsonValue } from '@creek/app';
@@ -508,13 +509,19 @@ function encodeCab(r: AcceptorRecord): object {
       return {
         instance: num(r.instance, 'accept.instance'),
         ballot: num(r.ballot, 'accept.ballot'),
-        value: r.value.map((c, i) => ({
-          id: opId(c.id, `accept.value[${i}].id`),
-          prevStrong: num(c.prevStrong, `accept.value[${i}].prevStrong`),
-        })),
+        value: r.value.map((c, i) =>
+          isCast(c)
+            ? {
+                id: opId(c.id, `accept.value[${i}].id`),
+                prevStrong: num(c.prevStrong, `accept.value[${i}].prevStrong`),
+              }
+            : { reconfig: encodeReconfig(c.reconfig, `accept.value[${i}].reconfig`) },
+        ),
       };
     case 'truncate':
       return { below: num(r.below, 'truncate.below') };
+    case 'config':
+      return { entry: encodeConfigEntry(r.entry, 'config.entry') };
     default:
       throw new TypeError(
         `unknown cab record kind ${JSON.stringify((r as { kind: unknown }).kind)}`,
@@ -545,6 +552,59 @@ function encodeCheckpoint(c: HostCheckpoint): object {
     held: c.held.map(encodeReq),
     delivered: c.delivered.map((id, i) => opId(id, `checkpoint.delivered[${i}]`)),
     origin: c.origin === undefined || c.origin === null ? null : num(c.origin, 'checkpoint.origin'),
+  };
+}
+
+function encodeMember(m: Member, at: string): Member {
+  return { id: num(m.id, `${at}.id`), address: str(m.address, `${at}.address`) };
+}
+
+function encodeReconfig(r: ReconfigRequest, at: string): ReconfigRequest {
+  const c = r.change;
+  return {
+    nonce: str(r.nonce, `${at}.nonce`),
+    change:
+      c.op === 'add'
+        ? { op: 'add', member: encodeMember(c.member, `${at}.change.member`) }
+        : { op: 'remove', id: num(c.id, `${at}.change.id`) },
+  };
+}
+
+function encodeConfigEntry(e: ConfigEntry, at: string): ConfigEntry {
+  return {
+    from: num(e.from, `${at}.from`),
+    members: e.members.map((m, i) => encodeMember(m, `${at}.members[${i}]`)),
+    retired: e.retired.map((id, i) => num(id, `${at}.retired[${i}]`)),
+    ...(e.nonce === undefined ? {} : { nonce: str(e.nonce, `${at}.nonce`) }),
+  };
+}
+
+function decodeMember(v: unknown, at: string): Member {
+  const m = obj(v, at);
+  return { id: num(m.id, `${at}.id`), address: str(m.address, `${at}.address`) };
+}
+
+function decodeReconfig(v: unknown, at: string): ReconfigRequest {
+  const r = obj(v, at);
+  const c = obj(r.change, `${at}.change`);
+  const op = str(c.op, `${at}.change.op`);
+  if (op !== 'add' && op !== 'remove') throw new TypeError(`${at}.change.op is not add or remove`);
+  return {
+    nonce: str(r.nonce, `${at}.nonce`),
+    change:
+      op === 'add'
+        ? { op, member: decodeMember(c.member, `${at}.change.member`) }
+        : { op, id: num(c.id, `${at}.change.id`) },
+  };
+}
+
+function decodeConfigEntry(v: unknown, at: string): ConfigEntry {
+  const e = obj(v, at);
+  return {
+    from: num(e.from, `${at}.from`),
+    members: arr(e.members, `${at}.members`).map((m, i) => decodeMember(m, `${at}.members[${i}]`)),
+    retired: arr(e.retired, `${at}.retired`).map((id, i) => num(id, `${at}.retired[${i}]`)),
+    ...(e.nonce === undefined ? {} : { nonce: str(e.nonce, `${at}.nonce`) }),
   };
 }
 
@@ -610,8 +670,10 @@ function decodeBody(layer: string, kind: string, b: Obj): HostRecord {
           kind,
           instance: num(b.instance, 'instance'),
           ballot: num(b.ballot, 'ballot'),
-          value: arr(b.value, 'value').map((v, i): CastId => {
+          value: arr(b.value, 'value').map((v, i): BatchEntry => {
             const c = obj(v, `value[${i}]`);
+            if (c.reconfig !== undefined)
+              return { reconfig: decodeReconfig(c.reconfig, `value[${i}].reconfig`) };
             return {
               id: opId(c.id, `value[${i}].id`),
               prevStrong: num(c.prevStrong, `value[${i}].prevStrong`),
@@ -620,6 +682,8 @@ function decodeBody(layer: string, kind: string, b: Obj): HostRecord {
         },
       };
     if (kind === 'truncate') return { layer, record: { kind, below: num(b.below, 'below') } };
+    if (kind === 'config')
+      return { layer, record: { kind, entry: decodeConfigEntry(b.entry, 'entry') } };
   } else if (layer === 'host' && kind === 'identity') {
     return { layer: 'identity', record: { kind, origin: num(b.origin, 'origin') } };
   } else if (layer === 'host' && kind === 'chunk') {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConditionalDelivery } from '../../src/cab/conditional-delivery.js';
-import type { Batch, CastId } from '../../src/cab/messages.js';
+import { castsOf, type Batch, type CastId } from '../../src/cab/messages.js';
 import { opKey, type OpId } from '../../src/core/op-id.js';
 
 const id = (replica: number, eventNo: number): OpId => ({ replica, eventNo });
@@ -270,7 +270,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
 function checkDeliveredBelow(d: ConditionalDelivery, s: Scenario, delivered: Set<string>): void {
   const below = d.deliveredBelow();
   for (let i = 0; i < below; i++) {
-    for (const c of s.batches[i] ?? []) {
+    for (const c of castsOf(s.batches[i] ?? [])) {
       if (!delivered.has(opKey(c.id)))
         throw new Error(`deliveredBelow ${below} but ${opKey(c.id)} of instance ${i} is not`);
     }

@@ -14,9 +14,16 @@
  *   delivered ids (the commit records a real replica keeps).
  */
 import { ConditionalDelivery } from '../../src/cab/conditional-delivery.js';
-import type { AcceptorRecord, Batch, CastId, PaxosMessage } from '../../src/cab/messages.js';
+import {
+  isCast,
+  type AcceptorRecord,
+  type Batch,
+  type CastId,
+  type PaxosMessage,
+} from '../../src/cab/messages.js';
 import { MultiPaxos, type PaxosOptions, type PaxosOutput } from '../../src/cab/multi-paxos.js';
 import { opKey, type OpId } from '../../src/core/op-id.js';
+import type { ReconfigOutcome } from '../../src/cab/configuration.js';
 
 export interface Envelope {
   readonly from: number;
@@ -54,14 +61,21 @@ export interface ClusterOptions {
 
 /** A canonical string for a batch, to compare decided values. */
 export function batchKey(value: Batch): string {
-  return `[${value.map((c) => `${opKey(c.id)}<${c.prevStrong}`).join(',')}]`;
+  return `[${value
+    .map((c) => (isCast(c) ? `${opKey(c.id)}<${c.prevStrong}` : `cfg:${c.reconfig.nonce}`))
+    .join(',')}]`;
 }
 
 export const opId = (replica: number, eventNo: number): OpId => ({ replica, eventNo });
 
 export class Cluster {
   readonly n: number;
-  readonly ids: readonly number[];
+  /** Every node's id, those that joined later (`join`) included. */
+  readonly ids: number[];
+  /** The genesis configuration's ids. */
+  private readonly genesisIds: readonly number[];
+  /** Nodes that joined (`join`): they start from a checkpoint's configurations, never rejoin as new. */
+  private readonly joined = new Set<number>();
   now = 0;
   /** Checked when a message is about to be delivered. */
   drop: DropRule | null = null;
@@ -92,6 +106,8 @@ export class Cluster {
   readonly wanted: OpId[][] = [];
   /** Per node, the reason of its `lostState` output, if it made one. */
   readonly lostState: (string | null)[] = [];
+  /** Per node, every membership change it saw decided, in order. */
+  readonly configs: ReconfigOutcome[][] = [];
   private readonly lastStrong: number[] = [];
   private readonly nextEvent: number[] = [];
   private readonly options: ClusterOptions;
@@ -100,7 +116,12 @@ export class Cluster {
     this.options = options;
     this.n = options.n;
     this.ids = Array.from({ length: options.n }, (_, i) => i);
-    for (const i of this.ids) {
+    this.genesisIds = [...this.ids];
+    for (const i of this.ids) this.addSlot(i, this.build(i));
+  }
+
+  private addSlot(i: number, node: MultiPaxos | null, delivery = new ConditionalDelivery()): void {
+    {
       this.up.push(true);
       this.incarnation.push(0);
       this.records.push([]);
@@ -109,20 +130,42 @@ export class Cluster {
       this.deliveredIds.push([]);
       this.lastStrong.push(0);
       this.nextEvent.push(0);
-      this.delivery.push(new ConditionalDelivery());
+      this.delivery.push(delivery);
       this.held.push(new Set());
       this.wanted.push([]);
       this.lackChecks.push(0);
       this.lostState.push(null);
-      this.nodes.push(this.build(i));
+      this.configs.push([]);
+      if (node !== null) this.nodes.push(node);
     }
+  }
+
+  /**
+   * A new node `ids.length` starts, as a replica added to the cluster does once it installed a
+   * checkpoint of node `from`: the configurations `from` knows and its truncation point, no vote
+   * (it rejoins first: noDurableVotes). Returns its id.
+   */
+  join(from: number): number {
+    const id = this.ids.length;
+    const src = this.nodes[from]!;
+    const below = src.status().truncatedBelow;
+    const records: AcceptorRecord[] = [
+      ...src.membership().entries.map((entry) => ({ kind: 'config' as const, entry })),
+      ...(below > 0 ? [{ kind: 'truncate' as const, below }] : []),
+    ];
+    this.ids.push(id);
+    this.joined.add(id);
+    this.addSlot(id, null, new ConditionalDelivery(below, []));
+    this.records[id] = [...records];
+    this.nodes.push(new MultiPaxos({ ...this.paxosOptions(id), noDurableVotes: true }, { records }));
+    return id;
   }
 
   paxosOptions(i: number): PaxosOptions {
     const d = (): ConditionalDelivery => this.delivery[i]!;
     return {
       self: i,
-      replicas: this.ids,
+      replicas: this.genesisIds,
       ...this.options.paxos,
       ...(this.options.isOrdered === false ? {} : { isOrdered: (id: OpId) => d().hasOrdered(id) }),
       ...(this.options.reqs === true
@@ -140,7 +183,7 @@ export class Cluster {
     const opts = {
       ...this.paxosOptions(i),
       noDurableVotes:
-        this.options.noDurableVotes === true &&
+        (this.options.noDurableVotes === true || this.joined.has(i)) &&
         !(records ?? []).some((r) => r.kind === 'promise' || r.kind === 'accept'),
     };
     return records === undefined ? new MultiPaxos(opts) : new MultiPaxos(opts, { records });
@@ -317,6 +360,9 @@ export class Cluster {
           break;
         case 'lostState':
           this.lostState[i] = o.reason;
+          break;
+        case 'config':
+          this.configs[i]!.push(o.outcome);
           break;
       }
     }

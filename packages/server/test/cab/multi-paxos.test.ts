@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   ballotOf,
+  castsOf,
   type AcceptorRecord,
   type Batch,
   type CastId,
@@ -38,7 +39,8 @@ function persists(out: readonly PaxosOutput[]): AcceptorRecord[] {
 /** The instance an acceptor record shows `c` was accepted in at node `i`, or undefined. */
 function acceptedInstance(cluster: Cluster, i: number, c: CastId): number | undefined {
   for (const r of cluster.records[i]!) {
-    if (r.kind === 'accept' && r.value.some((x) => opKey(x.id) === opKey(c.id))) return r.instance;
+    if (r.kind === 'accept' && castsOf(r.value).some((x) => opKey(x.id) === opKey(c.id)))
+      return r.instance;
   }
   return undefined;
 }
@@ -1211,7 +1213,7 @@ describe('indirect consensus: only ids whose Reqs a replica holds are proposed a
     c.advance(100);
     // Before, the leader proposed the lost id first: decided, never deliverable, and y behind it.
     for (const i of [0, 2]) expect(c.deliveredIds[i]).toEqual([y.id]);
-    expect(c.decisions[0]!.flatMap((d) => d.value.map((v) => opKey(v.id)))).not.toContain(
+    expect(c.decisions[0]!.flatMap((d) => castsOf(d.value).map((v) => opKey(v.id)))).not.toContain(
       opKey(lost.id),
     );
   });

@@ -38,11 +38,25 @@ function dvv(...ids: [number, number][]): DottedVersionVector {
 
 describe('Gossip construction', () => {
   it('rejects bad membership and options', () => {
-    expect(() => new Gossip({ self: 5, peers: [0, 1, 2] })).toThrow(/include self/);
     expect(() => new Gossip({ self: 0, peers: [0, 1, 1] })).toThrow(/distinct/);
     expect(() => node(0, 3, { antiEntropyIntervalMs: 0 })).toThrow(/antiEntropyIntervalMs/);
     expect(() => node(0, 3, { maxReqsPerReply: 0 })).toThrow(/maxReqsPerReply/);
     expect(() => node(0, 3, { fanout: 0 })).toThrow(/fanout/);
+  });
+
+  it('talks to the members it is given, itself a member or not yet, and to new ones once set', () => {
+    // A replica added to a running cluster knows the members before it is one of them.
+    const g = new Gossip({ self: 5, peers: [0, 1, 2] });
+    expect(g.others).toEqual([0, 1, 2]);
+    g.setPeers([0, 2, 5, 7]);
+    expect(g.others).toEqual([0, 2, 7]);
+    // A removed peer's messages are ignored from then on.
+    expect(g.receive(1, { kind: 'summary', seen: {}, reply: false })).toEqual([]);
+    expect(g.peersSummarized()).toBe(0);
+    g.receive(7, { kind: 'summary', seen: {}, reply: false });
+    expect(g.peersSummarized()).toBe(1);
+    g.setPeers([0, 2, 5]);
+    expect(g.peersSummarized()).toBe(0);
   });
 
   it('defaults to a 50 ms interval, all peers as fanout and 256 Reqs per reply', () => {

@@ -39,6 +39,15 @@ function state(keys: number, reqs = 40): TransferredState {
     ]),
     hlc: 123_456,
     truncatedBelow: 77,
+    config: [
+      { from: 0, members: [0, 1, 2].map((id) => ({ id, address: `ws://h${id}` })), retired: [] },
+      {
+        from: 70,
+        members: [0, 1, 3].map((id) => ({ id, address: `ws://h${id}` })),
+        retired: [2],
+        nonce: 'n1',
+      },
+    ],
     delivered: [{ replica: 1, eventNo: 198 }],
     state: Array.from({ length: keys }, (_, i) => [`key/${i}`, toFrozenJson({ n: i })] as const),
     reqs: Array.from({ length: reqs }, (_, i) => req(i + 1)),
@@ -66,6 +75,7 @@ describe('state transfer chunks', () => {
     expect(r.state.held).toHaveLength(2);
     expect(r.state.known.toJSON()).toEqual(s.known.toJSON());
     expect(r.state.truncatedBelow).toBe(77);
+    expect(r.state.config).toEqual(s.config);
   });
 
   it('are refused when one is missing, mangled, or from another checkpoint', () => {

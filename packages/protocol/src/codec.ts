@@ -103,7 +103,8 @@ function decodeWith<S extends z.ZodType>(schema: S, data: unknown): Decoded<z.ou
     return badFrame(json, 'frame could not be validated');
   }
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
+    const first = parsed.error.issues[0];
+    const issue = first === undefined ? undefined : specific(first, json);
     const where =
       issue === undefined || issue.path.length === 0 ? 'frame' : issue.path.map(String).join('.');
     return badFrame(
@@ -112,6 +113,39 @@ function decodeWith<S extends z.ZodType>(schema: S, data: unknown): Decoded<z.ou
     );
   }
   return { ok: true, frame: parsed.data as z.output<S> };
+}
+
+/**
+ * A union's issue names the field at fault in the alternative the frame meant (a batch entry
+ * that is neither an op id nor a membership change says which op-id field is wrong), not just
+ * that no alternative matched: the one alternative whose issue is about a field the frame has,
+ * or, when none is, the first (the most common form). When several are, it stays the union's.
+ */
+function specific(
+  issue: z.core.$ZodIssue,
+  root: unknown,
+): { path: PropertyKey[]; message: string } {
+  if (issue.code === 'invalid_union') {
+    const at = valueAt(root, issue.path);
+    const inner = issue.errors.flatMap((b) => (b[0] === undefined ? [] : [specific(b[0], at)]));
+    const present = inner.filter(
+      (i) => i.path.length > 0 && valueAt(at, i.path.slice(0, 1)) !== undefined,
+    );
+    const best = present.length === 0 ? inner.slice(0, 1) : present;
+    if (best.length === 1 && best[0]!.path.length > 0)
+      return { path: [...issue.path, ...best[0]!.path], message: best[0]!.message };
+  }
+  return { path: issue.path, message: issue.message };
+}
+
+/** The value at `path` inside `value`, or undefined. */
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let v = value;
+  for (const key of path) {
+    if (typeof v !== 'object' || v === null || !Object.hasOwn(v, key)) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
 }
 
 /**

@@ -66,6 +66,7 @@ export const GossipMessageSchema = z.discriminatedUnion('kind', [
 export const PaxosMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('forward'), casts: z.array(CastIdSchema) }),
   z.object({ type: z.literal('reconfigure'), request: ReconfigRequestSchema }),
+  z.object({ type: z.literal('retired'), entry: ConfigEntrySchema }),
   z.object({ type: z.literal('prepare'), ballot, from: instance }),
   z.object({
     type: z.literal('promise'),

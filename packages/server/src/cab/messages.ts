@@ -64,6 +64,11 @@ export type PaxosMessage =
   | { readonly type: 'forward'; readonly casts: readonly CastId[] }
   /** Any replica → leader: a membership change to order (its admin API took it). */
   | { readonly type: 'reconfigure'; readonly request: ReconfigRequest }
+  /**
+   * To a replica a membership change removed that still speaks (it was down when it happened, and
+   * nobody talks to it any more): the configuration that retired it. It stops.
+   */
+  | { readonly type: 'retired'; readonly entry: ConfigEntry }
   /** Phase 1a, once per ballot, for every instance from `from` on. */
   | { readonly type: 'prepare'; readonly ballot: number; readonly from: number }
   /** Phase 1b: what the acceptor accepted from `from` on, and what it knows decided there. */

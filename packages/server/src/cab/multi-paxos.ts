@@ -300,6 +300,8 @@ export class MultiPaxos {
     return this.heardWhileRejoining !== null;
   }
   private readonly noDurableVotes: boolean;
+  /** It rejoined (or never had to): its promise record stays on disk, whatever its ballot. */
+  private rejoined = false;
   /** `lostState` was reported: this replica does nothing more. */
   private lost = false;
   private out: PaxosOutput[] = [];
@@ -340,6 +342,7 @@ export class MultiPaxos {
     };
     this.noDurableVotes = options.noDurableVotes === true;
     if (this.noDurableVotes) this.heardWhileRejoining = new Map();
+    else this.rejoined = true;
     if (recovery !== undefined) this.recover(recovery);
     // A replica outside every configuration it knows (a new one, before it took a checkpoint)
     // only learns: it is nobody's acceptor yet.
@@ -434,12 +437,26 @@ export class MultiPaxos {
   }
 
   /**
-   * This replica was removed: the configuration in force at its decided prefix retired its id. It
-   * takes part in nothing any more (the host stops it).
+   * This replica was removed, and the cluster needs nothing more from it: a majority of the
+   * configuration that retired its id have it in force (they told it so: PaxosMessage `retired`).
+   * Until then it goes on as an acceptor, since members that have not reached that configuration
+   * may still need its vote for instances before it. It takes part in nothing any more (the host
+   * stops it).
    */
   get removed(): boolean {
-    return this.current().retired.includes(this.self);
+    const entry = this.retiredBy;
+    if (entry === null) return false;
+    let told = 0;
+    for (const m of entry.members) if (this.toldByMembers.has(m.id)) told++;
+    return told >= majorityOf(entry.members);
   }
+
+  /** The configuration that retired this replica, as a peer that has it in force told it. */
+  private retiredBy: ConfigEntry | null = null;
+  /** The members of `retiredBy` that told this replica it is retired. */
+  private readonly toldByMembers = new Set<number>();
+  /** Per removed replica that still speaks, when it was last told so. */
+  private readonly toldRetired = new Map<number, number>();
 
   /**
    * Reqs arrived (`arrived`: their ids): waiting casts and 2a that lacked them are checked again,
@@ -531,8 +548,21 @@ export class MultiPaxos {
 
   receive(from: number, msg: PaxosMessage): PaxosOutput[] {
     if (this.lost) return [];
+    // A replica the configuration in force here removed is told so, and nothing else: what this
+    // replica truncated since, without waiting for it, would look like state it lost.
+    if (this.tellIfRetired(from)) return this.flush();
     this.lastHeard.set(from, this.now);
     switch (msg.type) {
+      case 'retired':
+        // Peers are authenticated, and a removed id never comes back (cab/configuration.ts).
+        if (msg.entry.retired.includes(this.self)) {
+          if (this.retiredBy === null || msg.entry.from > this.retiredBy.from) {
+            this.retiredBy = msg.entry;
+            this.toldByMembers.clear();
+          }
+          if (msg.entry.from === this.retiredBy.from) this.toldByMembers.add(from);
+        }
+        break;
       case 'forward':
         if (this.role === 'leader') this.enqueue(msg.casts);
         break;
@@ -768,13 +798,16 @@ export class MultiPaxos {
   private applyConfigOf(instance: number): void {
     for (const e of this.decided.get(instance) ?? []) {
       if (isCast(e)) continue;
+      // A request decided twice (two leaders proposed it) changes nothing the second time (the
+      // member is there already, or gone), and its first outcome is the one that counts.
       const outcome = this.history.apply(instance, e.reconfig);
       if (outcome.applied)
         this.out.push({ type: 'persist', record: { kind: 'config', entry: outcome.entry } });
+      this.pendingReconfigs.delete(e.reconfig.nonce);
+      if (this.outcomes.has(e.reconfig.nonce)) continue;
       this.outcomes.set(e.reconfig.nonce, outcome);
       if (this.outcomes.size > OUTCOMES_KEPT)
         this.outcomes.delete(this.outcomes.keys().next().value!);
-      this.pendingReconfigs.delete(e.reconfig.nonce);
       this.out.push({ type: 'config', outcome });
     }
   }
@@ -814,7 +847,11 @@ export class MultiPaxos {
     for (const i of [...this.votes.keys()]) if (i < below) this.votes.delete(i);
     for (const i of [...this.inFlight.keys()]) if (i < below) this.inFlight.delete(i);
     this.decidedBelow = below;
-    while (this.decided.has(this.decidedBelow)) this.decidedBelow++;
+    // Decided instances past the jump are passed in order, their membership changes applied.
+    while (this.decided.has(this.decidedBelow)) {
+      this.applyConfigOf(this.decidedBelow);
+      this.decidedBelow++;
+    }
     if (this.nextInstance < this.decidedBelow) this.nextInstance = this.decidedBelow;
     // Truncated here too: this replica never has to serve what it skipped.
     if (below > this.truncatedBelow) {
@@ -900,11 +937,13 @@ export class MultiPaxos {
 
   /** Drops instances every replica has delivered: nobody will ask for them again. */
   private truncate(): void {
-    // Members of the configuration in force only: a removed replica holds nothing back.
+    // Members only, those of the configuration in force and those about to join (a new one may
+    // already have taken a checkpoint, and must find what follows it): a removed replica holds
+    // nothing back.
     let below = this.localDeliveredBelow;
-    for (const m of this.current().members) {
-      if (m.id === this.self) continue;
-      below = Math.min(below, this.peersDelivered.get(m.id) ?? 0);
+    for (const id of this.peers()) {
+      if (id === this.self) continue;
+      below = Math.min(below, this.peersDelivered.get(id) ?? 0);
     }
     below = Math.min(below, this.decidedBelow);
     if (below <= this.truncatedBelow) return;
@@ -967,6 +1006,25 @@ export class MultiPaxos {
   }
 
   // ---------------------------------------------------------------- configuration
+
+  /**
+   * `from` was removed from the cluster and still speaks: nobody else talks to it, so it would
+   * never learn why. It is told the configuration that removed it, at most once an election
+   * timeout.
+   */
+  private tellIfRetired(from: number): boolean {
+    // Retired in the configuration in force here: a removal decided but not in force yet still
+    // needs the replica's votes for the instances before it.
+    const current = this.current();
+    if (!current.retired.includes(from) || !current.members.some((m) => m.id === this.self))
+      return false;
+    const last = this.toldRetired.get(from) ?? Number.NEGATIVE_INFINITY;
+    if (this.now - last >= this.electionTimeoutMs) {
+      this.toldRetired.set(from, this.now);
+      this.send(from, { type: 'retired', entry: current });
+    }
+    return true;
+  }
 
   /** The configuration in force at this replica's first undecided instance. */
   private current(): ConfigEntry {
@@ -1105,7 +1163,8 @@ export class MultiPaxos {
     if (
       this.outcomes.has(nonce) ||
       this.proposedReconfigs.has(nonce) ||
-      this.reconfigQueue.some((r) => r.nonce === nonce)
+      this.reconfigQueue.some((r) => r.nonce === nonce) ||
+      this.history.all().some((e) => e.nonce === nonce)
     )
       return;
     this.reconfigQueue.push(request);
@@ -1174,11 +1233,15 @@ export class MultiPaxos {
       knownBelow = Math.max(knownBelow, h.knownBelow);
     }
     if (this.decidedBelow < knownBelow) return;
-    if (promised > this.promised) {
-      this.promised = promised;
-      this.seeBallot(promised);
-      this.out.push({ type: 'persist', record: { kind: 'promise', ballot: promised } });
-    }
+    this.promised = Math.max(this.promised, promised);
+    this.seeBallot(promised);
+    // Durable even when it is 0 (a new cluster): a replica with a promise on its disk never rejoins
+    // again. Every vote it casts from now on is on its disk before anyone hears of it, so after a
+    // crash it remembers them all, and must not wait again for every member: one of them may have
+    // died meanwhile (a genesis replica that crashed before its first vote, with a member lost
+    // for good, waited for it forever; the simulator found it with a membership change).
+    this.out.push({ type: 'persist', record: { kind: 'promise', ballot: this.promised } });
+    this.rejoined = true;
     this.heardWhileRejoining = null;
   }
 
@@ -1392,7 +1455,7 @@ export class MultiPaxos {
    */
   durableState(): AcceptorRecord[] {
     const out: AcceptorRecord[] = [];
-    if (this.promised > 0) out.push({ kind: 'promise', ballot: this.promised });
+    if (this.promised > 0 || this.rejoined) out.push({ kind: 'promise', ballot: this.promised });
     if (this.truncatedBelow > 0) out.push({ kind: 'truncate', below: this.truncatedBelow });
     for (const entry of this.history.all()) out.push({ kind: 'config', entry });
     for (const [instance, a] of [...this.accepted].sort((x, y) => x[0] - y[0]))

@@ -272,6 +272,11 @@ export class Gossip {
     );
   }
 
+  /** Whether a peer other than `peer` is not known to have the Req of `id`. */
+  lackedBeyond(id: OpId, peer: number): boolean {
+    return this.others.some((p) => p !== peer && this.peerSeen.get(p)?.has(id) !== true);
+  }
+
   /** Every Req held to serve peers (a checkpoint keeps them, so a restart can still serve them). */
   heldReqs(): Req[] {
     return this.store.all();

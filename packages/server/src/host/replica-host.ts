@@ -838,7 +838,7 @@ export class ReplicaHost {
         from,
         msg,
         this.now,
-        () => this.snapshot(),
+        () => this.snapshot(from),
         this.transferChunkChars,
       )) {
         this.counters.chunksSent++;
@@ -883,11 +883,20 @@ export class ReplicaHost {
     this.install(result.state);
   }
 
-  /** What this replica gives a peer that rebuilds itself: its checkpoint, made now. */
-  private snapshot(): TransferredState {
+  /**
+   * What this replica gives peer `to`, which rebuilds itself: its checkpoint, made now. Of the
+   * final ops' Reqs it holds for peers, only those another replica than `to` may still lack: the
+   * rest it holds because `to` never reported them (a new member holds up every prune until it
+   * has joined), and `to` gets them as state. Sending them all made a new member's checkpoint grow
+   * with every op the cluster ran while it pulled it, and the pull never ended (the simulator,
+   * with a small chunk size and a lossy network).
+   */
+  private snapshot(to: number): TransferredState {
     const core = this.replica.checkpoint();
     const live = new Set(core.reqs.map((q) => opKey(q.id)));
-    const held = this.gossip.heldReqs().filter((q) => !live.has(opKey(q.id)));
+    const held = this.gossip
+      .heldReqs()
+      .filter((q) => !live.has(opKey(q.id)) && this.gossip.lackedBeyond(q.id, to));
     return {
       finalized: core.finalized,
       committedLive: core.committedLive,

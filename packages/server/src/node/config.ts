@@ -70,6 +70,10 @@ export const START_OPTIONS = {
     help: "the cluster's name, reported by /health and /ready",
   },
   fsync: { type: 'boolean', help: 'sync every commit to disk (power loss), not just to the OS' },
+  join: {
+    type: 'boolean',
+    help: 'a replica added with `creek member add`: on an empty --data, take the state and the members from --peers (the running replicas) first',
+  },
   'checkpoint-every': {
     type: 'string',
     value: 'N',
@@ -206,6 +210,7 @@ export const StartSettingsSchema = z
       .regex(/^[\w.-]{1,64}$/, "must be 1-64 letters, digits, '_', '.' or '-'")
       .optional(),
     fsync: flag.default(false),
+    join: flag.default(false),
     'checkpoint-every': wholeNumber(
       0,
       Number.MAX_SAFE_INTEGER,
@@ -216,11 +221,18 @@ export const StartSettingsSchema = z
     'log-level': logLevel('info'),
   })
   .superRefine((s, ctx) => {
-    if (!s.peers.some((p) => p.id === s.id))
+    // A new member lists the running replicas it asks; the cluster's configuration then wins.
+    if (!s.join && !s.peers.some((p) => p.id === s.id))
       ctx.addIssue({
         code: 'custom',
         path: ['peers'],
-        message: `must include this replica (--id ${s.id})`,
+        message: `must include this replica (--id ${s.id}), or add --join for a replica added with creek member add`,
+      });
+    if (s.join && s.peers.every((p) => p.id === s.id))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['peers'],
+        message: 'with --join, must list the running replicas to take the cluster from',
       });
     // A certificate is useless without its key and the other way round; a CA alone enables nothing.
     if (s['tls-cert'] !== undefined && s['tls-key'] === undefined)

@@ -106,6 +106,12 @@ export interface ReplicaStatus {
     readonly checkpointBytes: number;
     readonly bytes: number;
   };
+  /** The members in force here, the newest configuration's, and whether a change is on its way. */
+  readonly membership: {
+    readonly members: readonly number[];
+    readonly latest: readonly number[];
+    readonly changing: boolean;
+  };
   /** The origin its ops are numbered under, and its incarnation (null while it has none). */
   readonly identity: { readonly origin: number | null; readonly incarnation: number | null };
   /** State transfers: installed here (rebuilt from a peer), attempts, rejected, chunks. */
@@ -149,6 +155,16 @@ export class LocalCluster {
   readonly clusterId: string;
   private readonly procs: (ChildProcess | null)[];
   private readonly peers: string;
+  /**
+   * The replicas this object runs as the cluster's members, ascending: 0..size-1 at the start,
+   * then as `addReplica` and `removeReplica` change them. `urls`, `statuses`, `converged` and
+   * `waitForLeader` look at these.
+   */
+  readonly members: number[];
+  /** Ports of replicas added after the start (the genesis ones use basePort + id). */
+  private readonly extraPorts = new Map<number, number>();
+  /** Replicas started with --join (added after the start). */
+  private readonly joined = new Set<number>();
   private readonly ownsDir: boolean;
   private stopping = false;
   /** While `start()` waits for readiness: a replica that exits then fails the start at once. */
@@ -174,6 +190,12 @@ export class LocalCluster {
     this.adminToken = readFileSync(this.secretFile('admin.token'), 'utf8').trim();
     this.peers = Array.from({ length: this.size }, (_, i) => `${i}=${this.peerUrl(i)}`).join(',');
     this.procs = Array.from({ length: this.size }, () => null);
+    this.members = Array.from({ length: this.size }, (_, i) => i);
+  }
+
+  /** The port replica i listens on. */
+  port(i: number): number {
+    return this.extraPorts.get(i) ?? this.basePort + i;
   }
 
   /** Starts every replica and resolves once all of them answer and agree on a leader. */
@@ -198,34 +220,69 @@ export class LocalCluster {
 
   /** The client URL of replica i. */
   url(i: number): string {
-    return `${this.options.tls === undefined ? 'ws' : 'wss'}://${this.host}:${this.basePort + i}/client`;
+    return `${this.options.tls === undefined ? 'ws' : 'wss'}://${this.host}:${this.port(i)}/client`;
   }
 
-  /** Every replica's client URL, for `connect({ urls })`. */
+  /** Every member's client URL, for `connect({ urls })`. */
   get urls(): string[] {
-    return Array.from({ length: this.size }, (_, i) => this.url(i));
+    return this.members.map((i) => this.url(i));
   }
 
   httpUrl(i: number): string {
-    return `${this.options.tls === undefined ? 'http' : 'https'}://${this.host}:${this.basePort + i}`;
+    return `${this.options.tls === undefined ? 'http' : 'https'}://${this.host}:${this.port(i)}`;
   }
 
   isRunning(i: number): boolean {
-    return this.procs[i] !== null;
+    return (this.procs[i] ?? null) !== null;
+  }
+
+  /**
+   * Adds a replica to the running cluster as an operator does: `POST /admin/members/add` at a
+   * member (decided through the log), then starts it with --join on an empty data directory, on a
+   * free port. It takes a peer's checkpoint before it serves. Resolves with its id once the change
+   * is in force at the member asked (not once the new replica serves: `waitForLeader` tells).
+   */
+  async addReplica(ask = this.members.find((i) => this.isRunning(i))): Promise<number> {
+    if (ask === undefined) throw new Error('addReplica: no member is running to ask');
+    const id = Math.max(this.size - 1, ...this.members, ...this.joined) + 1;
+    this.extraPorts.set(id, await freeRun(1, this.host));
+    await this.admin(ask, 'members/add', { id, url: this.peerUrl(id) });
+    this.joined.add(id);
+    this.members.push(id);
+    this.members.sort((a, b) => a - b);
+    this.startReplica(id);
+    return id;
+  }
+
+  /**
+   * Removes replica i from the cluster (`POST /admin/members/remove` at another running member);
+   * a removed replica that runs exits by itself. Resolves once the change is in force there.
+   */
+  async removeReplica(
+    i: number,
+    ask = this.members.find((m) => m !== i && this.isRunning(m)),
+  ): Promise<void> {
+    if (ask === undefined) throw new Error('removeReplica: no other member is running to ask');
+    await this.admin(ask, 'members/remove', { id: i });
+    const k = this.members.indexOf(i);
+    if (k >= 0) this.members.splice(k, 1);
   }
 
   /** (Re)starts replica i on its data directory. */
   startReplica(i: number): void {
-    if (this.procs[i] !== null) throw new Error(`replica ${i} is already running`);
+    if ((this.procs[i] ?? null) !== null) throw new Error(`replica ${i} is already running`);
+    const joining = this.joined.has(i);
     const args = [
       BIN,
       'start',
       '--id',
       String(i),
       '--listen',
-      `${this.host}:${this.basePort + i}`,
+      `${this.host}:${this.port(i)}`,
       '--peers',
-      this.peers,
+      // A replica added later asks the members it knows of (the cluster's configuration wins).
+      joining ? this.members.map((m) => `${m}=${this.peerUrl(m)}`).join(',') : this.peers,
+      ...(joining ? ['--join'] : []),
       '--data',
       join(this.dir, `replica-${i}`),
       '--secret-file',
@@ -351,8 +408,9 @@ export class LocalCluster {
     });
   }
 
+  /** The members' statuses, in the order of `members`. */
   async statuses(): Promise<(ReplicaStatus | null)[]> {
-    return Promise.all(Array.from({ length: this.size }, (_, i) => this.status(i)));
+    return Promise.all(this.members.map((i) => this.status(i)));
   }
 
   /** POSTs an admin action (block, unblock, delay, pause, resume) to replica i. */
@@ -380,8 +438,8 @@ export class LocalCluster {
    */
   async delayBetweenReplicas(ms: number): Promise<void> {
     const calls: Promise<unknown>[] = [];
-    for (let i = 0; i < this.size; i++)
-      for (let j = 0; j < this.size; j++)
+    for (const i of this.members)
+      for (const j of this.members)
         if (i !== j && this.isRunning(i)) calls.push(this.admin(i, 'delay', { peer: j, ms }));
     await Promise.all(calls);
   }
@@ -411,7 +469,7 @@ export class LocalCluster {
         return null;
       }
     };
-    const ids = await Promise.all(Array.from({ length: this.size }, (_, i) => health(i)));
+    const ids = await Promise.all(this.members.map((i) => health(i)));
     return ids.every((id) => id === this.clusterId);
   }
 
@@ -467,12 +525,12 @@ export class LocalCluster {
   /** Stops at once with SIGKILL (for exit handlers, which cannot wait). */
   killAll(): void {
     this.stopping = true;
-    for (let i = 0; i < this.size; i++) this.kill(i);
+    for (let i = 0; i < this.procs.length; i++) this.kill(i);
     if (this.ownsDir) rmSync(this.dir, { recursive: true, force: true });
   }
 
   private peerUrl(i: number): string {
-    return `${this.options.tls === undefined ? 'ws' : 'wss'}://${this.host}:${this.basePort + i}`;
+    return `${this.options.tls === undefined ? 'ws' : 'wss'}://${this.host}:${this.port(i)}`;
   }
 
   /** A secret file in the data dir, made once with 24 random bytes; returns its path. */

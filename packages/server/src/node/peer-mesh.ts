@@ -68,8 +68,11 @@ export class PeerMesh {
   /** Extra one-way delay (ms) towards a peer, from the admin API. */
   readonly delays = new Map<number, number>();
 
-  /** Authenticated inbound connections, by the peer that dialed them. */
-  private readonly inbound = new Map<number, Set<WebSocket>>();
+  /**
+   * Every replica id this mesh has known as a peer: a removed one may still dial in (it was
+   * down when it was removed) and is told so by the replica (Paxos `retired`), then stops.
+   */
+  private readonly everKnown = new Set<number>();
 
   constructor(
     private readonly self: number,
@@ -87,6 +90,7 @@ export class PeerMesh {
 
   start(): void {
     this.started = true;
+    for (const p of this.peers) this.everKnown.add(p.id);
     for (const p of this.peers) this.connect(p);
   }
 
@@ -115,17 +119,13 @@ export class PeerMesh {
     }));
     this.peers = next;
     const ids = new Set(next.map((p) => p.id));
+    for (const id of ids) this.everKnown.add(id);
     for (const [id, e] of [...this.outbound]) {
       if (ids.has(id)) continue;
       this.outbound.delete(id);
       if (e.timer !== null) clearTimeout(e.timer);
       e.ws?.close();
       this.log.info({ peer: id }, 'peer left the cluster: disconnected');
-    }
-    for (const [id, sockets] of [...this.inbound]) {
-      if (ids.has(id)) continue;
-      for (const ws of sockets) ws.close(CLOSE_CODE.policy);
-      this.inbound.delete(id);
     }
     if (this.started) for (const p of next) if (p.url !== '') this.connect(p);
   }
@@ -250,7 +250,7 @@ export class PeerMesh {
           if (
             f.t !== 'auth' ||
             f.from === this.self ||
-            !this.peers.some((p) => p.id === f.from) ||
+            !(this.everKnown.has(f.from) || this.peers.some((p) => p.id === f.from)) ||
             !proofMatches(dialerProof(this.secret, nonce, f.from, this.self), f.mac)
           ) {
             this.counters.rejected++;
@@ -270,11 +270,6 @@ export class PeerMesh {
           }
           gate.pass();
           from = f.from;
-          const mine = this.inbound.get(from) ?? new Set<WebSocket>();
-          mine.add(ws);
-          this.inbound.set(from, mine);
-          const peer = from;
-          ws.once('close', () => this.inbound.get(peer)?.delete(ws));
           ws.send(
             encodeFrame({
               t: 'welcome',

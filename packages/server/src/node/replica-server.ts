@@ -8,6 +8,7 @@ import type { Response } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import { WorkerPoolExecutor } from '../exec/worker-pool-executor.js';
 import { incarnationOf } from '../core/op-id.js';
+import { MembershipAdmin } from './membership-admin.js';
 import type { Member, ReconfigOutcome } from '../cab/configuration.js';
 import {
   ReplicaHost,
@@ -140,9 +141,8 @@ export class ReplicaServer {
   readonly removed = new Promise<string>((resolve) => {
     this.removedWith = resolve;
   });
-  /** Admin requests waiting for their membership change to be decided, by nonce. */
-  private readonly reconfigWaiters = new Map<string, (outcome: ReconfigOutcome) => void>();
-  private reconfigNonces = 0;
+  /** `GET /members` and `POST /admin/members/*`. */
+  private readonly membership: MembershipAdmin;
 
   constructor(
     private readonly config: ReplicaServerConfig,
@@ -233,6 +233,11 @@ export class ReplicaServer {
         eventsPerSecond: this.guard.limits.viewerEventsPerSecond,
         bufferBytes: this.guard.limits.viewerBufferBytes,
       },
+    );
+    this.membership = new MembershipAdmin(
+      () => this.host,
+      (request) => this.call(() => this.host.reconfigure(Date.now(), request)),
+      (config.tls ?? null) !== null,
     );
     this.metrics = new ReplicaMetricsExporter(() => this.host, this.mesh, config.id);
     registerEdgeMetrics(this.metrics.registry, this.guard, [
@@ -466,7 +471,7 @@ export class ReplicaServer {
   private seenVector(session: string | null): number[] {
     const cached = this.seenThisTurn?.get(session);
     if (cached !== undefined) return cached;
-    const ids = this.config.peers.map((p) => p.id);
+    const ids = [...new Set([...this.config.peers.map((p) => p.id), ...this.host.paxos.peerIds()])];
     const prefix = this.host.replica.receivedPrefix(ids);
     const out = new Array<number>(Math.max(...ids) + 1).fill(0);
     for (const [id, n] of prefix) out[id] = n;
@@ -500,7 +505,7 @@ export class ReplicaServer {
       );
       return json(status, body);
     }
-    if (url.pathname === '/status' || url.pathname === '/metrics') {
+    if (url.pathname === '/status' || url.pathname === '/metrics' || url.pathname === '/members') {
       // What the replica holds and does is for its operators: the monitor token (read-only, for a
       // Prometheus scrape config) or the admin token. Probes above need none.
       if (!presentsToken(req, [this.config.monitorToken ?? null, this.config.adminToken]))
@@ -512,6 +517,7 @@ export class ReplicaServer {
         });
       if (req.method !== 'GET') return json(405, { error: `${url.pathname} answers GET only` });
       if (url.pathname === '/status') return json(200, this.status());
+      if (url.pathname === '/members') return json(200, this.membership.view());
       void this.metrics.registry.metrics().then((text) => {
         res.writeHead(200, { 'content-type': this.metrics.registry.contentType });
         res.end(text);
@@ -533,8 +539,17 @@ export class ReplicaServer {
       return json(401, { error: 'admin actions need `authorization: Bearer <admin token>`' });
     }
     if (req.method !== 'POST') return json(405, { error: 'admin actions are POST requests' });
+    if (url.pathname.startsWith('/admin/members/')) {
+      const action = url.pathname.slice('/admin/members/'.length);
+      this.log.info({ action, query: url.search.slice(0, 200) }, 'membership change asked');
+      void this.membership.change(action, url.searchParams).then(
+        (a) => json(a.status, a.body),
+        (err: unknown) => json(500, { error: String(err) }),
+      );
+      return;
+    }
     const peer = Number(url.searchParams.get('peer'));
-    const knownPeer = this.config.peers.some((p) => p.id === peer && p.id !== this.config.id);
+    const knownPeer = peer !== this.config.id && this.host.paxos.peerIds().includes(peer);
     switch (url.pathname) {
       case '/admin/block': {
         const direction = url.searchParams.get('direction') ?? 'both';
@@ -566,7 +581,9 @@ export class ReplicaServer {
         this.paused = false;
         break;
       default:
-        return json(404, { error: 'admin actions: block, unblock, delay, pause, resume' });
+        return json(404, {
+          error: 'admin actions: block, unblock, delay, pause, resume, members/add, members/remove',
+        });
     }
     this.log.info({ action: url.pathname, peer: url.searchParams.get('peer') }, 'admin action');
     json(200, {
@@ -607,6 +624,12 @@ export class ReplicaServer {
       catchUp: {
         behind: this.host.gossip.behind(),
         holding: this.host.speculationHeld,
+      },
+      // The configuration in force here and the newest decided (cab/configuration.ts).
+      membership: {
+        members: p.members,
+        latest: this.host.membership().latest.members.map((m) => m.id),
+        changing: this.host.membership().latest.from > p.decidedBelow,
       },
       // The origin its ops are numbered under (core/op-id.ts; null while it has none: a new or
       // wiped data directory still learning), and the state transfers it made and served.

@@ -12,7 +12,9 @@ export const START_USAGE = commandUsage(
   `One replica of a cluster whose replicas run on their own hosts. Required: --id, --listen,
 --peers, --data, --secret-file. Every --checkpoint-every finalized ops it writes a checkpoint and
 deletes the records before it. SIGTERM drains the ops in flight, then exits; a replica that finds
-it lost durable state exits with status 3.`,
+it lost durable state exits with status 3, and one removed from the cluster (creek member remove)
+exits with status 0. A replica added with creek member add starts with --join: on an empty
+--data it takes the cluster's state and members from the running replicas in --peers.`,
   START_OPTIONS,
 );
 
@@ -61,6 +63,7 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
       tls,
       clusterId: s['cluster-id'] ?? null,
       fsync: s.fsync,
+      join: s.join,
       edgeLimits: edgeLimitsFromEnv(process.env),
       ...(s['checkpoint-every'] === undefined ? {} : { checkpointEvery: s['checkpoint-every'] }),
       workers: s.workers,
@@ -84,6 +87,11 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  void server.removed.then((reason) => {
+    console.error(`creek: replica ${s.id}: ${reason}`);
+    setTimeout(() => process.exit(0), 5_000).unref();
+    void server.stop(0).then(() => process.exit(0));
+  });
   void server.halted.then((reason) => {
     // Also on stderr: `creek dev` shows its replicas' stderr, not their logs.
     console.error(`creek: replica ${s.id} halted: ${reason}`);

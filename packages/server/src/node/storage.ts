@@ -183,6 +183,9 @@ export class SqliteStorage {
     try {
       db.pragma('locking_mode = EXCLUSIVE');
       const state = inspect(db, file, dir);
+      // Before the first table (and WAL): pages a checkpoint frees can then be given back to the
+      // file system (`compact`). A directory made by an older version keeps its file's size.
+      if (state === 'fresh') db.pragma('auto_vacuum = INCREMENTAL');
       setDurability(db, opts.fsync === true);
       if (state === 'fresh') initialize(db, replicaId);
       else {
@@ -208,6 +211,7 @@ export class SqliteStorage {
     const checkpointBytes = this.checkpointBytes;
     try {
       this.appendAll(records);
+      if (records.some((r) => r.layer === 'checkpoint')) this.compact();
     } catch (e) {
       // Rolled back: so are the counts.
       this.count = count;
@@ -270,6 +274,19 @@ export class SqliteStorage {
       }
     }
     return { records: this.count, checkpointBytes: this.checkpointBytes, bytes };
+  }
+
+  /**
+   * After a checkpoint deleted the records before it: the pages they held go back to the file
+   * system, and the WAL into the database file, so the directory shrinks to about the checkpoint
+   * and the records after it (a replica that compacted little for a while, say while a dead peer
+   * held back pruning, gives its disk back once it compacts again). Once per checkpoint, which a
+   * replica takes every `--checkpoint-every` ops at most.
+   */
+  private compact(): void {
+    if ((this.db.pragma('auto_vacuum', { simple: true }) as number) !== 2) return;
+    this.db.pragma('incremental_vacuum');
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
   /** Checkpoints the WAL into creek.db and releases the directory. Idempotent. */

@@ -422,14 +422,18 @@ export function checkMinorityPartitions(
   holdBoundMs = Number.POSITIVE_INFINITY,
 ): string[] {
   const out: string[] = [];
-  const majority = Math.floor(record.replicas / 2) + 1;
   // A response waits for the replica's disk (a few ms); ops invoked just before a heal may answer after it.
   const margin = 10;
   const heldDuring = (replica: number, from: number, to: number): boolean =>
     record.holds.some((h) => h.replica === replica && h.start < to && h.end > from);
   for (const split of record.splits) {
+    // A minority of the configuration in force throughout the split; none is fixed while a
+    // membership change is in progress, and such splits are left alone.
+    const members = membersThroughout(record, split.start, split.end);
+    if (members === null) continue;
+    const majority = Math.floor(members.length / 2) + 1;
     for (const group of split.groups) {
-      if (group.length >= majority) continue;
+      if (group.filter((r) => members.includes(r)).length >= majority) continue;
       if (speculative)
         for (const h of record.holds) {
           if (!group.includes(h.replica) || h.start >= split.end || h.end <= split.start) continue;
@@ -473,6 +477,20 @@ export function checkMinorityPartitions(
     }
   }
   return out;
+}
+
+/** The members in force from `start` to `end` (RunRecord.memberships), or null if they changed. */
+function membersThroughout(
+  record: RunRecord,
+  start: number,
+  end: number,
+): readonly number[] | null {
+  let members: readonly number[] | null = null;
+  for (const m of record.memberships) {
+    if (m.at <= start) members = m.members;
+    else if (m.at < end) return null;
+  }
+  return members;
 }
 
 const CHECKPOINT = 16;

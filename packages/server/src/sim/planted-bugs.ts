@@ -22,6 +22,10 @@ export const PLANTED_BUGS = {
     config: { unsafeInstallIncomplete: true },
     what: 'a replica rebuilt from a peer installs the checkpoint once its last chunk is in, without the chunks still on their way',
   },
+  'genesis-quorum': {
+    config: { unsafeGenesisQuorum: true },
+    what: 'every quorum is a majority of the first configuration, counted over any replicas, whatever membership changes made of the cluster since',
+  },
 } as const satisfies Record<string, { config: Partial<SimConfig>; what: string }>;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;

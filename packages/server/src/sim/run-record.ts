@@ -4,7 +4,8 @@ import type { OrderTrace, Outcome, Req, ResponseLevel, SessionStamp } from '../c
 
 /** Everything the checkers look at after a run. */
 export interface RunRecord {
-  readonly replicas: number;
+  /** How many replica ids the run used (0..replicas-1): the genesis ones and those added. */
+  replicas: number;
   /** Every Req that was ever RB-cast, by op key. */
   readonly reqs: Map<string, Req>;
   /** Per replica: its commit records, in order (after a crash, those that survived on disk). */
@@ -43,6 +44,12 @@ export interface RunRecord {
     readonly commits: OpId[][];
     readonly lostReqs: ReadonlyMap<string, Req>;
   }[];
+  /**
+   * The cluster's membership over time: from `at` on, `members` were the configuration in force
+   * at every live member, or null while a change was in progress (asked, and not yet in force
+   * everywhere). The genesis configuration at 0.
+   */
+  readonly memberships: { readonly at: number; readonly members: readonly number[] | null }[];
 }
 
 export interface Invocation {

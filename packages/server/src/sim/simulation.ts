@@ -27,6 +27,13 @@ import {
   type PeerMessage,
 } from '../host/replica-host.js';
 import type { CatchUpWork } from './catch-up.js';
+import {
+  CONFIG_DELAY,
+  type ConfigEntry,
+  type MembershipChange,
+  type ReconfigOutcome,
+} from '../cab/configuration.js';
+import { drawReconfiguration, type ReconfigScenario } from './reconfiguration.js';
 import { checkRun } from './checkers.js';
 import { SimDisk } from './disk.js';
 import { EventQueue } from './event-queue.js';
@@ -45,7 +52,15 @@ import {
   type WorkloadShape,
 } from './workload.js';
 
-export const FAULT_MODES = ['none', 'partition', 'crash', 'all', 'lag', 'lag-cut'] as const;
+export const FAULT_MODES = [
+  'none',
+  'partition',
+  'crash',
+  'all',
+  'reconfig',
+  'lag',
+  'lag-cut',
+] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
 
 export interface SimConfig {
@@ -53,7 +68,8 @@ export interface SimConfig {
   readonly replicas: number;
   /**
    * none: a benign network (delays and reordering only); partition / crash: those faults too; all:
-   * everything; lag: one replica cut off from the others for most of the workload, then healed, so
+   * everything, and in half the runs a membership change (sim/reconfiguration.ts); reconfig: all,
+   * always with a membership change; lag: one replica cut off from the others for most of the workload, then healed, so
    * that it catches up on nearly everything at once (`SimStats.catchUp`); lag-cut: the same, cut
    * off again for 200 ms 20 ms into its catch-up.
    */
@@ -90,6 +106,12 @@ export interface SimConfig {
    * a replica rebuilt from part of a checkpoint.
    */
   readonly unsafeInstallIncomplete?: boolean;
+  /**
+   * Every quorum is a majority of the genesis configuration's size, whatever the membership
+   * changes made of it (HostOptions.unsafeGenesisQuorum). Exists so a test can show the checkers
+   * catch a quorum computed from the wrong configuration.
+   */
+  readonly unsafeGenesisQuorum?: boolean;
   /**
    * Every `everyMs` of simulated time, `onFrame` gets what each replica looks like (SimFrame): the
    * visualizer replays a run from these. At the end, `onOps` (if given) gets every op's life over
@@ -198,6 +220,8 @@ export interface SimParameters {
   readonly adoptAfterMs: number;
   /** Finalized ops between two checkpoints, after which a replica's disk drops older records. */
   readonly checkpointEvery: number;
+  /** The operator's membership changes in this run (sim/reconfiguration.ts), or null. */
+  readonly reconfiguration: ReconfigScenario | null;
   /**
    * Concurrent execution (§4.4): how many executions a replica runs at once, and the longest an
    * execution takes. Each runs on the snapshot of its start and finishes after a seeded delay, so
@@ -284,6 +308,10 @@ export interface SimStats {
   transfers: number;
   /** Transfers a replica took up again after it crashed mid-transfer. */
   transfersResumed: number;
+  /** Membership changes decided (applied or not), replicas added, and replicas removed. */
+  reconfigurations: number;
+  added: number;
+  removed: number;
   elections: number;
   /** Other origins' strong ops cast on their behalf (counted by the replicas up at the end). */
   adopted: number;
@@ -314,6 +342,11 @@ interface SimProcess {
   crashAfterRestart: { readonly afterMs: number; readonly downMs: number } | null;
   /** Keys of its ops from lost disks that other replicas held: no crash of its own loses them. */
   readonly opsOfLostDisks: Set<string>;
+  /**
+   * A replica added to the running cluster: the members it asks for a checkpoint when its disk is
+   * empty (HostOptions.join). Null for a member of the genesis configuration.
+   */
+  readonly seeds: readonly number[] | null;
   host: ReplicaHost;
   disk: SimDisk<HostRecord>;
   /** Its live queries (SimConfig.liveQueries), made anew with each host; null when off. */
@@ -376,15 +409,25 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   // Drawn last, so that adding sessions left every other stream of a seed as it was.
   const retryPrng = prng.fork();
   // Drawn after every other stream, so that checkpoints left each seed's other draws as they were.
-  const params: SimParameters = {
+  const params: SimParameters & { reconfiguration: ReconfigScenario | null } = {
     ...drawn,
     checkpointEvery: prng.fork().pick(CHECKPOINT_EVERY),
     execution: drawExecution(prng.fork()),
+    reconfiguration: null,
   };
   // Drawn last too: how long each execution takes.
   const execPrng = prng.fork();
   /** Which clients abandon an op rather than resubmit it: forked last, so no other draw moves. */
   const abandonPrng = prng.fork();
+  /** The operator's membership changes: forked last, so runs without one keep every draw. */
+  const reconfigPrng = prng.fork();
+  const scenario =
+    faults === 'all' || faults === 'reconfig'
+      ? drawReconfiguration(reconfigPrng, n, workloadMs, faults === 'reconfig')
+      : null;
+  params.reconfiguration = scenario;
+  /** Clock skew of the replicas added during the run (the genesis ones drew theirs above). */
+  const skewMs = [...params.skewMs];
   const sessions = new ClientSessions();
   const ids = Array.from({ length: n }, (_, i) => i);
 
@@ -407,17 +450,18 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     params.network,
     (at, run) => events.push(at, run),
     (t) => {
-      const p = procs[t.to]!;
-      if (!p.up || procs[t.from]!.wipes !== t.msg.wipes) return;
+      // A replica added to the configuration may not run yet: nobody receives its messages.
+      const p = procs[t.to];
+      if (p === undefined || !p.up || procs[t.from]!.wipes !== t.msg.wipes) return;
       received[t.to] = (received[t.to] ?? 0) + 1;
       p.host.receive(t.from, t.msg.msg);
     },
     (node) => node,
-    (node) => procs[node]!.up,
+    (node) => procs[node]?.up === true,
   );
   if (config.frames !== undefined) network.trackFlights();
   const inline = new InlineExecutor(app);
-  const physical = (r: number): number => EPOCH_MS + now + params.skewMs[r]!;
+  const physical = (r: number): number => EPOCH_MS + now + skewMs[r]!;
   const replicaOptions: Omit<ReplicaOptions, 'id'> = {
     app,
     noopIntervalMs: params.noopIntervalMs,
@@ -431,9 +475,12 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     id: number,
     executor: Executor = inline,
     storeObserver?: MirrorFeed,
+    seeds: readonly number[] | null = procs[id]?.seeds ?? null,
   ): HostOptions => ({
     id,
-    replicas: ids,
+    // A replica added during the run knows whom to ask, not the genesis configuration.
+    ...(seeds === null ? { replicas: ids } : { replicas: seeds, join: true }),
+    ...(config.unsafeGenesisQuorum === true ? { unsafeGenesisQuorum: true } : {}),
     replica: storeObserver === undefined ? replicaOptions : { ...replicaOptions, storeObserver },
     executor,
     checkpointEvery: params.checkpointEvery,
@@ -505,6 +552,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     lost: [],
     deadOrigins: [],
     retired: [],
+    memberships: [{ at: 0, members: ids }],
   };
   const byTag = new Map<number, Invocation>();
   const openHold: (RunRecord['holds'][number] | undefined)[] = [];
@@ -545,7 +593,22 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         });
       },
       observe(e: HostEvent): void {
+        if (e.kind === 'removed') {
+          // It stops, as `creek start` exits: gone for good, its origin with it.
+          events.push(now, () => {
+            if (!record.lost.includes(p.id)) {
+              removedCount++;
+              loseForGood(p);
+            }
+          });
+          return;
+        }
         if (e.kind !== 'transferred') return;
+        // Its clients watch again once it takes ops (a rebuilding replica takes none, so in the
+        // runtime they could not have watched before): the state was replaced wholesale.
+        events.push(now, () => {
+          if (p.up && p.host.halted === null) watchOn(p);
+        });
         // Its committed list is now a peer's, up to the checkpoint's position: the checkers
         // compare what it commits from here on with the others' lists.
         transfers++;
@@ -622,7 +685,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const watched: Map<string, { tentative?: Outcome; stable?: Outcome }>[] = [];
   let nextWatchTag = WATCH_TAG_BASE;
 
-  for (const id of ids) {
+  /** A new replica process, with its host (`seeds`: whom it asks, for one added during the run). */
+  function spawn(id: number, seeds: readonly number[] | null): SimProcess {
     const p: SimProcess = {
       id,
       up: true,
@@ -632,14 +696,17 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       runScheduled: false,
       crashAfterRestart: null,
       opsOfLostDisks: new Set(),
+      seeds,
       host: undefined as unknown as ReplicaHost,
       disk: new SimDisk(),
       live: null,
     };
-    p.host = new ReplicaHost(liveHostOptions(p), effects(p));
     procs.push(p);
+    p.host = new ReplicaHost(liveHostOptions(p), effects(p));
     watchOn(p);
+    return p;
   }
+  for (const id of ids) spawn(id, null);
 
   /**
    * Live queries at the end of a quiescent run: each replica's last tentative and last stable
@@ -866,17 +933,18 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   }
 
   // Ticks.
-  for (const p of procs) {
+  function startTicks(p: SimProcess, firstAt: number): void {
     const tick = (): void => {
       if (p.up) p.host.tick(physical(p.id));
       events.push(now + TICK_MS, tick);
     };
-    events.push(faultPrng.float(0, TICK_MS), tick);
+    events.push(firstAt, tick);
   }
+  for (const p of procs) startTicks(p, faultPrng.float(0, TICK_MS));
 
   // Clients: open-loop arrivals at each replica during the workload phase.
   const meanGap = 1000 / params.opsPerSecondPerReplica;
-  for (const h of procs) {
+  function startClients(h: SimProcess, firstAt: number): void {
     const client = (): void => {
       if (now >= workloadMs) return;
       events.push(now + clientPrng.exponential(meanGap), client);
@@ -895,8 +963,9 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       // A client that lost its connection resubmits elsewhere, the first submission still alive.
       if (retryPrng.chance(0.03)) events.push(now + retryPrng.float(1, 300), () => resubmit(inv));
     };
-    events.push(clientPrng.exponential(meanGap), client);
+    events.push(firstAt, client);
   }
+  for (const h of procs) startClients(h, clientPrng.exponential(meanGap));
 
   /**
    * Whether a client's op reaches the replica: it is up, has not halted, and is not still learning
@@ -971,65 +1040,247 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     which === 'leader'
       ? procs.find((x) => x.up && x.host.paxos.status().role === 'leader')
       : procs[which];
-  scheduleFaults(faultPrng, faults, n, workloadMs, {
-    at: (t, fn) => events.push(t, fn),
-    partition: (groups) => {
-      partitions++;
-      network.partition(groups);
-      record.splits.push({ start: now, end: Number.POSITIVE_INFINITY, groups });
-    },
-    isolateLeader: () => {
-      const leader = pick('leader');
-      if (leader === undefined) return;
-      partitions++;
-      const groups = [[leader.id], ids.filter((i) => i !== leader.id)];
-      network.partition(groups);
-      record.splits.push({ start: now, end: Number.POSITIVE_INFINITY, groups });
-    },
-    oneWay: (from, to) => {
-      partitions++;
-      network.block(from, to);
-    },
-    deafen: (which) => {
-      const target = pick(which);
-      if (target === undefined) return;
-      partitions++;
-      network.block(
-        ids.filter((i) => i !== target.id),
-        [target.id],
+  // ---------------------------------------------------------------- membership changes
+
+  /** Membership changes an operator asked for that are not decided yet (the run is not quiet). */
+  let changesPending = 0;
+  let reconfigurations = 0;
+  let addedCount = 0;
+  let removedCount = 0;
+  let nonces = 0;
+  /** The next replica id: ids are never reused (cab/configuration.ts). */
+  let nextId = n;
+
+  /** Processes that run and have not been lost or removed. */
+  const alive = (): SimProcess[] => procs.filter((p) => p.up && !record.lost.includes(p.id));
+
+  /**
+   * What became of a change at a replica: its outcome if it remembers one, or, for a change it
+   * applied before a restart, the configuration the change made.
+   */
+  function outcomeAt(p: SimProcess, nonce: string): ReconfigOutcome | undefined {
+    const o = p.host.reconfigOutcome(nonce);
+    if (o !== undefined) return o;
+    const entry = p.host.membership().entries.find((e) => e.nonce === nonce);
+    return entry === undefined
+      ? undefined
+      : { applied: true, entry, decidedAt: entry.from - CONFIG_DELAY };
+  }
+
+  /**
+   * As `creek member` does: asks a live replica for the change, and again every 100 ms (another
+   * replica, if that one is gone) until some replica has it decided; then `then(outcome)`. The
+   * membership timeline (RunRecord.memberships) marks the change in progress until every live
+   * member has it in force.
+   */
+  function operatorChange(change: MembershipChange, then: (o: ReconfigOutcome) => void): void {
+    const request = { change, nonce: `op-${++nonces}` };
+    changesPending++;
+    record.memberships.push({ at: now, members: null });
+    const attempt = (): void => {
+      for (const p of alive()) {
+        const o = outcomeAt(p, request.nonce);
+        if (o === undefined) continue;
+        reconfigurations++;
+        if (o.applied) inForceEverywhere(o.entry);
+        else {
+          changesPending--;
+          record.memberships.push({ at: now, members: currentMembers() });
+        }
+        then(o);
+        return;
+      }
+      const askable = alive().filter((p) => p.host.halted === null && !p.host.rebuilding);
+      if (askable.length > 0) {
+        const p = reconfigPrng.pick(askable);
+        p.host.reconfigure(physical(p.id), request);
+      }
+      events.push(now + 100, attempt);
+    };
+    attempt();
+  }
+
+  /** The members of the configuration in force at the live replicas, when they agree. */
+  function currentMembers(): readonly number[] | null {
+    const views = alive()
+      .filter((p) => p.host.halted === null && !p.host.rebuilding)
+      .map((p) => p.host.paxos.status().members.join());
+    return views.length > 0 && views.every((v) => v === views[0])
+      ? views[0]!.split(',').map(Number)
+      : null;
+  }
+
+  /**
+   * Waits until every live member of `entry` has it (or a later configuration) in force, then
+   * marks the change done.
+   */
+  function inForceEverywhere(entry: ConfigEntry): void {
+    const members = entry.members.map((m) => m.id);
+    const check = (): void => {
+      const live = alive().filter((p) => members.includes(p.id));
+      if (
+        live.length > 0 &&
+        live.every((p) => !p.host.rebuilding && p.host.membership().decidedBelow >= entry.from)
+      ) {
+        changesPending--;
+        record.memberships.push({ at: now, members: currentMembers() });
+        return;
+      }
+      events.push(now + 20, check);
+    };
+    check();
+  }
+
+  /** The live member a scenario aims at: the leader, a replica by id, or the one it added. */
+  function member(which: 'leader' | 'new' | number, added: number | null): SimProcess | undefined {
+    const members = new Set(currentMembers() ?? []);
+    const candidates = alive().filter((p) => members.has(p.id));
+    if (which === 'leader')
+      return candidates.find((p) => p.host.paxos.status().role === 'leader') ?? candidates[0];
+    const id = which === 'new' ? added : which;
+    return candidates.find((p) => p.id === id) ?? candidates[0];
+  }
+
+  /** Starts a replica added to the cluster, empty: it rebuilds itself from a peer's checkpoint. */
+  function startJoiner(id: number, members: readonly number[], s: ReconfigScenario): void {
+    addedCount++;
+    skewMs[id] = reconfigPrng.float(-20, 20);
+    record.commits[id] = [];
+    record.replicas = Math.max(record.replicas, id + 1);
+    const p = spawn(
+      id,
+      members.filter((m) => m !== id),
+    );
+    startTicks(p, now + reconfigPrng.float(0, TICK_MS));
+    if (now < workloadMs) startClients(p, now + clientPrng.exponential(meanGap));
+    if (s.crashJoiner !== null) {
+      const { afterMs, downMs } = s.crashJoiner;
+      events.push(now + afterMs, () => {
+        if (!p.up || record.lost.includes(p.id)) return;
+        crash(p);
+        events.push(now + downMs, () => restart(p));
+      });
+    }
+  }
+
+  function addNew(s: ReconfigScenario, started: (id: number) => void): void {
+    const id = nextId++;
+    operatorChange({ op: 'add', member: { id, address: `sim://${id}` } }, (o) => {
+      if (!o.applied) return;
+      startJoiner(
+        id,
+        o.entry.members.map((m) => m.id),
+        s,
       );
+      started(id);
+    });
+  }
+
+  function runScenario(s: ReconfigScenario): void {
+    let added: number | null = null;
+    if (s.kind === 'replace') {
+      const victim = member(s.victim, null);
+      if (victim === undefined) return;
+      // A lost machine is removed first: a new member takes part only once it has heard every
+      // member (it may have voted before and forgotten), so a dead one would hold it back.
+      if (s.dead) loseForGood(victim);
+      operatorChange({ op: 'remove', id: victim.id }, () => addNew(s, () => undefined));
+    } else {
+      addNew(s, (id) => (added = id));
+      events.push(s.shrinkAt, () => {
+        const victim = member(s.victim, added);
+        if (victim !== undefined) operatorChange({ op: 'remove', id: victim.id }, () => undefined);
+      });
+    }
+    if (s.crashLeaderMs !== null) {
+      // Another leader must finish the change.
+      const leader = member('leader', null);
+      if (leader !== undefined && leader.host.paxos.status().role === 'leader') {
+        crash(leader);
+        events.push(now + s.crashLeaderMs, () => restart(leader));
+      }
+    }
+  }
+  if (scenario !== null) events.push(scenario.at, () => runScenario(scenario));
+
+  /** Every process that is not lost (a partition places each of them in a group). */
+  const placed = (groups: readonly (readonly number[])[]): number[][] => {
+    const out = groups.map((g) => [...g]);
+    for (const p of procs)
+      if (!out.some((g) => g.includes(p.id))) out[reconfigPrng.int(0, out.length - 1)]!.push(p.id);
+    return out;
+  };
+  const allIds = (): number[] => procs.map((p) => p.id);
+
+  // A run that changes its membership loses no replica for good but to that change: the operator
+  // replaces the dead, and a new member waits for every member it has not heard.
+  scheduleFaults(
+    faultPrng,
+    faults === 'reconfig' ? 'all' : faults,
+    n,
+    workloadMs,
+    scenario !== null,
+    {
+      at: (t, fn) => events.push(t, fn),
+      partition: (drawn) => {
+        partitions++;
+        const groups = placed(drawn);
+        network.partition(groups);
+        record.splits.push({ start: now, end: Number.POSITIVE_INFINITY, groups });
+      },
+      isolateLeader: () => {
+        const leader = pick('leader');
+        if (leader === undefined) return;
+        partitions++;
+        const groups = [[leader.id], allIds().filter((i) => i !== leader.id)];
+        network.partition(groups);
+        record.splits.push({ start: now, end: Number.POSITIVE_INFINITY, groups });
+      },
+      oneWay: (from, to) => {
+        partitions++;
+        network.block(from, to);
+      },
+      deafen: (which) => {
+        const target = pick(which);
+        if (target === undefined) return;
+        partitions++;
+        network.block(
+          allIds().filter((i) => i !== target.id),
+          [target.id],
+        );
+      },
+      heal: () => {
+        network.heal();
+        for (const s of record.splits) if (s.end === Number.POSITIVE_INFINITY) s.end = now;
+      },
+      crash: (which) => {
+        const target = pick(which);
+        if (target !== undefined) crash(target);
+      },
+      lose: (which) => {
+        const target = pick(which);
+        if (target !== undefined) target.loseAfterStrong = true;
+      },
+      wipe: (which, crashAfterRestart) => {
+        const target = pick(which);
+        if (target === undefined) return;
+        wipe(target);
+        target.crashAfterRestart = crashAfterRestart;
+      },
+      restartAll: () => procs.forEach(restart),
+      lagging: (replica) => {
+        const h = procs[replica]!.host;
+        catchUpFrom = {
+          replica,
+          host: h,
+          committed: h.replica.stats().committed,
+          executions: h.replica.metrics.executions,
+          lackChecks: h.paxos.status().lackChecks,
+          messages: received[replica] ?? 0,
+        };
+      },
     },
-    heal: () => {
-      network.heal();
-      for (const s of record.splits) if (s.end === Number.POSITIVE_INFINITY) s.end = now;
-    },
-    crash: (which) => {
-      const target = pick(which);
-      if (target !== undefined) crash(target);
-    },
-    lose: (which) => {
-      const target = pick(which);
-      if (target !== undefined) target.loseAfterStrong = true;
-    },
-    wipe: (which, crashAfterRestart) => {
-      const target = pick(which);
-      if (target === undefined) return;
-      wipe(target);
-      target.crashAfterRestart = crashAfterRestart;
-    },
-    restartAll: () => procs.forEach(restart),
-    lagging: (replica) => {
-      const h = procs[replica]!.host;
-      catchUpFrom = {
-        replica,
-        host: h,
-        committed: h.replica.stats().committed,
-        executions: h.replica.metrics.executions,
-        lackChecks: h.paxos.status().lackChecks,
-        messages: received[replica] ?? 0,
-      };
-    },
-  });
+  );
 
   // Run: the workload, then settle until quiescent.
   const deadline = workloadMs + settleMs;
@@ -1193,6 +1444,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       )
         return false;
     }
+    if (changesPending > 0) return false;
     return record.invocations.every((inv) => inv.abandoned || complete(inv));
   }
 
@@ -1286,6 +1538,9 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     wipedHalts,
     transfers,
     transfersResumed,
+    reconfigurations,
+    added: addedCount,
+    removed: removedCount,
     elections: sum((h) => h.paxos.counters.elections),
     adopted: sum((h) => h.replica.metrics.adopted),
     simulatedMs: now,
@@ -1354,6 +1609,7 @@ function scheduleFaults(
   mode: FaultMode,
   n: number,
   workloadMs: number,
+  noLosses: boolean,
   act: FaultActions,
 ): void {
   if (mode === 'none' || n < 2) return;
@@ -1382,7 +1638,7 @@ function scheduleFaults(
   if (mode === 'crash' || mode === 'all') kinds.push('crash', 'crash-leader');
   // Replicas die for good, as many as a majority survives (a second loss of five is what leaves a
   // value that a new leader must re-propose with its Reqs nowhere alive).
-  const mayLose = Math.floor((n - 1) / 2);
+  const mayLose = noLosses ? 0 : Math.floor((n - 1) / 2);
   if ((mode === 'crash' || mode === 'all') && mayLose > 0) kinds.push('lose', 'wipe');
   let lost = 0;
   let t = prng.float(50, workloadMs / 3);
@@ -1456,7 +1712,7 @@ function drawParameters(
   prng: Prng,
   n: number,
   faults: FaultMode,
-): Omit<SimParameters, 'checkpointEvery' | 'execution'> {
+): Omit<SimParameters, 'checkpointEvery' | 'execution' | 'reconfiguration'> {
   const maxDelay = prng.pick([1, 5, 20, 50]);
   const benign = faults === 'none';
   return {

@@ -157,7 +157,9 @@ export class Cluster {
     this.joined.add(id);
     this.addSlot(id, null, new ConditionalDelivery(below, []));
     this.records[id] = [...records];
-    this.nodes.push(new MultiPaxos({ ...this.paxosOptions(id), noDurableVotes: true }, { records }));
+    this.nodes.push(
+      new MultiPaxos({ ...this.paxosOptions(id), noDurableVotes: true }, { records }),
+    );
     return id;
   }
 

@@ -52,7 +52,7 @@ describe('npm run sim', () => {
     const r = await sim(['--seed', '1', '--faults', 'lagg']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(
-      /--faults must be one of none, partition, crash, all, lag, lag-cut, got lagg/,
+      /--faults must be one of none, partition, crash, all, reconfig, lag, lag-cut, got lagg/,
     );
   });
 
@@ -67,7 +67,7 @@ describe('npm run sim', () => {
     const typo = await sim(['--seed', '1', '--plant', 'send-before-durabel']);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(
-      /--plant must be one of send-before-durable, speculate-while-behind, hold-while-cut-off, install-incomplete-transfer, got send-before-durabel/,
+      /--plant must be one of send-before-durable, speculate-while-behind, hold-while-cut-off, install-incomplete-transfer, genesis-quorum, got send-before-durabel/,
     );
   });
 });
@@ -119,7 +119,7 @@ describe('frames of a run (what the visualizer replays)', () => {
             expect(t).toBeLessThanOrEqual(f.at);
           }
       }
-    expect(last.recentOps.some((o) => o.strong && o.stableAt !== null)).toBe(true);
+    expect(ops.some((o) => o.strong && o.stableAt !== null)).toBe(true);
     // Every op's life at the end, the last of them those the last frame shows.
     expect(ops).toHaveLength(watched.stats.ops);
     expect(ops.slice(-16)).toEqual(last.recentOps);

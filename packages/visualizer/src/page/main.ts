@@ -26,6 +26,7 @@ const FAULT_LABELS: Record<FaultMode, string> = {
   partition: 'Partitions',
   crash: 'Crashes',
   all: 'Every fault',
+  reconfig: 'Every fault, and replicas added and removed',
   lag: 'A replica that falls far behind',
   'lag-cut': 'Falls behind, then cut off again',
 };
@@ -39,12 +40,14 @@ function movedAt(r: Replay, k: number): Set<string>[] {
   return f.replicas.map((rep, i) => {
     const shown = new Set(shownOrder(rep));
     const moved = new Set<string>();
-    for (let j = Math.max(1, k - MOVED_FRAMES + 1); j <= k; j++)
-      for (const id of jumpedAhead(
-        shownOrder(r.frames[j - 1]!.replicas[i]!),
-        shownOrder(r.frames[j]!.replicas[i]!),
-      ))
+    for (let j = Math.max(1, k - MOVED_FRAMES + 1); j <= k; j++) {
+      // A replica added during the run is in the frames from its start on.
+      const before = r.frames[j - 1]!.replicas[i];
+      const after = r.frames[j]!.replicas[i];
+      if (before === undefined || after === undefined) continue;
+      for (const id of jumpedAhead(shownOrder(before), shownOrder(after)))
         if (shown.has(id)) moved.add(id);
+    }
     return moved;
   });
 }

@@ -311,21 +311,22 @@ export class ReplicaHost {
 
   /**
    * It must take no client op, nor issue a no-op, yet. Either it has no origin (a new replica, or
-   * one whose disk was lost: no IdentityRecord) and has not yet heard every peer, or it rebuilds
-   * itself from a peer (`rebuilding`), or it has no op of its own and Paxos still rejoins
-   * (PaxosOptions.noDurableVotes). Every peer's summary, not a majority's: the only copy of an op
-   * of an earlier incarnation may be at a peer that was down, and this replica's new origin must
-   * be above every incarnation any peer holds ops of (`decideOrigin`). And an op of its own on
-   * disk must mean it is done rejoining, since Paxos counts such a replica as one that never lost
-   * its votes. Never true again once false, unless a transfer starts (summaries add up, a rejoin
-   * ends once).
+   * one whose disk was lost: no IdentityRecord) and has not yet heard every peer and decided one
+   * (`decideOrigin`), or it rebuilds itself from a peer (`rebuilding`), or it has no op of its own
+   * and Paxos still rejoins (PaxosOptions.noDurableVotes). Every peer's summary, not a majority's:
+   * the only copy of an op of an earlier incarnation may be at a peer that was down, and this
+   * replica's new origin must be above every incarnation any peer holds ops of. And an op of its
+   * own on disk must mean it is done rejoining, since Paxos counts such a replica as one that
+   * never lost its votes. Never true again once false, unless a transfer starts: a member added
+   * later (cab/configuration.ts) makes no replica that has an origin wait for its summary (an idle
+   * cluster's members, with no op of their own, waited for a new member that was waiting for a
+   * checkpoint from one of them).
    */
   get learningFromPeers(): boolean {
     return (
       this.incoming !== null ||
       this.replica.id === ORIGIN_UNDECIDED ||
-      (this.replica.issuedCount() === 0 &&
-        (this.gossip.peersSummarized() < this.gossip.others.length || this.paxos.rejoining))
+      (this.replica.issuedCount() === 0 && this.paxos.rejoining)
     );
   }
 

@@ -14,7 +14,10 @@ import { runSimulation, type SimConfig } from '../../src/sim/simulation.js';
  * And the hold must not cost availability: cut off again while it catches up ('lag-cut'), the
  * replica answers its clients once the catch-up stalls (the minority-partition checker bounds it).
  */
-const SEEDS = [3, 4, 5];
+// (Seeds 3 and 5 served until membership changes moved the runs' timing: seed 5's long run, like
+// seed 12's before, gives the linearizability checker a history it cannot decide within its
+// search limit, and seed 3's re-executed tail no longer shows.)
+const SEEDS = [4, 9, 11];
 const SHORT_MS = 1_500;
 const LONG_MS = 6_000;
 

@@ -262,7 +262,7 @@ describe('a replica lost for good, replaced with creek member replace', () => {
     expect((await status())!.transfers.installed).toBeGreaterThanOrEqual(1);
     const list = member('list', 0);
     expect(list.code).toBe(0);
-    expect(list.out).toMatch(/^\s*3  ws:\/\/127\.0\.0\.1/m);
+    expect(list.out).toMatch(/^\s*3 {2}ws:\/\/127\.0\.0\.1/m);
     expect(list.out).toMatch(/removed before: 2/);
   });
 });

@@ -19,6 +19,7 @@
  * Progress on stderr, the figures on stdout. Nothing is asserted: this measures.
  */
 import { performance } from 'node:perf_hooks';
+import { writeKeys } from './write-keys.js';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalCluster, type ReplicaStatus } from '@creek/server/node';
@@ -60,28 +61,8 @@ async function main(): Promise<void> {
   const cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
   const clients = clientsOnEachReplica(cluster);
   try {
-    const value = 'x'.repeat(flags['value-bytes']);
-    let next = 0;
-    let done = 0;
-    const t0 = performance.now();
-    await Promise.all(
-      clients.map(async (client) => {
-        const lane = async (): Promise<void> => {
-          while (next < flags.keys) {
-            const k = next++;
-            await client.invokeWeak('kv.put', { key: `key/${k}`, value });
-            if (++done % 10_000 === 0)
-              log(
-                `${done}/${flags.keys} keys written (${((performance.now() - t0) / 1000).toFixed(1)} s)`,
-              );
-          }
-        };
-        await Promise.all(Array.from({ length: flags['in-flight'] }, lane));
-      }),
-    );
-    log(
-      `${flags.keys} keys written in ${((performance.now() - t0) / 1000).toFixed(1)} s; waiting for agreement and compaction`,
-    );
+    await writeKeys(clients, flags.keys, flags['value-bytes'], flags['in-flight'], log);
+    log('waiting for agreement and compaction');
     await cluster.converged(TIMEOUT_MS);
     await cluster.until(
       async () => (await cluster.statuses()).every((s) => s !== null && s.memory.gossipHeld === 0),

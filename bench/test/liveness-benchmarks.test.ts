@@ -47,6 +47,9 @@ describe('the liveness, viewer, bytes and transfer benchmarks refuse bad flags b
     ['state-transfer.ts', ['--in-flight', 'many'], /--in-flight must be a whole number/],
     ['state-transfer.ts', ['--kyes', '10'], /unknown argument '--kyes'/],
     ['state-transfer.ts', ['--keys'], /--keys needs a value/],
+    ['replace-dead.ts', ['--keys', '0'], /--keys must be a whole number from 1 to 5000000/],
+    ['replace-dead.ts', ['--value-bytes', '-1'], /--value-bytes must be a whole number/],
+    ['replace-dead.ts', ['--kyes', '10'], /unknown argument '--kyes'/],
   ])('%s %j', async (script, args, message) => {
     const r = await run(script, args);
     expect(r.code).toBe(2);

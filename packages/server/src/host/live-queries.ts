@@ -55,6 +55,11 @@ export class LiveQueries<C> {
     private readonly max = MAX_WATCHES_PER_CONNECTION,
   ) {}
 
+  /** Reads of live queries in flight (asked of the replica, not answered yet). */
+  get reading(): number {
+    return this.byTag.size;
+  }
+
   /** How many live queries run now, over every connection. */
   get size(): number {
     let n = 0;
@@ -143,7 +148,14 @@ export class LiveQueries<C> {
       for (const w of mine.values())
         for (const level of LEVELS) {
           const side = w.sides[level];
-          if (side.reads === null) continue; // its first read is still in flight
+          // Its first read is still in flight, and what it reads is not known yet: it may have
+          // read a key before this change (its answer comes after the replica's turn), so it
+          // runs again once it answers. Skipping it left a watch on a stale value for good when
+          // nothing wrote the key again (the simulator, seed 8 with every fault).
+          if (side.reads === null) {
+            if (side.inFlight !== null) side.again = true;
+            continue;
+          }
           if (!changed.some((k) => readSetCovers(side.reads!, k))) continue;
           if (side.inFlight !== null) side.again = true;
           else this.run(w, level);

@@ -75,6 +75,8 @@ export interface ReplicaStatus {
     /** Keys in the finalized state, and Reqs gossip holds for peers. */
     readonly keys: number;
     readonly gossipHeld: number;
+    /** Checkpoints written since the process started. */
+    readonly checkpoints: number;
   };
   readonly metrics: {
     readonly executionRatio: number;

@@ -24,6 +24,7 @@ export {
 export { checkRun } from './checkers.js';
 export { PLANTED_BUGS, PLANTED_BUG_NAMES, type PlantedBug } from './planted-bugs.js';
 export { catchUpGrowth, type CatchUpWork } from './catch-up.js';
+export { drawReconfiguration, RECONFIG_SHARE, type ReconfigScenario } from './reconfiguration.js';
 export { ReferenceInterpreter } from './reference-interpreter.js';
 export { Prng } from './prng.js';
 export { simApp, generateOp } from './workload.js';

@@ -605,10 +605,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         }
         if (e.kind !== 'transferred') return;
         // Its clients watch again once it takes ops (a rebuilding replica takes none, so in the
-        // runtime they could not have watched before): the state was replaced wholesale.
-        events.push(now, () => {
-          if (p.up && p.host.halted === null) watchOn(p);
-        });
+        // runtime they could not watch it meanwhile): the state was replaced wholesale.
+        forgetWatches(p);
         // Its committed list is now a peer's, up to the checkpoint's position: the checkers
         // compare what it commits from here on with the others' lists.
         transfers++;
@@ -703,7 +701,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     };
     procs.push(p);
     p.host = new ReplicaHost(liveHostOptions(p), effects(p));
-    watchOn(p);
+    // A genesis replica's clients watch from the start; a new member's once it takes ops.
+    if (seeds === null) watchOn(p);
     return p;
   }
   for (const id of ids) spawn(id, null);
@@ -715,6 +714,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   function checkLiveQueries(): string[] {
     const out: string[] = [];
     for (const r of liveReplicas(record)) {
+      if (procs[r]!.live === null) continue; // never watched since it took ops
       const state = JSON.parse(record.finals[r]!.digest) as Record<string, JsonValue>;
       const num = (k: string): number => (typeof state[k] === 'number' ? (state[k] as number) : 0);
       for (const [watchId, op, args] of SIM_WATCHES) {
@@ -771,6 +771,12 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       liveViolations.push(
         `live query: at ${now.toFixed(1)} ms replica ${p.id} pushed ${op} ${JSON.stringify(args)} = ${JSON.stringify(got)} as stable at position ${position}, but the committed state there reads ${JSON.stringify(expected)}`,
       );
+  }
+
+  /** No live query runs at `p` until it takes ops again (and the checks skip it meanwhile). */
+  function forgetWatches(p: SimProcess): void {
+    p.live = null;
+    watched[p.id]?.clear();
   }
 
   /** Starts the live queries on the process's current host (at start, and after each restart). */
@@ -921,7 +927,9 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     });
     // It crashed while it rebuilt itself: it goes on from the chunks on its disk.
     if (p.host.rebuilding) transfersResumed++;
-    watchOn(p);
+    // A member added during the run is watched once it takes ops (its clients could not before).
+    if (p.seeds === null) watchOn(p);
+    else forgetWatches(p);
     const again = p.crashAfterRestart;
     if (again === null) return;
     p.crashAfterRestart = null;
@@ -1302,9 +1310,12 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     now = ev.at;
     ev.event();
     if (config.liveQueries === true)
-      for (const p of procs)
+      for (const p of procs) {
+        // A replica added during the run, or rebuilt from a checkpoint: watched once it takes ops.
+        if (p.up && p.live === null && takesOps(p)) watchOn(p);
         if (p.up && p.live !== null && p.host.halted === null)
           p.live.changed(p.host.replica.takeChangedKeys());
+      }
     scheduleDeferredRuns();
     trackHolds();
     if (
@@ -1439,6 +1450,10 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     for (const p of live) {
       if (
         !p.up ||
+        // A new or wiped member that never finishes learning from its peers fails the run too.
+        p.host.learningFromPeers ||
+        // Reads of live queries still on their way (the run ending would lose their answers).
+        (p.live !== null && p.live.reading > 0) ||
         !p.host.settled(stranded(p).length) ||
         p.host.replica.stats().committed !== committed
       )

@@ -40,6 +40,22 @@ function harness() {
 }
 
 describe('LiveQueries', () => {
+  it('a key changed while the first read is on its way: the read runs again once it answers', () => {
+    const h = harness();
+    h.lq.watch('c', { watchId: 'w', op: 'get', args: {} });
+    expect(h.reads).toHaveLength(2);
+    expect(h.lq.reading).toBe(2);
+    // What the first reads read is not known until they answer, so any change may concern them.
+    h.lq.changed(new Set(['k']));
+    h.answer('tentative', 0);
+    h.answer('stable', 0, 3);
+    expect(h.reads).toHaveLength(4);
+    h.answer('tentative', 7);
+    h.answer('stable', 7, 4);
+    expect(h.lq.reading).toBe(0);
+    expect(h.pushes()).toEqual(['tentative 0', 'stable 0@3', 'tentative 7', 'stable 7@4']);
+  });
+
   it('the committed reader answering first: the equal tentative result is followed by the stable one again', () => {
     const h = harness();
     h.lq.watch('c', { watchId: 'w', op: 'get', args: {} });

@@ -28,7 +28,11 @@ describe('membership changes in the simulator', () => {
         totals.transfers += r.stats.transfers;
         totals.resumed += r.stats.transfersResumed;
         totals.changes += r.stats.reconfigurations;
-        if (r.parameters.reconfiguration?.crashLeaderMs !== null && r.parameters.reconfiguration?.crashLeaderMs !== undefined) totals.leaderCrashes++;
+        if (
+          r.parameters.reconfiguration?.crashLeaderMs !== null &&
+          r.parameters.reconfiguration?.crashLeaderMs !== undefined
+        )
+          totals.leaderCrashes++;
       }
     }
     // Every run changes its membership, and the new members rebuild themselves from a checkpoint.

@@ -207,8 +207,10 @@ function start(): void {
     current = replay(parsed.request);
     document.title = `Creek visualizer: seed ${parsed.request.seed}`;
     const flagged = opIdsIn(current.result.violations);
+    // Every replica of the run, those added by a membership change included.
     charts = new LiveCharts(
-      Array.from({ length: parsed.request.replicas }, (_, k) => k),
+      current.frames.at(-1)?.replicas.map((r) => r.id) ??
+        Array.from({ length: parsed.request.replicas }, (_, k) => k),
       { simulated: true },
     );
     const bug = parsed.request.bug;

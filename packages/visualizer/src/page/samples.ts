@@ -64,9 +64,11 @@ export class Sampler {
     }
     return {
       t,
-      committed: now.map((n, k) =>
-        before === null ? null : Math.max(0, n.committed - before[k]!.committed),
-      ),
+      // A replica added during a run (a membership change) has no sample before its first.
+      committed: now.map((n, k) => {
+        const b = before?.[k];
+        return b === undefined ? null : Math.max(0, n.committed - b.committed);
+      }),
       tentativeMs: median(answers.filter((a) => a.level === 'tentative').map((a) => a.ms)),
       stableMs: median(answers.filter((a) => a.level === 'stable').map((a) => a.ms)),
       executionRatio: ratio(executions, finalized),

@@ -24,44 +24,20 @@
  */
 import { performance } from 'node:perf_hooks';
 import { LocalCluster, type ReplicaStatus } from '@creek/server/node';
-import { flagPairs } from './cli-flags.js';
 import { clientsOnEachReplica } from './open-loop-load.js';
-import { writeKeys } from './write-keys.js';
-
-interface Flags {
-  keys: number;
-  'value-bytes': number;
-  'in-flight': number;
-}
+import { parseStoreFlags, writeKeys } from './write-keys.js';
 
 const USAGE = 'npm run bench:replace [-- --keys 100000 --value-bytes 32 --in-flight 256]';
 const TIMEOUT_MS = 600_000;
 
 const log = (line: string): void => void process.stderr.write(`bench:replace: ${line}\n`);
 
-function parse(argv: readonly string[]): Flags {
-  const f: Flags = { keys: 100_000, 'value-bytes': 32, 'in-flight': 256 };
-  const fail = (message: string): never => {
-    console.error(`bench:replace: ${message}`);
-    process.exit(2);
-  };
-  for (const [name, raw] of flagPairs(argv, USAGE, (n) => n in f, fail)) {
-    const n = Number(raw);
-    const [lo, hi] =
-      name === 'keys' ? [1, 5_000_000] : name === 'value-bytes' ? [0, 65_536] : [1, 4096];
-    if (!Number.isInteger(n) || n < lo || n > hi)
-      fail(`--${name} must be a whole number from ${lo} to ${hi}`);
-    f[name as keyof Flags] = n;
-  }
-  return f;
-}
-
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const disk = (s: ReplicaStatus): string =>
   `${mib(s.storage.bytes)} (checkpoint ${mib(s.storage.checkpointBytes)}, gossip holding ${s.memory.gossipHeld} Reqs)`;
 
 async function main(): Promise<void> {
-  const flags = parse(process.argv.slice(2));
+  const flags = parseStoreFlags('bench:replace', USAGE, process.argv.slice(2));
   const cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
   let clients = clientsOnEachReplica(cluster);
   const write = (round: string) =>

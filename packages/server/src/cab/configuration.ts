@@ -195,12 +195,3 @@ export class ConfigHistory {
     this.version++;
   }
 }
-
-/** Whether `entry` is the same configuration as `other` (members and retired ids). */
-export function sameMembers(entry: ConfigEntry, other: ConfigEntry): boolean {
-  return (
-    entry.members.length === other.members.length &&
-    entry.members.every((m, i) => m.id === other.members[i]!.id) &&
-    entry.retired.join(',') === other.retired.join(',')
-  );
-}

@@ -90,12 +90,6 @@ export interface HostCheckpoint {
 }
 
 /**
- * A removed replica's host is stopped by its removal, not by a fault: its `halted` reason starts
- * with this (HostEvent `removed`).
- */
-export const REMOVED_PREFIX = 'removed from the cluster';
-
-/**
  * The last checkpoint among records in write order, and the records after it: what recovery starts
  * from (a driver may not have dropped the records the checkpoint superseded yet).
  */
@@ -504,13 +498,14 @@ export class ReplicaHost {
   }
 
   /**
-   * The configuration in force retired this replica: it stops (HostEvent `removed`). Every
-   * instance it was a member for is decided here, so the others need nothing more from it.
+   * A membership change removed this replica, and a majority of the configuration that did has it
+   * in force (MultiPaxos.removed): nobody needs its vote any more, and it stops (HostEvent
+   * `removed`; its `halted` reason says so, and the driver takes it down as it would a halt).
    */
   private retireIfRemoved(): void {
     if (this.haltReason !== null || !this.paxos.removed) return;
     const reason =
-      `${REMOVED_PREFIX}: replica ${this.id} was removed by a membership change and takes no ` +
+      `removed from the cluster: replica ${this.id} was removed by a membership change and takes no ` +
       `part any more; its data directory can be deleted`;
     this.haltReason = reason;
     this.effects.observe?.({ kind: 'removed', reason });

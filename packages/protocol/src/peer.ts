@@ -58,6 +58,8 @@ export const GossipMessageSchema = z.discriminatedUnion('kind', [
     reply: z.boolean(),
     wanted: z.array(OpIdSchema).optional(),
     pruned: z.record(z.string().regex(/^\d+$/), z.number().int().nonnegative()).optional(),
+    boot: z.number().nonnegative().optional(),
+    echo: z.number().nonnegative().optional(),
   }),
   z.object({ kind: z.literal('pull'), ids: z.array(OpIdSchema) }),
   z.object({ kind: z.literal('gone'), ids: z.array(OpIdSchema) }),

@@ -119,6 +119,12 @@ export class Gossip {
   private origin: number | null;
   /** Per peer, what its latest summary says it can no longer send (GossipMessage `pruned`). */
   private readonly peerPruned = new Map<number, Readonly<Record<string, number>>>();
+  /** When this Gossip first ticked: its summaries say so (`boot`), peers echo it (`echoedByAll`). */
+  private boot: number | null = null;
+  /** Per peer, the `boot` of its latest summary, echoed back to it in ours. */
+  private readonly peerBoot = new Map<number, number>();
+  /** Per peer, the `echo` of its latest summary: the boot of our summary it last had. */
+  private readonly peerEcho = new Map<number, number | null>();
   /** Origins of this slot that peers' summaries wanted ops of (`knownOrigins`). */
   private readonly wantedOwn = new Set<number>();
 
@@ -170,6 +176,8 @@ export class Gossip {
     this.peerSeen.delete(peer);
     this.peerPruned.delete(peer);
     this.summarizedBy.delete(peer);
+    this.peerBoot.delete(peer);
+    this.peerEcho.delete(peer);
   }
 
   /**
@@ -204,6 +212,8 @@ export class Gossip {
       case 'summary':
         if (msg.pruned === undefined) this.peerPruned.delete(from);
         else this.peerPruned.set(from, msg.pruned);
+        if (msg.boot !== undefined) this.peerBoot.set(from, msg.boot);
+        this.peerEcho.set(from, msg.echo ?? null);
         return this.onSummary(from, msg.seen, msg.reply, msg.wanted ?? []);
       case 'pull':
         return this.onPull(from, msg.ids);
@@ -220,6 +230,7 @@ export class Gossip {
    * maxReqsPerReply per round, rotating through them).
    */
   tick(nowMs: number): GossipOutput[] {
+    this.boot ??= nowMs;
     if (this.lastRoundAt !== null && nowMs - this.lastRoundAt < this.antiEntropyIntervalMs)
       return [];
     this.lastRoundAt = nowMs;
@@ -227,7 +238,16 @@ export class Gossip {
     const seen = this.seen.toJSON();
     const pruned = this.prunedJson();
     for (const to of this.summaryTargets())
-      out.push(send(to, { kind: 'summary', seen, reply: false, ...this.wantedOf(to), ...pruned }));
+      out.push(
+        send(to, {
+          kind: 'summary',
+          seen,
+          reply: false,
+          ...this.wantedOf(to),
+          ...pruned,
+          ...this.bootOf(to),
+        }),
+      );
     if (this.wanted.size > 0) out.push(...this.pulls(this.rotateWanted()));
     return out;
   }
@@ -311,6 +331,31 @@ export class Gossip {
       if (n > (best?.lacking ?? 0)) best = { peer, lacking: n };
     }
     return best;
+  }
+
+  /**
+   * No peer's latest summary echoes an earlier process of this replica: a peer that still judges
+   * it by what that process reported might prune ops this one lacks, so a wiped replica decides its
+   * origin only once each such peer has had a summary of this process (ReplicaHost
+   * `decideOrigin`). A peer with no summary of it prunes nothing; in a new cluster nobody echoes
+   * an earlier process, so nothing waits.
+   */
+  echoedByAll(): boolean {
+    if (this.boot === null) return false;
+    for (const p of this.others) {
+      const echo = this.peerEcho.get(p);
+      if (echo !== undefined && echo !== null && echo !== this.boot) return false;
+    }
+    return true;
+  }
+
+  /** The boot fields of a summary to `to` (GossipMessage `boot`, `echo`). */
+  private bootOf(to: number): { boot?: number; echo?: number } {
+    const echo = this.peerBoot.get(to);
+    return {
+      ...(this.boot === null ? {} : { boot: this.boot }),
+      ...(echo === undefined ? {} : { echo }),
+    };
   }
 
   /**
@@ -419,6 +464,7 @@ export class Gossip {
           reply: true,
           ...this.wantedOf(from),
           ...this.prunedJson(),
+          ...this.bootOf(from),
         }),
       );
     return out;

@@ -37,6 +37,14 @@ export type GossipMessage =
        * from a checkpoint before it numbers ops of its own (ReplicaHost `decideOrigin`).
        */
       readonly pruned?: Readonly<Record<string, number>>;
+      /**
+       * When the sender's process started gossiping (its first tick), and the `boot` of the
+       * receiver's latest summary it had: a replica restarted on an empty disk takes an identity
+       * only once every peer echoes its boot, so no peer prunes by what its previous process
+       * reported. Absent from an older sender.
+       */
+      readonly boot?: number;
+      readonly echo?: number;
     }
   /** The sender needs these Reqs (`Gossip.want`); a receiver that holds any of them pushes them. */
   | { readonly kind: 'pull'; readonly ids: readonly OpId[] }

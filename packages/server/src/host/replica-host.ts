@@ -764,6 +764,9 @@ export class ReplicaHost {
     if (
       this.replica.id !== ORIGIN_UNDECIDED ||
       this.gossip.peersSummarized() < this.gossip.others.length ||
+      // Every peer has had a summary of this process: none prunes by what a wiped predecessor
+      // reported any more (the `pruned` it reports covers what it did before).
+      !this.gossip.echoedByAll() ||
       this.paxos.rejoining
     )
       return;

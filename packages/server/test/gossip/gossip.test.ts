@@ -131,7 +131,13 @@ describe('anti-entropy (agreement)', () => {
     g.cast(mkReq(0, 1));
     const first = sends(g.tick(1000));
     expect(first.map((s) => s.to)).toEqual([1, 2, 3]);
-    expect(first[0]!.msg).toEqual({ kind: 'summary', seen: { '0': [1] }, reply: false });
+    // `boot`: when this Gossip first ticked (a restarted replica's peers echo it back).
+    expect(first[0]!.msg).toEqual({
+      kind: 'summary',
+      seen: { '0': [1] },
+      reply: false,
+      boot: 1000,
+    });
     expect(g.tick(1010)).toEqual([]);
     expect(g.tick(1049)).toEqual([]);
     expect(sends(g.tick(1050))).toHaveLength(3);
@@ -451,8 +457,8 @@ describe('a replica that lost its own ops (wiped disk, lost unsynced commits, a 
     leader.want([id(2, 1), id(1, 4)]); // ids it knows (a forwarded cast) without their Reqs
     const summaries = sends(leader.tick(0)).filter((s) => s.msg.kind === 'summary');
     expect(summaries).toEqual([
-      { to: 1, msg: { kind: 'summary', seen: {}, reply: false, wanted: [id(1, 4)] } },
-      { to: 2, msg: { kind: 'summary', seen: {}, reply: false, wanted: [id(2, 1)] } },
+      { to: 1, msg: { kind: 'summary', seen: {}, reply: false, wanted: [id(1, 4)], boot: 0 } },
+      { to: 2, msg: { kind: 'summary', seen: {}, reply: false, wanted: [id(2, 1)], boot: 0 } },
     ]);
     const holds = node(1);
     holds.cast(mkReq(1, 1));
@@ -510,5 +516,47 @@ describe('determinism', () => {
       ...g.tick(70),
     ];
     expect(script(node(0, 3, { fanout: 1 }))).toEqual(script(node(0, 3, { fanout: 1 })));
+  });
+});
+
+describe('what a restarted replica learns of its peers before it takes an identity', () => {
+  /** The summary `from` sends `to` on its next round (`now`). */
+  function summaryFrom(from: Gossip, to: number, now: number): GossipMessage {
+    const s = sends(from.tick(now)).find((x) => x.to === to && x.msg.kind === 'summary');
+    if (s === undefined) throw new Error(`no summary from ${from.self} to ${to}`);
+    return s.msg;
+  }
+
+  it('waits until no peer judges it by an earlier process: each echoes this one, or none', () => {
+    const peers = [node(0), node(1)];
+    const old = node(2);
+    // The peers know replica 2's earlier process.
+    for (const s of sends(old.tick(100))) peers[s.to]!.receive(2, s.msg);
+    const fresh = node(2);
+    let now = 1_000;
+    expect(fresh.echoedByAll()).toBe(false); // it has not started gossiping
+    // Its peers' summaries echo the earlier process until they have had one of this one.
+    now += 60;
+    for (const p of peers) fresh.receive(p.self, summaryFrom(p, 2, now));
+    now += 60;
+    const mine = sends(fresh.tick(now)).filter((s) => s.msg.kind === 'summary');
+    expect(fresh.echoedByAll()).toBe(false);
+    // Replica 0 gets its summary; replica 1 does not yet.
+    peers[0]!.receive(2, mine.find((s) => s.to === 0)!.msg);
+    now += 60;
+    for (const p of peers) fresh.receive(p.self, summaryFrom(p, 2, now));
+    expect(fresh.echoedByAll()).toBe(false);
+    peers[1]!.receive(2, mine.find((s) => s.to === 1)!.msg);
+    now += 60;
+    for (const p of peers) fresh.receive(p.self, summaryFrom(p, 2, now));
+    expect(fresh.echoedByAll()).toBe(true);
+  });
+
+  it('waits for nothing in a new cluster, or with peers of an older version (no boot, no echo)', () => {
+    const g = node(2);
+    g.tick(10);
+    g.receive(0, { kind: 'summary', seen: {}, reply: false });
+    g.receive(1, { kind: 'summary', seen: {}, reply: false, boot: 5 });
+    expect(g.echoedByAll()).toBe(true);
   });
 });

@@ -44,7 +44,11 @@ function simJson(
       (err, stdout) => {
         if (err !== null && stdout === '') return reject(err);
         resolve(
-          JSON.parse(stdout.trim().split('\n')[0]!) as { committedOrder: string[]; ok: boolean },
+          JSON.parse(stdout.trim().split('\n')[0]!) as {
+            committedOrder: string[];
+            ok: boolean;
+            stats: { added: number };
+          },
         );
       },
     );

@@ -28,7 +28,7 @@ describe('longestStrongGaps: the liveness figure of bench:freeze and bench:fault
   });
 });
 
-describe('the liveness, viewer, bytes and transfer benchmarks refuse bad flags before starting a cluster', () => {
+describe('the liveness, viewer, bytes, transfer and peers benchmarks refuse bad flags before starting a cluster', () => {
   it.each([
     ['faults.ts', ['--seconds', '0'], /--seconds must be a number from 0.1 to 3600/],
     ['faults.ts', ['--strong', '2'], /--strong must be a number from 0 to 1/],
@@ -50,6 +50,10 @@ describe('the liveness, viewer, bytes and transfer benchmarks refuse bad flags b
     ['replace-dead.ts', ['--keys', '0'], /--keys must be a whole number from 1 to 5000000/],
     ['replace-dead.ts', ['--value-bytes', '-1'], /--value-bytes must be a whole number/],
     ['replace-dead.ts', ['--kyes', '10'], /unknown argument '--kyes'/],
+    ['peers.ts', ['--fsync', 'maybe'], /--fsync must be both, on or off/],
+    ['peers.ts', ['--ops', '5'], /--ops must be a whole number from 10 to 1000000/],
+    ['peers.ts', ['--outstanding', '0'], /--outstanding must be a whole number from 1 to 4096/],
+    ['peers.ts', ['--opps', '10'], /unknown argument '--opps'/],
   ])('%s %j', async (script, args, message) => {
     const r = await run(script, args);
     expect(r.code).toBe(2);

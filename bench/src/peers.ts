@@ -1,0 +1,457 @@
+/**
+ * Creek against what its users would pick instead, measured in one run on this machine: etcd (a
+ * 3-member cluster) for the strong path, Redis for the weak one.
+ *
+ *   npm run bench:peers [-- --ops 2000 --rounds 3 --seconds 5 --outstanding 64 --fsync both]
+ *
+ * Starts, on loopback ports, a 3-replica Creek cluster (LocalCluster, the built-in ops), a
+ * 3-member etcd cluster (Debian's `etcd`) and a Redis server without persistence (Debian's
+ * `redis-server`); the binaries are installed with apt-get when missing (as root, or with sudo).
+ * Each system is driven through its standard Node client — `@creek/client`, `etcd3`, `ioredis` —
+ * from this process, the Creek and etcd clients connected to a follower (not the leader):
+ *
+ *  - sequential latency, one op outstanding, `--ops` ops per cell: Creek strong kv.put
+ *    (`invokeStrong`, done at its stable answer) against an etcd put, Creek strong kv.get against
+ *    an etcd linearizable get, Creek weak kv.put (`invokeWeak`, done at its tentative answer)
+ *    against a Redis SET, Creek weak kv.get against a Redis GET;
+ *  - throughput with `--outstanding` ops in flight for `--seconds`: strong put against etcd put,
+ *    weak put against Redis SET.
+ *
+ * `--fsync both` (the default) runs everything twice: with fsync on both sides (Creek `--fsync`,
+ * etcd as shipped), and with fsync off on both (Creek without it, etcd `--unsafe-no-fsync`); Redis
+ * never persists. Cells run in `--rounds` rounds that interleave the systems (the machine's speed
+ * drifts), and the table shows the median over rounds of each cell's p50, p90, p99 and p99.9, and
+ * of Creek's ratio to the peer. The issue's targets are printed beside them, not asserted.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { connect, type CreekClient } from '@creek/client';
+import { LocalCluster } from '@creek/server/node';
+import { Etcd3 } from 'etcd3';
+import { Redis } from 'ioredis';
+import { flagPairs } from './cli-flags.js';
+import { isFree } from './ports.js';
+import { median, quantileOfSorted } from './stats.js';
+
+interface Flags {
+  ops: number;
+  rounds: number;
+  seconds: number;
+  outstanding: number;
+  fsync: 'both' | 'on' | 'off';
+}
+
+const USAGE =
+  'npm run bench:peers [-- --ops 2000 --rounds 3 --seconds 5 --outstanding 64 --fsync both|on|off]';
+const log = (line: string): void => void process.stderr.write(`bench:peers: ${line}\n`);
+
+function parse(argv: readonly string[]): Flags {
+  const f: Flags = { ops: 2000, rounds: 3, seconds: 5, outstanding: 64, fsync: 'both' };
+  const fail = (message: string): never => {
+    console.error(`bench:peers: ${message}`);
+    process.exit(2);
+  };
+  for (const [name, raw] of flagPairs(argv, USAGE, (n) => n in f, fail)) {
+    if (name === 'fsync') {
+      if (raw !== 'both' && raw !== 'on' && raw !== 'off') fail('--fsync must be both, on or off');
+      f.fsync = raw as Flags['fsync'];
+      continue;
+    }
+    const n = Number(raw);
+    const [lo, hi] =
+      name === 'ops'
+        ? [10, 1_000_000]
+        : name === 'rounds'
+          ? [1, 50]
+          : name === 'seconds'
+            ? [1, 600]
+            : [1, 4096];
+    if (!Number.isInteger(n) || n < lo || n > hi)
+      fail(`--${name} must be a whole number from ${lo} to ${hi}`);
+    (f as unknown as Record<string, number>)[name] = n;
+  }
+  return f;
+}
+
+/** The peers' binaries, installed from Debian's packages when missing. */
+function ensureInstalled(): void {
+  const missing = [
+    ['etcd', 'etcd-server'],
+    ['redis-server', 'redis-server'],
+  ].filter(([bin]) => spawnSync('sh', ['-c', `command -v ${bin}`]).status !== 0);
+  if (missing.length === 0) return;
+  const packages = missing.map(([, pkg]) => pkg!);
+  log(`installing ${packages.join(' ')} (apt-get)`);
+  const root = process.getuid?.() === 0;
+  const run = (args: string[]) =>
+    spawnSync(root ? args[0]! : 'sudo', root ? args.slice(1) : args, {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+  run(['apt-get', 'update', '-qq']);
+  const r = run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...packages]);
+  if (r.status !== 0)
+    throw new Error(
+      `could not install ${packages.join(' ')}: install them (apt-get install ${packages.join(' ')}) and run again`,
+    );
+}
+
+/** `n` consecutive free loopback ports from about `from`. */
+async function ports(n: number, from: number): Promise<number[]> {
+  for (let base = from; base < from + 2000; base += n) {
+    const ok = await Promise.all(
+      Array.from({ length: n }, (_, i) => isFree(base + i, '127.0.0.1')),
+    );
+    if (ok.every(Boolean)) return Array.from({ length: n }, (_, i) => base + i);
+  }
+  throw new Error(`no ${n} free ports from ${from}`);
+}
+
+interface Peer {
+  readonly stop: () => Promise<void>;
+}
+
+/** A 3-member etcd cluster on loopback; its client URL of a follower. */
+async function startEtcd(fsync: boolean): Promise<Peer & { follower: string; urls: string[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'creek-bench-etcd-'));
+  const [c0, c1, c2, p0, p1, p2] = await ports(6, 24_000);
+  const client = [c0!, c1!, c2!].map((p) => `http://127.0.0.1:${p}`);
+  const peer = [p0!, p1!, p2!].map((p) => `http://127.0.0.1:${p}`);
+  const initial = peer.map((u, i) => `e${i}=${u}`).join(',');
+  const procs: ChildProcess[] = [0, 1, 2].map((i) =>
+    spawn(
+      'etcd',
+      [
+        '--name',
+        `e${i}`,
+        '--data-dir',
+        join(dir, `e${i}`),
+        '--listen-client-urls',
+        client[i]!,
+        '--advertise-client-urls',
+        client[i]!,
+        '--listen-peer-urls',
+        peer[i]!,
+        '--initial-advertise-peer-urls',
+        peer[i]!,
+        '--initial-cluster',
+        initial,
+        '--initial-cluster-state',
+        'new',
+        '--initial-cluster-token',
+        'creek-bench',
+        '--log-level',
+        'error',
+        '--logger',
+        'zap',
+        ...(fsync ? [] : ['--unsafe-no-fsync']),
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    ),
+  );
+  const stop = async (): Promise<void> => {
+    await Promise.all(
+      procs.map(
+        (p) =>
+          new Promise<void>((r) => {
+            if (p.exitCode !== null) return r();
+            p.once('exit', () => r());
+            p.kill('SIGTERM');
+          }),
+      ),
+    );
+    rmSync(dir, { recursive: true, force: true });
+  };
+  // The leader, once the cluster answers: a member whose status names another as leader.
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const statuses = await Promise.all(
+        client.map(async (url) => {
+          const c = new Etcd3({ hosts: url });
+          try {
+            const s = await c.maintenance.status();
+            return { url, member: s.header.member_id, leader: s.leader };
+          } finally {
+            c.close();
+          }
+        }),
+      );
+      const follower = statuses.find((s) => s.leader !== '0' && s.member !== s.leader);
+      if (follower !== undefined) return { follower: follower.url, urls: client, stop };
+    } catch {
+      // Not up yet.
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error('etcd did not elect a leader within 30 s');
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Whether a Redis server on `port` answers PING. */
+function pings(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' });
+    socket.setTimeout(1000);
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (d) => {
+      socket.destroy();
+      resolve(d.toString().startsWith('+PONG'));
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
+
+async function startRedis(): Promise<Peer & { port: number }> {
+  const [port] = await ports(1, 26_000);
+  const proc = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  // Answering PING on a connection of its own: ioredis retries by itself and hides why.
+  const deadline = Date.now() + 10_000;
+  while (!(await pings(port!))) {
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error('redis-server did not answer within 10 s');
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    port: port!,
+    stop: () =>
+      new Promise<void>((r) => {
+        if (proc.exitCode !== null) return r();
+        proc.once('exit', () => r());
+        proc.kill('SIGTERM');
+      }),
+  };
+}
+
+/** A Creek cluster and a client on a follower. */
+async function startCreek(fsync: boolean): Promise<Peer & { client: CreekClient }> {
+  const cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error', fsync });
+  const statuses = await cluster.statuses();
+  const leader = statuses[0]!.leader;
+  const follower = [0, 1, 2].find((i) => i !== leader)!;
+  const client = connect({ urls: [cluster.url(follower)], token: cluster.token });
+  await client.invokeStrong('kv.put', { key: 'warm', value: 0 });
+  return {
+    client,
+    stop: async () => {
+      client.close();
+      await cluster.stop();
+    },
+  };
+}
+
+/** One op of a cell: resolves when it is done (as its system says). */
+type Op = (i: number) => PromiseLike<unknown>;
+
+interface Latencies {
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly p999: number;
+}
+
+/** `ops` ops one after another; their latencies in µs (the first 5 % are warm-up). */
+async function sequential(op: Op, ops: number): Promise<Latencies> {
+  const warm = Math.ceil(ops * 0.05);
+  const out: number[] = [];
+  for (let i = 0; i < ops + warm; i++) {
+    const t = performance.now();
+    await op(i);
+    if (i >= warm) out.push((performance.now() - t) * 1000);
+  }
+  out.sort((a, b) => a - b);
+  return {
+    p50: quantileOfSorted(out, 0.5),
+    p90: quantileOfSorted(out, 0.9),
+    p99: quantileOfSorted(out, 0.99),
+    p999: quantileOfSorted(out, 0.999),
+  };
+}
+
+/** Ops per second with `outstanding` in flight for `seconds` (after one second of warm-up). */
+async function throughput(op: Op, outstanding: number, seconds: number): Promise<number> {
+  const warmUntil = performance.now() + 1000;
+  const end = warmUntil + seconds * 1000;
+  let done = 0;
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: outstanding }, async () => {
+      while (performance.now() < end) {
+        await op(i++);
+        if (performance.now() > warmUntil && performance.now() <= end) done++;
+      }
+    }),
+  );
+  return done / seconds;
+}
+
+interface Row {
+  readonly name: string;
+  readonly creek: Latencies[];
+  readonly peer: Latencies[];
+  readonly peerName: string;
+}
+
+const KEYS = 100;
+
+async function runMode(flags: Flags, fsync: boolean): Promise<void> {
+  log(
+    `fsync ${fsync ? 'on' : 'off'}: starting Creek, etcd${fsync ? '' : ' (--unsafe-no-fsync)'} and Redis`,
+  );
+  const started: Peer[] = [];
+  const creek = await startCreek(fsync);
+  started.push(creek);
+  let e: Etcd3 | null = null;
+  let r: Redis | null = null;
+  try {
+    const etcd = await startEtcd(fsync);
+    started.push(etcd);
+    const redis = await startRedis();
+    started.push(redis);
+    e = new Etcd3({ hosts: etcd.follower });
+    r = new Redis({ port: redis.port, host: '127.0.0.1' });
+    await runCells(flags, fsync, creek.client, e, r);
+  } finally {
+    e?.close();
+    r?.disconnect();
+    for (const p of started.reverse()) await p.stop();
+  }
+}
+
+async function runCells(
+  flags: Flags,
+  fsync: boolean,
+  c: CreekClient,
+  e: Etcd3,
+  r: Redis,
+): Promise<void> {
+  {
+    const value = 'v'.repeat(16);
+    const key = (i: number): string => `k/${i % KEYS}`;
+    for (let i = 0; i < KEYS; i++) {
+      await c.invokeStrong('kv.put', { key: key(i), value });
+      await e.put(key(i)).value(value);
+      await r.set(key(i), value);
+    }
+    const cells: { name: string; peerName: string; creek: Op; peer: Op }[] = [
+      {
+        name: 'strong put',
+        peerName: 'etcd put',
+        creek: (i) => c.invokeStrong('kv.put', { key: key(i), value }),
+        peer: (i) => e.put(key(i)).value(value).exec(),
+      },
+      {
+        name: 'strong get',
+        peerName: 'etcd linearizable get',
+        creek: (i) => c.invokeStrong('kv.get', { key: key(i) }),
+        peer: (i) => e.get(key(i)).string(),
+      },
+      {
+        name: 'weak put',
+        peerName: 'Redis SET',
+        creek: (i) => c.invokeWeak('kv.put', { key: key(i), value }),
+        peer: (i) => r.set(key(i), value),
+      },
+      {
+        name: 'weak get',
+        peerName: 'Redis GET',
+        creek: (i) => c.invokeWeak('kv.get', { key: key(i) }),
+        peer: (i) => r.get(key(i)),
+      },
+    ];
+    const rows: Row[] = cells.map((x) => ({
+      name: x.name,
+      peerName: x.peerName,
+      creek: [],
+      peer: [],
+    }));
+    const rates = {
+      strong: { creek: [] as number[], peer: [] as number[] },
+      weak: { creek: [] as number[], peer: [] as number[] },
+    };
+    for (let round = 1; round <= flags.rounds; round++) {
+      for (const [k, cell] of cells.entries()) {
+        // Alternate which goes first, so neither always follows the other's leftovers.
+        const order = round % 2 === 0 ? (['peer', 'creek'] as const) : (['creek', 'peer'] as const);
+        for (const who of order) rows[k]![who].push(await sequential(cell[who], flags.ops));
+      }
+      for (const [kind, cell] of [
+        ['strong', cells[0]!],
+        ['weak', cells[2]!],
+      ] as const) {
+        const order = round % 2 === 0 ? (['peer', 'creek'] as const) : (['creek', 'peer'] as const);
+        for (const who of order)
+          rates[kind][who].push(await throughput(cell[who], flags.outstanding, flags.seconds));
+      }
+      log(`fsync ${fsync ? 'on' : 'off'}: round ${round}/${flags.rounds} done`);
+    }
+    report(rows, rates, fsync, flags);
+  }
+}
+
+const us = (v: number): string => `${Math.round(v).toLocaleString('en-US')} µs`;
+
+function report(
+  rows: readonly Row[],
+  rates: Record<'strong' | 'weak', { creek: number[]; peer: number[] }>,
+  fsync: boolean,
+  flags: Flags,
+): void {
+  console.log(
+    `\nfsync ${fsync ? 'on (Creek --fsync, etcd as shipped)' : 'off (Creek without --fsync, etcd --unsafe-no-fsync)'}; Redis without persistence; 3-replica clusters on loopback, clients on a follower; medians of ${flags.rounds} rounds of ${flags.ops} sequential ops`,
+  );
+  console.log(
+    '| figure | Creek p50 / p90 / p99 / p99.9 | peer p50 / p90 / p99 / p99.9 | ratio p50 | ratio p99 |',
+  );
+  console.log('| --- | --- | --- | --- | --- |');
+  for (const row of rows) {
+    const m = (side: Latencies[], q: keyof Latencies) => median(side.map((l) => l[q]));
+    const ratio = (q: keyof Latencies) =>
+      median(row.creek.map((l, k) => l[q] / row.peer[k]![q])).toFixed(2);
+    const cells = (side: Latencies[]) =>
+      (['p50', 'p90', 'p99', 'p999'] as const).map((q) => us(m(side, q))).join(' / ');
+    console.log(
+      `| ${row.name} vs ${row.peerName} | ${cells(row.creek)} | ${cells(row.peer)} | ${ratio('p50')}× | ${ratio('p99')}× |`,
+    );
+  }
+  for (const [kind, peer] of [
+    ['strong', 'etcd put'],
+    ['weak', 'Redis SET'],
+  ] as const) {
+    const r = rates[kind];
+    console.log(
+      `| ${kind} put ops/s, ${flags.outstanding} outstanding vs ${peer} | ${Math.round(median(r.creek)).toLocaleString('en-US')} | ${Math.round(median(r.peer)).toLocaleString('en-US')} | ${median(r.creek.map((x, k) => x / r.peer[k]!)).toFixed(2)}× | |`,
+    );
+  }
+}
+
+async function main(): Promise<void> {
+  const flags = parse(process.argv.slice(2));
+  ensureInstalled();
+  console.log(
+    'targets (issue): strong put p50 ≤ 0.6× etcd and p99 ≤ 1.0×; strong get p50 ≤ 0.8× etcd linearizable get; weak put p50 ≤ 1.5× Redis SET and p99 ≤ 3× its own p50; strong put ops/s ≥ 2× etcd; weak put ops/s ≥ 0.3× Redis SET',
+  );
+  for (const fsync of flags.fsync === 'both' ? [false, true] : [flags.fsync === 'on'])
+    await runMode(flags, fsync);
+}
+
+main().catch((e: unknown) => {
+  console.error(`bench:peers: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  process.exit(1);
+});

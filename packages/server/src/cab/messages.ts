@@ -64,6 +64,13 @@ export type PaxosMessage =
   | { readonly type: 'forward'; readonly casts: readonly CastId[] }
   /** Any replica → leader: a membership change to order (its admin API took it). */
   | { readonly type: 'reconfigure'; readonly request: ReconfigRequest }
+  /** A replica → the leader: read indexes for these strong reads (read-index.ts). */
+  | { readonly type: 'readIndex'; readonly nonces: readonly string[] }
+  /** Leader → members: a read round; an acceptor acks it unless it promised a higher ballot. */
+  | { readonly type: 'readProbe'; readonly ballot: number; readonly seq: number }
+  | { readonly type: 'readAck'; readonly ballot: number; readonly seq: number }
+  /** Leader → the replica that asked: the read index of these reads. */
+  | { readonly type: 'readIndexed'; readonly nonces: readonly string[]; readonly index: number }
   /**
    * To a replica a membership change removed that still speaks (it was down when it happened, and
    * nobody talks to it any more): the configuration that retired it. It stops.

@@ -1,5 +1,6 @@
 import { opKey, slotOf, type OpId } from '../core/op-id.js';
 import { ReqWaits, type Awaited } from './req-waits.js';
+import { ReadIndexRounds, type ReadRequest, type ReadRound } from './read-index.js';
 import {
   CONFIG_DELAY,
   ConfigHistory,
@@ -37,6 +38,11 @@ export interface PaxosOptions {
    * counted over any replicas, whatever changed since. Only the simulator's checkers want it.
    */
   readonly unsafeGenesisQuorum?: boolean;
+  /**
+   * A planted bug: the leader answers a read index at once, without the round that confirms no
+   * higher ballot was promised (read-index.ts). Only the simulator's checkers want it.
+   */
+  readonly unsafeReadWithoutQuorum?: boolean;
   /** How often every replica announces itself (Ω) and its progress. */
   readonly heartbeatMs?: number;
   /** Silence after which a replica is presumed down. */
@@ -120,7 +126,12 @@ export type PaxosOutput =
    * A membership change was decided (applied or not: `outcome`), in instance order. Its record
    * comes before it among the outputs; the host updates whom gossip talks to.
    */
-  | { readonly type: 'config'; readonly outcome: ReconfigOutcome };
+  | { readonly type: 'config'; readonly outcome: ReconfigOutcome }
+  /**
+   * The read asked for with `requestRead(key)` may be answered from the committed state once
+   * every instance below `index` is delivered here (read-index.ts).
+   */
+  | { readonly type: 'readIndex'; readonly key: number; readonly index: number };
 
 /** What a restarted replica recovers from its disk. */
 export interface PaxosRecovery {
@@ -176,6 +187,12 @@ export class MultiPaxos {
   private history: ConfigHistory;
   private readonly genesisMajority: number;
   private readonly unsafeGenesisQuorum: boolean;
+  private readonly unsafeReadWithoutQuorum: boolean;
+  /** Reads this replica asked a read index for and has no answer yet: nonce → the caller's key. */
+  private readonly readsAsked = new Map<string, number>();
+  private readCounter = 0;
+  /** Leader: the read rounds (read-index.ts). */
+  private readonly readRounds = new ReadIndexRounds();
   private readonly heartbeatMs: number;
   private readonly electionTimeoutMs: number;
   private readonly retransmitMs: number;
@@ -320,6 +337,7 @@ export class MultiPaxos {
     this.history = new ConfigHistory([first]);
     this.genesisMajority = majorityOf(first.members);
     this.unsafeGenesisQuorum = options.unsafeGenesisQuorum === true;
+    this.unsafeReadWithoutQuorum = options.unsafeReadWithoutQuorum === true;
     this.heartbeatMs = options.heartbeatMs ?? 10;
     this.electionTimeoutMs = options.electionTimeoutMs ?? 60;
     this.retransmitMs = options.retransmitMs ?? 30;
@@ -398,6 +416,26 @@ export class MultiPaxos {
       else if (leader !== null) this.send(leader, { type: 'reconfigure', request });
     }
     return this.flush();
+  }
+
+  /**
+   * A strong read-only op to answer without a log write (read-index.ts): the leader is asked for a
+   * read index, again after each retransmit period and leader change, until it answers; then a
+   * `readIndex` output with `key` says from which delivered instance on the committed state
+   * answers it.
+   */
+  requestRead(key: number): PaxosOutput[] {
+    const nonce = `${Math.floor(this.now)}.${++this.readCounter}`;
+    this.readsAsked.set(nonce, key);
+    const leader = this.currentLeader();
+    if (leader === this.self) this.leaderRead({ from: this.self, nonce });
+    else if (leader !== null) this.send(leader, { type: 'readIndex', nonces: [nonce] });
+    return this.flush();
+  }
+
+  /** Reads asked for here that wait for their index. */
+  get readsWaiting(): number {
+    return this.readsAsked.size;
   }
 
   /** What became of a membership change decided here; undefined while it is not (or long after). */
@@ -569,6 +607,23 @@ export class MultiPaxos {
       case 'reconfigure':
         if (this.role === 'leader') this.enqueueReconfig(msg.request);
         break;
+      case 'readIndex':
+        for (const nonce of msg.nonces) this.leaderRead({ from, nonce });
+        break;
+      case 'readProbe':
+        // No promise, no vote: only "I promised no higher ballot". A rejoining replica cannot say.
+        if (!this.rejoining && msg.ballot >= this.promised)
+          this.send(from, { type: 'readAck', ballot: msg.ballot, seq: msg.seq });
+        break;
+      case 'readAck':
+        if (this.role === 'leader' && msg.ballot === this.ballot) {
+          const round = this.readRounds.ack(from, msg.seq);
+          if (round !== null) this.maybeFinishRead(round);
+        }
+        break;
+      case 'readIndexed':
+        for (const nonce of msg.nonces) this.readAnswered(nonce, msg.index);
+        break;
       case 'prepare':
         this.onPrepare(from, msg.ballot, msg.from);
         break;
@@ -647,6 +702,11 @@ export class MultiPaxos {
     this.elect();
     if (this.role === 'leader' && this.reproposalStalled()) this.startElection();
     if (this.role === 'leader') {
+      const round = this.readRounds.current;
+      if (round !== null) {
+        if (now - round.sentAt >= this.retransmitMs) this.sendReadProbes(round);
+        this.maybeFinishRead(round);
+      }
       for (const [instance, f] of this.inFlight) {
         if (now - f.sentAt >= this.retransmitMs) {
           f.sentAt = now;
@@ -1005,6 +1065,74 @@ export class MultiPaxos {
     return n >= (this.unsafeGenesisQuorum ? this.genesisMajority : majorityOf(members));
   }
 
+  // ---------------------------------------------------------------- reads (read-index.ts)
+
+  /**
+   * The read index now: the first instance this leader has not opened. Values chosen by earlier
+   * ballots lie at or below `recoveredTop` (phase 1), those chosen by it below `nextInstance`.
+   */
+  private readPoint(): number {
+    return Math.max(this.nextInstance, this.recoveredTop + 1, this.decidedBelow);
+  }
+
+  /** A read request reached this replica as leader: it joins the next round. */
+  private leaderRead(request: ReadRequest): void {
+    if (this.role !== 'leader') return; // its replica asks again (forwardPending)
+    if (this.unsafeReadWithoutQuorum) {
+      this.answerReads([request], this.readPoint());
+      return;
+    }
+    this.readRounds.enqueue(request);
+    this.startReadRound();
+  }
+
+  private startReadRound(): void {
+    const round = this.readRounds.start(this.readPoint(), this.self, this.now);
+    if (round === null) return;
+    this.sendReadProbes(round);
+    this.maybeFinishRead(round);
+  }
+
+  private sendReadProbes(round: ReadRound): void {
+    round.sentAt = this.now;
+    for (const r of this.peers())
+      if (r !== this.self && !round.acks.has(r))
+        this.send(r, { type: 'readProbe', ballot: this.ballot, seq: round.seq });
+  }
+
+  /**
+   * The round's acks are a majority of every configuration from the decided prefix to its index
+   * (one that is not known yet makes it wait): the index is answered.
+   */
+  private maybeFinishRead(round: ReadRound): void {
+    const last = Math.max(round.index - 1, this.decidedBelow);
+    for (const e of this.history.all()) {
+      const at = Math.max(e.from, this.decidedBelow);
+      if (at > last || this.history.at(at) !== e) continue;
+      if (!this.configKnown(at) || !this.isQuorum(at, round.acks)) return;
+    }
+    const done = this.readRounds.finish();
+    if (done === null) return;
+    this.answerReads(done.requests, done.index);
+    this.startReadRound();
+  }
+
+  private answerReads(requests: readonly ReadRequest[], index: number): void {
+    const byReplica = new Map<number, string[]>();
+    for (const r of requests) {
+      if (r.from === this.self) this.readAnswered(r.nonce, index);
+      else byReplica.set(r.from, [...(byReplica.get(r.from) ?? []), r.nonce]);
+    }
+    for (const [to, nonces] of byReplica) this.send(to, { type: 'readIndexed', nonces, index });
+  }
+
+  private readAnswered(nonce: string, index: number): void {
+    const key = this.readsAsked.get(nonce);
+    if (key === undefined) return;
+    this.readsAsked.delete(nonce);
+    this.out.push({ type: 'readIndex', key, index });
+  }
+
   // ---------------------------------------------------------------- configuration
 
   /**
@@ -1134,6 +1262,7 @@ export class MultiPaxos {
     this.proposedReconfigs.clear();
     this.reconfigQueue = [];
     this.recovered.clear();
+    this.readRounds.clear();
     // Every open instance from the first one not decided here is proposed again (tryPropose): the
     // highest-ballot value any acceptor of the majority accepted, or an empty batch.
     this.nextInstance = Math.max(this.prepareFrom, this.decidedBelow);
@@ -1155,6 +1284,7 @@ export class MultiPaxos {
     this.recovered.clear();
     this.reconfigQueue = [];
     this.proposedReconfigs.clear();
+    this.readRounds.clear();
   }
 
   /** A membership change reached this leader: it waits its turn (`nextReconfig`). */
@@ -1376,7 +1506,8 @@ export class MultiPaxos {
   }
 
   private forwardPending(): void {
-    if (this.pending.size === 0 && this.pendingReconfigs.size === 0) return;
+    if (this.pending.size === 0 && this.pendingReconfigs.size === 0 && this.readsAsked.size === 0)
+      return;
     const leader = this.currentLeader();
     if (leader === null) return;
     if (leader === this.forwardedTo && this.now - this.lastForwardAt < this.retransmitMs) return;
@@ -1385,6 +1516,11 @@ export class MultiPaxos {
     for (const request of this.pendingReconfigs.values())
       if (leader === this.self) this.enqueueReconfig(request);
       else this.send(leader, { type: 'reconfigure', request });
+    if (this.readsAsked.size > 0) {
+      if (leader === this.self)
+        for (const nonce of this.readsAsked.keys()) this.leaderRead({ from: this.self, nonce });
+      else this.send(leader, { type: 'readIndex', nonces: [...this.readsAsked.keys()] });
+    }
     if (this.pending.size === 0) return;
     const casts = [...this.pending.values()].sort((a, b) => a.id.eventNo - b.id.eventNo);
     if (leader === this.self) this.enqueue(casts);

@@ -60,6 +60,12 @@ export interface ReplicaOptions {
    */
   readonly speculative?: boolean;
   /**
+   * Strong read-only ops are answered stably by read index, without a log write
+   * (cab/read-index.ts): the `readIndex` output and `readIndexReached`. False: they are ordered
+   * like every strong op. Default true.
+   */
+  readonly readIndex?: boolean;
+  /**
    * True: an input (an invocation, a delivered Req or commit) only notes that the list changed;
    * executions run when the driver calls `runDeferred`, once for all inputs since. A runtime that
    * calls it once per turn of its event loop validates and re-executes the tentative list once per
@@ -116,6 +122,8 @@ interface Job {
     readonly watch?: 'tentative' | 'stable';
     /** Its stable read's committed position (Response.position). */
     readonly position?: number;
+    /** A strong read-only op's stable read (by read index): answered as the op's stable view. */
+    readonly strongRead?: boolean;
   };
 }
 
@@ -181,6 +189,20 @@ export class Replica {
   private readonly mirrored: boolean;
   private nextJobId: number;
   private readonly pendingReads: { tag: number; op: string; args: JsonValue }[] = [];
+  /**
+   * Strong read-only ops answered by read index (cab/read-index.ts), by tag: each waits until the
+   * driver reports its index delivered (`indexed`) and every op this replica issued before it is
+   * committed (its own writes, weak ones included, are in the state it reads), then reads the
+   * committed state.
+   */
+  private readonly strongReads = new Map<
+    number,
+    { readonly op: string; readonly args: JsonValue; readonly ownUpTo: number; indexed: boolean }
+  >();
+  /** The highest event number of this replica's own ops committed (they commit in order). */
+  private committedOwnUpTo = 0;
+  /** ReplicaOptions.readIndex. */
+  private readonly readIndex: boolean;
   /** Live queries' reads waiting to run (InvokeRequest.watch). */
   private readonly pendingWatchReads: {
     tag: number;
@@ -214,6 +236,7 @@ export class Replica {
     this.traceOrder = options.traceOrder ?? false;
     this.executionSlots = options.executionSlots ?? 1;
     this.speculative = options.speculative ?? true;
+    this.readIndex = options.readIndex ?? true;
     this.deferExecution = options.deferExecution ?? false;
     this.store = new VersionStore(options.storeObserver ?? null);
     this.mirrored = options.storeObserver !== undefined;
@@ -374,8 +397,10 @@ export class Replica {
     if (
       mayIssue &&
       this.noopPending === null &&
-      nowMs - this.lastCommitAt >= this.noopIntervalMs &&
-      this.oldestTentativeWeakArrival() <= nowMs - this.noopIntervalMs
+      // A strong read waits for this replica's own ops to commit: a no-op commits them now.
+      (this.readWaitsForOwnOps() ||
+        (nowMs - this.lastCommitAt >= this.noopIntervalMs &&
+          this.oldestTentativeWeakArrival() <= nowMs - this.noopIntervalMs))
     ) {
       this.metrics.noopsIssued++;
       const req = this.newReq(NOOP_OP, null, true);
@@ -467,10 +492,44 @@ export class Replica {
       this.changed();
       return this.flush();
     }
+    if (request.strong && def.readOnly === true && this.readIndex) {
+      // Answered without a log write: tentatively at the end of the list as a weak read would be,
+      // stably at the committed state once its read index is delivered here (cab/read-index.ts).
+      this.metrics.invoked.strong++;
+      if (this.speculative) this.pendingReads.push({ tag: request.tag, op: request.op, args });
+      this.strongReads.set(request.tag, {
+        op: request.op,
+        args,
+        ownUpTo: this.eventNo,
+        indexed: false,
+      });
+      this.out.push({ type: 'readIndex', tag: request.tag });
+      this.changed();
+      return this.flush();
+    }
     if (request.strong) this.metrics.invoked.strong++;
     else this.metrics.invoked.weak++;
     this.admit(this.newReq(request.op, args, request.strong, request.session), request.tag);
     return this.flush();
+  }
+
+  /**
+   * Every instance below the read index of the strong read `tag` is delivered here: it reads the
+   * committed state once this replica's own earlier ops are committed too.
+   */
+  readIndexReached(tag: number): Output[] {
+    const read = this.strongReads.get(tag);
+    if (read !== undefined) {
+      read.indexed = true;
+      this.changed();
+    }
+    return this.flush();
+  }
+
+  /** A strong read waits for an op of this replica's own to commit. */
+  private readWaitsForOwnOps(): boolean {
+    for (const r of this.strongReads.values()) if (r.ownUpTo > this.committedOwnUpTo) return true;
+    return false;
   }
 
   /** Algorithm 1 line 26: a Req from another replica was RB-delivered. Duplicates are ignored. */
@@ -559,7 +618,17 @@ export class Replica {
     this.jobs.delete(result.jobId);
     if (job.entry === null) {
       const ro = job.readOnly!;
-      if (ro.watch === undefined) this.respond(ro.tag, null, 'tentative', result.outcome, ro.trace);
+      if (ro.strongRead === true)
+        this.out.push({
+          type: 'respond',
+          tag: ro.tag,
+          id: null,
+          level: 'stable',
+          outcome: result.outcome,
+          ...(ro.position === undefined ? {} : { position: ro.position }),
+        });
+      else if (ro.watch === undefined)
+        this.respond(ro.tag, null, 'tentative', result.outcome, ro.trace);
       else
         this.out.push({
           type: 'respond',
@@ -675,7 +744,11 @@ export class Replica {
       }
     }
     stabilized.push(r);
-    for (const x of stabilized) x.commitSeq = this.committedCount++;
+    for (const x of stabilized) {
+      x.commitSeq = this.committedCount++;
+      if (x.req.id.replica === this.id && x.req.id.eventNo > this.committedOwnUpTo)
+        this.committedOwnUpTo = x.req.id.eventNo;
+    }
     this.store.noteCommitted(stabilized);
     // The committed state changed by what these wrote (executed or not yet: then at execution).
     if (this.changedKeys !== null)
@@ -745,13 +818,43 @@ export class Replica {
       break;
     }
     // The committed state is whole once every committed entry is executed and valid.
-    if (this.frontier >= this.committedEnd) this.serveWatchReads('stable');
+    if (this.frontier >= this.committedEnd) {
+      this.serveWatchReads('stable');
+      this.serveStrongReads();
+    }
     if (this.frontier < this.executable()) this.startAhead();
     // Held, the state at the end of the list is not executed: a read served from the committed
     // state could miss the session's own tentative writes (read-your-writes), so reads wait.
     else if (!this.held) {
       this.serveReads();
       this.serveWatchReads('tentative');
+    }
+  }
+
+  /** The strong reads whose index is delivered and whose own ops are committed: read now. */
+  private serveStrongReads(): void {
+    if (this.strongReads.size === 0) return;
+    let at: Entry | null = null;
+    for (const [tag, read] of this.strongReads) {
+      if (!read.indexed || read.ownUpTo > this.committedOwnUpTo) continue;
+      this.strongReads.delete(tag);
+      if (at === null) {
+        at = new Entry(END_REQ, null, this.nowMs);
+        // Right after the last committed entry: every committed write precedes it.
+        at.commitSeq = this.committedCount;
+      }
+      const jobId = this.nextJobId++;
+      const snapshot = new RecordingSnapshot(this.store, at);
+      this.jobs.set(jobId, {
+        entry: null,
+        snapshot,
+        ahead: false,
+        readOnly: { tag, trace: undefined, strongRead: true, position: this.committedCount },
+      });
+      this.out.push({
+        type: 'execute',
+        job: { jobId, op: read.op, args: read.args, ts: this.clock.current(), id: null, snapshot },
+      });
     }
   }
 

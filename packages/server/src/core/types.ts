@@ -113,7 +113,10 @@ export interface Response {
   readonly type: 'respond';
   /** The caller's tag from `invoke`. */
   readonly tag: number;
-  /** Null for ops that were never ordered: weak read-only ops and rejected invocations. */
+  /**
+   * Null for ops that were never ordered: read-only ops (weak ones, and strong ones answered by
+   * read index) and rejected invocations.
+   */
   readonly id: OpId | null;
   readonly level: ResponseLevel;
   readonly outcome: Outcome;
@@ -121,7 +124,10 @@ export interface Response {
   readonly trace?: OrderTrace;
   /** What a live query's read read (InvokeRequest.watch): re-run it when one of these changes. */
   readonly reads?: ReadSet;
-  /** A live query's stable read: how many committed ops the state it read holds. */
+  /**
+   * A stable read that was not ordered (a live query's, a strong read-only op's): how many
+   * committed ops the state it read holds.
+   */
   readonly position?: number;
 }
 
@@ -147,6 +153,12 @@ export type Output =
    * here, since all of them are in its context: CAB (which tracks deliveries) fills `prevStrong`.
    */
   | { readonly type: 'cabAdopt'; readonly id: OpId }
+  /**
+   * A strong read-only op (`tag`) is answered stably without a log write (cab/read-index.ts): the
+   * driver gets a read index from the leader and calls `readIndexReached(tag)` once every instance
+   * below it is delivered here.
+   */
+  | { readonly type: 'readIndex'; readonly tag: number }
   | { readonly type: 'execute'; readonly job: ExecutionJob }
   | { readonly type: 'persist'; readonly record: DurableRecord }
   | Response;

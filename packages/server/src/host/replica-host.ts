@@ -194,6 +194,8 @@ export interface HostOptions {
   readonly join?: boolean;
   /** A planted bug (PaxosOptions.unsafeGenesisQuorum); only the simulator's checkers want it. */
   readonly unsafeGenesisQuorum?: boolean;
+  /** A planted bug (PaxosOptions.unsafeReadWithoutQuorum); only the simulator's checkers want it. */
+  readonly unsafeReadWithoutQuorum?: boolean;
   readonly replica: Omit<ReplicaOptions, 'id'>;
   readonly paxos?: Omit<PaxosOptions, 'self' | 'replicas' | 'isOrdered'>;
   readonly gossip?: Omit<GossipOptions, 'self' | 'peers'>;
@@ -396,6 +398,7 @@ export class ReplicaHost {
       replicas: options.replicas,
       ...(options.members === undefined ? {} : { members: options.members }),
       ...(options.unsafeGenesisQuorum === true ? { unsafeGenesisQuorum: true } : {}),
+      ...(options.unsafeReadWithoutQuorum === true ? { unsafeReadWithoutQuorum: true } : {}),
       isOrdered: (id) => this.delivery.hasOrdered(id),
       missing: (id) => this.replica.missingDeps(id, 64),
       awaited: (id) => this.replica.awaitedDep(id),
@@ -414,6 +417,8 @@ export class ReplicaHost {
     });
     this.lastDelivered.clear();
     this.peerIds = null;
+    // Reads of the replica this one replaces: their tags and indexes mean nothing any more.
+    this.readsIndexed = [];
     if (records === undefined || records.length === 0) {
       this.now = Math.max(this.now, nowMs);
       this._replica = new Replica(replicaOptions);
@@ -647,10 +652,22 @@ export class ReplicaHost {
       this.lastDelivered.set(id.replica, id.eventNo);
   }
 
+  /** Strong reads whose read index arrived, and the index (cab/read-index.ts). */
+  private readsIndexed: { readonly tag: number; readonly index: number }[] = [];
+
   /** Runs executions inline, CAB-casts, gossips, and delivers what became deliverable. */
   private applyCore(first: Output[]): void {
     const queue = first;
     for (let i = 0; ; i++) {
+      if (i === queue.length && this.readsIndexed.length > 0) {
+        // Strong reads whose index is delivered here read the committed state.
+        const below = this.delivery.deliveredBelow();
+        const due = this.readsIndexed.filter((r) => r.index <= below);
+        if (due.length > 0) {
+          this.readsIndexed = this.readsIndexed.filter((r) => r.index > below);
+          for (const r of due) queue.push(...this.replica.readIndexReached(r.tag));
+        }
+      }
       if (i === queue.length) {
         const id = this.delivery.next((x) => this.replica.checkDep(x));
         if (id === null) break;
@@ -673,6 +690,9 @@ export class ReplicaHost {
           break;
         case 'cabCast':
           this.applyPaxos(this.paxos.cast({ id: o.id, prevStrong: o.prevStrong }));
+          break;
+        case 'readIndex':
+          this.applyPaxos(this.paxos.requestRead(o.tag));
           break;
         case 'cabAdopt':
           // Its origin's earlier strong ops are all delivered here (they are in its context), so
@@ -1004,6 +1024,9 @@ export class ReplicaHost {
         return;
       } else if (o.type === 'config') {
         this.effects.observe?.({ kind: 'reconfigured', outcome: o.outcome });
+      } else if (o.type === 'readIndex') {
+        this.readsIndexed.push({ tag: o.key, index: o.index });
+        changed = true;
       } else {
         this.delivery.decide(o.instance, o.value);
         changed = true;

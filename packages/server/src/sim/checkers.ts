@@ -228,11 +228,16 @@ export function checkStableResponses(record: RunRecord, app: App): string[] {
   const expected = new Map<string, Outcome>();
   const reference = new ReferenceInterpreter(app);
   for (const id of longest) expected.set(opKey(id), reference.apply(serialOp(record, id)));
+  const reads: { inv: RunRecord['invocations'][number]; position: number; outcome: Outcome }[] = [];
   for (const inv of record.invocations) {
     const stable = inv.responses.filter((r) => r.level === 'stable');
     if (stable.length > 1) out.push(`(c) ${describe(inv)} got ${stable.length} stable responses`);
     for (const s of stable) {
-      if (inv.id === null) continue;
+      if (inv.id === null) {
+        // A read answered stably without being ordered: the read at its committed position.
+        if (s.position !== undefined) reads.push({ inv, position: s.position, outcome: s.outcome });
+        continue;
+      }
       const want = expected.get(opKey(inv.id));
       if (want === undefined)
         out.push(`(c) ${describe(inv)} got a stable response but is not in the committed order`);
@@ -243,6 +248,25 @@ export function checkStableResponses(record: RunRecord, app: App): string[] {
     }
     if (inv.responses.some((r) => r.level === 'failed'))
       out.push(`(c) ${describe(inv)} was rejected: ${show(inv.responses[0]!.outcome)}`);
+  }
+  // Reads by read index, in committed position order: each equals the read on the serial
+  // execution of that many ops of the committed order (the lists are prefixes of one another).
+  reads.sort((a, b) => a.position - b.position);
+  const prefix = new ReferenceInterpreter(app);
+  let applied = 0;
+  for (const r of reads) {
+    if (r.position > longest.length) {
+      out.push(
+        `(c) ${describe(r.inv)} read the committed state at position ${r.position}, beyond the committed order's ${longest.length}`,
+      );
+      continue;
+    }
+    for (; applied < r.position; applied++) prefix.apply(serialOp(record, longest[applied]!));
+    const want = prefix.apply({ op: r.inv.op, args: r.inv.args, ts: 0, id: null }, true);
+    if (!outcomesEqual(want, r.outcome))
+      out.push(
+        `(c) ${describe(r.inv)} stable ${show(r.outcome)} at committed position ${r.position}, serial execution there gives ${show(want)}`,
+      );
   }
   return out;
 }

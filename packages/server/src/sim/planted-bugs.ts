@@ -26,6 +26,10 @@ export const PLANTED_BUGS = {
     config: { unsafeGenesisQuorum: true },
     what: 'every quorum is a majority of the first configuration, counted over any replicas, whatever membership changes made of the cluster since',
   },
+  'read-without-quorum': {
+    config: { unsafeReadWithoutQuorum: true },
+    what: 'the leader answers a strong read with its read index without confirming that no other leader took over, so a deposed leader serves stale reads',
+  },
 } as const satisfies Record<string, { config: Partial<SimConfig>; what: string }>;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;

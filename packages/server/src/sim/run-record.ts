@@ -75,6 +75,8 @@ export interface RecordedResponse {
   readonly level: ResponseLevel;
   readonly outcome: Outcome;
   readonly trace?: OrderTrace;
+  /** A stable read that was not ordered (a strong read by read index): its committed position. */
+  readonly position?: number;
 }
 
 export interface FinalReplicaState {

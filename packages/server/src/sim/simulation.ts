@@ -113,6 +113,12 @@ export interface SimConfig {
    */
   readonly unsafeGenesisQuorum?: boolean;
   /**
+   * The leader answers read indexes without confirming that no higher ballot was promised
+   * (HostOptions.unsafeReadWithoutQuorum). Exists so a test can show the checkers catch a strong
+   * read answered from a stale leader.
+   */
+  readonly unsafeReadWithoutQuorum?: boolean;
+  /**
    * Every `everyMs` of simulated time, `onFrame` gets what each replica looks like (SimFrame): the
    * visualizer replays a run from these. At the end, `onOps` (if given) gets every op's life over
    * the run, for charts of its latencies. Observing changes nothing in the run.
@@ -481,6 +487,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     // A replica added during the run knows whom to ask, not the genesis configuration.
     ...(seeds === null ? { replicas: ids } : { replicas: seeds, join: true }),
     ...(config.unsafeGenesisQuorum === true ? { unsafeGenesisQuorum: true } : {}),
+    ...(config.unsafeReadWithoutQuorum === true ? { unsafeReadWithoutQuorum: true } : {}),
     replica: storeObserver === undefined ? replicaOptions : { ...replicaOptions, storeObserver },
     executor,
     checkpointEvery: params.checkpointEvery,
@@ -650,11 +657,13 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
               sessions.acknowledge({ ...inv.session, seq: (inv.args as { seq: number }).seq });
           }
           inv.id ??= o.id;
-          inv.responses.push(
-            o.trace === undefined
-              ? { at: now, level: o.level, outcome: o.outcome }
-              : { at: now, level: o.level, outcome: o.outcome, trace: o.trace },
-          );
+          inv.responses.push({
+            at: now,
+            level: o.level,
+            outcome: o.outcome,
+            ...(o.trace === undefined ? {} : { trace: o.trace }),
+            ...(o.position === undefined ? {} : { position: o.position }),
+          });
         });
       },
     };
@@ -1450,8 +1459,11 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     for (const p of live) {
       if (
         !p.up ||
-        // A new or wiped member that never finishes learning from its peers fails the run too.
-        p.host.learningFromPeers ||
+        // A new or wiped member that never finishes learning from its peers fails the run too,
+        // unless a member it must hear (to rejoin) died for good: removing that member is what
+        // would let it go on (README, "Adding, removing and replacing replicas").
+        (p.host.learningFromPeers &&
+          !p.host.paxos.status().members.some((m) => record.lost.includes(m))) ||
         // Reads of live queries still on their way (the run ending would lose their answers).
         (p.live !== null && p.live.reading > 0) ||
         !p.host.settled(stranded(p).length) ||

@@ -108,6 +108,8 @@ export class Cluster {
   readonly lostState: (string | null)[] = [];
   /** Per node, every membership change it saw decided, in order. */
   readonly configs: ReconfigOutcome[][] = [];
+  /** Per node, the read index each of its reads got (MultiPaxos.requestRead), by key. */
+  readonly readIndexes: Map<number, number>[] = [];
   private readonly lastStrong: number[] = [];
   private readonly nextEvent: number[] = [];
   private readonly options: ClusterOptions;
@@ -136,6 +138,7 @@ export class Cluster {
       this.lackChecks.push(0);
       this.lostState.push(null);
       this.configs.push([]);
+      this.readIndexes.push(new Map());
       if (node !== null) this.nodes.push(node);
     }
   }
@@ -365,6 +368,9 @@ export class Cluster {
           break;
         case 'config':
           this.configs[i]!.push(o.outcome);
+          break;
+        case 'readIndex':
+          this.readIndexes[i]!.set(o.key, o.index);
           break;
       }
     }

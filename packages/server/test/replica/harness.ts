@@ -37,6 +37,8 @@ export class Driven {
   readonly rbCast: Req[] = [];
   readonly cabCast: OpId[] = [];
   readonly commits: OpId[][] = [];
+  /** Tags of strong reads that asked for a read index (Output `readIndex`). */
+  readonly readIndex: number[] = [];
   private readonly executor: InlineExecutor;
   private tag = 1;
 
@@ -54,6 +56,7 @@ export class Driven {
       else if (o.type === 'respond') this.responses.push(o);
       else if (o.type === 'rbCast') this.rbCast.push(o.req);
       else if (o.type === 'cabCast') this.cabCast.push(o.id);
+      else if (o.type === 'readIndex') this.readIndex.push(o.tag);
       else if (o.type === 'persist' && o.record.kind === 'commit')
         this.commits.push([...o.record.ids]);
     }
@@ -71,6 +74,11 @@ export class Driven {
 
   deliverStrong(id: OpId): void {
     this.handle(this.replica.deliverStrong(id));
+  }
+
+  /** The read index of strong read `tag` is delivered (ReplicaHost reports it). */
+  readIndexReached(tag: number): void {
+    this.handle(this.replica.readIndexReached(tag));
   }
 
   tick(atMs: number): void {

@@ -31,13 +31,54 @@ describe('replica: invocation', () => {
     expect(r.replica.stats().tentative).toBe(1);
   });
 
-  it('orders strong read-only ops like any strong op', () => {
-    const r = new Driven({ id: 0 });
+  it('without read index, orders strong read-only ops like any strong op', () => {
+    const r = new Driven({ id: 0, readIndex: false });
     const tag = r.invoke(10, 'kv.get', { key: 'k' }, true);
     expect(r.cabCast).toHaveLength(1);
     expect(r.rbCast).toHaveLength(1);
     r.deliverStrong(r.cabCast[0]!);
     expect(r.responsesFor(tag).map((x) => x.level)).toEqual(['tentative', 'stable']);
+  });
+
+  it('answers a strong read-only op by read index: tentatively at once, stably from the committed state, never ordered', () => {
+    const r = new Driven({ id: 0 });
+    const put = r.invoke(10, 'kv.put', { key: 'k', value: 'committed' }, true);
+    r.deliverStrong(r.cabCast[0]!);
+    expect(r.valueOf(put, 'stable')).toBeNull();
+    r.deliver(remoteReq(1, 1, 11, 'kv.put', { key: 'k', value: 'tentative' }));
+    const tag = r.invoke(20, 'kv.get', { key: 'k' }, true);
+    // Neither gossiped nor cast: it asks for a read index.
+    expect(r.cabCast).toHaveLength(1);
+    expect(r.rbCast).toHaveLength(1);
+    expect(r.readIndex).toEqual([tag]);
+    expect(r.responsesFor(tag)).toMatchObject([
+      { level: 'tentative', id: null, outcome: { ok: true, value: 'tentative' } },
+    ]);
+    r.readIndexReached(tag);
+    // The committed state, with its position: the tentative put is not in it.
+    expect(r.responsesFor(tag)[1]).toMatchObject({
+      level: 'stable',
+      id: null,
+      outcome: { ok: true, value: 'committed' },
+      position: 1,
+    });
+  });
+
+  it("a strong read waits for the replica's own earlier ops to commit, and issues a no-op for them", () => {
+    const r = new Driven({ id: 0 });
+    r.invoke(10, 'kv.put', { key: 'k', value: 'mine' }); // weak, not committed
+    const tag = r.invoke(11, 'kv.get', { key: 'k' }, true);
+    r.readIndexReached(tag);
+    expect(r.responsesFor(tag).map((x) => x.level)).toEqual(['tentative']);
+    // The next tick casts a no-op at once, whose causal context holds the weak put.
+    r.tick(12);
+    expect(r.cabCast).toHaveLength(1);
+    r.deliverStrong(r.cabCast[0]!);
+    expect(r.responsesFor(tag)[1]).toMatchObject({
+      level: 'stable',
+      outcome: { ok: true, value: 'mine' },
+      position: 2,
+    });
   });
 
   it('rejects bad arguments before ordering, naming the field', () => {
@@ -102,7 +143,7 @@ describe('replica: strong ops and CAB delivery', () => {
     r.deliver(remoteReq(1, 2, 11, 'kv.put', { key: 'a', value: 2 }, true)); // strong, pending
     r.deliver(remoteReq(1, 3, 12, 'kv.put', { key: 'a', value: 3 })); // weak, after it
     r.invoke(20, 'kv.put', { key: 'b', value: 1 });
-    r.invoke(21, 'kv.get', { key: 'a' }, true);
+    r.invoke(21, 'kv.put', { key: 'c', value: 1 }, true);
     const mine = r.rbCast[r.rbCast.length - 1]!;
     expect(mine.causalCtx!.toJSON()).toEqual({ '0': [1], '1': [1] });
   });
@@ -122,7 +163,7 @@ describe('replica: strong ops and CAB delivery', () => {
     r.deliver(w);
     r.deliver(w);
     expect(r.replica.metrics.executions).toBe(1);
-    r.invoke(20, 'kv.get', { key: 'n' }, true);
+    r.invoke(20, 'kv.put', { key: 'm', value: 0 }, true);
     r.deliverStrong(r.cabCast[0]!);
     expect(r.replica.stats().finalized).toBe(2);
     r.deliver(w);

@@ -1,7 +1,7 @@
 import { ABANDON_OP, type App, type JsonValue } from '@creek/app';
 import { formatOpId, opKey, sameOpId, type OpId } from '../core/op-id.js';
 import { StateDigest } from '../core/state-digest.js';
-import { outcomesEqual, type Outcome } from '../core/types.js';
+import { outcomesEqual, type Outcome, type SessionStamp } from '../core/types.js';
 import {
   checkLinearizable,
   queueModel,
@@ -17,6 +17,7 @@ import {
   committedListOn,
   liveReplicas,
   type Invocation,
+  type RecordedResponse,
   type RunRecord,
 } from './run-record.js';
 import { LINEARIZABLE_KEYS, LINEARIZABLE_QUEUE, ONCE_PREFIX } from './workload.js';
@@ -46,7 +47,7 @@ export function checkRun(
         opts.speculative ?? true,
         opts.holdBoundMs ?? Number.POSITIVE_INFINITY,
       ),
-    () => checkLinearizability(record),
+    () => checkLinearizability(record, opts.quiescent),
   ];
   if (opts.quiescent) {
     checks.push(() => checkConvergence(record, app, opts.speculative ?? true));
@@ -390,7 +391,7 @@ export function checkTentativeResponses(record: RunRecord, app: App): string[] {
  * legal sequential order explains. Ops whose stable response never came may or may not have
  * taken effect.
  */
-export function checkLinearizability(record: RunRecord): string[] {
+export function checkLinearizability(record: RunRecord, quiescent = false): string[] {
   const out: string[] = [];
   const objects: { name: string; model: Model<unknown>; ops: (inv: Invocation) => boolean }[] = [
     ...LINEARIZABLE_KEYS.map((key) => ({
@@ -407,6 +408,7 @@ export function checkLinearizability(record: RunRecord): string[] {
         (inv.args as { queue?: string }).queue === LINEARIZABLE_QUEUE,
     },
   ];
+  const fates = new OpFates(record, quiescent);
   for (const object of objects) {
     const history: HistoryOp[] = record.invocations
       .filter(
@@ -414,12 +416,16 @@ export function checkLinearizability(record: RunRecord): string[] {
       )
       .map((inv) => {
         const stable = inv.responses.find((r) => r.level === 'stable');
+        const at = fates.position(inv, stable);
+        const tookEffect = stable === undefined ? fates.tookEffect(inv, at) : undefined;
         return {
           id: describe(inv),
           op: inv.op,
           args: inv.args,
           invokedAt: inv.invokedAt,
           completed: stable === undefined ? null : { at: stable.at, outcome: stable.outcome },
+          ...(tookEffect === undefined ? {} : { tookEffect }),
+          ...(at === undefined ? {} : { order: at }),
         };
       });
     const result = checkLinearizable(history, object.model);
@@ -524,6 +530,82 @@ function commonPrefix(a: readonly OpId[], b: readonly OpId[]): number {
   let i = 0;
   while (i < n && sameOpId(a[i]!, b[i]!)) i++;
   return i;
+}
+
+/**
+ * What the run's final committed order says of a strong op on a linearizable object, for the
+ * linearizability checker (HistoryOp.tookEffect and .order). The checker stays a black-box check
+ * of the clients' history: the committed order only settles ops whose response never came (one in
+ * it took effect, one not in it did not: no stable response reflects an op that is not committed)
+ * and says which order to try first. Ops on these objects are never resubmitted (a submission is an
+ * op of its own), so an op's Req is found by its session stamp too when no response named its id.
+ */
+class OpFates {
+  private readonly at = new Map<string, number>();
+  private readonly bySession = new Map<string, OpId | null>();
+
+  /** `settled`: the run ended quiescent, so an op not committed by now never will be. */
+  constructor(
+    private readonly record: RunRecord,
+    private readonly settled: boolean,
+  ) {
+    longestCommitted(record).forEach((id, i) => this.at.set(opKey(id), i));
+    for (const req of record.reqs.values()) {
+      if (req.session === undefined) continue;
+      const k = `${req.id.replica} ${req.session.id} ${req.session.seq}`;
+      // Two Reqs with one stamp (an id used again after a lost disk): neither is trusted.
+      this.bySession.set(k, this.bySession.has(k) ? null : req.id);
+    }
+  }
+
+  /**
+   * The op's place in the committed order: its index, or for a read answered by read index
+   * (Response.position) just before the op at that position; undefined when not committed.
+   */
+  position(inv: Invocation, stable: RecordedResponse | undefined): number | undefined {
+    if (inv.id === null && stable?.position !== undefined) return stable.position - 0.5;
+    const id = inv.id ?? this.idBySession(inv);
+    if (id === null) return undefined;
+    // The Req committed under this id must be this op (ids of a lost disk may be used again).
+    const req = this.record.reqs.get(opKey(id));
+    if (req === undefined || req.op !== inv.op || !sameStamp(req.session, inv.session))
+      return undefined;
+    return this.at.get(opKey(id));
+  }
+
+  /**
+   * Whether an op without a response took effect (`at`: its position()): yes when committed; no
+   * when its Req is known and not committed at the end of a settled run; otherwise unknown.
+   */
+  tookEffect(inv: Invocation, at: number | undefined): boolean | undefined {
+    if (at !== undefined) return true;
+    if (!this.settled) return undefined;
+    const id = inv.id ?? this.idBySession(inv);
+    if (id === null) {
+      // No Req with its stamp: never cast, unless a lost disk of its replica took the Req along.
+      if (inv.session === undefined || this.record.retired.some((r) => r.replica === inv.replica))
+        return undefined;
+      return this.anyReq(inv) ? undefined : false;
+    }
+    const req = this.record.reqs.get(opKey(id));
+    return req !== undefined && req.op === inv.op && sameStamp(req.session, inv.session)
+      ? false
+      : undefined;
+  }
+
+  /** Whether any Req has this op's replica and session stamp (once or more). */
+  private anyReq(inv: Invocation): boolean {
+    return this.bySession.has(`${inv.replica} ${inv.session!.id} ${inv.session!.seq}`);
+  }
+
+  private idBySession(inv: Invocation): OpId | null {
+    if (inv.session === undefined) return null;
+    return this.bySession.get(`${inv.replica} ${inv.session.id} ${inv.session.seq}`) ?? null;
+  }
+}
+
+function sameStamp(a: SessionStamp | undefined, b: SessionStamp | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : a.id === b.id && a.seq === b.seq;
 }
 
 function longestCommitted(record: RunRecord): OpId[] {

@@ -25,7 +25,8 @@ import type { Outcome } from '../core/types.js';
  *   skipAfterUnanswered);
  * - it runs in rounds that bound how many unanswered ops may be linearized in a row (1, 2, 4, ...),
  *   and a failure is only final from a round the bound did not cut short.
- * Completed candidates are tried before unanswered ones, earliest response first.
+ * Completed candidates are tried before unanswered ones: in the order the system itself gave them
+ * (HistoryOp.order) where it is known, then earliest response first.
  *
  * Events at the same instant count as concurrent: an op whose response has the same time as another
  * op's invocation may be linearized after it.
@@ -42,6 +43,20 @@ export interface HistoryOp {
   readonly invokedAt: number;
   /** Time of the response and its outcome; null when the op never got a response (it may or may not have taken effect). */
   readonly completed: { readonly at: number; readonly outcome: Outcome } | null;
+  /**
+   * For an op without a response, what is known from elsewhere about whether it took effect (the
+   * simulator knows: the op is in the final committed order, or it is not): true, it must be
+   * linearized somewhere after its invocation, returning anything; false, it must not be. Left out,
+   * either may be true, which is what makes a search expensive. Knowing can only remove
+   * linearizations, so no violation is hidden by it.
+   */
+  readonly tookEffect?: boolean;
+  /**
+   * Where the system's own order puts the op (the simulator: its position in the committed order),
+   * if known. A hint only: the search tries ops in this order first, so a history the system's
+   * order explains is decided along one path; it changes how fast, never the answer.
+   */
+  readonly order?: number;
 }
 
 export interface Model<S> {
@@ -156,7 +171,14 @@ export const queueModel: Model<QueueState> = {
 // ---------------------------------------------------------------------------------------------
 // The checker
 
+/**
+ * The outcome of an op that took effect without a response (HistoryOp.tookEffect): any outcome the
+ * model gives matches it. Compared by identity.
+ */
+const ANY_OUTCOME: Outcome = { ok: false, error: 'took effect, outcome never seen' };
+
 function outcomeEqual(a: Outcome, b: Outcome): boolean {
+  if (b === ANY_OUTCOME) return true;
   if (a.ok) return b.ok && jsonEqual(a.value, b.value);
   return !b.ok && a.error === b.error;
 }
@@ -210,11 +232,12 @@ function showIds(ids: readonly string[], max = 8): string {
  * configurations (over all its rounds) without deciding.
  */
 export function checkLinearizable<S>(
-  history: readonly HistoryOp[],
+  given: readonly HistoryOp[],
   model: Model<S>,
   opts: { maxStates?: number } = {},
 ): LinearizabilityResult {
   const maxStates = opts.maxStates ?? DEFAULT_MAX_STATES;
+  const history = settleUnanswered(given);
   const n = history.length;
 
   // Each op gets an index among the completed ops or among the pending ones (for the bitsets).
@@ -402,7 +425,12 @@ export function checkLinearizable<S>(
         if (history[op]!.completed !== null) answered.push(op);
         else if (prevInClass[op] === -1 || pendingLinearized(prevInClass[op]!)) unanswered.push(op);
       }
-      answered.sort((x, y) => history[x]!.completed!.at - history[y]!.completed!.at || x - y);
+      answered.sort(
+        (x, y) =>
+          (history[x]!.order ?? Infinity) - (history[y]!.order ?? Infinity) ||
+          history[x]!.completed!.at - history[y]!.completed!.at ||
+          x - y,
+      );
       if (chain < chainLimit) {
         for (let i = unanswered.length - 1; i >= 0; i--) answered.push(unanswered[i]!);
       } else if (!cut) {
@@ -523,6 +551,23 @@ export function checkLinearizable<S>(
   }
 }
 
+/**
+ * Ops without a response whose fate is known (HistoryOp.tookEffect) stop being "maybe" ops: one
+ * that did not take effect is left out, one that did becomes an op answered after everything else
+ * with an outcome that matches any. The search then never tries subsets of them.
+ */
+function settleUnanswered(history: readonly HistoryOp[]): HistoryOp[] {
+  let end = 0;
+  for (const h of history) end = Math.max(end, h.invokedAt, h.completed?.at ?? 0);
+  const out: HistoryOp[] = [];
+  for (const h of history) {
+    if (h.completed !== null || h.tookEffect === undefined) out.push(h);
+    else if (h.tookEffect)
+      out.push({ ...h, completed: { at: Math.max(end, h.invokedAt) + 1, outcome: ANY_OUTCOME } });
+  }
+  return out;
+}
+
 interface DeadEnd<S> {
   /** The ops linearized, in order. */
   readonly prefix: number[];
@@ -572,9 +617,12 @@ function failureReason<S>(
   const recorded = stuck.completed!.outcome;
   const expected = model.step(best.state, stuck.op, stuck.args).outcome;
   const stateDesc = `state ${clip(model.key(best.state))}`;
-  const why = outcomeEqual(expected, recorded)
-    ? `it fits ${stateDesc} (returning ${showOutcome(recorded)}), but no order of the remaining ops works from there`
-    : `it returned ${showOutcome(recorded)}, but from ${stateDesc} it would return ${showOutcome(expected)}`;
+  const why =
+    recorded === ANY_OUTCOME
+      ? `it took effect without a response, but no order of the remaining ops works from ${stateDesc}`
+      : outcomeEqual(expected, recorded)
+        ? `it fits ${stateDesc} (returning ${showOutcome(recorded)}), but no order of the remaining ops works from there`
+        : `it returned ${showOutcome(recorded)}, but from ${stateDesc} it would return ${showOutcome(expected)}`;
   const others = best.candidates.filter((i) => i !== best.stuck).map((i) => history[i]!.id);
   return (
     `${head}; after it ${showOp(stuck)} cannot be placed: ${why}` +

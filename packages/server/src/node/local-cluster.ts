@@ -389,7 +389,17 @@ export class LocalCluster {
     init: { readonly method?: string; readonly headers?: Record<string, string> } = {},
   ): Promise<globalThis.Response> {
     const tls = this.options.tls;
-    if (tls === undefined) return fetch(`${this.httpUrl(i)}${path}`, init);
+    if (tls === undefined) {
+      const url = `${this.httpUrl(i)}${path}`;
+      // A pooled keep-alive connection that the replica closed as idle (Node's 5 s keep-alive
+      // timeout) just as a request went out on it fails with "other side closed" — a caller
+      // whose event loop was blocked (spawnSync) meets this race. The replica closes only idle
+      // connections, so the request never reached it: it goes again, once, on a new connection.
+      return fetch(url, init).catch((err: unknown) => {
+        if (!closedIdleConnection(err)) throw err;
+        return fetch(url, init);
+      });
+    }
     // fetch() takes no CA of its own; https.request does.
     return new Promise((resolvePromise, reject) => {
       const req = httpsRequest(
@@ -575,4 +585,10 @@ export function isFree(port: number, host: string): Promise<boolean> {
     s.once('error', () => resolve(false));
     s.listen(port, host, () => s.close(() => resolve(true)));
   });
+}
+
+/** fetch()'s error for a connection closed under a request before any answer came (undici). */
+function closedIdleConnection(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: unknown } } | null)?.cause;
+  return err instanceof TypeError && cause?.code === 'UND_ERR_SOCKET';
 }

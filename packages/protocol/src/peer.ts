@@ -69,7 +69,11 @@ export const PaxosMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('forward'), casts: z.array(CastIdSchema) }),
   z.object({ type: z.literal('reconfigure'), request: ReconfigRequestSchema }),
   z.object({ type: z.literal('retired'), entry: ConfigEntrySchema }),
-  z.object({ type: z.literal('readIndex'), nonces: z.array(z.string().min(1).max(64)).max(4096) }),
+  z.object({
+    type: z.literal('readIndex'),
+    nonces: z.array(z.string().min(1).max(64)).max(4096),
+    promised: ballot.optional(),
+  }),
   z.object({ type: z.literal('readProbe'), ballot, seq: z.number().int().nonnegative() }),
   z.object({ type: z.literal('readAck'), ballot, seq: z.number().int().nonnegative() }),
   z.object({

@@ -64,8 +64,12 @@ export type PaxosMessage =
   | { readonly type: 'forward'; readonly casts: readonly CastId[] }
   /** Any replica → leader: a membership change to order (its admin API took it). */
   | { readonly type: 'reconfigure'; readonly request: ReconfigRequest }
-  /** A replica → the leader: read indexes for these strong reads (read-index.ts). */
-  | { readonly type: 'readIndex'; readonly nonces: readonly string[] }
+  /**
+   * A replica → the leader: read indexes for these strong reads (read-index.ts). `promised`, the
+   * highest ballot the sender had promised when it sent this, is its ack of the leader's ballot
+   * for these reads if no higher (left out by a replica that cannot vouch: it is rejoining).
+   */
+  | { readonly type: 'readIndex'; readonly nonces: readonly string[]; readonly promised?: number }
   /** Leader → members: a read round; an acceptor acks it unless it promised a higher ballot. */
   | { readonly type: 'readProbe'; readonly ballot: number; readonly seq: number }
   | { readonly type: 'readAck'; readonly ballot: number; readonly seq: number }

@@ -15,6 +15,11 @@
  * read's point. A committed state that holds every instance below the index therefore reflects
  * every strong op that completed before the read began.
  *
+ * A request carries its sender's ack (the highest ballot it had promised when it sent it): where
+ * sender and leader are a majority (3 replicas), the leader answers the sender's reads at once, in
+ * two message delays like a write's, since the ack was given after those reads began
+ * (MultiPaxos.answerWithSendersAck). Otherwise, and for the leader's own reads, a round confirms.
+ *
  * This class is the leader's side: requests queue for the next round, one round at a time.
  */
 export interface ReadRequest {

@@ -46,6 +46,39 @@ describe('read index', () => {
     expect(read(c, 0, 8)).toBeGreaterThan(decided);
   });
 
+  it('a follower of 3 is answered on its own ack, without a round; of 5, after a round', () => {
+    for (const n of [3, 5]) {
+      const c = started(n);
+      c.cast(1);
+      c.advance(100);
+      const probes: number[] = [];
+      c.drop = (from, to, msg) => {
+        if (msg.type === 'readProbe') probes.push(to);
+        return false;
+      };
+      expect(read(c, 2, 3)).toBeGreaterThan(lastDecided(c, 2));
+      // Follower and leader are a majority of 3: the request's ack suffices.
+      if (n === 3) expect(probes).toEqual([]);
+      else expect(probes.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('a request from a follower that promised a higher ballot is no ack: the round decides', () => {
+    const c = started(3);
+    c.cast(1);
+    c.advance(100);
+    // Replica 2 asks with a promise past the leader's ballot (as if a new leader had prepared).
+    const ballot = c.node(0).status().ballot;
+    const probes: number[] = [];
+    c.drop = (from, to, msg) => {
+      if (msg.type === 'readProbe') probes.push(to);
+      return false;
+    };
+    c.apply(0, c.node(0).receive(2, { type: 'readIndex', nonces: ['x'], promised: ballot + 1 }));
+    c.advance(50);
+    expect(probes.length).toBeGreaterThan(0);
+  });
+
   /**
    * Replica 0 leads, then goes unheard: the others elect replica 1 and decide a write, while 0 hears
    * nothing of it but replica 2's plain heartbeats (so it believes it still leads a majority).

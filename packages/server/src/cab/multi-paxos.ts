@@ -1185,15 +1185,13 @@ export class MultiPaxos {
     const current = this.current();
     if (!current.retired.includes(from) || !current.members.some((m) => m.id === this.self))
       return false;
-    // Told only from what this replica will never decide again: the configuration in force at its
-    // truncation point (behind a checkpoint, on disk). A replica restarts knowing decided only what
-    // it truncated, and re-decides the rest with quorums of the configurations of those instances,
-    // which may need the removed replica's vote; had it told, the removed replica would have
-    // stopped for good. Found by the simulator: seed 2118 with 3 replicas (told from the decided
-    // prefix), seed 5438 (told from the delivered prefix): both survivors told the old leader it
-    // was retired, restarted below the change, and with a new member still learning could elect
-    // no one.
-    if (this.rejoining || !this.history.at(this.truncatedBelow).retired.includes(from))
+    // Told only from what survives a crash here: the configuration in force at the delivered
+    // prefix (its commit records are durable). A replica that decided past the change but
+    // delivered less, and restarts, knows only its delivered prefix again, and may need the
+    // removed replica's vote to learn the rest; had it told, the removed replica would have
+    // stopped for good (found by the simulator: seed 2118 with 3 replicas, where both survivors
+    // told the old leader it was retired, restarted below the change and could elect no one).
+    if (this.rejoining || !this.history.at(this.localDeliveredBelow).retired.includes(from))
       return true;
     const last = this.toldRetired.get(from) ?? Number.NEGATIVE_INFINITY;
     if (this.now - last >= this.electionTimeoutMs) {

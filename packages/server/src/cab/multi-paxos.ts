@@ -433,11 +433,6 @@ export class MultiPaxos {
     return this.flush();
   }
 
-  /** Reads asked for here that wait for their index. */
-  get readsWaiting(): number {
-    return this.readsAsked.size;
-  }
-
   /** What became of a membership change decided here; undefined while it is not (or long after). */
   reconfigOutcome(nonce: string): ReconfigOutcome | undefined {
     return this.outcomes.get(nonce);

@@ -838,22 +838,12 @@ export class Replica {
     for (const [tag, read] of this.strongReads) {
       if (!read.indexed || read.ownUpTo > this.committedOwnUpTo) continue;
       this.strongReads.delete(tag);
-      if (at === null) {
-        at = new Entry(END_REQ, null, this.nowMs);
-        // Right after the last committed entry: every committed write precedes it.
-        at.commitSeq = this.committedCount;
-      }
-      const jobId = this.nextJobId++;
-      const snapshot = new RecordingSnapshot(this.store, at);
-      this.jobs.set(jobId, {
-        entry: null,
-        snapshot,
-        ahead: false,
-        readOnly: { tag, trace: undefined, strongRead: true, position: this.committedCount },
-      });
-      this.out.push({
-        type: 'execute',
-        job: { jobId, op: read.op, args: read.args, ts: this.clock.current(), id: null, snapshot },
+      at ??= this.readPoint(true);
+      this.startRead(read, at, {
+        tag,
+        trace: undefined,
+        strongRead: true,
+        position: this.committedCount,
       });
     }
   }
@@ -864,32 +854,18 @@ export class Replica {
    */
   private serveWatchReads(level: 'tentative' | 'stable'): void {
     if (!this.pendingWatchReads.some((r) => r.level === level)) return;
-    const at = new Entry(END_REQ, null, this.nowMs);
-    // Placed right after the last committed entry: every committed write precedes it, no
-    // tentative one does.
-    if (level === 'stable') at.commitSeq = this.committedCount;
+    const at = this.readPoint(level === 'stable');
     const keep: typeof this.pendingWatchReads = [];
     for (const read of this.pendingWatchReads.splice(0)) {
       if (read.level !== level) {
         keep.push(read);
         continue;
       }
-      const jobId = this.nextJobId++;
-      const snapshot = new RecordingSnapshot(this.store, at);
-      this.jobs.set(jobId, {
-        entry: null,
-        snapshot,
-        ahead: false,
-        readOnly: {
-          tag: read.tag,
-          trace: undefined,
-          watch: level,
-          ...(level === 'stable' ? { position: this.committedCount } : {}),
-        },
-      });
-      this.out.push({
-        type: 'execute',
-        job: { jobId, op: read.op, args: read.args, ts: this.clock.current(), id: null, snapshot },
+      this.startRead(read, at, {
+        tag: read.tag,
+        trace: undefined,
+        watch: level,
+        ...(level === 'stable' ? { position: this.committedCount } : {}),
       });
     }
     this.pendingWatchReads.push(...keep);
@@ -1074,23 +1050,36 @@ export class Replica {
 
   private serveReads(): void {
     if (this.pendingReads.length === 0) return;
-    const end = new Entry(END_REQ, null, this.nowMs);
     // Without speculation the tentative entries have no versions: the read sees the committed state.
+    const end = this.readPoint(false);
     const trace = this.trace(this.executable());
-    for (const read of this.pendingReads.splice(0)) {
-      const jobId = this.nextJobId++;
-      const snapshot = new RecordingSnapshot(this.store, end);
-      this.jobs.set(jobId, {
-        entry: null,
-        snapshot,
-        ahead: false,
-        readOnly: { tag: read.tag, trace },
-      });
-      this.out.push({
-        type: 'execute',
-        job: { jobId, op: read.op, args: read.args, ts: this.clock.current(), id: null, snapshot },
-      });
-    }
+    for (const read of this.pendingReads.splice(0))
+      this.startRead(read, end, { tag: read.tag, trace });
+  }
+
+  /**
+   * Where a read-only execution reads: at the end of the list, or (`committed`) right after the
+   * last committed entry, where every committed write precedes it and no tentative one does.
+   */
+  private readPoint(committed: boolean): Entry {
+    const at = new Entry(END_REQ, null, this.nowMs);
+    if (committed) at.commitSeq = this.committedCount;
+    return at;
+  }
+
+  /** Hands out the execution of a read-only op that reads at `at` (it is never ordered). */
+  private startRead(
+    read: { readonly op: string; readonly args: JsonValue },
+    at: Entry,
+    readOnly: NonNullable<Job['readOnly']>,
+  ): void {
+    const jobId = this.nextJobId++;
+    const snapshot = new RecordingSnapshot(this.store, at);
+    this.jobs.set(jobId, { entry: null, snapshot, ahead: false, readOnly });
+    this.out.push({
+      type: 'execute',
+      job: { jobId, op: read.op, args: read.args, ts: this.clock.current(), id: null, snapshot },
+    });
   }
 
   // ---------------------------------------------------------------- helpers

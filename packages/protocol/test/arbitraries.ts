@@ -148,6 +148,21 @@ const paxosArb = fc.oneof(
     value: batchArb,
   }),
   fc.record({ type: fc.constant('accepted' as const), ballot: natArb, instance: natArb }),
+  fc.record(
+    {
+      type: fc.constant('readIndex' as const),
+      nonces: fc.array(fc.string({ minLength: 1, maxLength: 64 }), { maxLength: 4 }),
+      promised: natArb,
+    },
+    { requiredKeys: ['type', 'nonces'] },
+  ),
+  fc.record({ type: fc.constant('readProbe' as const), ballot: natArb, seq: natArb }),
+  fc.record({ type: fc.constant('readAck' as const), ballot: natArb, seq: natArb }),
+  fc.record({
+    type: fc.constant('readIndexed' as const),
+    nonces: fc.array(fc.string({ minLength: 1, maxLength: 64 }), { maxLength: 4 }),
+    index: natArb,
+  }),
   fc.record({
     type: fc.constant('heartbeat' as const),
     ballot: natArb,

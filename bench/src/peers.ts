@@ -23,9 +23,8 @@
  * drifts), and the table shows the median over rounds of each cell's p50, p90, p99 and p99.9, and
  * of Creek's ratio to the peer. The issue's targets are printed beside them, not asserted.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -34,7 +33,7 @@ import { LocalCluster } from '@creek/server/node';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
 import { flagPairs } from './cli-flags.js';
-import { isFree } from './ports.js';
+import { ensureInstalled, ports, startRedis } from './peer-servers.js';
 import { median, quantileOfSorted } from './stats.js';
 
 interface Flags {
@@ -75,40 +74,6 @@ function parse(argv: readonly string[]): Flags {
     (f as unknown as Record<string, number>)[name] = n;
   }
   return f;
-}
-
-/** The peers' binaries, installed from Debian's packages when missing. */
-function ensureInstalled(): void {
-  const missing = [
-    ['etcd', 'etcd-server'],
-    ['redis-server', 'redis-server'],
-  ].filter(([bin]) => spawnSync('sh', ['-c', `command -v ${bin}`]).status !== 0);
-  if (missing.length === 0) return;
-  const packages = missing.map(([, pkg]) => pkg!);
-  log(`installing ${packages.join(' ')} (apt-get)`);
-  const root = process.getuid?.() === 0;
-  const run = (args: string[]) =>
-    spawnSync(root ? args[0]! : 'sudo', root ? args.slice(1) : args, {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-    });
-  run(['apt-get', 'update', '-qq']);
-  const r = run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...packages]);
-  if (r.status !== 0)
-    throw new Error(
-      `could not install ${packages.join(' ')}: install them (apt-get install ${packages.join(' ')}) and run again`,
-    );
-}
-
-/** `n` consecutive free loopback ports from about `from`. */
-async function ports(n: number, from: number): Promise<number[]> {
-  for (let base = from; base < from + 2000; base += n) {
-    const ok = await Promise.all(
-      Array.from({ length: n }, (_, i) => isFree(base + i, '127.0.0.1')),
-    );
-    if (ok.every(Boolean)) return Array.from({ length: n }, (_, i) => base + i);
-  }
-  throw new Error(`no ${n} free ports from ${from}`);
 }
 
 interface Peer {
@@ -192,51 +157,6 @@ async function startEtcd(fsync: boolean): Promise<Peer & { follower: string; url
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-}
-
-/** Whether a Redis server on `port` answers PING. */
-function pings(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ port, host: '127.0.0.1' });
-    socket.setTimeout(1000);
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (d) => {
-      socket.destroy();
-      resolve(d.toString().startsWith('+PONG'));
-    });
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => {
-      socket.destroy();
-      resolve(false);
-    });
-  });
-}
-
-async function startRedis(): Promise<Peer & { port: number }> {
-  const [port] = await ports(1, 26_000);
-  const proc = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-  // Answering PING on a connection of its own: ioredis retries by itself and hides why.
-  const deadline = Date.now() + 10_000;
-  while (!(await pings(port!))) {
-    if (Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error('redis-server did not answer within 10 s');
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    port: port!,
-    stop: () =>
-      new Promise<void>((r) => {
-        if (proc.exitCode !== null) return r();
-        proc.once('exit', () => r());
-        proc.kill('SIGTERM');
-      }),
-  };
 }
 
 /** A Creek cluster and a client on a follower. */
@@ -443,7 +363,13 @@ function report(
 
 async function main(): Promise<void> {
   const flags = parse(process.argv.slice(2));
-  ensureInstalled();
+  ensureInstalled(
+    [
+      ['etcd', 'etcd-server'],
+      ['redis-server', 'redis-server'],
+    ],
+    log,
+  );
   console.log(
     'targets (issue): strong put p50 ≤ 0.6× etcd and p99 ≤ 1.0×; strong get p50 ≤ 0.8× etcd linearizable get; weak put p50 ≤ 1.5× Redis SET and p99 ≤ 3× its own p50; strong put ops/s ≥ 2× etcd; weak put ops/s ≥ 0.3× Redis SET',
   );

@@ -340,6 +340,11 @@ export class LocalCluster {
     return child !== null && child !== undefined && child.kill(signal);
   }
 
+  /** The process id of replica i, or null while it is not running (for tools that read /proc). */
+  pid(i: number): number | null {
+    return this.procs[i]?.pid ?? null;
+  }
+
   /** SIGKILL: the replica dies at once, with whatever it had not yet written. */
   kill(i: number): void {
     this.procs[i]?.kill('SIGKILL');

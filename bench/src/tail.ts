@@ -20,7 +20,8 @@
  * each group's mean split is printed: what makes the slow ones slow. Per round: how busy the whole
  * machine was and how much of its time the hypervisor took (/proc/stat's steal); per process, the
  * CPU each op cost (main thread, and the other threads: V8's garbage collection and compiler
- * helpers) and its main thread's time waiting for a CPU. Reading the two files costs the client
+ * helpers), its main thread's time waiting for a CPU, and how often the main thread went to sleep
+ * and was woken again. Reading the two files costs the client
  * some µs per op (printed); the quantiles are the client's own.
  *
  * Linux only (it reads /proc). Nothing here is asserted: it is a measurement to read.
@@ -77,9 +78,9 @@ function parse(argv: readonly string[]): Flags {
       f.kinds = [...new Set(kinds)] as Flags['kinds'];
     } else {
       const n = Number(raw);
-      const min = name === 'ops' ? 100 : 1;
-      if (!Number.isSafeInteger(n) || n < min)
-        fail(`--${name} must be an integer of at least ${min}, got '${raw}'`);
+      const [min, max] = name === 'ops' ? [100, 1_000_000] : [1, 50];
+      if (!Number.isSafeInteger(n) || n < min || n > max)
+        fail(`--${name} must be a whole number from ${min} to ${max}, got '${raw}'`);
       f[name as 'ops' | 'rounds'] = n;
     }
   }
@@ -216,12 +217,14 @@ function report(kind: Kind, rounds: readonly Round[], cores: number): void {
   const opsTotal = rounds.reduce((a, r) => a + r.ops.length, 0);
   const per = (name: string, f: (p: ProcessTimes) => SchedTimes, field: keyof SchedTimes) =>
     rounds.reduce((a, r) => a + f(r.processes.get(name)!)[field], 0) / opsTotal;
+  const sleeps = (name: string): number =>
+    rounds.reduce((a, r) => a + r.processes.get(name)!.mainSleeps, 0) / opsTotal;
   console.log(
-    `\nper process, per op (rounds pooled):\n| process | main thread CPU | main thread waiting | other threads' CPU (GC, compiler) |\n| --- | --- | --- | --- |`,
+    `\nper process, per op (rounds pooled):\n| process | main thread CPU | main thread waiting | main thread sleeps (wakes) | other threads' CPU (GC, compiler) |\n| --- | --- | --- | --- | --- |`,
   );
   for (const name of names)
     console.log(
-      `| ${name} | ${us(per(name, (p) => p.main, 'runUs'))} | ${us(per(name, (p) => p.main, 'waitUs'))} | ${us(per(name, (p) => p.others, 'runUs'))} |`,
+      `| ${name} | ${us(per(name, (p) => p.main, 'runUs'))} | ${us(per(name, (p) => p.main, 'waitUs'))} | ${sleeps(name).toFixed(2)} | ${us(per(name, (p) => p.others, 'runUs'))} |`,
     );
 }
 

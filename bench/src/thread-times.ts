@@ -23,6 +23,11 @@ export interface ProcessTimes {
   readonly main: SchedTimes;
   /** Every other thread of the process, summed. */
   readonly others: SchedTimes;
+  /**
+   * Times the main thread gave up its CPU to wait (for a socket, a timer): each is a sleep and a
+   * wake, which costs a virtual machine far more than the callback it runs.
+   */
+  readonly mainSleeps: number;
 }
 
 const ZERO: SchedTimes = { runUs: 0, waitUs: 0, slices: 0 };
@@ -55,14 +60,25 @@ export function processTimes(pid: number): ProcessTimes {
   try {
     tids = readdirSync(`/proc/${pid}/task`);
   } catch {
-    return { main: ZERO, others: ZERO };
+    return { main: ZERO, others: ZERO, mainSleeps: 0 };
   }
   let others = ZERO;
   for (const tid of tids) {
     if (tid === String(pid)) continue;
     others = plus(others, schedAt(`/proc/${pid}/task/${tid}/schedstat`));
   }
-  return { main: schedAt(mainThreadFile(pid)), others };
+  return { main: schedAt(mainThreadFile(pid)), others, mainSleeps: voluntarySwitches(pid) };
+}
+
+/** `voluntary_ctxt_switches` of the main thread of `pid`; 0 if it is gone. */
+function voluntarySwitches(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'latin1');
+    const m = /^voluntary_ctxt_switches:\s+(\d+)/m.exec(status);
+    return m === null ? 0 : Number(m[1]);
+  } catch {
+    return 0;
+  }
 }
 
 export function plus(a: SchedTimes, b: SchedTimes): SchedTimes {
@@ -74,7 +90,11 @@ export function minus(a: SchedTimes, b: SchedTimes): SchedTimes {
 }
 
 export function processMinus(a: ProcessTimes, b: ProcessTimes): ProcessTimes {
-  return { main: minus(a.main, b.main), others: minus(a.others, b.others) };
+  return {
+    main: minus(a.main, b.main),
+    others: minus(a.others, b.others),
+    mainSleeps: a.mainSleeps - b.mainSleeps,
+  };
 }
 
 /** The whole machine's time (/proc/stat's first line), in clock ticks. */

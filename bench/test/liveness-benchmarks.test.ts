@@ -28,7 +28,7 @@ describe('longestStrongGaps: the liveness figure of bench:freeze and bench:fault
   });
 });
 
-describe('the liveness, viewer, bytes, transfer and peers benchmarks refuse bad flags before starting a cluster', () => {
+describe('the liveness, viewer, bytes, transfer, peers and tail benchmarks refuse bad flags before starting a cluster', () => {
   it.each([
     ['faults.ts', ['--seconds', '0'], /--seconds must be a number from 0.1 to 3600/],
     ['faults.ts', ['--strong', '2'], /--strong must be a number from 0 to 1/],
@@ -54,6 +54,12 @@ describe('the liveness, viewer, bytes, transfer and peers benchmarks refuse bad 
     ['peers.ts', ['--ops', '5'], /--ops must be a whole number from 10 to 1000000/],
     ['peers.ts', ['--outstanding', '0'], /--outstanding must be a whole number from 1 to 4096/],
     ['peers.ts', ['--opps', '10'], /unknown argument '--opps'/],
+    ['tail.ts', ['--ops', '99'], /--ops must be a whole number from 100 to 1000000/],
+    ['tail.ts', ['--rounds', '1.5'], /--rounds must be a whole number from 1 to 50/],
+    ['tail.ts', ['--fsync', 'both'], /--fsync must be on or off/],
+    ['tail.ts', ['--kinds', 'weak,medium'], /--kinds takes weak, strong or weak,strong/],
+    ['tail.ts', ['--rouds', '2'], /unknown argument '--rouds'/],
+    ['tail.ts', ['--ops'], /--ops needs a value/],
   ])('%s %j', async (script, args, message) => {
     const r = await run(script, args);
     expect(r.code).toBe(2);

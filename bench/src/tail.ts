@@ -20,8 +20,9 @@
  * each group's mean split is printed: what makes the slow ones slow. Per round: how busy the whole
  * machine was and how much of its time the hypervisor took (/proc/stat's steal); per process, the
  * CPU each op cost (main thread, and the other threads: V8's garbage collection and compiler
- * helpers), its main thread's time waiting for a CPU, and how often the main thread went to sleep
- * and was woken again. Reading the two files costs the client
+ * helpers), its main thread's time waiting for a CPU, how often the main thread went to sleep
+ * and was woken again, and for replicas the disk transactions they committed (each a sync of the
+ * WAL with `--fsync`). Reading the two files costs the client
  * some µs per op (printed); the quantiles are the client's own.
  *
  * Linux only (it reads /proc). Nothing here is asserted: it is a measurement to read.
@@ -105,6 +106,8 @@ interface Round {
   readonly probeUs: number;
   /** The whole machine over the round (every process, the kernel, the hypervisor's steal). */
   readonly machine: MachineTimes;
+  /** Per replica (by process name), the disk transactions it committed over the round. */
+  readonly commits: Map<string, number>;
 }
 
 /**
@@ -116,11 +119,13 @@ async function round(
   ops: number,
   originPid: number,
   pids: Map<string, number>,
+  commitsNow: () => Promise<Map<string, number>>,
 ): Promise<Round> {
   const self = mainThreadFile(process.pid);
   const origin = mainThreadFile(originPid);
   const warm = Math.ceil(ops * 0.05);
   for (let i = 0; i < warm; i++) await op(i);
+  const commits0 = await commitsNow();
   const before = new Map([...pids].map(([name, pid]) => [name, processTimes(pid)]));
   const machine0 = machineTimes();
   const t0 = performance.now();
@@ -147,6 +152,9 @@ async function round(
   }
   const wallUs = (performance.now() - t0) * 1000;
   const machine = machineMinus(machineTimes(), machine0);
+  const commits = new Map(
+    [...(await commitsNow())].map(([name, n]) => [name, n - (commits0.get(name) ?? 0)]),
+  );
   const processes = new Map(
     [...pids].map(([name, pid]) => [name, processMinus(processTimes(pid), before.get(name)!)]),
   );
@@ -157,7 +165,7 @@ async function round(
     schedAt(self);
   }
   const probeUs = ((performance.now() - p0) * 1000 * 2) / 200;
-  return { ops: out, processes, wallUs, probeUs, machine };
+  return { ops: out, processes, wallUs, probeUs, machine, commits };
 }
 
 const GROUPS: readonly [label: string, from: number, to: number][] = [
@@ -219,12 +227,16 @@ function report(kind: Kind, rounds: readonly Round[], cores: number): void {
     rounds.reduce((a, r) => a + f(r.processes.get(name)!)[field], 0) / opsTotal;
   const sleeps = (name: string): number =>
     rounds.reduce((a, r) => a + r.processes.get(name)!.mainSleeps, 0) / opsTotal;
+  const commits = (name: string): string => {
+    if (!rounds[0]!.commits.has(name)) return '';
+    return (rounds.reduce((a, r) => a + (r.commits.get(name) ?? 0), 0) / opsTotal).toFixed(2);
+  };
   console.log(
-    `\nper process, per op (rounds pooled):\n| process | main thread CPU | main thread waiting | main thread sleeps (wakes) | other threads' CPU (GC, compiler) |\n| --- | --- | --- | --- | --- |`,
+    `\nper process, per op (rounds pooled):\n| process | main thread CPU | main thread waiting | main thread sleeps (wakes) | other threads' CPU (GC, compiler) | disk commits |\n| --- | --- | --- | --- | --- | --- |`,
   );
   for (const name of names)
     console.log(
-      `| ${name} | ${us(per(name, (p) => p.main, 'runUs'))} | ${us(per(name, (p) => p.main, 'waitUs'))} | ${sleeps(name).toFixed(2)} | ${us(per(name, (p) => p.others, 'runUs'))} |`,
+      `| ${name} | ${us(per(name, (p) => p.main, 'runUs'))} | ${us(per(name, (p) => p.main, 'waitUs'))} | ${sleeps(name).toFixed(2)} | ${us(per(name, (p) => p.others, 'runUs'))} | ${commits(name)} |`,
     );
 }
 
@@ -256,6 +268,18 @@ async function main(): Promise<void> {
     } catch (e) {
       log(`no Redis floor: ${e instanceof Error ? e.message : String(e)}`);
     }
+    const replicaNames = new Map([
+      [origin, `origin (replica ${origin})`],
+      [leader, `leader (replica ${leader})`],
+      [other, `other follower (replica ${other})`],
+    ]);
+    // Disk transactions per replica (/status), for "disk commits" per op.
+    const commitsNow = async (): Promise<Map<string, number>> => {
+      const statuses = await cluster.statuses();
+      return new Map(
+        [...replicaNames].map(([i, name]) => [name, statuses[i]?.storage.commits ?? 0]),
+      );
+    };
     const value = 'v'.repeat(16);
     const key = (i: number): string => `k/${i % 100}`;
     const c = client;
@@ -268,7 +292,7 @@ async function main(): Promise<void> {
             : (i: number) => c.invokeStrong('kv.put', { key: key(i), value });
         results.set(kind, [
           ...(results.get(kind) ?? []),
-          await round(op, flags.ops, cluster.pid(origin)!, pids),
+          await round(op, flags.ops, cluster.pid(origin)!, pids, commitsNow),
         ]);
         log(`round ${r}/${flags.rounds}: ${kind} done`);
       }
@@ -277,7 +301,7 @@ async function main(): Promise<void> {
         const redisPids = new Map([...pids, ['redis-server', redis.pid]]);
         results.set('redis', [
           ...(results.get('redis') ?? []),
-          await round((i) => rc.set(key(i), value), flags.ops, redis.pid, redisPids),
+          await round((i) => rc.set(key(i), value), flags.ops, redis.pid, redisPids, commitsNow),
         ]);
         log(`round ${r}/${flags.rounds}: redis done`);
       }

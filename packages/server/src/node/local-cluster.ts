@@ -102,11 +102,15 @@ export interface ReplicaStatus {
   };
   /** Ops a peer holds that it lacks, and whether it holds speculation until caught up. */
   readonly catchUp: { readonly behind: number; readonly holding: boolean };
-  /** Its data directory: records since the checkpoint, the checkpoint's bytes, file bytes. */
+  /**
+   * Its data directory: records since the checkpoint, the checkpoint's bytes, file bytes, and
+   * transactions committed since the replica started.
+   */
   readonly storage: {
     readonly records: number;
     readonly checkpointBytes: number;
     readonly bytes: number;
+    readonly commits: number;
   };
   /** The members in force here, the newest configuration's, and whether a change is on its way. */
   readonly membership: {

@@ -90,6 +90,11 @@ export interface StorageStats {
   readonly checkpointBytes: number;
   /** Bytes the database files (creek.db and its WAL) take on disk. */
   readonly bytes: number;
+  /**
+   * Transactions committed since the directory was opened: with `fsync`, each is a sync of the
+   * WAL to the device (benchmarks divide it by the ops they ran: disk writes per op).
+   */
+  readonly commits: number;
 }
 
 /** The file name inside the data directory. */
@@ -111,6 +116,7 @@ export class SqliteStorage {
   private readonly appendAll: (records: readonly HostRecord[]) => void;
   /** Null until `stats` first counts; then kept up to date by `append`. */
   private count: number | null = null;
+  private commits = 0;
   private checkpointBytes: number | null = null;
 
   private constructor(
@@ -211,6 +217,7 @@ export class SqliteStorage {
     const checkpointBytes = this.checkpointBytes;
     try {
       this.appendAll(records);
+      this.commits++;
       if (records.some((r) => r.layer === 'checkpoint')) this.compact();
     } catch (e) {
       // Rolled back: so are the counts.
@@ -273,7 +280,12 @@ export class SqliteStorage {
         // Absent (no WAL yet, or no shm in exclusive mode).
       }
     }
-    return { records: this.count, checkpointBytes: this.checkpointBytes, bytes };
+    return {
+      records: this.count,
+      checkpointBytes: this.checkpointBytes,
+      bytes,
+      commits: this.commits,
+    };
   }
 
   /**

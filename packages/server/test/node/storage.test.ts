@@ -428,6 +428,20 @@ describe('SqliteStorage', () => {
     expect(again.stats().records).toBe(1);
   });
 
+  it('counts the transactions it committed since it was opened: not empty batches, not failed ones', () => {
+    const dir = path.join(tmp, 'commits');
+    const s = open(dir);
+    expect(s.stats().commits).toBe(0);
+    s.append(everyKind);
+    s.append([]);
+    s.append([writerRecord(5), writerRecord(6)]);
+    const bad: HostRecord = { layer: 'cab', record: { kind: 'promise', ballot: NaN } };
+    expect(() => s.append([writerRecord(7), bad])).toThrow(/ballot/);
+    expect(s.stats().commits).toBe(2);
+    s.close();
+    expect(open(dir).stats().commits).toBe(0);
+  });
+
   it('a batch that fails after its checkpoint deletes nothing', () => {
     const s = open();
     s.append(everyKind);

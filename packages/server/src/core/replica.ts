@@ -401,8 +401,12 @@ export class Replica {
       (this.readWaitsForOwnOps() ||
         (nowMs - this.lastCommitAt >= this.noopIntervalMs &&
           this.oldestTentativeWeakArrival() <= nowMs - this.noopIntervalMs))
-    )
-      this.issueNoop();
+    ) {
+      this.metrics.noopsIssued++;
+      const req = this.newReq(NOOP_OP, null, true);
+      this.noopPending = opKey(req.id);
+      this.admit(req, null);
+    }
     if (nowMs - this.lastAdoptScanAt >= this.adoptAfterMs / 4) {
       this.lastAdoptScanAt = nowMs;
       this.adoptOrphans(nowMs);
@@ -500,9 +504,6 @@ export class Replica {
         indexed: false,
       });
       this.out.push({ type: 'readIndex', tag: request.tag });
-      // Its own earlier ops commit behind a strong op of this replica: cast a no-op now rather
-      // than at the next tick, whose period is then free to be long (the runtime's is 25 ms).
-      if (this.readWaitsForOwnOps() && this.noopPending === null) this.issueNoop();
       this.changed();
       return this.flush();
     }
@@ -525,12 +526,13 @@ export class Replica {
     return this.flush();
   }
 
-  /** Creek §4: a strong no-op, so that this replica's tentative ops commit behind it. */
-  private issueNoop(): void {
-    this.metrics.noopsIssued++;
-    const req = this.newReq(NOOP_OP, null, true);
-    this.noopPending = opKey(req.id);
-    this.admit(req, null);
+  /**
+   * A strong read waits for this replica's own ops to commit and no no-op is on its way: the next
+   * `tick` casts one. A driver whose ticks are far apart ticks at once when this holds (the
+   * runtime; the simulator's ticks are close enough).
+   */
+  get noopWanted(): boolean {
+    return this.noopPending === null && this.readWaitsForOwnOps();
   }
 
   /** A strong read waits for an op of this replica's own to commit. */

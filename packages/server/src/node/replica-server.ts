@@ -89,15 +89,6 @@ export interface ReplicaServerConfig {
   readonly appPath?: string;
 }
 
-/**
- * Default `tickMs`: how often the protocols' timers are looked at. Every timer they keep is at
- * least this long (heartbeats 25 ms, retransmissions 50 ms, elections 250 ms, no-ops 100 ms), and
- * nothing an op waits for is left to a periodic tick (a strong read that waits for a no-op makes
- * the replica tick at once: ReplicaHost.tickWanted), so a shorter period buys nothing but wakes: at 5 ms each idle replica spent about 9 % of a core
- * here (a wake costs a 2-core virtual machine 100-200 µs), at 25 ms about 5 %.
- */
-export const DEFAULT_TICK_MS = 25;
-
 /** Default `peerLingerMs`: about ten times a weak op's round trip on one machine. */
 export const DEFAULT_PEER_LINGER_MS = 2;
 
@@ -389,7 +380,7 @@ export class ReplicaServer {
       this.call(() => this.host.tick(Date.now()));
       this.clients.afterTurn();
       this.events.tick(Date.now());
-    }, this.config.tickMs ?? DEFAULT_TICK_MS);
+    }, this.config.tickMs ?? 5);
     return { url: `${tls === null ? 'ws' : 'wss'}://${c.host}:${c.port}` };
   }
 
@@ -400,9 +391,6 @@ export class ReplicaServer {
    */
   private call(fn: () => void): void {
     fn();
-    // A strong read waits for a no-op that the next tick would cast: tick now, not up to tickMs
-    // later.
-    if (this.host.tickWanted) this.host.tick(Date.now());
     if (
       !this.flushScheduled &&
       (this.host.executionDue ||

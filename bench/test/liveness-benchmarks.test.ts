@@ -56,6 +56,8 @@ describe('the liveness, viewer, bytes, transfer, peers and tail benchmarks refus
     ['peers.ts', ['--opps', '10'], /unknown argument '--opps'/],
     ['tail.ts', ['--ops', '99'], /--ops must be a whole number from 100 to 1000000/],
     ['tail.ts', ['--rounds', '1.5'], /--rounds must be a whole number from 1 to 50/],
+    ['tail.ts', ['--ops', '1000001'], /--ops must be a whole number from 100 to 1000000/],
+    ['tail.ts', ['--rounds', '51'], /--rounds must be a whole number from 1 to 50/],
     ['tail.ts', ['--fsync', 'both'], /--fsync must be on or off/],
     ['tail.ts', ['--kinds', 'weak,medium'], /--kinds takes weak, strong or weak,strong/],
     ['tail.ts', ['--rouds', '2'], /unknown argument '--rouds'/],

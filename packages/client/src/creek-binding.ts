@@ -1,6 +1,7 @@
 import {
   decodeServerFrame,
   encodeFrame,
+  MAX_IN_FLIGHT_PER_CONNECTION,
   PROTOCOL_VERSION,
   type ServerFrame,
 } from '@creek/protocol';
@@ -96,6 +97,13 @@ export interface CreekBindingOptions {
    * URL.
    */
   readonly stallTimeoutMs?: number;
+  /**
+   * How many ops the client keeps in flight on its connection (sent, and not yet answered: a weak
+   * op until its first view, a strong one until its stable view); those invoked beyond wait in the
+   * client and go as answers come, as do the ops it resubmits when it moves to another replica.
+   * A replica refuses more than 1,024 from one connection as busy, so 1 to 1,024; default 1,024.
+   */
+  readonly maxInFlight?: number;
   /** Defaults to the global WebSocket (browsers, React Native, Node ≥ 22) or the `ws` package. */
   readonly WebSocket?: new (url: string) => SocketLike;
   /**
@@ -188,6 +196,15 @@ export class CreekBinding implements Binding {
   private readonly seen: number[] = [];
   /** Counts connections, so that a `committed` frame is applied to ops sent on its connection. */
   private connection = 0;
+  /**
+   * Ops sent on this connection that its replica still counts as in flight (weak: until their
+   * first view; strong: until their stable one; any: until an error), by op id, with their level.
+   */
+  private readonly inFlight = new Map<string, 'weak' | 'strong'>();
+  /** Ops waiting for a slot among those, in the order they were to be sent. */
+  private readonly backlog: SessionOp[] = [];
+  /** How many ops this connection may have in flight (a replica refuses more as busy). */
+  private readonly maxInFlight: number;
   /** Why this binding takes no more ops (`close()`, or a refused token); null while it does. */
   private closedBy: ((sent: boolean) => CreekError) | null = null;
   /** Per URL, why the last attempt to use it failed: the Unavailable error after a timeout says. */
@@ -242,6 +259,17 @@ export class CreekBinding implements Binding {
         () => undefined,
       );
     }
+    const maxInFlight: unknown = options.maxInFlight ?? MAX_IN_FLIGHT_PER_CONNECTION;
+    if (
+      typeof maxInFlight !== 'number' ||
+      !Number.isInteger(maxInFlight) ||
+      maxInFlight < 1 ||
+      maxInFlight > MAX_IN_FLIGHT_PER_CONNECTION
+    )
+      throw new RangeError(
+        `connect: maxInFlight must be a whole number from 1 to ${MAX_IN_FLIGHT_PER_CONNECTION} (a replica refuses more), not ${typeof maxInFlight === 'string' ? JSON.stringify(maxInFlight) : String(maxInFlight)}`,
+      );
+    this.maxInFlight = maxInFlight;
     this.factory = socketFactory(options.WebSocket, options.tls);
     this.stallTimeoutMs = options.urls.length > 1 ? (options.stallTimeoutMs ?? 3_000) : 0;
     if (this.stallTimeoutMs > 0) {
@@ -637,7 +665,33 @@ export class CreekBinding implements Binding {
     this.ops.clear();
   }
 
+  /**
+   * Sends `o` on this connection, or, while as many ops as a replica takes from one connection
+   * are in flight there, keeps it until one is done: a failover resubmits every op not known
+   * committed, answered weak ops included, and a burst above the replica's limit had it refuse the
+   * rest as busy, failing ops that had already been answered once.
+   */
   private send(o: SessionOp): void {
+    if (this.inFlight.size >= this.maxInFlight) {
+      this.backlog.push(o);
+      return;
+    }
+    this.sendNow(o);
+  }
+
+  /** An op of this connection is done for its replica: the next ones kept back go. */
+  private release(opId: string): void {
+    if (!this.inFlight.delete(opId)) return;
+    while (this.backlog.length > 0 && this.inFlight.size < this.maxInFlight && this.ready) {
+      const o = this.backlog.shift()!;
+      // Settled meanwhile (abandoned, cancelled before it went): nothing to send.
+      if (this.ops.get(o.opId) !== o || o.committed || o.abandoning) continue;
+      this.sendNow(o);
+    }
+  }
+
+  private sendNow(o: SessionOp): void {
+    this.inFlight.set(o.opId, o.level);
     o.sentOn = this.connection;
     o.sentAt = Date.now();
     o.sends++;
@@ -689,6 +743,9 @@ export class CreekBinding implements Binding {
     }
     this.socket = ws;
     this.connection++;
+    // A new replica counts from nothing; the welcome resubmits what the last one held.
+    this.inFlight.clear();
+    this.backlog.length = 0;
     let opened = false;
     let failure: string | undefined;
     ws.onopen = () => {
@@ -793,6 +850,7 @@ export class CreekBinding implements Binding {
       return;
     }
     if (f.t === 'confirms') {
+      for (const opId of f.opIds) this.release(opId);
       for (const opId of f.opIds) {
         const o = this.ops.get(opId);
         if (o === undefined) continue;
@@ -803,6 +861,10 @@ export class CreekBinding implements Binding {
     }
     if (f.t === 'watched' || f.t === 'unwatched') return this.watchFrame(f);
     if (f.t === 'error' && f.opId === undefined) return this.connectionError(url, f);
+    // What the replica counts as done (client-endpoint.ts): a weak op at its first view, a strong
+    // one at its stable view or confirm, any op at an error.
+    if (f.t !== 'view' || f.level === 'stable' || this.inFlight.get(f.opId) === 'weak')
+      this.release(f.opId!);
     const o = this.ops.get(f.opId!);
     if (o === undefined) return;
     if (f.t === 'view' || f.t === 'confirm') this.served();

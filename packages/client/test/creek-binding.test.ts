@@ -385,3 +385,92 @@ describe('a replica that answers nothing (stallTimeoutMs)', () => {
       clients.push(connect({ urls, WebSocket, stallTimeoutMs: ok }));
   });
 });
+
+describe('ops in flight on one connection (maxInFlight)', () => {
+  const urls = ['ws://127.0.0.1:7100/client', 'ws://127.0.0.1:7101/client'];
+  const view = (opId: unknown, level: string, n: number) => ({
+    t: 'view',
+    opId,
+    level,
+    outcome: { ok: true, value: n },
+    id: { replica: 0, eventNo: n },
+  });
+
+  it('a failover resubmits more ops than a replica takes from one connection in turns, as answers come', async () => {
+    const scripted = scriptedSockets();
+    const creek = connect({ urls, WebSocket: scripted.WebSocket, stallTimeoutMs: 0 });
+    clients.push(creek);
+    const s = await scripted.socket(0);
+    s.welcome();
+    // 1,100 weak ops, each answered tentatively (done for the replica) but none committed yet.
+    const ops = Array.from({ length: 1_100 }, (_, i) =>
+      creek.invokeWeak('kv.put' as never, { key: 'k', value: i } as never),
+    );
+    const sent = s.invokes();
+    expect(sent).toHaveLength(1_024); // the 1,025th waits for an answer
+    for (const f of sent) s.receive(view(f.opId, 'tentative', 1));
+    expect(s.invokes()).toHaveLength(1_100);
+    for (const f of s.invokes().slice(1_024)) s.receive(view(f.opId, 'tentative', 1));
+    expect(ops.every((c) => c.state === 'final')).toBe(true);
+    // The replica dies before any commit: the next gets 1,024 of the 1,100 at the welcome.
+    s.close();
+    const s2 = await scripted.socket(1);
+    s2.welcome();
+    expect(s2.invokes()).toHaveLength(1_024);
+    expect(s2.invokes()[0]!.opId).toBe(sent[0]!.opId); // in session order
+    // Each answer (a view, a confirm, an error) lets one more go.
+    const first = s2.invokes().slice(0, 3);
+    s2.receive(view(first[0]!.opId, 'stable', 1));
+    s2.receive({ t: 'confirms', opIds: [first[1]!.opId] });
+    s2.receive({ t: 'error', opId: first[2]!.opId, code: 'busy', message: 'too many' });
+    expect(s2.invokes()).toHaveLength(1_027);
+    expect(new Set(s2.invokes().map((f) => f.opId)).size).toBe(1_027);
+  });
+
+  it('a strong op holds its slot until its stable view, not its tentative one', async () => {
+    const scripted = scriptedSockets();
+    const creek = connect({ urls, WebSocket: scripted.WebSocket, maxInFlight: 1 });
+    clients.push(creek);
+    const s = await scripted.socket(0);
+    s.welcome();
+    const a = creek.invokeStrong('kv.put' as never, { key: 'k', value: 1 } as never);
+    const b = creek.invokeWeak('kv.put' as never, { key: 'k', value: 2 } as never);
+    const [sentA] = s.invokes();
+    expect(s.invokes()).toHaveLength(1);
+    s.receive(view(sentA!.opId, 'tentative', 1));
+    expect(s.invokes()).toHaveLength(1);
+    s.receive(view(sentA!.opId, 'stable', 1));
+    expect(await a).toBe(1);
+    expect(s.invokes().map((f) => f.opId)).toEqual([sentA!.opId, expect.anything()]);
+    s.receive(view(s.invokes()[1]!.opId, 'tentative', 2));
+    expect(b.state).toBe('final');
+  });
+
+  it('an op cancelled while it waits for a slot is never sent', async () => {
+    const scripted = scriptedSockets();
+    const creek = connect({ urls, WebSocket: scripted.WebSocket, maxInFlight: 1 });
+    clients.push(creek);
+    const s = await scripted.socket(0);
+    s.welcome();
+    creek.invokeWeak('kv.put' as never, { key: 'k', value: 1 } as never);
+    const controller = new AbortController();
+    const b = creek.invoke('kv.put' as never, { key: 'k', value: 2 } as never, {
+      signal: controller.signal,
+    });
+    controller.abort();
+    await expect(b).rejects.toThrow();
+    const c = creek.invoke('kv.put' as never, { key: 'k', value: 3 } as never);
+    s.receive(view(s.invokes()[0]!.opId, 'tentative', 1));
+    expect(s.invokes().map((f) => (f.args as { value: number }).value)).toEqual([1, 3]);
+    expect(c.state).toBe('updating');
+  });
+
+  it('refuses a limit that is not a whole number from 1 to 1,024, naming it', () => {
+    const { WebSocket } = scriptedSockets();
+    for (const bad of [0, -1, 1.5, 1_025, Number.NaN, '10']) {
+      const make = () => connect({ urls, WebSocket, maxInFlight: bad as never });
+      expect(make, String(bad)).toThrow(RangeError);
+      expect(make).toThrow(/connect: maxInFlight must be a whole number from 1 to 1024/);
+    }
+  });
+});

@@ -68,7 +68,11 @@ export const GossipMessageSchema = z.discriminatedUnion('kind', [
 export const PaxosMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('forward'), casts: z.array(CastIdSchema) }),
   z.object({ type: z.literal('reconfigure'), request: ReconfigRequestSchema }),
-  z.object({ type: z.literal('retired'), entry: ConfigEntrySchema }),
+  z.object({
+    type: z.literal('retired'),
+    entry: ConfigEntrySchema,
+    truncatedBelow: instance.optional(),
+  }),
   z.object({
     type: z.literal('readIndex'),
     nonces: z.array(z.string().min(1).max(64)).max(4096),

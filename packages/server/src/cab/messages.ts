@@ -79,7 +79,15 @@ export type PaxosMessage =
    * To a replica a membership change removed that still speaks (it was down when it happened, and
    * nobody talks to it any more): the configuration that retired it. It stops.
    */
-  | { readonly type: 'retired'; readonly entry: ConfigEntry }
+  | {
+      readonly type: 'retired';
+      readonly entry: ConfigEntry;
+      /**
+       * The sender truncated its log below this, past what the removed replica asked for: it
+       * cannot learn those instances any more, and stops at once.
+       */
+      readonly truncatedBelow?: number;
+    }
   /** Phase 1a, once per ballot, for every instance from `from` on. */
   | { readonly type: 'prepare'; readonly ballot: number; readonly from: number }
   /** Phase 1b: what the acceptor accepted from `from` on, and what it knows decided there. */

@@ -484,6 +484,14 @@ export class MultiPaxos {
     return told >= majorityOf(entry.members);
   }
 
+  /**
+   * A membership change this replica knows of removed it (decided here, or a peer said so), in
+   * force or not: what its peers compact from then on is no loss of its own.
+   */
+  get retiring(): boolean {
+    return this.retiredBy !== null || this.history.all().some((e) => e.retired.includes(this.self));
+  }
+
   /** The configuration that retired this replica, as a peer that has it in force told it. */
   private retiredBy: ConfigEntry | null = null;
   /** The members of `retiredBy` that told this replica it is retired. */
@@ -593,7 +601,10 @@ export class MultiPaxos {
             this.retiredBy = msg.entry;
             this.toldByMembers.clear();
           }
-          if (msg.entry.from === this.retiredBy.from) this.toldByMembers.add(from);
+          // Told it is no longer needed; or, with `truncatedBelow` (`tellPassed`), only that it is
+          // removed and cannot learn what it asked for: it goes on as an acceptor until told.
+          if (msg.entry.from === this.retiredBy.from && msg.truncatedBelow === undefined)
+            this.toldByMembers.add(from);
         }
         break;
       case 'forward':
@@ -667,8 +678,9 @@ export class MultiPaxos {
         type: 'heartbeat',
         ballot: this.role === 'leader' ? this.ballot : 0,
         leading: this.role === 'leader',
-        // A replica still rejoining may not lead: Ω must pass it over.
-        quorate: this.hearsMajority() && !this.rejoining,
+        // A replica still rejoining may not lead, nor one that knows it was removed: Ω must pass
+        // it over.
+        quorate: this.hearsMajority() && !this.rejoining && this.retiredBy === null,
         decidedBelow: this.decidedBelow,
         // While rejoining, only what survives a crash here as Paxos state (its truncation): what it
         // delivered meanwhile is on its disk as commits, which a restart cannot map to instances,
@@ -732,6 +744,7 @@ export class MultiPaxos {
   private onPrepare(from: number, ballot: number, fromInstance: number): void {
     this.seeBallot(ballot);
     if (this.rejoining) return; // no promise it could not keep (`noDurableVotes`)
+    if (this.tellPassed(from, fromInstance)) return;
     if (ballot < this.promised) {
       this.send(from, { type: 'nack', ballot, promised: this.promised });
       return;
@@ -886,6 +899,18 @@ export class MultiPaxos {
    */
   private skipTo(below: number, from: number): void {
     if (below <= this.decidedBelow) return;
+    // A removed replica cannot learn what its peers truncated, and need not: it stays an acceptor
+    // for the instances before its removal, which others may still have to decide again, until
+    // the members tell it it is no longer needed (`removed`). A jump past what it delivered is not
+    // state it lost (the simulator: seeds 1194, 1383 and 2123 with 3 replicas, once peers told
+    // removed replicas only from their truncation point).
+    if (below > this.localDeliveredBelow) {
+      const r = this.retiredBy ?? this.history.all().find((e) => e.retired.includes(this.self));
+      if (r !== undefined) {
+        this.retiredBy ??= r;
+        return;
+      }
+    }
     if (this.noDurableVotes && below > this.localDeliveredBelow) {
       // Truncated everywhere means delivered everywhere, by this replica too once: it lost it.
       this.lost = true;
@@ -920,6 +945,7 @@ export class MultiPaxos {
   }
 
   private onCatchup(from: number, fromInstance: number): void {
+    if (this.tellPassed(from, fromInstance)) return;
     const entries: { instance: number; value: Batch }[] = [];
     let ids = 0;
     const full = (): boolean => entries.length >= CATCHUP_LIMIT || ids >= CATCHUP_IDS;
@@ -1023,6 +1049,13 @@ export class MultiPaxos {
       this.leaderHint.id !== this.self &&
       now - this.leaderHint.at <= this.electionTimeoutMs;
     if (this.role === 'leader' || this.rejoining) return;
+    // Told it was removed: it may not know the instances since (its peers truncated them), and
+    // leads none (the simulator: seed 220 with 3 replicas, faults reconfig, where the removed
+    // replica, lowest of those alive, ran for leader forever and its peers waited for it).
+    if (this.retiredBy !== null) {
+      if (this.role === 'candidate') this.stepDown();
+      return;
+    }
     if (this.role === 'candidate') {
       // A candidate that stopped hearing a majority gives up rather than retry with ever higher
       // ballots that only the others hear (see below).
@@ -1180,19 +1213,33 @@ export class MultiPaxos {
     const current = this.current();
     if (!current.retired.includes(from) || !current.members.some((m) => m.id === this.self))
       return false;
-    // Told only from what survives a crash here: the configuration in force at the delivered
-    // prefix (its commit records are durable). A replica that decided past the change but
-    // delivered less, and restarts, knows only its delivered prefix again, and may need the
-    // removed replica's vote to learn the rest; had it told, the removed replica would have
-    // stopped for good (found by the simulator: seed 2118 with 3 replicas, where both survivors
-    // told the old leader it was retired, restarted below the change and could elect no one).
-    if (this.rejoining || !this.history.at(this.localDeliveredBelow).retired.includes(from))
-      return true;
+    // Told only from what survives a crash here as Paxos state: the configuration in force at the
+    // truncation point. A replica that restarts learns its instances again from there, with the
+    // quorums of their configurations, which may need the removed replica's vote (the simulator:
+    // seed 2118, where survivors told from what they had decided; then seeds 5438, 19972 and
+    // others with 3 replicas, where they told from what they had delivered, which a restart does
+    // not map back to instances). Had it told, the removed replica would have stopped for good.
+    if (this.rejoining || !this.history.at(this.truncatedBelow).retired.includes(from)) return true;
     const last = this.toldRetired.get(from) ?? Number.NEGATIVE_INFINITY;
     if (this.now - last >= this.electionTimeoutMs) {
       this.toldRetired.set(from, this.now);
       this.send(from, { type: 'retired', entry: current });
     }
+    return true;
+  }
+
+  /**
+   * `from` asks for instances from `fromInstance` on, and this replica truncated some of them: were
+   * `from` removed by a change this replica knows of, it is told so, with the truncation point,
+   * instead of sent a jump past what it never delivered, which would look to it like state it lost
+   * (it may not have learned its removal yet; the simulator: seeds 1383 and 11924 with 3
+   * replicas). It goes on as an acceptor (`skipTo`): this replica may itself need its vote again.
+   */
+  private tellPassed(from: number, fromInstance: number): boolean {
+    if (this.truncatedBelow <= fromInstance) return false;
+    const entry = this.history.all().find((e) => e.retired.includes(from));
+    if (entry === undefined) return false;
+    this.send(from, { type: 'retired', entry, truncatedBelow: this.truncatedBelow });
     return true;
   }
 

@@ -162,6 +162,37 @@ describe('membership changes through the log', () => {
     expectAgreement(c);
   });
 
+  it('a removed replica whose peers truncated what it never delivered keeps voting until told', () => {
+    const c = started(3, { noDurableVotes: true });
+    c.advance(300);
+    // Replica 2 is down while the others remove it, order and truncate without it.
+    c.crash(2);
+    expect(reconfigure(c, 0, remove(2)).applied).toBe(true);
+    untilInForce(c, 0, [0, 1]);
+    expect(castAndDeliver(c, 0, 5)).toBe(true);
+    expect(c.advanceUntil(() => c.node(0).status().truncatedBelow > 0, CONVERGE_MS)).toBe(true);
+    const truncated = c.node(0).status().truncatedBelow;
+    const entry = c.node(0).membership().entries.at(-1)!;
+    expect(entry.retired).toEqual([2]);
+    // It comes back knowing nothing of its removal, and hears, from a member that may still need
+    // its vote (one that restarted below the removal), that it was removed and that what it asks
+    // for is truncated; then a jump past what it delivered. Before, the jump made it report lost
+    // state (a halt, or a rebuild from a checkpoint), although nothing of it was lost.
+    c.restart(2);
+    c.inject(0, 2, { type: 'retired', entry, truncatedBelow: truncated });
+    c.inject(0, 2, { type: 'decisions', entries: [], truncatedBelow: truncated });
+    expect(c.lostState[2]).toBeNull();
+    expect(c.node(2).status().decidedBelow).toBeLessThan(truncated);
+    // It does not stop (a member may still need its vote) and runs for leader no more.
+    expect(c.node(2).removed).toBe(false);
+    c.advance(600, 5);
+    expect(c.node(2).status().role).toBe('follower');
+    expect(c.lostState[2]).toBeNull();
+    // Members that have its removal in force at their truncation point tell it it is no longer
+    // needed: it stops.
+    expect(c.advanceUntil(() => c.node(2).removed, CONVERGE_MS)).toBe(true);
+  });
+
   it('changes go one at a time: the second is decided only once the first is in force', () => {
     const c = started(3);
     const a = add(3);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runSimulation } from '../../src/sim/simulation.js';
+import { runSimulation, type FaultMode } from '../../src/sim/simulation.js';
 
 /**
  * Membership changes in the simulator (faults 'reconfig': every fault of 'all', and an operator
@@ -74,6 +74,37 @@ describe('membership changes in the simulator', () => {
     const r = runSimulation({ seed: 2118, replicas: 3, faults: 'all' });
     expect(r.parameters.reconfiguration?.kind).toBe('grow');
     expect(r.violations).toEqual([]);
+  });
+
+  it('a removed replica stays an acceptor until the survivors truncated past its removal', () => {
+    // Seeds that stopped ordering for good: a member added, another removed, and the survivors
+    // (having told the removed one it was retired from what they delivered) restarted below
+    // their truncation point, where the instances they had to decide again needed its vote; the
+    // new member, still learning, could not give one. Telling from the truncation point keeps it
+    // voting until no survivor can need it.
+    for (const seed of [5438, 6303, 11771, 14805, 14916, 17847, 19972, 30302, 41925]) {
+      const r = runSimulation({ seed, replicas: 3, faults: 'all' });
+      expect(r.stats.removed, `seed ${seed}`).toBeGreaterThan(0);
+      expect(r.violations, `npm run sim -- --seed ${seed} --replicas 3`).toEqual([]);
+    }
+  });
+
+  it('a removed replica whose peers truncated what it never delivered stops as removed, not lost', () => {
+    // Seeds where the removed replica halted as having lost state: its peers had truncated
+    // instances it never delivered (a jump in Paxos), or gossip had dropped Reqs every member
+    // held (2123, 11927). It was removed, not damaged: it keeps its votes for the instances before its removal, learns no
+    // more, and stops once told it is no longer needed. Seed 220 (faults reconfig): told so, the
+    // removed replica, lowest-numbered alive, ran for leader forever; it may no longer lead.
+    const runs: [number, FaultMode][] = [
+      ...[1194, 1383, 11924, 2123, 11927, 14204].map((seed): [number, FaultMode] => [seed, 'all']),
+      [220, 'reconfig'],
+    ];
+    for (const [seed, faults] of runs) {
+      const r = runSimulation({ seed, replicas: 3, faults });
+      expect(r.violations, `npm run sim -- --seed ${seed} --replicas 3 --faults ${faults}`).toEqual(
+        [],
+      );
+    }
   });
 
   it('judges no split against members that a change under way is replacing', () => {

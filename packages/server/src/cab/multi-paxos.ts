@@ -492,6 +492,15 @@ export class MultiPaxos {
     return this.retiredBy !== null || this.history.all().some((e) => e.retired.includes(this.self));
   }
 
+  /**
+   * Its removal is in force at its decided prefix: it is no member of the instances it would order
+   * next, and stays only as an acceptor of the earlier ones, until told it is no longer needed.
+   */
+  get leaving(): boolean {
+    const current = this.current();
+    return current.retired.includes(this.self) && !current.members.some((m) => m.id === this.self);
+  }
+
   /** The configuration that retired this replica, as a peer that has it in force told it. */
   private retiredBy: ConfigEntry | null = null;
   /** The members of `retiredBy` that told this replica it is retired. */

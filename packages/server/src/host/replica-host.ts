@@ -326,6 +326,17 @@ export class ReplicaHost {
     );
   }
 
+  /**
+   * A membership change removed it, in force at its decided prefix: it takes no client op (its
+   * ops could not be ordered: the members ignore it) and stays only as an acceptor of the
+   * instances before its removal, which a member that restarts may have to decide again, until
+   * the members tell it it is no longer needed (`removed`, and it stops). Its clients go to a
+   * member (the simulator: seed 51467 with 3 replicas, where they waited on it for good).
+   */
+  get leaving(): boolean {
+    return this.paxos.leaving;
+  }
+
   /** It pulls a checkpoint from a peer (state transfer), and takes part in nothing else meanwhile. */
   get rebuilding(): boolean {
     return this.incoming !== null;
@@ -596,7 +607,8 @@ export class ReplicaHost {
       return;
     }
     this.decideOrigin();
-    this.applyCore(this.replica.tick(nowMs, !this.learningFromPeers));
+    // A removed replica issues nothing of its own any more (no no-op either): nobody orders it.
+    this.applyCore(this.replica.tick(nowMs, !this.learningFromPeers && !this.leaving));
     this.applyGossip(this.gossip.tick(nowMs));
     this.holdSpeculationWhileBehind();
     // Reported with heartbeats, which the driver sends only after earlier writes are durable.
@@ -851,8 +863,10 @@ export class ReplicaHost {
 
   private onTransfer(from: number, msg: TransferMessage): void {
     if (msg.type === 'ask') {
-      // A replica that is still learning or rebuilding has no state worth giving.
-      if (this.learningFromPeers) {
+      // A replica that is still learning or rebuilding has no state worth giving, nor one that
+      // was removed: it learns no more (the simulator: seed 1371 with 3 replicas, where a new
+      // member pulled the removed replica's stale checkpoint, rejected it and asked it again).
+      if (this.learningFromPeers || this.leaving) {
         this.sendTransfer(from, { type: 'refuse', session: msg.session });
         return;
       }

@@ -14,6 +14,8 @@ export interface ReplicaCondition {
   readonly learning: boolean;
   /** It rebuilds itself from a peer's checkpoint (ReplicaHost.rebuilding); absent: false. */
   readonly rebuilding?: boolean;
+  /** It was removed and only finishes its part in consensus (ReplicaHost.leaving); absent: false. */
+  readonly leaving?: boolean;
 }
 
 /** Why the replica cannot serve at all (restart or replace it), or null while it can. */
@@ -28,6 +30,8 @@ export function notReady(c: ReplicaCondition): string | null {
   if (c.halted !== null)
     return 'this replica halted: it lost its durable state (see its log); try another replica';
   if (c.paused || c.stopping) return 'this replica is paused or shutting down: try another replica';
+  if (c.leaving === true)
+    return 'this replica was removed from the cluster and only finishes its part in consensus before it stops: try another replica';
   // A new cluster passes once all its replicas have started (it could not order anything
   // before: PaxosOptions.noDurableVotes).
   if (c.rebuilding === true)

@@ -455,6 +455,7 @@ export class ReplicaServer {
       paused: this.paused,
       learning: this.host.learningFromPeers,
       rebuilding: this.host.rebuilding,
+      leaving: this.host.leaving,
     };
   }
 
@@ -619,6 +620,9 @@ export class ReplicaServer {
       learning: this.host.learningFromPeers,
       // Why the replica stopped for good (it lost durable state), or null.
       halted: this.host.halted,
+      // A membership change removed it: it takes no client op, and stops once the members no
+      // longer need its vote (ReplicaHost.leaving).
+      leaving: this.host.leaving,
       // Ops a peer holds that this replica lacks, and whether it holds speculation meanwhile (its
       // reads and first tentative answers wait until it has caught up: ReplicaHost).
       catchUp: {

@@ -357,6 +357,8 @@ interface SimProcess {
   disk: SimDisk<HostRecord>;
   /** Its live queries (SimConfig.liveQueries), made anew with each host; null when off. */
   live: LiveQueries<number> | null;
+  /** It was removed and takes no client op (ReplicaHost.leaving): its clients have left it. */
+  clientsLeft: boolean;
 }
 
 /**
@@ -603,7 +605,11 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         if (e.kind === 'removed') {
           // It stops, as `creek start` exits: gone for good, its origin with it.
           events.push(now, () => {
-            if (!record.lost.includes(p.id)) {
+            if (p.clientsLeft && p.up) {
+              // Departed already (`depart`): it only goes down now.
+              removedCount++;
+              crash(p);
+            } else if (!record.lost.includes(p.id)) {
               removedCount++;
               loseForGood(p);
             }
@@ -647,6 +653,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         }
         const inv = byTag.get(o.tag);
         if (inv === undefined) throw new Error(`response for unknown tag ${o.tag}`);
+        // Its client left this replica (removed) and listens no more.
+        if (p.clientsLeft && inv.abandoned && inv.replica === p.id) return;
         afterDurable(p, () => {
           // A stable response is the final answer and proof of commit; an op that is never
           // ordered (a weak read) is done at its answer.
@@ -707,6 +715,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       host: undefined as unknown as ReplicaHost,
       disk: new SimDisk(),
       live: null,
+      clientsLeft: false,
     };
     procs.push(p);
     p.host = new ReplicaHost(liveHostOptions(p), effects(p));
@@ -829,7 +838,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   function loseForGood(h: SimProcess): void {
     const origin = h.host.replica.id;
     crash(h);
-    record.lost.push(h.id);
+    if (!record.lost.includes(h.id)) record.lost.push(h.id);
     if (origin >= 0) record.deadOrigins.push(origin);
   }
 
@@ -864,11 +873,33 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     for (const r of tail)
       if (r.layer === 'core' && r.record.kind === 'commit') committed += r.record.ids.length;
     record.commits[h.id] = commitPrefix(record.commits[h.id]!, committed, h.id);
+    clientsLeave((inv) => inv.replica === h.id && !complete(inv));
+  }
+
+  /**
+   * A membership change removed `p` (ReplicaHost.leaving): it takes no client op (`takesOps`) and
+   * issues none, and its clients take theirs elsewhere, as the runtime's do when it answers
+   * `unavailable`. It stays up as an acceptor (restarted after a crash) until told it is no longer
+   * needed; the checkers hold it to nothing from here on, as a replica lost for good: it learns no
+   * more, and its origin issues nothing more.
+   */
+  function depart(p: SimProcess): void {
+    p.clientsLeft = true;
+    clientsLeave((inv) => inv.replica === p.id && !complete(inv) && !inv.abandoned);
+    if (!record.lost.includes(p.id)) record.lost.push(p.id);
+    const origin = p.host.replica.id;
+    if (origin >= 0 && !record.deadOrigins.includes(origin)) record.deadOrigins.push(origin);
+  }
+
+  /**
+   * The clients of the ops `waiting` picks, which have no answer, leave their replica: most fail
+   * over and resubmit (Correctables §5.1 binding, exactly-once); some, not knowing whether their
+   * op took effect, abandon it instead (`creek.abandon`).
+   */
+  function clientsLeave(waiting: (inv: Invocation) => boolean): void {
     for (const inv of record.invocations) {
-      if (inv.replica === h.id && !complete(inv)) {
+      if (waiting(inv)) {
         inv.abandoned = true;
-        // Most clients fail over and resubmit (Correctables §5.1 binding, exactly-once); some,
-        // not knowing whether their op took effect, abandon it instead (`creek.abandon`).
         if (retryPrng.chance(0.8)) {
           const again = inv;
           const giveUp = abandonPrng.chance(ABANDON_SHARE);
@@ -924,7 +955,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   /** Per replica, CAB's checks of what casts lack, across its incarnations (PaxosStatus). */
   const lackChecks: number[] = [];
   function restart(p: SimProcess): void {
-    if (p.up || record.lost.includes(p.id)) return;
+    // A departed replica (`depart`) is still an acceptor, until told it is no longer needed.
+    if (p.up || (record.lost.includes(p.id) && !(p.clientsLeft && p.host.halted === null))) return;
     p.up = true;
     const records = p.disk.read();
     if (records.some((r) => r.layer === 'checkpoint')) restartsFromCheckpoint++;
@@ -953,6 +985,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   function startTicks(p: SimProcess, firstAt: number): void {
     const tick = (): void => {
       if (p.up) p.host.tick(physical(p.id));
+      if (p.up && p.host.leaving && !p.clientsLeft) depart(p);
       events.push(now + TICK_MS, tick);
     };
     events.push(firstAt, tick);
@@ -989,7 +1022,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
    * from its peers (the server answers `unavailable` meanwhile: ReplicaHost.learningFromPeers).
    */
   function takesOps(h: SimProcess): boolean {
-    return h.up && h.host.halted === null && !h.host.learningFromPeers;
+    return h.up && h.host.halted === null && !h.host.learningFromPeers && !h.host.leaving;
   }
 
   function submit(h: SimProcess, g: GeneratedOp, session: SessionStamp): Invocation {

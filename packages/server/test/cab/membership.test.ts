@@ -150,8 +150,12 @@ describe('membership changes through the log', () => {
   it('the leader removed: it stands down and the others elect one of theirs', () => {
     const c = started(3);
     expect(c.leaders()).toEqual([0]);
+    expect(c.node(0).leaving).toBe(false);
     reconfigure(c, 1, remove(0));
     untilInForce(c, 0, [1, 2]);
+    // In force at its decided prefix: it takes no client op, and is only an acceptor.
+    expect(c.node(0).leaving).toBe(true);
+    expect(c.node(1).leaving).toBe(false);
     // It stops once the members of the new configuration told it they have it in force.
     expect(c.advanceUntil(() => c.node(0).removed, CONVERGE_MS)).toBe(true);
     // The removed replica stops (its host does): only members take part.

@@ -36,4 +36,13 @@ describe('probeAnswer', () => {
       expect(probeAnswer('ready', c, who)).toMatchObject({ status: 503, body: { ok: false } });
     }
   });
+
+  it('is live but not ready once removed, while it finishes its part in consensus', () => {
+    const leaving = { ...well, leaving: true };
+    expect(probeAnswer('health', leaving, who).status).toBe(200);
+    expect(probeAnswer('ready', leaving, who)).toMatchObject({
+      status: 503,
+      body: { ok: false, reason: expect.stringMatching(/removed from the cluster.*try another/) },
+    });
+  });
 });

@@ -74,6 +74,14 @@ export class PeerMesh {
    */
   private readonly everKnown = new Set<number>();
 
+  /**
+   * Authenticated connections peers dialed to this replica, by peer. Messages travel on the
+   * sender's own connection, except to a replica that left the cluster: this one no longer dials
+   * it, and tells it it was removed (Paxos `retired`) on the connection it dialed in on, or it
+   * would never stop.
+   */
+  private readonly inbound = new Map<number, WebSocket>();
+
   constructor(
     private readonly self: number,
     private peers: readonly PeerAddress[],
@@ -195,6 +203,10 @@ export class PeerMesh {
         this.log.info({ peer: p.id }, 'connected to peer');
       } else if (f.t === 'error') {
         this.log.error({ peer: p.id, code: f.code }, f.message);
+      } else if (entry.state === 'connected' && entry.ws === ws) {
+        // Once it proved it is p.id: what it sends on our connection (it was removed from the
+        // cluster and tells us so, as it no longer dials us).
+        this.deliver(p.id, f);
       }
     });
     const retry = (): void => {
@@ -270,6 +282,11 @@ export class PeerMesh {
           }
           gate.pass();
           from = f.from;
+          const peer = from;
+          this.inbound.set(peer, ws);
+          ws.on('close', () => {
+            if (this.inbound.get(peer) === ws) this.inbound.delete(peer);
+          });
           ws.send(
             encodeFrame({
               t: 'welcome',
@@ -279,18 +296,23 @@ export class PeerMesh {
           );
           return;
         }
-        if (this.blocked.in.has(from)) return;
-        if (f.t === 'batch') {
-          for (const inner of f.frames) {
-            this.counters.received++;
-            this.onMessage(from, peerMessageFromFrame(inner));
-          }
-        } else if (f.t === 'gossip' || f.t === 'paxos' || f.t === 'transfer') {
-          this.counters.received++;
-          this.onMessage(from, peerMessageFromFrame(f));
-        }
+        this.deliver(from, f);
       });
     });
+  }
+
+  /** Hands an authenticated peer's messages to the replica. */
+  private deliver(from: number, f: PeerFrame): void {
+    if (this.blocked.in.has(from)) return;
+    if (f.t === 'batch') {
+      for (const inner of f.frames) {
+        this.counters.received++;
+        this.onMessage(from, peerMessageFromFrame(inner));
+      }
+    } else if (f.t === 'gossip' || f.t === 'paxos' || f.t === 'transfer') {
+      this.counters.received++;
+      this.onMessage(from, peerMessageFromFrame(f));
+    }
   }
 
   send(to: number, msg: PeerMessage): void {
@@ -308,12 +330,13 @@ export class PeerMesh {
       return;
     }
     const entry = this.outbound.get(to);
-    const ws = entry?.ws;
+    // A replica that left the cluster is reached on the connection it dialed in on, if any.
+    const ws = entry === undefined ? this.inbound.get(to) : entry.ws;
     if (
-      entry === undefined ||
       ws === null ||
       ws === undefined ||
-      entry.state !== 'connected' ||
+      (entry !== undefined && entry.state !== 'connected') ||
+      ws.readyState !== WebSocket.OPEN ||
       this.blocked.out.has(to)
     ) {
       this.counters.dropped += msgs.length;

@@ -156,3 +156,40 @@ it.each([
     expect(mesh.counters.rejected).toBeGreaterThan(0);
   },
 );
+
+it('a peer URL that sends protocol messages without proving it is the peer is not heard', async () => {
+  // The replica hears messages on a connection it dialed (a removed replica is told so there)
+  // only once the answering side proved the cluster secret as that peer (its welcome).
+  const heard: unknown[] = [];
+  const peer = await answering((socket, accept) => {
+    accept();
+    socket.write(challenge());
+    const paxos = { t: 'paxos', msg: { type: 'catchup', from: 0 } };
+    socket.write(frame(OP.text, encodeFrame(paxos as never), { masked: false }));
+    socket.write(
+      frame(OP.text, encodeFrame({ t: 'batch', frames: [paxos] } as never), { masked: false }),
+    );
+  });
+  const mesh = new PeerMesh(
+    0,
+    [
+      { id: 0, url: 'ws://127.0.0.1:1' },
+      { id: 1, url: peer.url },
+    ],
+    'a-secret-of-sixteen-chars',
+    (from, msg) => heard.push({ from, msg }),
+    log,
+    guard,
+  );
+  cleanup.unshift(() => mesh.close());
+  mesh.start();
+  await within(
+    (async () => {
+      while (peer.connections() < 2) await new Promise((r) => setTimeout(r, 20));
+    })(),
+    10_000,
+    'a second dial',
+  );
+  expect(heard).toEqual([]);
+  expect(mesh.states()[1]).not.toBe('connected');
+});

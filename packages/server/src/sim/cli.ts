@@ -2,12 +2,14 @@ import { PLANTED_BUG_NAMES, PLANTED_BUGS, type PlantedBug } from './planted-bugs
 import { FAULT_MODES, runSimulation, type FaultMode, type SimResult } from './simulation.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--seed S] [--first F] [--plant BUG] [--verbose] [--json]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--seed S] [--first F] [--plant BUG] [--verbose] [--json] [--trace] [--trace-every MS]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
  * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
  * violations, parameters, stats, and the committed order as op ids) and the progress and the
  * summary go to stderr, so another program (the visualizer's tests) can compare a replay with it.
  * `--plant BUG` runs with one of the bugs in planted-bugs.ts, to watch the checkers catch it.
+ * `--trace` (with `--seed`) tells the run on stderr as it goes (sim/trace.ts): faults, membership
+ * changes, and each replica's Paxos state every 100 simulated ms (`--trace-every MS`).
  */
 interface Options {
   seeds: number;
@@ -18,6 +20,8 @@ interface Options {
   verbose: boolean;
   json: boolean;
   plant: PlantedBug | null;
+  /** Simulated ms between the trace's status lines; null: no trace. */
+  traceEveryMs: number | null;
 }
 
 function parse(argv: string[]): Options {
@@ -30,6 +34,7 @@ function parse(argv: string[]): Options {
     verbose: false,
     json: false,
     plant: null,
+    traceEveryMs: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
@@ -71,12 +76,19 @@ function parse(argv: string[]): Options {
       case '--verbose':
         o.verbose = true;
         break;
+      case '--trace':
+        o.traceEveryMs ??= 100;
+        break;
+      case '--trace-every':
+        o.traceEveryMs = value();
+        if (o.traceEveryMs < 1) fail('--trace-every needs a number of simulated ms, 1 or more');
+        break;
       case '--json':
         o.json = true;
         break;
       case '--help':
         console.log(
-          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--verbose] [--json]`,
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--verbose] [--json] [--trace] [--trace-every MS]`,
         );
         process.exit(0);
         break;
@@ -84,6 +96,8 @@ function parse(argv: string[]): Options {
         fail(`unknown option ${flag} (try --help)`);
     }
   }
+  if (o.traceEveryMs !== null && o.seed === null)
+    fail('--trace tells one run: give it --seed S (the seed to replay)');
   return o;
 }
 
@@ -145,6 +159,10 @@ for (const [i, seed] of seeds.entries()) {
       replicas: opts.replicas,
       faults: opts.faults,
       ...(opts.plant === null ? {} : PLANTED_BUGS[opts.plant].config),
+      // On stderr: stdout keeps the verdict (and, with --json, its JSON line) alone.
+      ...(opts.traceEveryMs === null
+        ? {}
+        : { trace: { everyMs: opts.traceEveryMs, line: (text: string) => console.error(text) } }),
     });
   } catch (err) {
     failed++;

@@ -34,6 +34,7 @@ import {
   type ReconfigOutcome,
 } from '../cab/configuration.js';
 import { drawReconfiguration, type ReconfigScenario } from './reconfiguration.js';
+import { statusLine, traceEvent, type SimTrace } from './trace.js';
 import { checkRun } from './checkers.js';
 import { SimDisk } from './disk.js';
 import { EventQueue } from './event-queue.js';
@@ -132,6 +133,8 @@ export interface SimConfig {
    * default: its reads are executions, so a run with them is another run.
    */
   readonly liveQueries?: boolean;
+  /** The run told as it goes (sim/trace.ts); observing changes nothing in the run. */
+  readonly trace?: SimTrace;
   readonly frames?: {
     readonly everyMs: number;
     onFrame(frame: SimFrame): void;
@@ -441,6 +444,8 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
 
   const events = new EventQueue<() => void>();
   let now = 0;
+  /** Tells the trace (SimConfig.trace) what happens now. */
+  const trace = (text: string): void => config.trace?.line(traceEvent(now, text));
   const procs: SimProcess[] = [];
   /** Peer messages each replica handled. */
   const received: number[] = [];
@@ -595,6 +600,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     return {
       halt(reason: string): void {
         halts.push(`halt: at ${now.toFixed(1)} ms: replica ${p.id}: ${reason}`);
+        trace(`replica ${p.id} halts: ${reason}`);
         if (p.wipes > 0) wipedHalts++;
         // Taken down by its operator, as `creek start` exits: lost for good from here on.
         events.push(now, () => {
@@ -605,6 +611,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         if (e.kind === 'removed') {
           // It stops, as `creek start` exits: gone for good, its origin with it.
           events.push(now, () => {
+            trace(`replica ${p.id} is told it is no longer needed: it stops`);
             if (p.clientsLeft && p.up) {
               // Departed already (`depart`): it only goes down now.
               removedCount++;
@@ -836,6 +843,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
 
   /** The replica crashes and never comes back; its origin is dead. */
   function loseForGood(h: SimProcess): void {
+    trace(`replica ${h.id} is gone for good`);
     const origin = h.host.replica.id;
     crash(h);
     if (!record.lost.includes(h.id)) record.lost.push(h.id);
@@ -844,6 +852,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
 
   function crash(h: SimProcess): void {
     if (!h.up) return;
+    trace(`replica ${h.id} crashes`);
     crashes++;
     h.up = false;
     h.incarnation++;
@@ -884,6 +893,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
    * more, and its origin issues nothing more.
    */
   function depart(p: SimProcess): void {
+    trace(`replica ${p.id} has its removal in force: it takes no client op, and its clients leave`);
     p.clientsLeft = true;
     clientsLeave((inv) => inv.replica === p.id && !complete(inv) && !inv.abandoned);
     if (!record.lost.includes(p.id)) record.lost.push(p.id);
@@ -921,6 +931,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     if (!h.up || record.lost.includes(h.id)) return;
     // The incarnation it ran under never issues again (a wiped replica takes a new one).
     if (h.host.replica.id >= 0) record.deadOrigins.push(h.host.replica.id);
+    trace(`replica ${h.id} loses its disk`);
     crash(h);
     wipes++;
     const holders = procs.filter((q) => q !== h && !record.lost.includes(q.id)).map(holdsOps);
@@ -957,6 +968,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   function restart(p: SimProcess): void {
     // A departed replica (`depart`) is still an acceptor, until told it is no longer needed.
     if (p.up || (record.lost.includes(p.id) && !(p.clientsLeft && p.host.halted === null))) return;
+    trace(`replica ${p.id} restarts`);
     p.up = true;
     const records = p.disk.read();
     if (records.some((r) => r.layer === 'checkpoint')) restartsFromCheckpoint++;
@@ -1125,6 +1137,9 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
    */
   function operatorChange(change: MembershipChange, then: (o: ReconfigOutcome) => void): void {
     const request = { change, nonce: `op-${++nonces}` };
+    trace(
+      `the operator asks: ${change.op === 'add' ? `add replica ${change.member.id}` : `remove replica ${change.id}`}`,
+    );
     changesPending++;
     record.memberships.push({ at: now, members: null });
     const attempt = (): void => {
@@ -1132,6 +1147,9 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         const o = outcomeAt(p, request.nonce);
         if (o === undefined) continue;
         reconfigurations++;
+        trace(
+          `replica ${p.id} tells the operator: decided at instance ${o.decidedAt}, ${o.applied ? `members from instance ${o.entry.from}: ${o.entry.members.map((m) => m.id).join(', ')}` : `not applied (${o.reason})`}`,
+        );
         if (o.applied) inForceEverywhere(o.entry);
         else {
           changesPending--;
@@ -1286,6 +1304,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         partitions++;
         const groups = placed(drawn);
         network.partition(groups);
+        trace(`partition ${groups.map((g) => `[${g.join(',')}]`).join(' ')}`);
         record.splits.push({ start: now, end: Number.POSITIVE_INFINITY, groups });
       },
       isolateLeader: () => {
@@ -1294,11 +1313,13 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
         partitions++;
         const groups = [[leader.id], allIds().filter((i) => i !== leader.id)];
         network.partition(groups);
+        trace(`the leader, replica ${leader.id}, is cut off`);
         record.splits.push({ start: now, end: Number.POSITIVE_INFINITY, groups });
       },
       oneWay: (from, to) => {
         partitions++;
         network.block(from, to);
+        trace(`links cut one way: [${from.join(',')}] to [${to.join(',')}]`);
       },
       deafen: (which) => {
         const target = pick(which);
@@ -1308,9 +1329,11 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
           allIds().filter((i) => i !== target.id),
           [target.id],
         );
+        trace(`replica ${target.id} hears nobody`);
       },
       heal: () => {
         network.heal();
+        trace('the network heals');
         for (const s of record.splits) if (s.end === Number.POSITIVE_INFINITY) s.end = now;
       },
       crash: (which) => {
@@ -1360,6 +1383,11 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     const ev = events.pop()!;
     const before = now;
     now = ev.at;
+    if (config.trace !== undefined) {
+      const every = Math.max(1, config.trace.everyMs);
+      if (Math.floor(now / every) !== Math.floor(before / every))
+        config.trace.line(statusLine(now, procs));
+    }
     ev.event();
     if (config.liveQueries === true)
       for (const p of procs) {

@@ -48,6 +48,51 @@ describe('npm run sim', () => {
     expect(r.stderr).toMatch(/sim: 2 passed, 0 failed/);
   });
 
+  it('--trace tells one run on stderr: its faults, membership changes and each replica every 100 ms', async () => {
+    // Seed 5438: a fourth replica added, the first removed, two replicas crash and restart.
+    const r = await sim(['--seed', '5438', '--trace']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe('sim: 1 passed, 0 failed');
+    const lines = r.stderr.split('\n').filter((l) => l !== '');
+    for (const event of [
+      /^ +205\.9 ms {2}the operator asks: add replica 3$/,
+      /decided at instance 15, members from instance 31: 0, 1, 2, 3$/,
+      /the operator asks: remove replica 0$/,
+      /replica 1 crashes$/,
+      /replica 1 restarts$/,
+      /replica 0 has its removal in force/,
+    ])
+      expect(
+        lines.some((l) => event.test(l)),
+        String(event),
+      ).toBe(true);
+    const status = lines.filter((l) => / \| /.test(l));
+    expect(status[0]).toMatch(/^ +100\.\d ms {2}0 \w+ b\d+ d\d+ t\d+ \[0,1,2\]/);
+    expect(status.some((l) => /3 follower b0 d0 t0 \[0,1,2\] rejoining rebuilding/.test(l))).toBe(
+      true,
+    );
+    // Tracing changes nothing in the run.
+    const traced: string[] = [];
+    const plain = runSimulation({ seed: 5438, replicas: 3 });
+    const withTrace = runSimulation({
+      seed: 5438,
+      replicas: 3,
+      trace: { everyMs: 100, line: (l) => traced.push(l) },
+    });
+    expect(withTrace.committedOrder).toEqual(plain.committedOrder);
+    expect(withTrace.stats).toEqual(plain.stats);
+    expect(traced).toEqual(lines);
+  });
+
+  it('refuses --trace without a seed, and a trace period below 1 ms', async () => {
+    const many = await sim(['--seeds', '3', '--trace']);
+    expect(many.code).toBe(2);
+    expect(many.stderr).toMatch(/--trace tells one run: give it --seed S/);
+    const zero = await sim(['--seed', '1', '--trace-every', '0']);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toMatch(/--trace-every needs a number of simulated ms, 1 or more/);
+  });
+
   it('refuses a fault mode it does not know, listing the ones it does', async () => {
     const r = await sim(['--seed', '1', '--faults', 'lagg']);
     expect(r.code).toBe(2);

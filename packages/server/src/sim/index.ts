@@ -31,3 +31,4 @@ export { simApp, generateOp } from './workload.js';
 export type { RunRecord, Invocation } from './run-record.js';
 export type { SpeculationCounts } from '../core/metrics.js';
 export { EventQueue } from './event-queue.js';
+export type { SimTrace } from './trace.js';

@@ -878,9 +878,18 @@ export class MultiPaxos {
       if (isCast(e)) continue;
       // A request decided twice (two leaders proposed it) changes nothing the second time (the
       // member is there already, or gone), and its first outcome is the one that counts.
-      const outcome = this.history.apply(instance, e.reconfig);
+      let outcome = this.history.apply(instance, e.reconfig);
       if (outcome.applied)
         this.out.push({ type: 'persist', record: { kind: 'config', entry: outcome.entry } });
+      else {
+        // Decided before, and applied: this replica restarted since and knows it only from the
+        // configuration the first decision made (its nonce), which is the outcome to report
+        // (the simulator: seed 51467 with 3 replicas, where the operator was told an addition in
+        // force everywhere was not applied, "a member already", and never started the replica).
+        const earlier = this.history.all().find((c) => c.nonce === e.reconfig.nonce);
+        if (earlier !== undefined)
+          outcome = { applied: true, entry: earlier, decidedAt: earlier.from - CONFIG_DELAY };
+      }
       this.pendingReconfigs.delete(e.reconfig.nonce);
       if (this.outcomes.has(e.reconfig.nonce)) continue;
       this.outcomes.set(e.reconfig.nonce, outcome);

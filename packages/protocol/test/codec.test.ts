@@ -112,6 +112,17 @@ const serverFrames: [string, ServerFrame][] = [
   ['error about the connection', { t: 'error', code: 'version', message: 'upgrade the client' }],
 ];
 
+/** A configuration that removed replica 2 (a `retired` message carries it). */
+const retiredEntry = {
+  from: 33,
+  members: [
+    { id: 0, address: 'ws://127.0.0.1:7100' },
+    { id: 1, address: 'ws://127.0.0.1:7101' },
+  ],
+  retired: [2],
+  nonce: 'remove-2',
+};
+
 const peerFrames: [string, PeerFrame][] = [
   ['challenge', { t: 'challenge', version: PEER_PROTOCOL_VERSION, nonce: NONCE }],
   ['auth', { t: 'auth', from: 1, mac: MAC, nonce: NONCE }],
@@ -147,6 +158,11 @@ const peerFrames: [string, PeerFrame][] = [
   ],
   ['gossip gone', { t: 'gossip', msg: { kind: 'gone', ids: [{ replica: 1, eventNo: 31 }] } }],
   ['paxos forward', { t: 'paxos', msg: { type: 'forward', casts: batch } }],
+  ['paxos retired', { t: 'paxos', msg: { type: 'retired', entry: retiredEntry } }],
+  [
+    'paxos retired, past a truncation point',
+    { t: 'paxos', msg: { type: 'retired', entry: retiredEntry, truncatedBelow: 40 } },
+  ],
   ['paxos prepare', { t: 'paxos', msg: { type: 'prepare', ballot: 7, from: 120 } }],
   [
     'paxos promise',
@@ -268,6 +284,7 @@ describe('round trips', () => {
               'readProbe',
               'readAck',
               'readIndexed',
+              'retired',
             ].map((k) => `paxos.${k}`),
           ),
       ),
@@ -376,6 +393,10 @@ describe('rejections', () => {
         },
       ],
       ['code', { t: 'error', code: 7, message: 'x' }],
+      ...[-1, 1.5, '40', null].map((bad): [string, unknown] => [
+        'msg.truncatedBelow',
+        { t: 'paxos', msg: { type: 'retired', entry: retiredEntry, truncatedBelow: bad } },
+      ]),
     ])('peer: %s', (path, frame) => expectFieldError(decodePeerFrame, frame, path));
 
     it.each([

@@ -91,6 +91,17 @@ describe('npm run sim', () => {
     const zero = await sim(['--seed', '1', '--trace-every', '0']);
     expect(zero.code).toBe(2);
     expect(zero.stderr).toMatch(/--trace-every needs a number of simulated ms, 1 or more/);
+    for (const bad of ['abc', '2.5', '-5'])
+      expect((await sim(['--seed', '1', '--trace-every', bad])).stderr).toMatch(
+        /--trace-every needs a non-negative integer/,
+      );
+    const missing = await sim(['--seed', '1', '--trace-every']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--trace-every needs a non-negative integer, got nothing/);
+    // A period longer than any run is allowed: the events, and no status line.
+    const long = await sim(['--seed', '1', '--trace-every', '99999999999']);
+    expect(long.code).toBe(0);
+    expect(long.stderr).not.toMatch(/ \| /);
   });
 
   it('refuses a fault mode it does not know, listing the ones it does', async () => {

@@ -395,13 +395,18 @@ describe('ops in flight on one connection (maxInFlight)', () => {
     outcome: { ok: true, value: n },
     id: { replica: 0, eventNo: n },
   });
-
-  it('a failover resubmits more ops than a replica takes from one connection in turns, as answers come', async () => {
+  /** A client of two scripted replicas, welcomed by the first. */
+  async function welcomed(options: { maxInFlight?: number; stallTimeoutMs?: number } = {}) {
     const scripted = scriptedSockets();
-    const creek = connect({ urls, WebSocket: scripted.WebSocket, stallTimeoutMs: 0 });
+    const creek = connect({ urls, WebSocket: scripted.WebSocket, ...options });
     clients.push(creek);
     const s = await scripted.socket(0);
     s.welcome();
+    return { creek, s, scripted };
+  }
+
+  it('a failover resubmits more ops than a replica takes from one connection in turns, as answers come', async () => {
+    const { creek, s, scripted } = await welcomed({ stallTimeoutMs: 0 });
     // 1,100 weak ops, each answered tentatively (done for the replica) but none committed yet.
     const ops = Array.from({ length: 1_100 }, (_, i) =>
       creek.invokeWeak('kv.put' as never, { key: 'k', value: i } as never),
@@ -428,11 +433,7 @@ describe('ops in flight on one connection (maxInFlight)', () => {
   });
 
   it('a strong op holds its slot until its stable view, not its tentative one', async () => {
-    const scripted = scriptedSockets();
-    const creek = connect({ urls, WebSocket: scripted.WebSocket, maxInFlight: 1 });
-    clients.push(creek);
-    const s = await scripted.socket(0);
-    s.welcome();
+    const { creek, s } = await welcomed({ maxInFlight: 1 });
     const a = creek.invokeStrong('kv.put' as never, { key: 'k', value: 1 } as never);
     const b = creek.invokeWeak('kv.put' as never, { key: 'k', value: 2 } as never);
     const [sentA] = s.invokes();
@@ -447,11 +448,7 @@ describe('ops in flight on one connection (maxInFlight)', () => {
   });
 
   it('an op cancelled while it waits for a slot is never sent', async () => {
-    const scripted = scriptedSockets();
-    const creek = connect({ urls, WebSocket: scripted.WebSocket, maxInFlight: 1 });
-    clients.push(creek);
-    const s = await scripted.socket(0);
-    s.welcome();
+    const { creek, s } = await welcomed({ maxInFlight: 1 });
     creek.invokeWeak('kv.put' as never, { key: 'k', value: 1 } as never);
     const controller = new AbortController();
     const b = creek.invoke('kv.put' as never, { key: 'k', value: 2 } as never, {

@@ -1,6 +1,5 @@
-import { LocalCluster } from '@creek/server/node';
-import { afterEach, describe, expect, it } from 'vitest';
-import { connect, type CreekClient } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { perTestCluster } from './per-test-cluster.js';
 
 /**
  * A replica removed from the cluster while it serves clients (`creek member remove` of a live
@@ -8,26 +7,18 @@ import { connect, type CreekClient } from '../src/index.js';
  * to a member and resubmit what was not committed there (each op applied once), and it stops once
  * the members no longer need its vote. No op fails (issue: replicas come and go).
  */
-let cluster: LocalCluster | null = null;
-const clients: CreekClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await cluster?.stop(1_000);
-  cluster = null;
-});
+const fixture = perTestCluster();
 
 describe('a live replica removed under load', () => {
   it('stops, its clients move to the members, and no op fails or is applied twice', async () => {
     const exits: { replica: number; code: number | null }[] = [];
-    cluster = await LocalCluster.start({
+    const c = await fixture.start({
       replicas: 3,
       logLevel: 'error',
       onExit: (replica, code) => exits.push({ replica, code }),
     });
-    const c = cluster;
     // The client starts at replica 2, the one to be removed.
-    const client = connect({ urls: [c.url(2), c.url(0), c.url(1)], token: c.token });
-    clients.push(client);
+    const client = fixture.connect({ urls: [c.url(2), c.url(0), c.url(1)], token: c.token });
     let stop = false;
     const failures: string[] = [];
     const done = { strong: 0, weak: 0 };

@@ -1,6 +1,5 @@
-import { LocalCluster } from '@creek/server/node';
-import { afterEach, describe, expect, it } from 'vitest';
-import { connect, type CreekClient } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { perTestCluster } from './per-test-cluster.js';
 
 /**
  * An operator's rolling restart (an upgrade, a new flag): every replica in turn is stopped
@@ -8,22 +7,15 @@ import { connect, type CreekClient } from '../src/index.js';
  * until it serves, while clients keep a load of strong and weak ops going. No strong op may fail,
  * and every op answered is applied once (issue: replicas come and go).
  */
-let cluster: LocalCluster | null = null;
-const clients: CreekClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await cluster?.stop(1_000);
-  cluster = null;
-});
+const fixture = perTestCluster();
 
 describe('a rolling restart of every replica under load', () => {
   it('fails no strong op and applies every op once', async () => {
-    cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
+    const cluster = await fixture.start({ replicas: 3, logLevel: 'error' });
     const urls = cluster.urls;
-    for (let i = 0; i < 3; i++)
-      clients.push(
-        connect({ urls: [...urls.slice(i), ...urls.slice(0, i)], token: cluster.token }),
-      );
+    const clients = [0, 1, 2].map((i) =>
+      fixture.connect({ urls: [...urls.slice(i), ...urls.slice(0, i)], token: cluster.token }),
+    );
     let stop = false;
     const failures: string[] = [];
     const done = { strong: [0, 0, 0], weak: [0, 0, 0] };
@@ -44,7 +36,7 @@ describe('a rolling restart of every replica under load', () => {
     );
     const total = (): number => [...done.strong, ...done.weak].reduce((a, b) => a + b, 0);
     const until = async (what: string, check: () => Promise<boolean>): Promise<void> =>
-      cluster!.until(check, 30_000, what);
+      cluster.until(check, 30_000, what);
     await until('load under way', async () => total() > 200);
     for (let i = 0; i < 3; i++) {
       const before = total();
@@ -52,7 +44,7 @@ describe('a rolling restart of every replica under load', () => {
       await new Promise((r) => setTimeout(r, 200));
       cluster.startReplica(i);
       await until(`replica ${i} serving again`, async () => {
-        const s = await cluster!.status(i);
+        const s = await cluster.status(i);
         return s !== null && !s.learning;
       });
       // The load went on meanwhile, and goes on after.

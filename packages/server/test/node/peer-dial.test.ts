@@ -59,8 +59,16 @@ async function answering(
   return { url: `ws://127.0.0.1:${port}`, connections: () => connections };
 }
 
-/** Replica 0 dialing peer 1 at `url`; resolves once it has dialed `n` times. */
-async function dialsAgain(url: string, connections: () => number, n = 3): Promise<PeerMesh> {
+/**
+ * Replica 0 dialing peer 1 at `url`; resolves once it has dialed `n` times. `heard` gets what it
+ * hands the replica from the peer.
+ */
+async function dialsAgain(
+  url: string,
+  connections: () => number,
+  n = 3,
+  heard: (from: number, msg: unknown) => void = () => undefined,
+): Promise<PeerMesh> {
   const mesh = new PeerMesh(
     0,
     [
@@ -68,7 +76,7 @@ async function dialsAgain(url: string, connections: () => number, n = 3): Promis
       { id: 1, url },
     ],
     'a-secret-of-sixteen-chars',
-    () => undefined,
+    heard,
     log,
     guard,
   );
@@ -170,25 +178,8 @@ it('a peer URL that sends protocol messages without proving it is the peer is no
       frame(OP.text, encodeFrame({ t: 'batch', frames: [paxos] } as never), { masked: false }),
     );
   });
-  const mesh = new PeerMesh(
-    0,
-    [
-      { id: 0, url: 'ws://127.0.0.1:1' },
-      { id: 1, url: peer.url },
-    ],
-    'a-secret-of-sixteen-chars',
-    (from, msg) => heard.push({ from, msg }),
-    log,
-    guard,
-  );
-  cleanup.unshift(() => mesh.close());
-  mesh.start();
-  await within(
-    (async () => {
-      while (peer.connections() < 2) await new Promise((r) => setTimeout(r, 20));
-    })(),
-    10_000,
-    'a second dial',
+  const mesh = await dialsAgain(peer.url, peer.connections, 2, (from, msg) =>
+    heard.push({ from, msg }),
   );
   expect(heard).toEqual([]);
   expect(mesh.states()[1]).not.toBe('connected');

@@ -146,6 +146,16 @@ export class ConfigHistory {
     return this.entries;
   }
 
+  /** The first configuration this replica knows of that removed `id`, if any. */
+  removalOf(id: number): ConfigEntry | undefined {
+    return this.entries.find((e) => e.retired.includes(id));
+  }
+
+  /** The configuration the decided request `nonce` made, while it is kept. */
+  madeBy(nonce: string): ConfigEntry | undefined {
+    return this.entries.find((e) => e.nonce === nonce);
+  }
+
   /** Whether `id` is a member of `instance`'s configuration. */
   isMember(instance: number, id: number): boolean {
     return this.at(instance).members.some((m) => m.id === id);

@@ -489,7 +489,7 @@ export class MultiPaxos {
    * force or not: what its peers compact from then on is no loss of its own.
    */
   get retiring(): boolean {
-    return this.retiredBy !== null || this.history.all().some((e) => e.retired.includes(this.self));
+    return this.retiredBy !== null || this.history.removalOf(this.self) !== undefined;
   }
 
   /**
@@ -886,7 +886,7 @@ export class MultiPaxos {
         // configuration the first decision made (its nonce), which is the outcome to report
         // (the simulator: seed 51467 with 3 replicas, where the operator was told an addition in
         // force everywhere was not applied, "a member already", and never started the replica).
-        const earlier = this.history.all().find((c) => c.nonce === e.reconfig.nonce);
+        const earlier = this.history.madeBy(e.reconfig.nonce);
         if (earlier !== undefined)
           outcome = { applied: true, entry: earlier, decidedAt: earlier.from - CONFIG_DELAY };
       }
@@ -923,7 +923,7 @@ export class MultiPaxos {
     // state it lost (the simulator: seeds 1194, 1383 and 2123 with 3 replicas, once peers told
     // removed replicas only from their truncation point).
     if (below > this.localDeliveredBelow) {
-      const r = this.retiredBy ?? this.history.all().find((e) => e.retired.includes(this.self));
+      const r = this.retiredBy ?? this.history.removalOf(this.self);
       if (r !== undefined) {
         this.retiredBy ??= r;
         return;
@@ -1255,7 +1255,7 @@ export class MultiPaxos {
    */
   private tellPassed(from: number, fromInstance: number): boolean {
     if (this.truncatedBelow <= fromInstance) return false;
-    const entry = this.history.all().find((e) => e.retired.includes(from));
+    const entry = this.history.removalOf(from);
     if (entry === undefined) return false;
     this.send(from, { type: 'retired', entry, truncatedBelow: this.truncatedBelow });
     return true;
@@ -1401,7 +1401,7 @@ export class MultiPaxos {
       this.outcomes.has(nonce) ||
       this.proposedReconfigs.has(nonce) ||
       this.reconfigQueue.some((r) => r.nonce === nonce) ||
-      this.history.all().some((e) => e.nonce === nonce)
+      this.history.madeBy(nonce) !== undefined
     )
       return;
     this.reconfigQueue.push(request);

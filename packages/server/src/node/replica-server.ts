@@ -89,6 +89,14 @@ export interface ReplicaServerConfig {
   readonly appPath?: string;
 }
 
+/**
+ * Default `tickMs`: how often the protocols' timers are looked at, and when a strong read that
+ * waits for its replica's own ops to commit gets the no-op that commits them (the next tick casts
+ * it). 25 ms was tried (an idle replica's CPU, about 9 % of a core here, fell to 4-7 %) and not
+ * kept (README, "Where the tail goes"); such a read must then tick at once, not wait a tick.
+ */
+export const DEFAULT_TICK_MS = 5;
+
 /** Default `peerLingerMs`: about ten times a weak op's round trip on one machine. */
 export const DEFAULT_PEER_LINGER_MS = 2;
 
@@ -380,7 +388,7 @@ export class ReplicaServer {
       this.call(() => this.host.tick(Date.now()));
       this.clients.afterTurn();
       this.events.tick(Date.now());
-    }, this.config.tickMs ?? 5);
+    }, this.config.tickMs ?? DEFAULT_TICK_MS);
     return { url: `${tls === null ? 'ws' : 'wss'}://${c.host}:${c.port}` };
   }
 

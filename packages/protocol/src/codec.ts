@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { ClientFrameSchema, ServerFrameSchema } from './client.js';
 import type { ErrorCode } from './errors.js';
 import { MAX_FRAME_BYTES } from './limits.js';
+import { fastPeerFrame } from './peer-fast-path.js';
 import { PeerFrameSchema } from './peer.js';
 
 export type Decoded<T> =
@@ -69,7 +70,15 @@ function opIdOf(json: unknown): string | undefined {
   return [...opId].length <= 128 ? opId : undefined;
 }
 
-function decodeWith<S extends z.ZodType>(schema: S, data: unknown): Decoded<z.output<S>> {
+/**
+ * `fast`, where given, may vouch for a parsed frame before the schema is asked (it returns the
+ * frame only if the schema would output it unchanged: see peer-fast-path.ts); null means "ask Zod".
+ */
+function decodeWith<S extends z.ZodType>(
+  schema: S,
+  data: unknown,
+  fast?: (json: unknown) => z.output<S> | null,
+): Decoded<z.output<S>> {
   let text: string;
   if (typeof data === 'string') {
     const bytes = utf8Length(data);
@@ -96,6 +105,8 @@ function decodeWith<S extends z.ZodType>(schema: S, data: unknown): Decoded<z.ou
   }
   const shape = checkShape(json);
   if (shape !== null) return badFrame(json, shape);
+  const vouched = fast?.(json) ?? null;
+  if (vouched !== null) return { ok: true, frame: vouched };
   let parsed: ReturnType<S['safeParse']>;
   try {
     parsed = schema.safeParse(json) as ReturnType<S['safeParse']>;
@@ -188,4 +199,4 @@ function utf8Length(s: string): number {
 
 export const decodeClientFrame = (data: unknown) => decodeWith(ClientFrameSchema, data);
 export const decodeServerFrame = (data: unknown) => decodeWith(ServerFrameSchema, data);
-export const decodePeerFrame = (data: unknown) => decodeWith(PeerFrameSchema, data);
+export const decodePeerFrame = (data: unknown) => decodeWith(PeerFrameSchema, data, fastPeerFrame);

@@ -54,14 +54,21 @@ const dvvArb = fc.dictionary(
   { maxKeys: 5 },
 );
 
-export const reqArb: fc.Arbitrary<WireReq> = fc.record({
-  ts: natArb,
-  id: opIdArb,
-  op: textArb(256, 1),
-  args: jsonArb,
-  strong: fc.boolean(),
-  causalCtx: fc.option(dvvArb, { nil: null }),
-});
+/** SessionIdSchema: 8 to 64 of letters, digits, - and _. */
+const sessionIdArb = fc.stringMatching(/^[A-Za-z0-9_-]{8,64}$/);
+
+export const reqArb: fc.Arbitrary<WireReq> = fc.record(
+  {
+    ts: natArb,
+    id: opIdArb,
+    op: textArb(256, 1),
+    args: jsonArb,
+    strong: fc.boolean(),
+    causalCtx: fc.option(dvvArb, { nil: null }),
+    session: fc.record({ id: sessionIdArb, seq: posArb, acked: natArb }),
+  },
+  { requiredKeys: ['ts', 'id', 'op', 'args', 'strong', 'causalCtx'] },
+);
 
 const levelArb = fc.constantFrom('weak' as const, 'strong' as const);
 
@@ -181,6 +188,75 @@ const paxosArb = fc.oneof(
   }),
 );
 
+/**
+ * The frames peer-fast-path.ts vouches for: gossip pushes and the hot Paxos messages, alone or
+ * batched (a batch with no membership change in its accepts).
+ */
+const hotPaxosArb = fc.oneof(
+  fc.record({ type: fc.constant('forward' as const), casts: batchArb }),
+  fc.record({
+    type: fc.constant('accept' as const),
+    ballot: natArb,
+    instance: natArb,
+    value: batchArb,
+  }),
+  fc.record({ type: fc.constant('accepted' as const), ballot: natArb, instance: natArb }),
+  fc.record({ type: fc.constant('readProbe' as const), ballot: natArb, seq: natArb }),
+  fc.record({ type: fc.constant('readAck' as const), ballot: natArb, seq: natArb }),
+  fc.record(
+    {
+      type: fc.constant('heartbeat' as const),
+      ballot: natArb,
+      leading: fc.boolean(),
+      quorate: fc.boolean(),
+      decidedBelow: natArb,
+      deliveredBelow: natArb,
+      promised: natArb,
+      knownBelow: natArb,
+    },
+    {
+      requiredKeys: [
+        'type',
+        'ballot',
+        'leading',
+        'decidedBelow',
+        'deliveredBelow',
+        'promised',
+        'knownBelow',
+      ],
+    },
+  ),
+);
+const hotSingleArb = fc.oneof(
+  fc.record({
+    t: fc.constant('gossip' as const),
+    msg: fc.record({
+      kind: fc.constant('push' as const),
+      reqs: fc.array(reqArb, { maxLength: 4 }),
+    }),
+  }),
+  fc.record({
+    t: fc.constant('gossip' as const),
+    msg: fc.record(
+      {
+        kind: fc.constant('summary' as const),
+        seen: dvvArb,
+        reply: fc.boolean(),
+        wanted: fc.array(opIdArb, { maxLength: 3 }),
+        pruned: fc.dictionary(fc.nat(64).map(String), natArb, { maxKeys: 4 }),
+        boot: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
+        echo: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
+      },
+      { requiredKeys: ['kind', 'seen', 'reply'] },
+    ),
+  }),
+  fc.record({ t: fc.constant('paxos' as const), msg: hotPaxosArb }),
+);
+export const hotPeerFrameArb: fc.Arbitrary<PeerFrame> = fc.oneof(
+  hotSingleArb,
+  fc.record({ t: fc.constant('batch' as const), frames: fc.array(hotSingleArb, { maxLength: 4 }) }),
+);
+
 export const peerFrameArb: fc.Arbitrary<PeerFrame> = fc.oneof(
   fc.record({ t: fc.constant('challenge' as const), version: intArb, nonce: hex64Arb }),
   fc.record({ t: fc.constant('auth' as const), from: natArb, mac: hex64Arb, nonce: hex64Arb }),
@@ -188,4 +264,14 @@ export const peerFrameArb: fc.Arbitrary<PeerFrame> = fc.oneof(
   fc.record({ t: fc.constant('gossip' as const), msg: gossipArb }),
   fc.record({ t: fc.constant('paxos' as const), msg: paxosArb }),
   fc.record({ t: fc.constant('error' as const), code: textArb(40), message: textArb(200) }),
+  fc.record({
+    t: fc.constant('batch' as const),
+    frames: fc.array(
+      fc.oneof(
+        fc.record({ t: fc.constant('gossip' as const), msg: gossipArb }),
+        fc.record({ t: fc.constant('paxos' as const), msg: paxosArb }),
+      ),
+      { maxLength: 4 },
+    ),
+  }),
 );

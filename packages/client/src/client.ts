@@ -123,10 +123,15 @@ export class CreekClient<A = App> {
       controller.fail(checked);
       return controller.correctable;
     }
+    // The binding listens to the controller's signal only if the caller can end the op early.
+    const stop =
+      refused === null && (options.signal !== undefined || options.timeoutMs !== undefined)
+        ? controller.signal
+        : undefined;
     const levels = options.levels ?? offered;
     const replicaLevels = levels.filter((l) => l !== 'cached');
     if (!levels.includes('cached') || !this.readOnly(op)) {
-      this.binding.submitOperation(op, checked, replicaLevels, controller.sink, controller.signal);
+      this.binding.submitOperation(op, checked, replicaLevels, controller.sink, stop);
       return controller.correctable;
     }
     // A read-only op: its result seen before comes at once, and each new view is kept for later.
@@ -145,7 +150,7 @@ export class CreekClient<A = App> {
           sink.view(v);
         },
       },
-      controller.signal,
+      stop,
     );
     return controller.correctable;
   }

@@ -100,7 +100,12 @@ export class Correctable<T> implements PromiseLike<T> {
   /** Makes a Correctable and the controller that drives it. */
   static create<T>(options: CorrectableOptions = {}): CorrectableController<T> {
     const c = new Correctable<T>();
-    const stop = new AbortController();
+    // Made only when someone asks for `signal`: most ops have no caller signal and no timeout, so
+    // nothing could abort it, and an AbortController per op was a measurable share of a client's
+    // CPU per weak op (Node's AbortSignal is an EventTarget). One made after the Correctable
+    // ended by Cancelled or Timeout starts out aborted with that reason.
+    let stop: AbortController | undefined;
+    let stoppedBy: Cancelled | Timeout | undefined;
     const { signal, timeoutMs } = options;
     if (
       timeoutMs !== undefined &&
@@ -111,7 +116,9 @@ export class Correctable<T> implements PromiseLike<T> {
       );
     }
     const endBy = (error: Cancelled | Timeout): void => {
-      if (c.end({ seq: 0, kind: 'error', error })) stop.abort(error);
+      if (!c.end({ seq: 0, kind: 'error', error })) return;
+      stoppedBy = error;
+      stop?.abort(error);
     };
     if (signal?.aborted) {
       endBy(new Cancelled(signal.reason));
@@ -145,7 +152,13 @@ export class Correctable<T> implements PromiseLike<T> {
         neverCommits: (e) =>
           c.settleCommit(e ?? c.failure ?? new Error('the op was not committed')),
       },
-      signal: stop.signal,
+      get signal(): AbortSignal {
+        if (stop === undefined) {
+          stop = new AbortController();
+          if (stoppedBy !== undefined) stop.abort(stoppedBy);
+        }
+        return stop.signal;
+      },
     };
   }
 

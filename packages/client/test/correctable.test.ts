@@ -520,6 +520,17 @@ describe('cancellation and timeouts', () => {
     expect(ctl.signal.aborted).toBe(false);
   });
 
+  it('a signal asked for only after it was cancelled starts aborted, with the same reason', () => {
+    const caller = new AbortController();
+    const ctl = Correctable.create<number>({ signal: caller.signal });
+    caller.abort(new Error('gone'));
+    const err = ctl.correctable.error;
+    expect(err).toBeInstanceOf(Cancelled);
+    expect(ctl.signal.aborted).toBe(true);
+    expect(ctl.signal.reason).toBe(err);
+    expect(ctl.signal).toBe(ctl.signal); // one signal, however often asked for
+  });
+
   it('the timeout ends it with Timeout', async () => {
     vi.useFakeTimers();
     const ctl = Correctable.create<number>({ timeoutMs: 500 });

@@ -192,6 +192,22 @@ describe('invoke checks its options', () => {
     );
   });
 
+  it('gives the binding a signal only when the caller can end the op early', async () => {
+    const { binding, invoke } = client();
+    void invoke('kv.get', { key: 'k' });
+    expect(binding.submissions[0]?.signal).toBeUndefined();
+    const caller = new AbortController();
+    void invoke('kv.get', { key: 'k' }, { signal: caller.signal }).then(undefined, () => {});
+    const timed = invoke('kv.get', { key: 'k' }, { timeoutMs: 1 });
+    const [, bySignal, byTimeout] = binding.submissions.map((s) => s.signal);
+    expect(bySignal?.aborted).toBe(false);
+    caller.abort();
+    expect(bySignal?.aborted).toBe(true);
+    await Promise.resolve(timed).then(undefined, () => {});
+    expect(byTimeout?.aborted).toBe(true);
+    expect((byTimeout?.reason as Error).name).toBe('Timeout');
+  });
+
   it('passes valid levels through', () => {
     const { binding, invoke } = client();
     void invoke('kv.get', { key: 'k' }, { levels: ['strong'] });

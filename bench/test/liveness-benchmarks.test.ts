@@ -28,7 +28,7 @@ describe('longestStrongGaps: the liveness figure of bench:freeze and bench:fault
   });
 });
 
-describe('the liveness, viewer, bytes, transfer, peers and tail benchmarks refuse bad flags before starting a cluster', () => {
+describe('the liveness, viewer, bytes, transfer, peers, tail and idle benchmarks refuse bad flags before starting a cluster', () => {
   it.each([
     ['faults.ts', ['--seconds', '0'], /--seconds must be a number from 0.1 to 3600/],
     ['faults.ts', ['--strong', '2'], /--strong must be a number from 0 to 1/],
@@ -62,6 +62,10 @@ describe('the liveness, viewer, bytes, transfer, peers and tail benchmarks refus
     ['tail.ts', ['--kinds', 'weak,medium'], /--kinds takes weak, strong or weak,strong/],
     ['tail.ts', ['--rouds', '2'], /unknown argument '--rouds'/],
     ['tail.ts', ['--ops'], /--ops needs a value/],
+    ['idle-cpu.ts', ['--seconds', '0'], /--seconds must be a whole number from 1 to 600/],
+    ['idle-cpu.ts', ['--replicas', '8'], /--replicas must be a whole number from 1 to 7/],
+    ['idle-cpu.ts', ['--rounds', 'two'], /--rounds must be a whole number from 1 to 20/],
+    ['idle-cpu.ts', ['--secnds', '5'], /unknown argument '--secnds'/],
   ])('%s %j', async (script, args, message) => {
     const r = await run(script, args);
     expect(r.code).toBe(2);

@@ -526,6 +526,15 @@ export class Replica {
     return this.flush();
   }
 
+  /**
+   * A strong read waits for this replica's own ops to commit and no no-op is on its way: the next
+   * `tick` casts one. A driver whose ticks are far apart ticks at once when this holds (the
+   * runtime; the simulator's ticks are close enough).
+   */
+  get noopWanted(): boolean {
+    return this.noopPending === null && this.readWaitsForOwnOps();
+  }
+
   /** A strong read waits for an op of this replica's own to commit. */
   private readWaitsForOwnOps(): boolean {
     for (const r of this.strongReads.values()) if (r.ownUpTo > this.committedOwnUpTo) return true;

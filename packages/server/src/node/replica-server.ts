@@ -90,12 +90,15 @@ export interface ReplicaServerConfig {
 }
 
 /**
- * Default `tickMs`: how often the protocols' timers are looked at, and when a strong read that
- * waits for its replica's own ops to commit gets the no-op that commits them (the next tick casts
- * it). 25 ms was tried (an idle replica's CPU, about 9 % of a core here, fell to 4-7 %) and not
- * kept (README, "Where the tail goes"); such a read must then tick at once, not wait a tick.
+ * Default `tickMs`: how often the protocols' timers are looked at. Every timer they keep is at
+ * least this long (heartbeats 25 ms, retransmissions 50 ms, elections 250 ms, no-ops 100 ms), and
+ * nothing an op waits for is left to a periodic tick: a strong read that waits for a no-op makes
+ * the replica tick at once (ReplicaHost.tickWanted). So a shorter period buys nothing but wakes:
+ * at 5 ms each idle replica spent about 9 % of a core on a 2-core machine (README, "Where the tail
+ * goes"). 25 ms was first tried when a client's failover resubmitted more ops at once than a
+ * replica takes in flight; the client now keeps to that limit (CreekBinding `maxInFlight`).
  */
-export const DEFAULT_TICK_MS = 5;
+export const DEFAULT_TICK_MS = 25;
 
 /** Default `peerLingerMs`: about ten times a weak op's round trip on one machine. */
 export const DEFAULT_PEER_LINGER_MS = 2;
@@ -399,6 +402,9 @@ export class ReplicaServer {
    */
   private call(fn: () => void): void {
     fn();
+    // A strong read waits for a no-op that the next tick would cast: tick now, not up to tickMs
+    // later.
+    if (this.host.tickWanted) this.host.tick(Date.now());
     if (
       !this.flushScheduled &&
       (this.host.executionDue ||

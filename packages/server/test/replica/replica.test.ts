@@ -67,12 +67,16 @@ describe('replica: invocation', () => {
   it("a strong read waits for the replica's own earlier ops to commit, and issues a no-op for them", () => {
     const r = new Driven({ id: 0 });
     r.invoke(10, 'kv.put', { key: 'k', value: 'mine' }); // weak, not committed
+    expect(r.replica.noopWanted).toBe(false);
     const tag = r.invoke(11, 'kv.get', { key: 'k' }, true);
+    // It says so, for a driver that ticks seldom to tick now.
+    expect(r.replica.noopWanted).toBe(true);
     r.readIndexReached(tag);
     expect(r.responsesFor(tag).map((x) => x.level)).toEqual(['tentative']);
     // The next tick casts a no-op at once, whose causal context holds the weak put.
     r.tick(12);
     expect(r.cabCast).toHaveLength(1);
+    expect(r.replica.noopWanted).toBe(false);
     r.deliverStrong(r.cabCast[0]!);
     expect(r.responsesFor(tag)[1]).toMatchObject({
       level: 'stable',

@@ -1261,6 +1261,24 @@ export class MultiPaxos {
     return true;
   }
 
+  /**
+   * Gossip would answer `to`'s pull with `gone` (the Reqs were dropped once every replica held
+   * them, `to` included), but a membership change this replica knows of removed `to`: its peers
+   * compact without a removed replica, so it may never have held them, and would take the answer
+   * for state it lost. It is told it was removed instead (`retired` with the truncation point, as
+   * `tellPassed`: only that; it goes on as an acceptor until told it is no longer needed), and the
+   * caller sends no `gone`. Null when `to` was not removed: the `gone` stands. The simulator: seed
+   * 13667 with 5 replicas, where a new member fresh from a state transfer, still catching up on
+   * the instances that removed replica 0, answered 0's pull of a Req the others had compacted
+   * once the removal was in force, and 0, which had not yet learned of it, halted.
+   */
+  tellRemovedInsteadOfGone(to: number): PaxosOutput[] | null {
+    const entry = this.history.removalOf(to);
+    if (entry === undefined) return null;
+    this.send(to, { type: 'retired', entry, truncatedBelow: this.truncatedBelow });
+    return this.flush();
+  }
+
   /** The configuration in force at this replica's first undecided instance. */
   private current(): ConfigEntry {
     return this.history.at(this.decidedBelow);

@@ -746,9 +746,11 @@ export class ReplicaHost {
   private applyGossip(outputs: GossipOutput[]): void {
     const delivered: OpId[] = [];
     for (const o of outputs) {
-      if (o.type === 'send')
-        this.effects.send(o.to, { kind: 'gossip', msg: o.msg }, o.lazy === true);
-      else if (o.type === 'deliver') {
+      if (o.type === 'send') {
+        const told = o.msg.kind === 'gone' ? this.paxos.tellRemovedInsteadOfGone(o.to) : null;
+        if (told === null) this.effects.send(o.to, { kind: 'gossip', msg: o.msg }, o.lazy === true);
+        else this.applyPaxos(told);
+      } else if (o.type === 'deliver') {
         this.effects.observe?.({ kind: 'op', req: o.req, local: false });
         delivered.push(o.req.id);
         this.deliverReq(o.req);

@@ -147,6 +147,29 @@ describe('membership changes through the log', () => {
     expectAgreement(c);
   });
 
+  it('a member tells a removed replica it was removed instead of answering its pull with gone', () => {
+    // Gossip's `gone` says "every replica held these, you included": peers compact without a
+    // removed replica, so to one it is false, and one that has not yet learned of its removal
+    // would halt as having lost state (the simulator: seed 13667 with 5 replicas).
+    const c = started(3);
+    c.advance(300);
+    expect(reconfigure(c, 0, remove(2)).applied).toBe(true);
+    const told = c.node(1).tellRemovedInsteadOfGone(2);
+    expect(told).toEqual([
+      {
+        type: 'send',
+        to: 2,
+        msg: {
+          type: 'retired',
+          entry: expect.objectContaining({ retired: [2] }),
+          truncatedBelow: c.node(1).status().truncatedBelow,
+        },
+      },
+    ]);
+    // A member still: the `gone` stands.
+    expect(c.node(1).tellRemovedInsteadOfGone(0)).toBeNull();
+  });
+
   it('the leader removed: it stands down and the others elect one of theirs', () => {
     const c = started(3);
     expect(c.leaders()).toEqual([0]);

@@ -107,6 +107,24 @@ describe('membership changes in the simulator', () => {
     }
   });
 
+  it('a removed replica that has not learned its removal yet hears so, not that Reqs are gone', () => {
+    // Seed 13667 (5 replicas): replica 0, cut off, is removed; the members compact Reqs it never
+    // held. A new member, fresh from a state transfer and still catching up on the instances that
+    // removed 0, answered 0's pull of one of them with `gone` ("every replica held it, you
+    // included"), and 0, not yet knowing of its removal, halted as having lost state.
+    const lines: string[] = [];
+    const r = runSimulation({
+      seed: 13667,
+      replicas: 5,
+      faults: 'all',
+      trace: { everyMs: 1e9, line: (l) => lines.push(l) },
+    });
+    expect(r.violations).toEqual([]);
+    expect(lines).toContainEqual(expect.stringMatching(/members from instance 56: 1, 2, 3, 4, 5$/));
+    expect(lines.filter((l) => / halts: /.test(l))).toEqual([]);
+    expect(r.stats.transfers).toBeGreaterThanOrEqual(1);
+  });
+
   it('a replica that learns an applied change again after a restart reports it applied', () => {
     // Seed 51467: the replica the operator asked restarted below the instance that decided its
     // addition and learned it again; its configuration already had the new member (durably), so

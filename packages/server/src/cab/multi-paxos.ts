@@ -252,6 +252,11 @@ export class MultiPaxos {
   private decidedBelow = 0;
   private readonly votes = new Map<number, Map<number, Set<number>>>();
   private readonly peersDecided = new Map<number, number>();
+  /**
+   * Per peer, from its last heartbeat: one past the highest instance it accepted a value for or
+   * knew decided, and the ballot it had promised.
+   */
+  private readonly peersKnown = new Map<number, { knownBelow: number; promised: number }>();
   private lastCatchupAt = Number.NEGATIVE_INFINITY;
   private localDeliveredBelow = 0;
   private readonly peersDelivered = new Map<number, number>();
@@ -1020,6 +1025,7 @@ export class MultiPaxos {
     this.peersQuorate.set(from, msg.quorate ?? true);
     this.peersDelivered.set(from, msg.deliveredBelow);
     this.peersDecided.set(from, msg.decidedBelow);
+    this.peersKnown.set(from, { knownBelow: msg.knownBelow, promised: msg.promised });
     // A replica outside the configuration (removed, and not aware of it yet) is nobody's leader.
     if (!msg.leading || !this.history.isMember(this.decidedBelow, from)) return;
     this.seeBallot(msg.ballot);
@@ -1598,8 +1604,30 @@ export class MultiPaxos {
         this.propose(this.nextInstance++, []);
         continue;
       }
+      // A member accepted values here from an earlier ballot that no majority chose (phase 1 did
+      // not report them). A member rejoining waits until every instance any peer knows of is
+      // decided (finishRejoining); in an idle cluster nothing else would decide these, so it
+      // waited for good (the simulator: seed 16274 with 5 replicas). Any value is safe here, as
+      // for any instance past `recoveredTop`; an empty one decides them now.
+      if (this.memberKnowsOf(j)) {
+        this.propose(this.nextInstance++, []);
+        continue;
+      }
       return;
     }
+  }
+
+  /**
+   * A member of instance `j`'s configuration told of a value it accepted at `j` or beyond, with no
+   * promise past this leader's ballot (one that promised more refuses its accepts anyway, and
+   * tells of a leader this one does not know of yet).
+   */
+  private memberKnowsOf(j: number): boolean {
+    for (const m of this.history.at(j).members) {
+      const known = m.id === this.self ? undefined : this.peersKnown.get(m.id);
+      if (known !== undefined && known.knownBelow > j && known.promised <= this.ballot) return true;
+    }
+    return false;
   }
 
   /**

@@ -1318,6 +1318,39 @@ describe('a replica that starts with no durable state learns before it takes par
     expect(c.records[1]![0]).toMatchObject({ kind: 'promise' });
   });
 
+  it('an idle leader decides the instances a member accepted values for that no majority chose', () => {
+    // Seed 16274 (5 replicas): a former leader had accepted values at two instances that no
+    // majority chose, and the new leader's phase 1 did not hear of them. A member rejoining waits
+    // until every instance any peer knows of is decided; with no op arriving, nothing decided them,
+    // and it stayed rejoining for good. The leader now fills them with empty batches.
+    const heartbeat = (promised: number, knownBelow: number): PaxosMessage => ({
+      type: 'heartbeat',
+      ballot: 0,
+      leading: false,
+      quorate: true,
+      decidedBelow: 0,
+      deliveredBelow: 0,
+      promised,
+      knownBelow,
+    });
+    const c = started(3);
+    expect(c.leaders()).toEqual([0]);
+    const { ballot, decidedBelow: next } = c.node(0).status();
+    // From a member that promised a higher ballot: a leader this one has not heard of yet owns
+    // those instances, and the member would refuse these accepts anyway.
+    c.node(0).receive(1, heartbeat(ballot + 1, next + 2));
+    const refused = sends(c.node(0).tick(c.now + 1)).filter((s) => s.msg.type === 'accept');
+    expect(refused).toEqual([]);
+    c.node(0).receive(1, heartbeat(ballot, next + 2));
+    const filled = sends(c.node(0).tick(c.now + 2)).flatMap((s) =>
+      s.msg.type === 'accept' && s.to === 1 ? [[s.msg.instance, s.msg.value]] : [],
+    );
+    expect(filled).toEqual([
+      [next, []],
+      [next + 1, []],
+    ]);
+  });
+
   it('a wiped replica whose peers truncated what it once delivered reports lost state', () => {
     const c = new Cluster({ n: 3, noDurableVotes: true });
     c.advance(SETTLE_MS);

@@ -125,6 +125,23 @@ describe('membership changes in the simulator', () => {
     expect(r.stats.transfers).toBeGreaterThanOrEqual(1);
   });
 
+  it('a new member that crashed during its join finishes rejoining in a cluster gone idle', () => {
+    // Seed 16274 (5 replicas): replica 5, added, crashed during its join and rebuilt itself from a
+    // checkpoint; replica 1 had accepted values at two instances that no majority chose. Replica 5
+    // waited for them to be decided before taking part, and in the idle end of the run nothing
+    // decided them: it stayed rejoining for 18 s and the run was never quiescent.
+    const lines: string[] = [];
+    const r = runSimulation({
+      seed: 16274,
+      replicas: 5,
+      faults: 'all',
+      trace: { everyMs: 1e9, line: (l) => lines.push(l) },
+    });
+    expect(r.parameters.reconfiguration).toMatchObject({ kind: 'grow', crashJoiner: {} });
+    expect(lines).toContainEqual(expect.stringMatching(/replica 5 restarts$/));
+    expect(r.violations).toEqual([]);
+  });
+
   it('a replica that learns an applied change again after a restart reports it applied', () => {
     // Seed 51467: the replica the operator asked restarted below the instance that decided its
     // addition and learned it again; its configuration already had the new member (durably), so

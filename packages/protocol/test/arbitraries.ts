@@ -135,64 +135,11 @@ const gossipArb = fc.oneof(
   fc.record({ kind: fc.constant('gone' as const), ids: fc.array(opIdArb, { maxLength: 6 }) }),
 );
 
-const paxosArb = fc.oneof(
-  fc.record({ type: fc.constant('forward' as const), casts: batchArb }),
-  fc.record({ type: fc.constant('prepare' as const), ballot: natArb, from: natArb }),
-  fc.record({
-    type: fc.constant('promise' as const),
-    ballot: natArb,
-    accepted: fc.array(fc.record({ instance: natArb, ballot: natArb, value: batchArb }), {
-      maxLength: 3,
-    }),
-    decided: entriesArb,
-    truncatedBelow: natArb,
-  }),
-  fc.record({ type: fc.constant('nack' as const), ballot: natArb, promised: natArb }),
-  fc.record({
-    type: fc.constant('accept' as const),
-    ballot: natArb,
-    instance: natArb,
-    value: batchArb,
-  }),
-  fc.record({ type: fc.constant('accepted' as const), ballot: natArb, instance: natArb }),
-  fc.record(
-    {
-      type: fc.constant('readIndex' as const),
-      nonces: fc.array(fc.string({ minLength: 1, maxLength: 64 }), { maxLength: 4 }),
-      promised: natArb,
-    },
-    { requiredKeys: ['type', 'nonces'] },
-  ),
-  fc.record({ type: fc.constant('readProbe' as const), ballot: natArb, seq: natArb }),
-  fc.record({ type: fc.constant('readAck' as const), ballot: natArb, seq: natArb }),
-  fc.record({
-    type: fc.constant('readIndexed' as const),
-    nonces: fc.array(fc.string({ minLength: 1, maxLength: 64 }), { maxLength: 4 }),
-    index: natArb,
-  }),
-  fc.record({
-    type: fc.constant('heartbeat' as const),
-    ballot: natArb,
-    leading: fc.boolean(),
-    quorate: fc.option(fc.boolean(), { nil: undefined }),
-    decidedBelow: natArb,
-    deliveredBelow: natArb,
-    promised: natArb,
-    knownBelow: natArb,
-  }),
-  fc.record({ type: fc.constant('catchup' as const), from: natArb }),
-  fc.record({
-    type: fc.constant('decisions' as const),
-    entries: entriesArb,
-    truncatedBelow: natArb,
-  }),
-);
-
 /**
- * The frames peer-fast-path.ts vouches for: gossip pushes and the hot Paxos messages, alone or
- * batched (a batch with no membership change in its accepts).
+ * The Paxos messages peer-fast-path.ts vouches for (with gossip pushes and summaries, alone or
+ * batched; a batch with no membership change in its accepts).
  */
-const hotPaxosArb = fc.oneof(
+const hotPaxosMessages = [
   fc.record({ type: fc.constant('forward' as const), casts: batchArb }),
   fc.record({
     type: fc.constant('accept' as const),
@@ -226,6 +173,41 @@ const hotPaxosArb = fc.oneof(
       ],
     },
   ),
+] as const;
+const hotPaxosArb = fc.oneof(...hotPaxosMessages);
+
+const paxosArb = fc.oneof(
+  ...hotPaxosMessages,
+  fc.record({ type: fc.constant('prepare' as const), ballot: natArb, from: natArb }),
+  fc.record({
+    type: fc.constant('promise' as const),
+    ballot: natArb,
+    accepted: fc.array(fc.record({ instance: natArb, ballot: natArb, value: batchArb }), {
+      maxLength: 3,
+    }),
+    decided: entriesArb,
+    truncatedBelow: natArb,
+  }),
+  fc.record({ type: fc.constant('nack' as const), ballot: natArb, promised: natArb }),
+  fc.record(
+    {
+      type: fc.constant('readIndex' as const),
+      nonces: fc.array(fc.string({ minLength: 1, maxLength: 64 }), { maxLength: 4 }),
+      promised: natArb,
+    },
+    { requiredKeys: ['type', 'nonces'] },
+  ),
+  fc.record({
+    type: fc.constant('readIndexed' as const),
+    nonces: fc.array(fc.string({ minLength: 1, maxLength: 64 }), { maxLength: 4 }),
+    index: natArb,
+  }),
+  fc.record({ type: fc.constant('catchup' as const), from: natArb }),
+  fc.record({
+    type: fc.constant('decisions' as const),
+    entries: entriesArb,
+    truncatedBelow: natArb,
+  }),
 );
 const hotSingleArb = fc.oneof(
   fc.record({

@@ -34,6 +34,8 @@ export function checkRun(
     speculative?: boolean;
     /** The longest a replica cut off into a minority may go on holding speculation (ms). */
     holdBoundMs?: number;
+    /** How long a response may wait for the replica's disk (ms; default 10). */
+    diskWaitMs?: number;
   },
 ): string[] {
   const checks: (() => string[])[] = [
@@ -46,6 +48,7 @@ export function checkRun(
         record,
         opts.speculative ?? true,
         opts.holdBoundMs ?? Number.POSITIVE_INFINITY,
+        opts.diskWaitMs,
       ),
     () => checkLinearizability(record, opts.quiescent),
   ];
@@ -450,10 +453,11 @@ export function checkMinorityPartitions(
   record: RunRecord,
   speculative = true,
   holdBoundMs = Number.POSITIVE_INFINITY,
+  diskWaitMs = 10,
 ): string[] {
   const out: string[] = [];
-  // A response waits for the replica's disk (a few ms); ops invoked just before a heal may answer after it.
-  const margin = 10;
+  // A response waits for the replica's disk; ops invoked just before a heal may answer after it.
+  const margin = diskWaitMs;
   const heldDuring = (replica: number, from: number, to: number): boolean =>
     record.holds.some((h) => h.replica === replica && h.start < to && h.end > from);
   for (const split of record.splits) {

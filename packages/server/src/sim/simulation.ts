@@ -133,6 +133,13 @@ export interface SimConfig {
    * default: its reads are executions, so a run with them is another run.
    */
   readonly liveQueries?: boolean;
+  /**
+   * The most a disk write takes to become durable (each write draws its time up to this), in place
+   * of the seed's draw of 0.1, 1 or 5 ms (the draw is made all the same, so nothing else moves). A
+   * test sets it long to stand for the runtime's held writes: a turn that sends and answers
+   * nothing commits its writes with the next turn that does, or 10 ms later (ReplicaServer).
+   */
+  readonly diskLatencyMs?: number;
   /** The run told as it goes (sim/trace.ts); observing changes nothing in the run. */
   readonly trace?: SimTrace;
   readonly frames?: {
@@ -308,6 +315,8 @@ export interface SimStats {
   messages: number;
   partitions: number;
   crashes: number;
+  /** Disk writes that crashes lost, not yet durable (nothing that depended on them had left). */
+  lostWrites: number;
   /** Replicas crashed for good ('lose', or halted after their disk was lost). */
   lost: number;
   /** Disks lost ('wipe'), and how many of those replicas then halted (lost state, see `halts`). */
@@ -422,6 +431,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   // Drawn after every other stream, so that checkpoints left each seed's other draws as they were.
   const params: SimParameters & { reconfiguration: ReconfigScenario | null } = {
     ...drawn,
+    ...(config.diskLatencyMs === undefined ? {} : { diskLatencyMs: config.diskLatencyMs }),
     checkpointEvery: prng.fork().pick(CHECKPOINT_EVERY),
     execution: drawExecution(prng.fork()),
     reconfiguration: null,
@@ -573,6 +583,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   let nextTag = 1;
   let partitions = 0;
   let crashes = 0;
+  let lostWrites = 0;
   let resubmissions = 0;
   let abandons = 0;
   let checkpoints = 0;
@@ -856,7 +867,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     crashes++;
     h.up = false;
     h.incarnation++;
-    h.disk.crash(now);
+    lostWrites += h.disk.crash(now);
     // What survives is what the disk holds: the last durable checkpoint and the records after it.
     const { checkpoint, tail } = lastCheckpoint(h.disk.read());
     // Ops whose Req write the crash lost were never sent anywhere: they do not exist (and their
@@ -1582,6 +1593,9 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       // Pushes sent before the split arrive up to a delay later (a duplicate up to twice that);
       // then the hold ends at the next tick after CATCH_UP_STALL_MS without one.
       holdBoundMs: CATCH_UP_STALL_MS + 2 * params.network.maxDelayMs + 2 * TICK_MS,
+      // Writes complete in order, each within diskLatencyMs: 10 ms covers the drawn ones (at most
+      // 5); a longer one set by the config (held writes) gets twice its own.
+      diskWaitMs: Math.max(10, 2 * params.diskLatencyMs),
     }),
   ];
   if (!quiescent) {
@@ -1631,6 +1645,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     messages: network.sent,
     partitions,
     crashes,
+    lostWrites,
     lost: record.lost.length,
     wipes,
     wipedHalts,

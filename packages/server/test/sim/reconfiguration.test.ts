@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { runSimulation, type FaultMode } from '../../src/sim/simulation.js';
+import { runSimulation, type FaultMode, type SimResult } from '../../src/sim/simulation.js';
+
+/** One run of every fault with `seed`, and the lines its trace printed (events, no status lines). */
+function runTraced(seed: number, replicas: number): { r: SimResult; lines: string[] } {
+  const lines: string[] = [];
+  const r = runSimulation({
+    seed,
+    replicas,
+    faults: 'all',
+    trace: { everyMs: 1e9, line: (l) => lines.push(l) },
+  });
+  return { r, lines };
+}
 
 /**
  * Membership changes in the simulator (faults 'reconfig': every fault of 'all', and an operator
@@ -112,13 +124,7 @@ describe('membership changes in the simulator', () => {
     // held. A new member, fresh from a state transfer and still catching up on the instances that
     // removed 0, answered 0's pull of one of them with `gone` ("every replica held it, you
     // included"), and 0, not yet knowing of its removal, halted as having lost state.
-    const lines: string[] = [];
-    const r = runSimulation({
-      seed: 13667,
-      replicas: 5,
-      faults: 'all',
-      trace: { everyMs: 1e9, line: (l) => lines.push(l) },
-    });
+    const { r, lines } = runTraced(13667, 5);
     expect(r.violations).toEqual([]);
     expect(lines).toContainEqual(expect.stringMatching(/members from instance 56: 1, 2, 3, 4, 5$/));
     expect(lines.filter((l) => / halts: /.test(l))).toEqual([]);
@@ -130,13 +136,7 @@ describe('membership changes in the simulator', () => {
     // checkpoint; replica 1 had accepted values at two instances that no majority chose. Replica 5
     // waited for them to be decided before taking part, and in the idle end of the run nothing
     // decided them: it stayed rejoining for 18 s and the run was never quiescent.
-    const lines: string[] = [];
-    const r = runSimulation({
-      seed: 16274,
-      replicas: 5,
-      faults: 'all',
-      trace: { everyMs: 1e9, line: (l) => lines.push(l) },
-    });
+    const { r, lines } = runTraced(16274, 5);
     expect(r.parameters.reconfiguration).toMatchObject({ kind: 'grow', crashJoiner: {} });
     expect(lines).toContainEqual(expect.stringMatching(/replica 5 restarts$/));
     expect(r.violations).toEqual([]);
@@ -149,13 +149,7 @@ describe('membership changes in the simulator', () => {
     // replica, which held the survivors' truncation point back; the removed replica, rightly
     // still an acceptor, was never told to stop, and its clients' strong ops waited on it for
     // good (hence a removed replica now refuses client ops once its removal is in force).
-    const lines: string[] = [];
-    const r = runSimulation({
-      seed: 51467,
-      replicas: 3,
-      faults: 'all',
-      trace: { everyMs: 1e9, line: (l) => lines.push(l) },
-    });
+    const { r, lines } = runTraced(51467, 3);
     expect(r.violations).toEqual([]);
     expect(lines).toContainEqual(
       expect.stringMatching(

@@ -400,6 +400,16 @@ export class ClientEndpoint {
    * Call once per turn of the event loop, after responses: sends the turn's `committed` frames and
    * welcomes (or turns away) sessions that were waiting for this replica to catch up.
    */
+  /**
+   * `afterTurn` may send something: an op's confirms or committed mark, a live query's new result,
+   * the welcome of a hello that waited for this replica to catch up.
+   */
+  sendsThisTurn(): boolean {
+    if (this.dirty.size > 0 || this.live.size > 0) return true;
+    for (const conn of this.connections.values()) if (conn.waitingHello !== null) return true;
+    return false;
+  }
+
   afterTurn(): void {
     if (this.live.size > 0) this.live.changed(this.changedKeys());
     this.sendTurnFrames();

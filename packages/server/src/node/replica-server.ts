@@ -24,6 +24,7 @@ import { edgeLimits, type EdgeLimits } from './edge-limits.js';
 import { EventStream } from './event-stream.js';
 import { ReplicaMetricsExporter } from './metrics.js';
 import { PeerMesh, type PeerAddress } from './peer-mesh.js';
+import { GroupCommit } from './group-commit.js';
 import { PeerOutbox } from './peer-outbox.js';
 import { notReady, probeAnswer, type ReplicaCondition } from './probes.js';
 import { requestUrl } from './request-url.js';
@@ -108,7 +109,8 @@ export const DEFAULT_PEER_LINGER_MS = 2;
  * SQLite disk. Every call into the host is one batch: its disk writes are committed in one
  * transaction before any message or response it produced leaves the process, which is the
  * durability contract of the pure modules (a promise or accept is never answered before it is on
- * disk; no client hears of an op that a crash could lose).
+ * disk; no client hears of an op that a crash could lose). A turn that lets nothing leave holds its
+ * writes for the next one that does (GroupCommit).
  */
 export class ReplicaServer {
   private host!: ReplicaHost;
@@ -126,7 +128,8 @@ export class ReplicaServer {
   private ticker: NodeJS.Timeout | null = null;
   private paused = false;
   private stopping = false;
-  private readonly writes: HostRecord[] = [];
+  /** The disk writes of the turn, and of earlier turns that let nothing leave (group-commit.ts). */
+  private readonly writes = new GroupCommit((records) => this.storage.append(records));
   private readonly actions: (() => void)[] = [];
   private readonly outbox: PeerOutbox;
   private flushScheduled = false;
@@ -263,7 +266,7 @@ export class ReplicaServer {
     this.storage = SqliteStorage.open(c.dataDir, { replicaId: c.id, fsync: c.fsync });
     const records = this.storage.load();
     const effects = {
-      persist: (r: HostRecord) => this.writes.push(r),
+      persist: (r: HostRecord) => this.writes.add(r),
       send: (to: number, msg: PeerMessage, lazy?: boolean) => {
         this.outbox.add(to, msg, lazy);
         this.events.sent(to, msg);
@@ -397,8 +400,9 @@ export class ReplicaServer {
 
   /**
    * Runs `fn` against the host. What it writes, sends and answers waits for the end of this turn of
-   * the event loop: then all writes of the turn commit in one transaction (group commit), and only
-   * after that do the turn's responses and messages (one frame per peer, see PeerOutbox) leave.
+   * the event loop: then all writes of the turn (and those earlier quiet turns held) commit in one
+   * transaction (GroupCommit), and only after that do the turn's responses and messages (one frame
+   * per peer, see PeerOutbox) leave.
    */
   private call(fn: () => void): void {
     fn();
@@ -408,7 +412,7 @@ export class ReplicaServer {
     if (
       !this.flushScheduled &&
       (this.host.executionDue ||
-        this.writes.length > 0 ||
+        this.writes.pending ||
         this.outbox.pending ||
         this.actions.length > 0)
     ) {
@@ -423,7 +427,8 @@ export class ReplicaServer {
     // The turn's inputs are all in: validate and execute once for all of them. What the
     // executions answer and send goes out with the rest of the turn below.
     this.host.runDeferred();
-    if (this.writes.length > 0) this.storage.append(this.writes.splice(0));
+    // Before anything of the turn leaves; a turn that lets nothing leave may hold its writes.
+    this.writes.endTurn(this.somethingLeaves());
     // Clients first: a weak op's answer is all its caller waits for, while peers' messages are a
     // step of protocols that take several anyway.
     this.seenThisTurn = new Map();
@@ -435,6 +440,19 @@ export class ReplicaServer {
     }
     this.outbox.flushTurn();
     this.events.flushTurn();
+  }
+
+  /**
+   * Something of this turn leaves the process once its writes commit: an answer, a peer message,
+   * a client frame or an event for a viewer.
+   */
+  private somethingLeaves(): boolean {
+    return (
+      this.actions.length > 0 ||
+      this.outbox.pending ||
+      this.events.watching ||
+      this.clients.sendsThisTurn()
+    );
   }
 
   /** The members changed: the mesh dials the new ones and drops those that left. */
@@ -735,6 +753,7 @@ export class ReplicaServer {
       this.http.closeAllConnections();
     });
     if (this.flushScheduled) this.flush();
+    this.writes.commit();
     this.outbox.release();
     this.storage.close();
     await this.pool?.close();

@@ -397,10 +397,6 @@ export class ClientEndpoint {
   }
 
   /**
-   * Call once per turn of the event loop, after responses: sends the turn's `committed` frames and
-   * welcomes (or turns away) sessions that were waiting for this replica to catch up.
-   */
-  /**
    * `afterTurn` may send something: an op's confirms or committed mark, a live query's new result,
    * the welcome of a hello that waited for this replica to catch up.
    */
@@ -410,6 +406,10 @@ export class ClientEndpoint {
     return false;
   }
 
+  /**
+   * Call once per turn of the event loop, after responses: sends the turn's `committed` frames and
+   * welcomes (or turns away) sessions that were waiting for this replica to catch up.
+   */
   afterTurn(): void {
     if (this.live.size > 0) this.live.changed(this.changedKeys());
     this.sendTurnFrames();

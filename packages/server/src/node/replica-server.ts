@@ -444,7 +444,9 @@ export class ReplicaServer {
 
   /**
    * Something of this turn leaves the process once its writes commit: an answer, a peer message,
-   * a client frame or an event for a viewer.
+   * a client frame or an event for a viewer. Every output of the host goes through one of these
+   * (peer messages only through the outbox); a new kind must be added here, or it could leave
+   * before the writes that quiet turns held are on disk.
    */
   private somethingLeaves(): boolean {
     return (

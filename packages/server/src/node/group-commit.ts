@@ -1,13 +1,8 @@
 import type { HostRecord } from '../host/replica-host.js';
-import type { LingerTimers } from './peer-outbox.js';
+import { realTimers, type LingerTimers } from './peer-outbox.js';
 
 /** Where a batch of writes commits: one transaction (SqliteStorage.append). */
 export type CommitBatch = (records: readonly HostRecord[]) => void;
-
-const realTimers: LingerTimers = {
-  set: (fn, ms) => setTimeout(fn, ms),
-  clear: (h) => clearTimeout(h as NodeJS.Timeout),
-};
 
 /** How long a turn's writes may wait for a turn that lets something leave (ms). */
 export const HOLD_MS = 10;

@@ -9,7 +9,8 @@ export interface LingerTimers {
   clear(handle: unknown): void;
 }
 
-const realTimers: LingerTimers = {
+/** Node's timers: what a replica uses (tests pass their own). */
+export const realTimers: LingerTimers = {
   set: (fn, ms) => setTimeout(fn, ms),
   clear: (h) => clearTimeout(h as NodeJS.Timeout),
 };

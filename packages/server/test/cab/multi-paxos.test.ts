@@ -28,6 +28,20 @@ const castOf = (replica: number, eventNo: number, prevStrong = 0): CastId => ({
   prevStrong,
 });
 
+/** A follower's heartbeat that says what it promised and knew of (the rest: nothing yet). */
+function followerHeartbeat(promised = 0, knownBelow = 0): PaxosMessage {
+  return {
+    type: 'heartbeat',
+    ballot: 0,
+    leading: false,
+    quorate: true,
+    decidedBelow: 0,
+    deliveredBelow: 0,
+    promised,
+    knownBelow,
+  };
+}
+
 function sends(out: readonly PaxosOutput[]): { to: number; msg: PaxosMessage }[] {
   return out.flatMap((o) => (o.type === 'send' ? [{ to: o.to, msg: o.msg }] : []));
 }
@@ -243,16 +257,7 @@ describe('a deaf replica (heard by the others, hears nobody)', () => {
   });
 
   it('a leader that stalled itself does not stand down for the heartbeats it has not read yet', () => {
-    const follower: PaxosMessage = {
-      type: 'heartbeat',
-      ballot: 0,
-      leading: false,
-      quorate: true,
-      decidedBelow: 0,
-      deliveredBelow: 0,
-      promised: 0,
-      knownBelow: 0,
-    };
+    const follower = followerHeartbeat();
     const stalled = started(3);
     const t = stalled.now + 300; // node 0 ticks again only 300 ms later (election timeout: 60)
     stalled.node(0).tick(t);
@@ -1323,25 +1328,15 @@ describe('a replica that starts with no durable state learns before it takes par
     // majority chose, and the new leader's phase 1 did not hear of them. A member rejoining waits
     // until every instance any peer knows of is decided; with no op arriving, nothing decided them,
     // and it stayed rejoining for good. The leader now fills them with empty batches.
-    const heartbeat = (promised: number, knownBelow: number): PaxosMessage => ({
-      type: 'heartbeat',
-      ballot: 0,
-      leading: false,
-      quorate: true,
-      decidedBelow: 0,
-      deliveredBelow: 0,
-      promised,
-      knownBelow,
-    });
     const c = started(3);
     expect(c.leaders()).toEqual([0]);
     const { ballot, decidedBelow: next } = c.node(0).status();
     // From a member that promised a higher ballot: a leader this one has not heard of yet owns
     // those instances, and the member would refuse these accepts anyway.
-    c.node(0).receive(1, heartbeat(ballot + 1, next + 2));
+    c.node(0).receive(1, followerHeartbeat(ballot + 1, next + 2));
     const refused = sends(c.node(0).tick(c.now + 1)).filter((s) => s.msg.type === 'accept');
     expect(refused).toEqual([]);
-    c.node(0).receive(1, heartbeat(ballot, next + 2));
+    c.node(0).receive(1, followerHeartbeat(ballot, next + 2));
     const filled = sends(c.node(0).tick(c.now + 2)).flatMap((s) =>
       s.msg.type === 'accept' && s.to === 1 ? [[s.msg.instance, s.msg.value]] : [],
     );

@@ -1,28 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { HostRecord } from '../../src/host/replica-host.js';
 import { GroupCommit, HOLD_MAX_RECORDS, HOLD_MS } from '../../src/node/group-commit.js';
-import type { LingerTimers } from '../../src/node/peer-outbox.js';
+import { ManualTimers } from './manual-timers.js';
 
 /** A write only its identity matters for here. */
 const write = (n: number): HostRecord =>
   ({ layer: 'cab', record: { kind: 'promise', ballot: n } }) as HostRecord;
-
-/** Timers the test fires by hand. */
-class ManualTimers implements LingerTimers {
-  pending: { fn: () => void; ms: number } | null = null;
-  set(fn: () => void, ms: number): unknown {
-    this.pending = { fn, ms };
-    return this.pending;
-  }
-  clear(h: unknown): void {
-    if (this.pending === h) this.pending = null;
-  }
-  fire(): void {
-    const p = this.pending;
-    this.pending = null;
-    p?.fn();
-  }
-}
 
 function setup() {
   const batches: HostRecord[][] = [];

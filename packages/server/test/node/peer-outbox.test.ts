@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Req } from '../../src/core/types.js';
 import type { PeerMessage } from '../../src/host/replica-host.js';
-import { PeerOutbox, type LingerTimers } from '../../src/node/peer-outbox.js';
+import { PeerOutbox } from '../../src/node/peer-outbox.js';
+import { ManualTimers } from './manual-timers.js';
 
 /** A Req that only needs its id and level for the outbox. */
 function req(eventNo: number, strong = false): Req {
@@ -16,23 +17,6 @@ function req(eventNo: number, strong = false): Req {
 }
 const push = (...reqs: Req[]): PeerMessage => ({ kind: 'gossip', msg: { kind: 'push', reqs } });
 const paxos: PeerMessage = { kind: 'paxos', msg: { kind: 'heartbeat', ballot: 1 } as never };
-
-/** Timers the test fires by hand. */
-class ManualTimers implements LingerTimers {
-  pending: { fn: () => void; ms: number } | null = null;
-  set(fn: () => void, ms: number): unknown {
-    this.pending = { fn, ms };
-    return this.pending;
-  }
-  clear(h: unknown): void {
-    if (this.pending === h) this.pending = null;
-  }
-  fire(): void {
-    const p = this.pending;
-    this.pending = null;
-    p?.fn();
-  }
-}
 
 function setup(lingerMs = 2) {
   const sent: { to: number; msgs: PeerMessage[] }[] = [];

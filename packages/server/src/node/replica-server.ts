@@ -138,6 +138,15 @@ export class ReplicaServer {
    * a turn may answer dozens of one session's ops (null outside a flush: nothing is cached).
    */
   private seenThisTurn: Map<string | null, number[]> | null = null;
+  /**
+   * The replica ids `seenVector` covers, worked out again only when the members change (Paxos
+   * keeps its list of members as long as they do not).
+   */
+  private seenIds: {
+    readonly members: readonly number[];
+    readonly ids: readonly number[];
+    readonly length: number;
+  } | null = null;
   private readonly startedAt = Date.now();
   private haltWith: (reason: string) => void = () => undefined;
   /**
@@ -506,10 +515,13 @@ export class ReplicaServer {
   private seenVector(session: string | null): number[] {
     const cached = this.seenThisTurn?.get(session);
     if (cached !== undefined) return cached;
-    const ids = [...new Set([...this.config.peers.map((p) => p.id), ...this.host.paxos.peerIds()])];
-    const prefix = this.host.replica.receivedPrefix(ids);
-    const out = new Array<number>(Math.max(...ids) + 1).fill(0);
-    for (const [id, n] of prefix) out[id] = n;
+    const members = this.host.paxos.peerIds();
+    if (this.seenIds?.members !== members) {
+      const ids = [...new Set([...this.config.peers.map((p) => p.id), ...members])];
+      this.seenIds = { members, ids, length: Math.max(...ids) + 1 };
+    }
+    const out = new Array<number>(this.seenIds.length).fill(0);
+    for (const id of this.seenIds.ids) out[id] = this.host.replica.receivedUpTo(id);
     if (session !== null) out[this.config.id] = this.host.replica.lastOpNotPendingOf(session);
     this.seenThisTurn?.set(session, out);
     return out;

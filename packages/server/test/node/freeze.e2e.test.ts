@@ -4,10 +4,11 @@ import { RawClient } from './cluster-harness.js';
 
 /**
  * A leader frozen (SIGSTOP) for 20 s while clients keep the cluster busy comes back to 20 s of
- * peers' messages. It answers /health within 2 s of SIGCONT and the cluster converges within 30 s
- * of the load's end (liveness bounds far above what this machine needs: 0.6–0.8 s and well under
- * a second), and no replica sends a peer a frame over the protocol's 1 MiB limit, which the
- * receiver would drop unread. Before frames were packed within the limit, this run sent frames of
+ * peers' messages. It answers /health within 5 s of SIGCONT and the cluster converges within 30 s
+ * of the load's end (liveness bounds far above what this machine needs: 0.7–1.0 s and well under
+ * a second; the first bound was 2 s, which a run beside two simulator sweeps on 2 cores missed at
+ * 2.2 s; the figure itself is `npm run bench:freeze`'s), and no replica sends a peer a frame over
+ * the protocol's 1 MiB limit, which the receiver would drop unread. Before frames were packed within the limit, this run sent frames of
  * 13 MB; the health bound held here even then, since the clients are on the other replicas (with
  * clients on the frozen one too, at 300 ops/s, `npm run bench:freeze` measured 9.1 s before the
  * catch-up index and 0.8 s after).
@@ -19,7 +20,7 @@ describe('a leader frozen 20 s under load', () => {
     cluster = null;
   });
 
-  it('answers /health within 2 s of resuming, and the cluster converges', async () => {
+  it('answers /health within 5 s of resuming, and the cluster converges', async () => {
     cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
     const c = cluster;
     const leader = (await c.statuses()).find((s) => s?.role === 'leader')!.id;
@@ -59,7 +60,7 @@ describe('a leader frozen 20 s under load', () => {
         }
       }
       expect(answered).not.toBeNull();
-      expect(answered!).toBeLessThan(2_000);
+      expect(answered!).toBeLessThan(5_000);
     } finally {
       clearInterval(load);
     }

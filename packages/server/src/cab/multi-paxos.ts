@@ -96,6 +96,19 @@ export interface PaxosOptions {
   readonly noDurableVotes?: boolean;
 }
 
+/**
+ * What a peer's last heartbeat said: whether it hears a majority (a heartbeat without the field
+ * says it does); one past the highest instance it knew decided, and delivered; one past the
+ * highest it accepted a value for or knew decided; and the ballot it had promised.
+ */
+interface PeerHeartbeat {
+  readonly quorate: boolean;
+  readonly decidedBelow: number;
+  readonly deliveredBelow: number;
+  readonly knownBelow: number;
+  readonly promised: number;
+}
+
 export type PaxosOutput =
   /**
    * `lazy`: no answer waits for this copy (see `fastQuorum`); a driver may hold it for a moment to
@@ -251,15 +264,10 @@ export class MultiPaxos {
   private readonly decided = new Map<number, Batch>();
   private decidedBelow = 0;
   private readonly votes = new Map<number, Map<number, Set<number>>>();
-  private readonly peersDecided = new Map<number, number>();
-  /**
-   * Per peer, from its last heartbeat: one past the highest instance it accepted a value for or
-   * knew decided, and the ballot it had promised.
-   */
-  private readonly peersKnown = new Map<number, { knownBelow: number; promised: number }>();
+  /** What each peer's last heartbeat said (PeerHeartbeat): catch-up, truncation, Ω and no-op fill. */
+  private readonly peerHeartbeats = new Map<number, PeerHeartbeat>();
   private lastCatchupAt = Number.NEGATIVE_INFINITY;
   private localDeliveredBelow = 0;
-  private readonly peersDelivered = new Map<number, number>();
 
   // Leader.
   private role: Role = 'follower';
@@ -292,8 +300,6 @@ export class MultiPaxos {
 
   // Ω.
   private readonly lastHeard = new Map<number, number>();
-  /** Per replica, whether its last heartbeat said it hears a majority (absent: not known yet). */
-  private readonly peersQuorate = new Map<number, boolean>();
   /** When this leader first found it heard no majority (null: it does). */
   private quorumLostAt: number | null = null;
   private leaderHint: { id: number; ballot: number; at: number } | null = null;
@@ -999,9 +1005,9 @@ export class MultiPaxos {
     if (this.now - this.lastCatchupAt < this.retransmitMs) return;
     let target: number | null = null;
     let best = this.decidedBelow;
-    for (const [r, d] of this.peersDecided) {
-      if (d > best && this.heardRecently(r)) {
-        best = d;
+    for (const [r, { decidedBelow }] of this.peerHeartbeats) {
+      if (decidedBelow > best && this.heardRecently(r)) {
+        best = decidedBelow;
         target = r;
       }
     }
@@ -1022,10 +1028,13 @@ export class MultiPaxos {
   private onHeartbeat(from: number, msg: Extract<PaxosMessage, { type: 'heartbeat' }>): void {
     if (this.heardWhileRejoining !== null && !this.heardWhileRejoining.has(from))
       this.heardWhileRejoining.set(from, { promised: msg.promised, knownBelow: msg.knownBelow });
-    this.peersQuorate.set(from, msg.quorate ?? true);
-    this.peersDelivered.set(from, msg.deliveredBelow);
-    this.peersDecided.set(from, msg.decidedBelow);
-    this.peersKnown.set(from, { knownBelow: msg.knownBelow, promised: msg.promised });
+    this.peerHeartbeats.set(from, {
+      quorate: msg.quorate ?? true,
+      decidedBelow: msg.decidedBelow,
+      deliveredBelow: msg.deliveredBelow,
+      knownBelow: msg.knownBelow,
+      promised: msg.promised,
+    });
     // A replica outside the configuration (removed, and not aware of it yet) is nobody's leader.
     if (!msg.leading || !this.history.isMember(this.decidedBelow, from)) return;
     this.seeBallot(msg.ballot);
@@ -1049,7 +1058,7 @@ export class MultiPaxos {
     let below = this.localDeliveredBelow;
     for (const id of this.peers()) {
       if (id === this.self) continue;
-      below = Math.min(below, this.peersDelivered.get(id) ?? 0);
+      below = Math.min(below, this.peerHeartbeats.get(id)?.deliveredBelow ?? 0);
     }
     below = Math.min(below, this.decidedBelow);
     if (below <= this.truncatedBelow) return;
@@ -1097,7 +1106,8 @@ export class MultiPaxos {
     // Ω: the lowest-numbered member we hear from that hears a majority itself leads.
     const lowestAlive = this.current().members.find(
       (m) =>
-        m.id === this.self || (this.heardRecently(m.id) && this.peersQuorate.get(m.id) !== false),
+        m.id === this.self ||
+        (this.heardRecently(m.id) && this.peerHeartbeats.get(m.id)?.quorate !== false),
     );
     if (lowestAlive?.id === this.self) this.startElection();
   }
@@ -1624,7 +1634,7 @@ export class MultiPaxos {
    */
   private memberKnowsOf(j: number): boolean {
     for (const m of this.history.at(j).members) {
-      const known = m.id === this.self ? undefined : this.peersKnown.get(m.id);
+      const known = m.id === this.self ? undefined : this.peerHeartbeats.get(m.id);
       if (known !== undefined && known.knownBelow > j && known.promised <= this.ballot) return true;
     }
     return false;

@@ -1,12 +1,19 @@
 /**
- * The floor under Creek's latency on this stack, for bench:latency: a WebSocket server that does
- * only what any replica must do before it answers an op, and nothing of Creek.
+ * The floor under Creek's latency on this stack, for bench:latency and bench:peers (floors.ts): a
+ * WebSocket server that does only what any replica must do before it answers an op, and nothing
+ * of Creek.
  *
- *   node --import tsx bench/src/floor-server.ts --dir DIR [--upstream ws://HOST:PORT]
+ *   node --import tsx bench/src/floor-server.ts --dir DIR [--upstream ws://HOST:PORT] [--fsync on|off]
  *
  * Per message: parse the JSON frame, commit one row to SQLite (exclusive locking and the replica
  * store's own `setDurability`, so the row survives SIGKILL as a replica's Reqs do, at the same
- * cost), then answer with a frame the size of a tentative view.
+ * cost; with `--fsync on`, a replica's `--fsync` commit), then answer with a view: a frame the
+ * size of a tentative one, at level stable, so that `@creek/client` takes it as the final answer
+ * of a weak or a strong op alike and forgets the op (bench:peers drives the floors through it;
+ * bench:latency's raw client takes any frame as the answer). A client's hello is answered with a
+ * welcome, and nothing is committed for it. The frames of one turn of the event loop are
+ * committed in one transaction, as a replica commits a turn's writes: one op at a time that is a
+ * commit per op; with many in flight, one sync covers many, so the floor holds for throughput too.
  *
  * With `--upstream`, it is the first link of a relay instead: after its commit it forwards the
  * frame to the upstream floor server, and when that answers (after its own commit), commits once
@@ -22,45 +29,74 @@ import { join } from 'node:path';
 import WebSocket, { WebSocketServer } from 'ws';
 import { flagPairs } from './cli-flags.js';
 
-const USAGE = 'node --import tsx bench/src/floor-server.ts --dir DIR [--upstream ws://HOST:PORT]';
+const USAGE =
+  'node --import tsx bench/src/floor-server.ts --dir DIR [--upstream ws://HOST:PORT] [--fsync on|off]';
 const fail = (message: string): never => {
   console.error(`floor-server: ${message}`);
   process.exit(2);
 };
-const flags: { dir?: string; upstream?: string } = {};
+const flags: { dir?: string; upstream?: string; fsync?: string } = {};
 for (const [name, raw] of flagPairs(
   process.argv.slice(2),
   USAGE,
-  (n) => n === 'dir' || n === 'upstream',
+  (n) => n === 'dir' || n === 'upstream' || n === 'fsync',
   fail,
 ))
-  flags[name as 'dir' | 'upstream'] = raw;
+  flags[name as 'dir' | 'upstream' | 'fsync'] = raw;
+if (flags.fsync !== undefined && flags.fsync !== 'on' && flags.fsync !== 'off')
+  fail(`--fsync must be on or off, got '${flags.fsync}'`);
 const dir = flags.dir ?? fail(`--dir DIR is required\n\n${USAGE}`);
 const upstreamUrl = flags.upstream;
 
 const db = new Database(join(dir, upstreamUrl === undefined ? 'floor.db' : 'relay.db'));
 db.pragma('locking_mode = EXCLUSIVE');
-setDurability(db, false);
+setDurability(db, flags.fsync === 'on');
 db.exec('CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, body TEXT NOT NULL)');
 const insert = db.prepare('INSERT INTO log (body) VALUES (?)');
 
 interface Frame {
+  t?: string;
   opId?: string;
 }
 
-/** Parse and make durable; returns the frame and its row number. */
-function receive(data: WebSocket.RawData): { frame: Frame; seq: number } {
-  const text = (data as Buffer).toString();
-  const frame = JSON.parse(text) as Frame;
-  return { frame, seq: Number(insert.run(text).lastInsertRowid) };
+/** What a replica answers `@creek/client`'s hello with (only the fields the client reads). */
+const WELCOME = JSON.stringify({
+  t: 'welcome',
+  version: 1,
+  replica: 0,
+  levels: ['weak', 'strong'],
+  ops: ['kv.put', 'kv.get'],
+});
+
+/**
+ * Frames received in this turn of the event loop, committed together at its end (one
+ * transaction, as a replica commits a turn's writes: with many ops in flight, one sync covers
+ * many), then handled in the order they came.
+ */
+let turn: { readonly text: string; readonly then: (seq: number) => void }[] = [];
+const commitAll = db.transaction((texts: readonly string[]) =>
+  texts.map((text) => Number(insert.run(text).lastInsertRowid)),
+);
+
+/** Makes `text` durable with the rest of the turn, then calls `then` with its row number. */
+function durable(text: string, then: (seq: number) => void): void {
+  if (turn.length === 0) setImmediate(commitTurn);
+  turn.push({ text, then });
 }
 
-/** A frame shaped like a tentative view (the client parses it like one). */
+function commitTurn(): void {
+  const frames = turn;
+  turn = [];
+  const seqs = commitAll(frames.map((f) => f.text));
+  for (const [i, f] of frames.entries()) f.then(seqs[i]!);
+}
+
+/** A view, stable: the final answer to any op (see the header). */
 function view(frame: Frame, n: number): string {
   return JSON.stringify({
     t: 'view',
     opId: frame.opId,
-    level: 'tentative',
+    level: 'stable',
     outcome: { ok: true, value: n },
     id: { replica: 0, eventNo: n },
   });
@@ -72,11 +108,14 @@ let upstream: WebSocket | null = null;
 if (upstreamUrl !== undefined) {
   upstream = new WebSocket(upstreamUrl, { perMessageDeflate: false });
   upstream.on('message', (data) => {
-    const { frame, seq } = receive(data);
-    const k = frame.opId ?? '';
-    const done = waiting.get(k);
-    waiting.delete(k);
-    done?.(frame, seq);
+    const text = (data as Buffer).toString();
+    const frame = JSON.parse(text) as Frame;
+    durable(text, (seq) => {
+      const k = frame.opId ?? '';
+      const done = waiting.get(k);
+      waiting.delete(k);
+      done?.(frame, seq);
+    });
   });
   upstream.on('error', (err) => {
     console.error(`floor-server: upstream ${upstreamUrl}: ${err.message}`);
@@ -87,14 +126,21 @@ if (upstreamUrl !== undefined) {
 const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
 wss.on('connection', (ws) => {
   ws.on('message', (data) => {
-    const { frame, seq } = receive(data);
-    if (upstream === null) {
-      ws.send(view(frame, seq));
+    const text = (data as Buffer).toString();
+    const frame = JSON.parse(text) as Frame;
+    if (frame.t === 'hello') {
+      ws.send(WELCOME);
       return;
     }
-    // Answered once the upstream answered and its answer, too, is durable here.
-    waiting.set(frame.opId ?? '', (reply, n) => ws.send(view(reply, n)));
-    upstream.send(JSON.stringify(frame));
+    durable(text, (seq) => {
+      if (upstream === null) {
+        ws.send(view(frame, seq));
+        return;
+      }
+      // Answered once the upstream answered and its answer, too, is durable here.
+      waiting.set(frame.opId ?? '', (reply, n) => ws.send(view(reply, n)));
+      upstream.send(text);
+    });
   });
 });
 

@@ -22,6 +22,15 @@
  * never persists. Cells run in `--rounds` rounds that interleave the systems (the machine's speed
  * drifts), and the table shows the median over rounds of each cell's p50, p90, p99 and p99.9, and
  * of Creek's ratio to the peer. The issue's targets are printed beside them, not asserted.
+ *
+ * In the same rounds, the floors (floors.ts): `@creek/client` against servers that only parse a
+ * frame, commit one SQLite row (with fsync as the mode says) and answer, with no Creek in them;
+ * one alone under the weak put (the least any answer takes), and one relaying through another
+ * under the strong put (4 hops and 3 commits in sequence: the path of Creek's stable answer at a
+ * follower — the origin's Req, the leader's vote, the origin's vote and decision — without Creek's
+ * work). No server on this stack and machine answers that client faster than the first, and no
+ * Creek replica faster than the second, so a floor past a target ("floor past target": yes) puts
+ * it out of reach here; below it, what is left is Creek's own work ("Creek ÷ floor").
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,6 +42,7 @@ import { LocalCluster } from '@creek/server/node';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
 import { flagPairs } from './cli-flags.js';
+import { startFloors } from './floors.js';
 import { ensureInstalled, ports, startRedis } from './peer-servers.js';
 import { median, quantileOfSorted } from './stats.js';
 
@@ -221,11 +231,22 @@ async function throughput(op: Op, outstanding: number, seconds: number): Promise
   return done / seconds;
 }
 
+type Side = 'creek' | 'peer' | 'floor';
+
 interface Row {
   readonly name: string;
   readonly creek: Latencies[];
   readonly peer: Latencies[];
   readonly peerName: string;
+  /** The floor under the Creek cell (floors.ts), when it has one; empty otherwise. */
+  readonly floor: Latencies[];
+  readonly floorName?: string;
+}
+
+/** Each round puts a different side first, so that none always follows another's leftovers. */
+function order(round: number, sides: readonly Side[]): Side[] {
+  const k = round % sides.length;
+  return [...sides.slice(k), ...sides.slice(0, k)];
 }
 
 const KEYS = 100;
@@ -239,15 +260,23 @@ async function runMode(flags: Flags, fsync: boolean): Promise<void> {
   started.push(creek);
   let e: Etcd3 | null = null;
   let r: Redis | null = null;
+  const floorClients: CreekClient[] = [];
   try {
     const etcd = await startEtcd(fsync);
     started.push(etcd);
     const redis = await startRedis();
     started.push(redis);
+    const floors = await startFloors(fsync);
+    started.push(floors);
     e = new Etcd3({ hosts: etcd.follower });
     r = new Redis({ port: redis.port, host: '127.0.0.1' });
-    await runCells(flags, fsync, creek.client, e, r);
+    // The token is not checked: a floor takes any hello.
+    const durable = connect({ urls: [floors.durable], token: 'floor' });
+    const relay = connect({ urls: [floors.relay], token: 'floor' });
+    floorClients.push(durable, relay);
+    await runCells(flags, fsync, creek.client, e, r, { durable, relay });
   } finally {
+    for (const c of floorClients) c.close();
     e?.close();
     r?.disconnect();
     for (const p of started.reverse()) await p.stop();
@@ -260,6 +289,7 @@ async function runCells(
   c: CreekClient,
   e: Etcd3,
   r: Redis,
+  floors: { durable: CreekClient; relay: CreekClient },
 ): Promise<void> {
   {
     const value = 'v'.repeat(16);
@@ -269,12 +299,21 @@ async function runCells(
       await e.put(key(i)).value(value);
       await r.set(key(i), value);
     }
-    const cells: { name: string; peerName: string; creek: Op; peer: Op }[] = [
+    const cells: {
+      name: string;
+      peerName: string;
+      creek: Op;
+      peer: Op;
+      floor?: Op;
+      floorName?: string;
+    }[] = [
       {
         name: 'strong put',
         peerName: 'etcd put',
         creek: (i) => c.invokeStrong('kv.put', { key: key(i), value }),
         peer: (i) => e.put(key(i)).value(value).exec(),
+        floor: (i) => floors.relay.invokeStrong('kv.put', { key: key(i), value }),
+        floorName: 'relay: 4 hops, 3 commits',
       },
       {
         name: 'strong get',
@@ -287,6 +326,8 @@ async function runCells(
         peerName: 'Redis SET',
         creek: (i) => c.invokeWeak('kv.put', { key: key(i), value }),
         peer: (i) => r.set(key(i), value),
+        floor: (i) => floors.durable.invokeWeak('kv.put', { key: key(i), value }),
+        floorName: 'durable reply: 2 hops, 1 commit',
       },
       {
         name: 'weak get',
@@ -300,24 +341,26 @@ async function runCells(
       peerName: x.peerName,
       creek: [],
       peer: [],
+      floor: [],
+      ...(x.floorName === undefined ? {} : { floorName: x.floorName }),
     }));
     const rates = {
-      strong: { creek: [] as number[], peer: [] as number[] },
-      weak: { creek: [] as number[], peer: [] as number[] },
+      strong: { creek: [] as number[], peer: [] as number[], floor: [] as number[] },
+      weak: { creek: [] as number[], peer: [] as number[], floor: [] as number[] },
     };
     for (let round = 1; round <= flags.rounds; round++) {
       for (const [k, cell] of cells.entries()) {
-        // Alternate which goes first, so neither always follows the other's leftovers.
-        const order = round % 2 === 0 ? (['peer', 'creek'] as const) : (['creek', 'peer'] as const);
-        for (const who of order) rows[k]![who].push(await sequential(cell[who], flags.ops));
+        const sides: Side[] =
+          cell.floor === undefined ? ['creek', 'peer'] : ['creek', 'peer', 'floor'];
+        for (const who of order(round, sides))
+          rows[k]![who].push(await sequential(cell[who]!, flags.ops));
       }
       for (const [kind, cell] of [
         ['strong', cells[0]!],
         ['weak', cells[2]!],
       ] as const) {
-        const order = round % 2 === 0 ? (['peer', 'creek'] as const) : (['creek', 'peer'] as const);
-        for (const who of order)
-          rates[kind][who].push(await throughput(cell[who], flags.outstanding, flags.seconds));
+        for (const who of order(round, ['creek', 'peer', 'floor']))
+          rates[kind][who].push(await throughput(cell[who]!, flags.outstanding, flags.seconds));
       }
       log(`fsync ${fsync ? 'on' : 'off'}: round ${round}/${flags.rounds} done`);
     }
@@ -329,7 +372,7 @@ const us = (v: number): string => `${Math.round(v).toLocaleString('en-US')} µs`
 
 function report(
   rows: readonly Row[],
-  rates: Record<'strong' | 'weak', { creek: number[]; peer: number[] }>,
+  rates: Record<'strong' | 'weak', Record<Side, number[]>>,
   fsync: boolean,
   flags: Flags,
 ): void {
@@ -357,6 +400,68 @@ function report(
     const r = rates[kind];
     console.log(
       `| ${kind} put ops/s, ${flags.outstanding} outstanding vs ${peer} | ${Math.round(median(r.creek)).toLocaleString('en-US')} | ${Math.round(median(r.peer)).toLocaleString('en-US')} | ${median(r.creek.map((x, k) => x / r.peer[k]!)).toFixed(2)}× | |`,
+    );
+  }
+  reportFloors(rows, rates, flags);
+}
+
+/** The issue's targets that a floor bounds: Creek's ratio to the peer, p50 or ops/s. */
+const TARGETS: Record<string, { readonly p50?: number; readonly rate?: number }> = {
+  'strong put': { p50: 0.6, rate: 2 },
+  'weak put': { p50: 1.5, rate: 0.3 },
+};
+
+/**
+ * The floors' own figures, their ratio to the peer beside the target's (a floor past it puts the
+ * target out of reach on this stack and machine), and how far above its floor Creek is.
+ */
+function reportFloors(
+  rows: readonly Row[],
+  rates: Record<'strong' | 'weak', Record<Side, number[]>>,
+  flags: Flags,
+): void {
+  console.log(
+    '\nfloors (bench/src/floors.ts): @creek/client against servers that only parse, commit one SQLite row and answer, no Creek in them',
+  );
+  console.log(
+    '| floor | p50 / p90 / p99 / p99.9 | floor ÷ peer | target | floor past target | Creek ÷ floor |',
+  );
+  console.log('| --- | --- | --- | --- | --- | --- |');
+  const verdict = (floorRatio: number, target: number | undefined, higherIsBetter: boolean) =>
+    target === undefined
+      ? ''
+      : (higherIsBetter ? floorRatio < target : floorRatio > target)
+        ? 'yes'
+        : 'no';
+  for (const row of rows) {
+    if (row.floor.length === 0) continue;
+    const m = (q: keyof Latencies) => median(row.floor.map((l) => l[q]));
+    const floorRatio = median(row.floor.map((l, k) => l.p50 / row.peer[k]!.p50));
+    const creekRatio = median(row.creek.map((l, k) => l.p50 / row.floor[k]!.p50));
+    const target = TARGETS[row.name]?.p50;
+    console.log(
+      `| under ${row.name} (${row.floorName ?? ''}) vs ${row.peerName} | ${(['p50', 'p90', 'p99', 'p999'] as const).map((q) => us(m(q))).join(' / ')} | ${floorRatio.toFixed(2)}× | p50 ≤ ${target ?? '–'}× | ${verdict(floorRatio, target, false)} | ${creekRatio.toFixed(2)}× |`,
+    );
+    // The weak put's tail target is Creek's p99 against its own p50: the floor's own ratio says
+    // how much of it this machine's scheduling alone takes.
+    if (row.name === 'weak put') {
+      const floorTail = median(row.floor.map((l) => l.p99 / l.p50));
+      const creekTail = median(row.creek.map((l) => l.p99 / l.p50));
+      console.log(
+        `| under weak put p99 ÷ its own p50 | ${floorTail.toFixed(2)}× | | ≤ 3× | ${verdict(floorTail, 3, false)} | Creek's: ${creekTail.toFixed(2)}× |`,
+      );
+    }
+  }
+  for (const [kind, peer] of [
+    ['strong', 'etcd put'],
+    ['weak', 'Redis SET'],
+  ] as const) {
+    const r = rates[kind];
+    const floorRatio = median(r.floor.map((x, k) => x / r.peer[k]!));
+    const creekRatio = median(r.creek.map((x, k) => x / r.floor[k]!));
+    const target = TARGETS[`${kind} put`]?.rate;
+    console.log(
+      `| under ${kind} put ops/s, ${flags.outstanding} outstanding vs ${peer} | ${Math.round(median(r.floor)).toLocaleString('en-US')} ops/s | ${floorRatio.toFixed(2)}× | ≥ ${target ?? '–'}× | ${verdict(floorRatio, target, true)} | ${creekRatio.toFixed(2)}× |`,
     );
   }
 }

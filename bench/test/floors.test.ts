@@ -1,0 +1,39 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { connect, type CreekClient } from '@creek/client';
+import { startFloors, type Floors } from '../src/floors.js';
+
+/**
+ * bench:peers' floors answer `@creek/client` as a replica would, committing what they say they
+ * do: each answer's value is the row the floor server committed last for it.
+ */
+describe('the floors of bench:peers', () => {
+  let floors: Floors | null = null;
+  const clients: CreekClient[] = [];
+  afterEach(async () => {
+    for (const c of clients.splice(0)) c.close();
+    await floors?.stop();
+    floors = null;
+  });
+
+  it.each([false, true])('take weak and strong ops from the client (fsync %s)', async (fsync) => {
+    floors = await startFloors(fsync);
+    const durable = connect({ urls: [floors.durable], token: 'unused' });
+    const relay = connect({ urls: [floors.relay], token: 'unused' });
+    clients.push(durable, relay);
+    // One row per op (the hello commits none).
+    expect(await durable.invokeWeak('kv.put', { key: 'k', value: 1 })).toBe(1);
+    expect(await durable.invokeStrong('kv.put', { key: 'k', value: 2 })).toBe(2);
+    // Through the relay: its own row for the op, then one for the durable server's answer.
+    expect(await relay.invokeStrong('kv.put', { key: 'k', value: 3 })).toBe(2);
+    expect(await relay.invokeWeak('kv.put', { key: 'k', value: 4 })).toBe(4);
+    // The durable server committed the relayed ops as well.
+    expect(await durable.invokeWeak('kv.put', { key: 'k', value: 5 })).toBe(5);
+    // Many in flight, committed a turn at a time: a row each, none twice.
+    const rows = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => durable.invokeWeak('kv.put', { key: 'k', value: i })),
+    );
+    expect([...rows].sort((a, b) => Number(a) - Number(b))).toEqual(
+      Array.from({ length: 40 }, (_, i) => 6 + i),
+    );
+  });
+});

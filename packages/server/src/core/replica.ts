@@ -199,18 +199,21 @@ export class Replica {
     number,
     { readonly op: string; readonly args: JsonValue; readonly ownUpTo: number; indexed: boolean }
   >();
-  /** The highest event number of this replica's own ops committed (they commit in order). */
+  /**
+   * The highest event number of this replica's own ops committed or final (they commit in order),
+   * also after recovery: a strong read waits for the own ops before it to be committed, and
+   * `lastOpNotPendingOf` counts them.
+   */
   private committedOwnUpTo = 0;
   /**
    * For `lastOpNotPendingOf`, kept as ops are issued and committed instead of found per answer by
    * walking down the session's tentative ops. That walk is as long as the weak ops a session has
    * waiting for a no-op to commit them, so it grew with the load: timed in a replica serving one
    * client, 14 µs per answer with one op outstanding (about 5 % of the origin's CPU per weak op)
-   * and 110 µs with 64. Kept: the newest own op committed or final; the newest own op that is not
-   * a no-op, with its session (null: none); and the newest own op before that one that is not a
-   * no-op and not of its session.
+   * and 110 µs with 64. Kept, besides `committedOwnUpTo`: the newest own op that is not a no-op,
+   * with its session (null: none); and the newest own op before that one that is not a no-op and
+   * not of its session.
    */
-  private ownCommittedTop = 0;
   private newestOwn: { readonly session: string | null; readonly eventNo: number } = {
     session: null,
     eventNo: 0,
@@ -338,7 +341,9 @@ export class Replica {
       }
     }
     // lastOpNotPendingOf's bookkeeping: the own ops brought back, in the order they were issued
-    // (the ones not brought back are final), and the newest own op committed or final.
+    // (the ones not brought back are final); and the newest own op committed or final, which a
+    // strong read at the restarted replica would otherwise have taken for not committed, waiting
+    // for a no-op of its own to commit (the first read after every restart).
     const own = [...reqs.values()].filter((q) => q.id.replica === r.id);
     for (const req of own.sort((a, b) => a.id.eventNo - b.id.eventNo)) r.issued(req);
     let top = r.eventNo;
@@ -346,7 +351,7 @@ export class Replica {
       const e = r.live.get(opKey({ replica: r.id, eventNo: top }));
       if (e === undefined || e.committed) break;
     }
-    r.ownCommittedTop = top;
+    r.committedOwnUpTo = top;
     r.lastCommitAt = nowMs;
     r.pump();
     return { replica: r, outputs: r.flush() };
@@ -781,10 +786,8 @@ export class Replica {
     stabilized.push(r);
     for (const x of stabilized) {
       x.commitSeq = this.committedCount++;
-      if (x.req.id.replica === this.id) {
+      if (x.req.id.replica === this.id)
         this.committedOwnUpTo = Math.max(this.committedOwnUpTo, x.req.id.eventNo);
-        this.ownCommittedTop = Math.max(this.ownCommittedTop, x.req.id.eventNo);
-      }
     }
     this.store.noteCommitted(stabilized);
     // The committed state changed by what these wrote (executed or not yet: then at execution).
@@ -1210,7 +1213,7 @@ export class Replica {
     // the newest own op committed (or final) and the newest one, no-ops aside, of another session.
     const other =
       this.newestOwn.session === session ? this.newestOwnBefore : this.newestOwn.eventNo;
-    return Math.max(this.ownCommittedTop, other);
+    return Math.max(this.committedOwnUpTo, other);
   }
 
   /**

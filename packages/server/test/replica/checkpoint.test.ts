@@ -123,3 +123,57 @@ describe('Replica.checkpoint', () => {
     expect(recovered([], { ...cp, finalizedOwnStrong: 0 }).casts).toEqual([[2, 0]]);
   });
 });
+
+describe('recovery and strong reads', () => {
+  /** Runs `outputs`' executions (and theirs) at once; every output, in order. */
+  function run(replica: Replica, outputs: Output[]): Output[] {
+    for (let i = 0; i < outputs.length; i++) {
+      const o = outputs[i]!;
+      if (o.type === 'execute')
+        outputs.push(...replica.executed(executor.execute(o.job) as ExecutionResult));
+    }
+    return outputs;
+  }
+
+  it('a restarted replica whose own ops are all committed reads at once, without a no-op', () => {
+    for (const fromCheckpoint of [false, true]) {
+      const m = new Manual();
+      m.invoke(1, 'kv.put', { key: 'a', value: 1 });
+      m.invoke(2, 'kv.put', { key: 'a', value: 2 }, true);
+      m.runAll();
+      m.handle(m.replica.deliverStrong(m.cast[0]!.id)); // commits both
+      m.runAll();
+      const { replica, outputs } = fromCheckpoint
+        ? Replica.recover(options, [], T0 + 10_000, m.replica.checkpoint())
+        : Replica.recover(options, m.records, T0 + 10_000);
+      run(replica, outputs);
+      run(
+        replica,
+        replica.invoke(T0 + 10_001, { op: 'kv.get', args: { key: 'a' }, strong: true, tag: 99 }),
+      );
+      expect(replica.noopWanted).toBe(false);
+      const out = run(replica, replica.readIndexReached(99));
+      expect(out.filter((o) => o.type === 'respond' && o.level === 'stable')).toMatchObject([
+        { tag: 99, outcome: { ok: true, value: 2 } },
+      ]);
+    }
+  });
+
+  it('one whose own op is still tentative waits for it, and asks for a no-op', () => {
+    const m = new Manual();
+    m.invoke(1, 'kv.put', { key: 'a', value: 1 }, true);
+    m.runAll();
+    m.handle(m.replica.deliverStrong(m.cast[0]!.id));
+    m.invoke(2, 'kv.put', { key: 'a', value: 2 }); // weak, not committed
+    m.runAll();
+    const { replica, outputs } = Replica.recover(options, m.records, T0 + 10_000);
+    run(replica, outputs);
+    run(
+      replica,
+      replica.invoke(T0 + 10_001, { op: 'kv.get', args: { key: 'a' }, strong: true, tag: 99 }),
+    );
+    expect(replica.noopWanted).toBe(true);
+    const out = run(replica, replica.readIndexReached(99));
+    expect(out.filter((o) => o.type === 'respond' && o.level === 'stable')).toEqual([]);
+  });
+});

@@ -18,6 +18,8 @@ export interface Floors {
   /** ws:// URLs: `@creek/client` connects to either as to a replica. */
   readonly durable: string;
   readonly relay: string;
+  /** Their SQLite files' directory (`stop` removes it). */
+  readonly dir: string;
   /** Ends both processes and removes their files. */
   stop(): Promise<void>;
 }
@@ -33,7 +35,7 @@ export async function startFloors(fsync: boolean): Promise<Floors> {
     const args = ['--dir', dir, '--fsync', fsync ? 'on' : 'off'];
     const durable = await startFloor(args, procs);
     const relay = await startFloor([...args, '--upstream', durable], procs);
-    return { durable, relay, stop };
+    return { durable, relay, dir, stop };
   } catch (e) {
     await stop();
     throw e;

@@ -53,6 +53,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type WebSocket from 'ws';
 import { flagPairs } from './cli-flags.js';
+import { startFloors as startFloorServers } from './floors.js';
 import { available as cpuAvailable, CpuWindow } from './cpu-time.js';
 import { completion, openRaw, type RawFrame } from './raw-client.js';
 import { measureWakeCost, type WakeCost } from './wake-cost.js';
@@ -240,19 +241,15 @@ function startEcho(): Promise<{ url: string; pid: number | undefined }> {
   return startServer('echo server', ['-e', ECHO_SERVER]);
 }
 
-const FLOOR_SERVER = fileURLToPath(new URL('./floor-server.ts', import.meta.url));
-
 /**
- * The floor servers (floor-server.ts): one that parses, commits one SQLite row and answers; and a
- * relay in front of it, which commits, forwards, and commits again on the way back.
+ * The floor servers (floors.ts, as bench:peers starts them, without fsync as this cluster runs):
+ * their directory is removed with the cluster's, even on an abrupt exit, and they exit when this
+ * process does (their stdin closes).
  */
 async function startFloors(): Promise<{ durable: string; relay: string }> {
-  const dir = mkdtempSync(join(os.tmpdir(), 'creek-floor-'));
-  floorDir = dir;
-  const args = ['--conditions=creek-source', '--import', 'tsx', FLOOR_SERVER, '--dir', dir];
-  const { url: durable } = await startServer('floor server', args);
-  const { url: relay } = await startServer('floor relay', [...args, '--upstream', durable]);
-  return { durable, relay };
+  const floors = await startFloorServers(false);
+  floorDir = floors.dir;
+  return floors;
 }
 
 /** Starts a child that prints `port N` (or `echo-port N`) once listening; its ws:// URL and pid. */

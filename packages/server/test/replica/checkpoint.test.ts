@@ -135,6 +135,21 @@ describe('recovery and strong reads', () => {
     return outputs;
   }
 
+  /**
+   * A replica just recovered (its recovery's outputs run) takes a strong read of `a` and then
+   * reaches its read index: whether it wanted a no-op before that, and its stable answers.
+   */
+  function strongReadAfterRestart({ replica, outputs }: { replica: Replica; outputs: Output[] }) {
+    run(replica, outputs);
+    run(
+      replica,
+      replica.invoke(T0 + 10_001, { op: 'kv.get', args: { key: 'a' }, strong: true, tag: 99 }),
+    );
+    const noopWanted = replica.noopWanted;
+    const out = run(replica, replica.readIndexReached(99));
+    return { noopWanted, stable: out.filter((o) => o.type === 'respond' && o.level === 'stable') };
+  }
+
   it('a restarted replica whose own ops are all committed reads at once, without a no-op', () => {
     for (const fromCheckpoint of [false, true]) {
       const m = new Manual();
@@ -143,19 +158,13 @@ describe('recovery and strong reads', () => {
       m.runAll();
       m.handle(m.replica.deliverStrong(m.cast[0]!.id)); // commits both
       m.runAll();
-      const { replica, outputs } = fromCheckpoint
-        ? Replica.recover(options, [], T0 + 10_000, m.replica.checkpoint())
-        : Replica.recover(options, m.records, T0 + 10_000);
-      run(replica, outputs);
-      run(
-        replica,
-        replica.invoke(T0 + 10_001, { op: 'kv.get', args: { key: 'a' }, strong: true, tag: 99 }),
+      const read = strongReadAfterRestart(
+        fromCheckpoint
+          ? Replica.recover(options, [], T0 + 10_000, m.replica.checkpoint())
+          : Replica.recover(options, m.records, T0 + 10_000),
       );
-      expect(replica.noopWanted).toBe(false);
-      const out = run(replica, replica.readIndexReached(99));
-      expect(out.filter((o) => o.type === 'respond' && o.level === 'stable')).toMatchObject([
-        { tag: 99, outcome: { ok: true, value: 2 } },
-      ]);
+      expect(read.noopWanted).toBe(false);
+      expect(read.stable).toMatchObject([{ tag: 99, outcome: { ok: true, value: 2 } }]);
     }
   });
 
@@ -166,14 +175,8 @@ describe('recovery and strong reads', () => {
     m.handle(m.replica.deliverStrong(m.cast[0]!.id));
     m.invoke(2, 'kv.put', { key: 'a', value: 2 }); // weak, not committed
     m.runAll();
-    const { replica, outputs } = Replica.recover(options, m.records, T0 + 10_000);
-    run(replica, outputs);
-    run(
-      replica,
-      replica.invoke(T0 + 10_001, { op: 'kv.get', args: { key: 'a' }, strong: true, tag: 99 }),
-    );
-    expect(replica.noopWanted).toBe(true);
-    const out = run(replica, replica.readIndexReached(99));
-    expect(out.filter((o) => o.type === 'respond' && o.level === 'stable')).toEqual([]);
+    const read = strongReadAfterRestart(Replica.recover(options, m.records, T0 + 10_000));
+    expect(read.noopWanted).toBe(true);
+    expect(read.stable).toEqual([]);
   });
 });

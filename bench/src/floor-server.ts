@@ -23,6 +23,7 @@
  *
  * Prints `port N` once listening; exits when its stdin closes (its parent went away).
  */
+import { MAX_FRAME_BYTES } from '@creek/protocol';
 import { setDurability } from '@creek/server/node';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
@@ -123,11 +124,34 @@ if (upstreamUrl !== undefined) {
   });
 }
 
-const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
+/** A client's frame: a JSON object, or null (the connection is then closed, 1007). */
+function clientFrame(text: string): Frame | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Frame) : null;
+  } catch {
+    return null;
+  }
+}
+
+// Loopback only, and no token: it stands for a replica's least work per op, which a benchmark
+// measures on this machine. Frames past the protocol's limit close the connection (ws: 1009).
+const wss = new WebSocketServer({
+  host: '127.0.0.1',
+  port: 0,
+  perMessageDeflate: false,
+  maxPayload: MAX_FRAME_BYTES,
+});
 wss.on('connection', (ws) => {
+  // A frame past the limit or a broken connection: ws closes it; nothing else to do.
+  ws.on('error', () => undefined);
   ws.on('message', (data) => {
     const text = (data as Buffer).toString();
-    const frame = JSON.parse(text) as Frame;
+    const frame = clientFrame(text);
+    if (frame === null) {
+      ws.close(1007, 'frames must be JSON objects');
+      return;
+    }
     if (frame.t === 'hello') {
       ws.send(WELCOME);
       return;

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { connect, type CreekClient } from '@creek/client';
+import { MAX_FRAME_BYTES } from '@creek/protocol';
 import { startFloors, type Floors } from '../src/floors.js';
 
 /**
@@ -35,5 +37,30 @@ describe('the floors of bench:peers', () => {
     expect([...rows].sort((a, b) => Number(a) - Number(b))).toEqual(
       Array.from({ length: 40 }, (_, i) => 6 + i),
     );
+  });
+
+  /** Sends `data` on a connection of its own; the close code the floor answers with. */
+  function closeCodeFor(url: string, data: string | Buffer): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(url);
+      ws.on('open', () => ws.send(data));
+      ws.on('close', (code) => resolve(code));
+      ws.on('error', reject);
+    });
+  }
+
+  it('close a connection that sends what is not a JSON object, or too much, and go on serving', async () => {
+    floors = await startFloors(false);
+    const client = connect({ urls: [floors.durable], token: 'unused' });
+    clients.push(client);
+    expect(await client.invokeWeak('kv.put', { key: 'k', value: 1 })).toBe(1);
+    for (const url of [floors.durable, floors.relay]) {
+      expect(await closeCodeFor(url, '{"t":"invoke",')).toBe(1007);
+      expect(await closeCodeFor(url, '[1,2]')).toBe(1007);
+      expect(await closeCodeFor(url, 'null')).toBe(1007);
+      expect(await closeCodeFor(url, Buffer.alloc(MAX_FRAME_BYTES + 1, 'x'))).toBe(1009);
+    }
+    // Nothing was committed for them, and the floors still answer.
+    expect(await client.invokeWeak('kv.put', { key: 'k', value: 2 })).toBe(2);
   });
 });

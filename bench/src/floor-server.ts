@@ -3,7 +3,7 @@
  * WebSocket server that does only what any replica must do before it answers an op, and nothing
  * of Creek.
  *
- *   node --import tsx bench/src/floor-server.ts --dir DIR [--upstream ws://HOST:PORT] [--fsync on|off]
+ *   node --import tsx bench/src/floor-server.ts --dir DIR [--upstream ws://HOST:PORT[,ws://HOST:PORT]] [--fsync on|off]
  *
  * Per message: parse the JSON frame, commit one row to SQLite (exclusive locking and the replica
  * store's own `setDurability`, so the row survives SIGKILL as a replica's Reqs do, at the same
@@ -20,6 +20,9 @@
  * more and answers the client. Client → A → B → A → client with three commits in sequence is the
  * least a stable answer takes from a replica that needs one other replica's durable vote (3
  * replicas, majority 2): the origin's Req, the other replica's accept, the origin's decision.
+ * `--upstream URL,URL` forwards to both and answers after the first answer, reading and dropping
+ * the second (as an origin drops a vote past its majority): the same path, with the third
+ * member's work — receiving, committing and answering every op — on the same machine's cores.
  *
  * Prints `port N` once listening; exits when its stdin closes (its parent went away).
  */
@@ -31,7 +34,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { flagPairs } from './cli-flags.js';
 
 const USAGE =
-  'node --import tsx bench/src/floor-server.ts --dir DIR [--upstream ws://HOST:PORT] [--fsync on|off]';
+  'node --import tsx bench/src/floor-server.ts --dir DIR [--upstream ws://HOST:PORT[,ws://HOST:PORT]] [--fsync on|off]';
 const fail = (message: string): never => {
   console.error(`floor-server: ${message}`);
   process.exit(2);
@@ -47,9 +50,16 @@ for (const [name, raw] of flagPairs(
 if (flags.fsync !== undefined && flags.fsync !== 'on' && flags.fsync !== 'off')
   fail(`--fsync must be on or off, got '${flags.fsync}'`);
 const dir = flags.dir ?? fail(`--dir DIR is required\n\n${USAGE}`);
-const upstreamUrl = flags.upstream;
+const upstreamUrls = flags.upstream?.split(',') ?? [];
+for (const url of upstreamUrls)
+  if (!/^ws:\/\/[^/\s]+$/.test(url))
+    fail(`--upstream takes one or two ws://HOST:PORT URLs, comma-separated, got '${url}'`);
+if (upstreamUrls.length > 2) fail('--upstream takes at most two URLs (a relay of 3 members)');
 
-const db = new Database(join(dir, upstreamUrl === undefined ? 'floor.db' : 'relay.db'));
+// Its own file: a benchmark runs several floor servers in one directory.
+const db = new Database(
+  join(dir, `${upstreamUrls.length === 0 ? 'floor' : 'relay'}-${process.pid}.db`),
+);
 db.pragma('locking_mode = EXCLUSIVE');
 setDurability(db, flags.fsync === 'on');
 db.exec('CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, body TEXT NOT NULL)');
@@ -103,26 +113,26 @@ function view(frame: Frame, n: number): string {
   });
 }
 
-/** Relay mode: ops forwarded upstream, answered when the upstream answers. */
+/** Relay mode: ops forwarded upstream, answered when the first upstream answers. */
 const waiting = new Map<string, (reply: Frame, seq: number) => void>();
-let upstream: WebSocket | null = null;
-if (upstreamUrl !== undefined) {
-  upstream = new WebSocket(upstreamUrl, { perMessageDeflate: false });
-  upstream.on('message', (data) => {
+const upstreams = upstreamUrls.map((url) => {
+  const ws = new WebSocket(url, { perMessageDeflate: false });
+  ws.on('message', (data) => {
     const text = (data as Buffer).toString();
     const frame = JSON.parse(text) as Frame;
-    durable(text, (seq) => {
-      const k = frame.opId ?? '';
-      const done = waiting.get(k);
-      waiting.delete(k);
-      done?.(frame, seq);
-    });
+    const k = frame.opId ?? '';
+    const done = waiting.get(k);
+    // A second member's answer to an op already answered: read and dropped.
+    if (done === undefined) return;
+    waiting.delete(k);
+    durable(text, (seq) => done(frame, seq));
   });
-  upstream.on('error', (err) => {
-    console.error(`floor-server: upstream ${upstreamUrl}: ${err.message}`);
+  ws.on('error', (err) => {
+    console.error(`floor-server: upstream ${url}: ${err.message}`);
     process.exit(1);
   });
-}
+  return ws;
+});
 
 /** A client's frame: a JSON object, or null (the connection is then closed, 1007). */
 function clientFrame(text: string): Frame | null {
@@ -157,13 +167,13 @@ wss.on('connection', (ws) => {
       return;
     }
     durable(text, (seq) => {
-      if (upstream === null) {
+      if (upstreams.length === 0) {
         ws.send(view(frame, seq));
         return;
       }
-      // Answered once the upstream answered and its answer, too, is durable here.
+      // Answered once an upstream answered and its answer, too, is durable here.
       waiting.set(frame.opId ?? '', (reply, n) => ws.send(view(reply, n)));
-      upstream.send(text);
+      for (const u of upstreams) u.send(text);
     });
   });
 });
@@ -173,8 +183,13 @@ const ready = (): void => {
   if (typeof address === 'object' && address !== null) console.log(`port ${address.port}`);
 };
 wss.on('listening', () => {
-  if (upstream === null || upstream.readyState === WebSocket.OPEN) ready();
-  else upstream.once('open', ready);
+  void Promise.all(
+    upstreams.map((u) =>
+      u.readyState === WebSocket.OPEN
+        ? undefined
+        : new Promise<void>((resolve) => u.once('open', () => resolve())),
+    ),
+  ).then(ready);
 });
 process.stdin.on('end', () => process.exit(0));
 process.stdin.resume();

@@ -3,7 +3,10 @@
  * commits one SQLite row and answers (the least a weak op's answer takes on this stack); `relay`
  * commits, forwards to `durable`, and commits again when it answers before answering itself
  * (4 hops and 3 commits in sequence: the least a stable answer takes from a replica that needs
- * one other replica's durable vote). Both commit as a replica does with `fsync` as given.
+ * one other replica's durable vote); `relay3` forwards to `durable` and to a third member, answers
+ * after the first answer and drops the second (the same path, with the work of a third member
+ * that stores and answers every op on the same cores, as a 3-replica cluster's does). All commit
+ * as a replica does with `fsync` as given.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,9 +21,10 @@ export interface Floors {
   /** ws:// URLs: `@creek/client` connects to either as to a replica. */
   readonly durable: string;
   readonly relay: string;
+  readonly relay3: string;
   /** Their SQLite files' directory (`stop` removes it). */
   readonly dir: string;
-  /** Ends both processes and removes their files. */
+  /** Ends the processes and removes their files. */
   stop(): Promise<void>;
 }
 
@@ -35,7 +39,9 @@ export async function startFloors(fsync: boolean): Promise<Floors> {
     const args = ['--dir', dir, '--fsync', fsync ? 'on' : 'off'];
     const durable = await startFloor(args, procs);
     const relay = await startFloor([...args, '--upstream', durable], procs);
-    return { durable, relay, dir, stop };
+    const third = await startFloor(args, procs);
+    const relay3 = await startFloor([...args, '--upstream', `${durable},${third}`], procs);
+    return { durable, relay, relay3, dir, stop };
   } catch (e) {
     await stop();
     throw e;

@@ -30,7 +30,10 @@
  * follower — the origin's Req, the leader's vote, the origin's vote and decision — without Creek's
  * work). No server on this stack and machine answers that client faster than the first, and no
  * Creek replica faster than the second, so a floor past a target ("floor past target": yes) puts
- * it out of reach here; below it, what is left is Creek's own work ("Creek ÷ floor").
+ * it out of reach here; below it, what is left is Creek's own work ("Creek ÷ floor"). The strong
+ * put has a second floor, the relay of 3 members: it forwards to two servers and answers at the
+ * first answer, so a third member receives, commits and answers every op on the same cores, as
+ * the third replica of a 3-replica cluster (Creek's or etcd's) does.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -231,7 +234,7 @@ async function throughput(op: Op, outstanding: number, seconds: number): Promise
   return done / seconds;
 }
 
-type Side = 'creek' | 'peer' | 'floor';
+type Side = 'creek' | 'peer' | 'floor' | 'floor3';
 
 interface Row {
   readonly name: string;
@@ -241,6 +244,8 @@ interface Row {
   /** The floor under the Creek cell (floors.ts), when it has one; empty otherwise. */
   readonly floor: Latencies[];
   readonly floorName?: string;
+  /** The strong put's second floor: the relay of 3 members (floors.ts `relay3`). */
+  readonly floor3: Latencies[];
 }
 
 /** Each round puts a different side first, so that none always follows another's leftovers. */
@@ -273,8 +278,9 @@ async function runMode(flags: Flags, fsync: boolean): Promise<void> {
     // The token is not checked: a floor takes any hello.
     const durable = connect({ urls: [floors.durable], token: 'floor' });
     const relay = connect({ urls: [floors.relay], token: 'floor' });
-    floorClients.push(durable, relay);
-    await runCells(flags, fsync, creek.client, e, r, { durable, relay });
+    const relay3 = connect({ urls: [floors.relay3], token: 'floor' });
+    floorClients.push(durable, relay, relay3);
+    await runCells(flags, fsync, creek.client, e, r, { durable, relay, relay3 });
   } finally {
     for (const c of floorClients) c.close();
     e?.close();
@@ -289,7 +295,7 @@ async function runCells(
   c: CreekClient,
   e: Etcd3,
   r: Redis,
-  floors: { durable: CreekClient; relay: CreekClient },
+  floors: { durable: CreekClient; relay: CreekClient; relay3: CreekClient },
 ): Promise<void> {
   {
     const value = 'v'.repeat(16);
@@ -306,6 +312,7 @@ async function runCells(
       peer: Op;
       floor?: Op;
       floorName?: string;
+      floor3?: Op;
     }[] = [
       {
         name: 'strong put',
@@ -314,6 +321,7 @@ async function runCells(
         peer: (i) => e.put(key(i)).value(value).exec(),
         floor: (i) => floors.relay.invokeStrong('kv.put', { key: key(i), value }),
         floorName: 'relay: 4 hops, 3 commits',
+        floor3: (i) => floors.relay3.invokeStrong('kv.put', { key: key(i), value }),
       },
       {
         name: 'strong get',
@@ -342,16 +350,21 @@ async function runCells(
       creek: [],
       peer: [],
       floor: [],
+      floor3: [],
       ...(x.floorName === undefined ? {} : { floorName: x.floorName }),
     }));
     const rates = {
-      strong: { creek: [] as number[], peer: [] as number[], floor: [] as number[] },
-      weak: { creek: [] as number[], peer: [] as number[], floor: [] as number[] },
+      strong: { creek: [], peer: [], floor: [], floor3: [] } as Record<Side, number[]>,
+      weak: { creek: [], peer: [], floor: [], floor3: [] } as Record<Side, number[]>,
     };
     for (let round = 1; round <= flags.rounds; round++) {
       for (const [k, cell] of cells.entries()) {
-        const sides: Side[] =
-          cell.floor === undefined ? ['creek', 'peer'] : ['creek', 'peer', 'floor'];
+        const sides: Side[] = [
+          'creek',
+          'peer',
+          ...(cell.floor === undefined ? [] : (['floor'] as const)),
+          ...(cell.floor3 === undefined ? [] : (['floor3'] as const)),
+        ];
         for (const who of order(round, sides))
           rows[k]![who].push(await sequential(cell[who]!, flags.ops));
       }
@@ -359,7 +372,9 @@ async function runCells(
         ['strong', cells[0]!],
         ['weak', cells[2]!],
       ] as const) {
-        for (const who of order(round, ['creek', 'peer', 'floor']))
+        const sides: Side[] = ['creek', 'peer', 'floor'];
+        if (cell.floor3 !== undefined) sides.push('floor3');
+        for (const who of order(round, sides))
           rates[kind][who].push(await throughput(cell[who]!, flags.outstanding, flags.seconds));
       }
       log(`fsync ${fsync ? 'on' : 'off'}: round ${round}/${flags.rounds} done`);
@@ -405,6 +420,9 @@ function report(
   reportFloors(rows, rates, flags);
 }
 
+/** The strong put's floor of 3 members (floors.ts `relay3`). */
+const RELAY3 = 'relay to 2 members, answered at the first: 3 commits on the path, 4 per op';
+
 /** The issue's targets that a floor bounds: Creek's ratio to the peer, p50 or ops/s. */
 const TARGETS: Record<string, { readonly p50?: number; readonly rate?: number }> = {
   'strong put': { p50: 0.6, rate: 2 },
@@ -435,13 +453,17 @@ function reportFloors(
         : 'no';
   for (const row of rows) {
     if (row.floor.length === 0) continue;
-    const m = (q: keyof Latencies) => median(row.floor.map((l) => l[q]));
-    const floorRatio = median(row.floor.map((l, k) => l.p50 / row.peer[k]!.p50));
-    const creekRatio = median(row.creek.map((l, k) => l.p50 / row.floor[k]!.p50));
-    const target = TARGETS[row.name]?.p50;
-    console.log(
-      `| under ${row.name} (${row.floorName ?? ''}) vs ${row.peerName} | ${(['p50', 'p90', 'p99', 'p999'] as const).map((q) => us(m(q))).join(' / ')} | ${floorRatio.toFixed(2)}× | p50 ≤ ${target ?? '–'}× | ${verdict(floorRatio, target, false)} | ${creekRatio.toFixed(2)}× |`,
-    );
+    const floorLine = (floor: readonly Latencies[], name: string): void => {
+      const m = (q: keyof Latencies) => median(floor.map((l) => l[q]));
+      const floorRatio = median(floor.map((l, k) => l.p50 / row.peer[k]!.p50));
+      const creekRatio = median(row.creek.map((l, k) => l.p50 / floor[k]!.p50));
+      const target = TARGETS[row.name]?.p50;
+      console.log(
+        `| under ${row.name} (${name}) vs ${row.peerName} | ${(['p50', 'p90', 'p99', 'p999'] as const).map((q) => us(m(q))).join(' / ')} | ${floorRatio.toFixed(2)}× | p50 ≤ ${target ?? '–'}× | ${verdict(floorRatio, target, false)} | ${creekRatio.toFixed(2)}× |`,
+      );
+    };
+    floorLine(row.floor, row.floorName ?? '');
+    if (row.floor3.length > 0) floorLine(row.floor3, RELAY3);
     // The weak put's tail target is Creek's p99 against its own p50: the floor's own ratio says
     // how much of it this machine's scheduling alone takes.
     if (row.name === 'weak put') {
@@ -457,12 +479,18 @@ function reportFloors(
     ['weak', 'Redis SET'],
   ] as const) {
     const r = rates[kind];
-    const floorRatio = median(r.floor.map((x, k) => x / r.peer[k]!));
-    const creekRatio = median(r.creek.map((x, k) => x / r.floor[k]!));
     const target = TARGETS[`${kind} put`]?.rate;
-    console.log(
-      `| under ${kind} put ops/s, ${flags.outstanding} outstanding vs ${peer} | ${Math.round(median(r.floor)).toLocaleString('en-US')} ops/s | ${floorRatio.toFixed(2)}× | ≥ ${target ?? '–'}× | ${verdict(floorRatio, target, true)} | ${creekRatio.toFixed(2)}× |`,
-    );
+    for (const [floor, name] of [
+      [r.floor, ''],
+      [r.floor3, ` (${RELAY3})`],
+    ] as const) {
+      if (floor.length === 0) continue;
+      const floorRatio = median(floor.map((x, k) => x / r.peer[k]!));
+      const creekRatio = median(r.creek.map((x, k) => x / floor[k]!));
+      console.log(
+        `| under ${kind} put ops/s${name}, ${flags.outstanding} outstanding vs ${peer} | ${Math.round(median(floor)).toLocaleString('en-US')} ops/s | ${floorRatio.toFixed(2)}× | ≥ ${target ?? '–'}× | ${verdict(floorRatio, target, true)} | ${creekRatio.toFixed(2)}× |`,
+      );
+    }
   }
 }
 

@@ -37,6 +37,17 @@ describe('the floors of bench:peers', () => {
     expect([...rows].sort((a, b) => Number(a) - Number(b))).toEqual(
       Array.from({ length: 40 }, (_, i) => 6 + i),
     );
+    // The relay of 3 members: its row for the op, then one for the first answer only (the second
+    // is dropped), however many are in flight.
+    const relay3 = connect({ urls: [floors.relay3], token: 'unused' });
+    clients.push(relay3);
+    expect(await relay3.invokeStrong('kv.put', { key: 'k', value: 6 })).toBe(2);
+    const relayed = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => relay3.invokeStrong('kv.put', { key: 'k', value: i })),
+    );
+    expect(relayed.every((n) => Number(n) > 2 && Number(n) <= 42)).toBe(true);
+    expect(new Set(relayed).size).toBe(20);
+    expect(await relay3.invokeStrong('kv.put', { key: 'k', value: 7 })).toBe(44);
   });
 
   /** Sends `data` on a connection of its own; the close code the floor answers with. */
@@ -54,7 +65,7 @@ describe('the floors of bench:peers', () => {
     const client = connect({ urls: [floors.durable], token: 'unused' });
     clients.push(client);
     expect(await client.invokeWeak('kv.put', { key: 'k', value: 1 })).toBe(1);
-    for (const url of [floors.durable, floors.relay]) {
+    for (const url of [floors.durable, floors.relay, floors.relay3]) {
       expect(await closeCodeFor(url, '{"t":"invoke",')).toBe(1007);
       expect(await closeCodeFor(url, '[1,2]')).toBe(1007);
       expect(await closeCodeFor(url, 'null')).toBe(1007);

@@ -54,6 +54,16 @@ describe('the liveness, viewer, bytes, transfer, peers, tail and idle benchmarks
     ['floor-server.ts', ['--dir', '/nonexistent', '--fsync', 'yes'], /--fsync must be on or off/],
     ['floor-server.ts', ['--fsnyc', 'on'], /unknown argument '--fsnyc'/],
     ['floor-server.ts', [], /--dir DIR is required/],
+    [
+      'floor-server.ts',
+      ['--dir', '/nonexistent', '--upstream', 'http://127.0.0.1:1'],
+      /--upstream takes one or two ws:\/\/HOST:PORT URLs/,
+    ],
+    [
+      'floor-server.ts',
+      ['--dir', '/nonexistent', '--upstream', 'ws://a:1,ws://b:2,ws://c:3'],
+      /--upstream takes at most two URLs/,
+    ],
     ['peers.ts', ['--ops', '5'], /--ops must be a whole number from 10 to 1000000/],
     ['peers.ts', ['--outstanding', '0'], /--outstanding must be a whole number from 1 to 4096/],
     ['peers.ts', ['--opps', '10'], /unknown argument '--opps'/],

@@ -26,7 +26,10 @@
  *     starts again after a checkpoint deletes the rows; no AUTOINCREMENT, whose bookkeeping page
  *     made every commit write a second page, 25 us against 17 us per transaction): one row per
  *     record, except that consecutive Reqs of one append share a row (kind 'reqs'), as a peer
- *     receiving a gossip push writes dozens at once and a row costs more than its bytes.
+ *     receiving a gossip push writes dozens at once and a row costs more than its bytes, and
+ *     consecutive commits of one append are one commit of all their ids, in order (a replica
+ *     commits each strong op it delivers, often many in one turn; recovery reads commits as one
+ *     sequence of ids, so the grouping is not kept).
  *     layer  'core' | 'cab' | 'host'
  *     kind   'req' | 'reqs' | 'commit' (core), 'promise' | 'accept' | 'truncate' (cab),
  *            'identity', 'chunk' (host: the origin the replica numbers its ops under,
@@ -84,7 +87,10 @@ export interface StorageOptions {
 }
 
 export interface StorageStats {
-  /** Records in the log (those after the checkpoint). */
+  /**
+   * Records in the log (those after the checkpoint); the consecutive commits of one append, kept
+   * as one commit, count once.
+   */
   readonly records: number;
   /** Bytes of the stored checkpoint's body; 0 when there is none. */
   readonly checkpointBytes: number;
@@ -156,17 +162,24 @@ export class SqliteStorage {
           this.checkpointBytes = Buffer.byteLength(body);
           continue;
         }
-        // Consecutive Reqs go in one row.
+        // Consecutive Reqs go in one row; so do consecutive commits.
         let end = i + 1;
         if (isReq(r)) while (end < records.length && isReq(records[end]!)) end++;
-        if (end - i > 1) {
+        else if (isCommit(r)) while (end < records.length && isCommit(records[end]!)) end++;
+        if (end - i > 1 && isReq(r)) {
           const reqs = records.slice(i, end).map((q) => encodeReq((q as ReqRecord).record.req));
           this.insert.run('core', 'reqs', JSON.stringify({ reqs }));
+          if (this.count !== null) this.count += end - i;
+        } else if (end - i > 1) {
+          // One commit of all their ids, in order: recovery takes commits as one sequence.
+          const ids = records.slice(i, end).flatMap((q) => (q as CommitRecord).record.ids);
+          this.insert.run('core', 'commit', JSON.stringify(encodeCore({ kind: 'commit', ids })));
+          if (this.count !== null) this.count += 1;
         } else {
           const [layer, kind, body] = encode(r);
           this.insert.run(layer, kind, body);
+          if (this.count !== null) this.count += 1;
         }
-        if (this.count !== null) this.count += end - i;
         i = end - 1;
       }
     });
@@ -668,6 +681,12 @@ type ReqRecord = { layer: 'core'; record: Extract<DurableRecord, { kind: 'req' }
 
 function isReq(r: HostRecord): r is ReqRecord {
   return r.layer === 'core' && r.record.kind === 'req';
+}
+
+type CommitRecord = { layer: 'core'; record: Extract<DurableRecord, { kind: 'commit' }> };
+
+function isCommit(r: HostRecord): r is CommitRecord {
+  return r.layer === 'core' && r.record.kind === 'commit';
 }
 
 function decodeReqs(body: string): HostRecord[] {

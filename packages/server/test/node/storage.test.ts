@@ -397,6 +397,31 @@ describe('SqliteStorage', () => {
     again.close();
   });
 
+  it('writes the consecutive commits of one append as one commit of their ids, in order', () => {
+    const dir = path.join(tmp, 'data');
+    const s = open(dir);
+    const commit = (...eventNos: number[]): HostRecord => ({
+      layer: 'core',
+      record: { kind: 'commit', ids: eventNos.map((eventNo) => ({ replica: 1, eventNo })) },
+    });
+    const req: HostRecord = { layer: 'core', record: { kind: 'req', req: weakReq } };
+    s.append([commit(1), commit(2, 3), commit(4), req, commit(5), commit(6)]);
+    s.append([commit(7)]);
+    const expected = [commit(1, 2, 3, 4), req, commit(5, 6), commit(7)];
+    expect(s.load()).toEqual(expected);
+    expect(s.stats().records).toBe(4);
+    s.close();
+    const db = new Database(path.join(dir, DB_FILE), { readonly: true });
+    const rows = db.prepare('SELECT kind FROM records ORDER BY seq').pluck().all();
+    db.close();
+    // A Req between them keeps its place: commits on either side of it are not joined.
+    expect(rows).toEqual(['commit', 'req', 'commit', 'commit']);
+    const again = open(dir);
+    expect(again.stats().records).toBe(4);
+    expect(again.load()).toEqual(expected);
+    again.close();
+  });
+
   it('a checkpoint deletes every record before it, in its transaction; load returns it first', () => {
     const dir = path.join(tmp, 'data');
     const s = open(dir);

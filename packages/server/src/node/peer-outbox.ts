@@ -59,6 +59,35 @@ export class PeerOutbox {
     return this.turn.size > 0;
   }
 
+  /**
+   * Sends now, with what lingers for them, the turn's messages to the peers that have one for which
+   * `first` holds and that may not wait (a lazy copy still waits); the rest wait for `flushTurn`.
+   * Per peer, order is kept: a peer's whole batch goes. Returns whether anything was sent.
+   */
+  flushFirst(first: (msg: PeerMessage) => boolean): boolean {
+    let sent = false;
+    for (const [to, msgs] of this.turn) {
+      if (!this.urgent.has(to) || !msgs.some(first)) continue;
+      const held = this.held.get(to);
+      this.held.delete(to);
+      this.sendMany(to, held === undefined ? msgs : [...held, ...msgs]);
+      this.turn.delete(to);
+      this.urgent.delete(to);
+      sent = true;
+    }
+    if (sent && this.held.size === 0 && this.timer !== null) {
+      this.timers.clear(this.timer);
+      this.timer = null;
+    }
+    return sent;
+  }
+
+  /** Whether `flushFirst(first)` would send anything. */
+  hasFirst(first: (msg: PeerMessage) => boolean): boolean {
+    for (const [to, msgs] of this.turn) if (this.urgent.has(to) && msgs.some(first)) return true;
+    return false;
+  }
+
   /** Sends (or holds) the turn's messages: call once at the end of each turn. */
   flushTurn(): void {
     for (const [to, msgs] of this.turn) {

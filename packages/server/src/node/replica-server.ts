@@ -433,6 +433,16 @@ export class ReplicaServer {
   private flush(): void {
     if (!this.flushScheduled) return; // already flushed by stop()
     this.flushScheduled = false;
+    // A step that starts a round others wait on — a strong op's forward to the leader, the
+    // leader's 2a — leaves as soon as what the turn's inputs wrote is durable, ahead of this turn's
+    // executions: every stable answer waits for the round, while a strong op's tentative
+    // execution serves only its preliminary view (invoke with both levels), one send later.
+    // Measured on the path of a sequential strong put at a follower (fsync off): 30–70 µs less at
+    // the origin before its forward, 30–70 µs less at the leader before its 2a.
+    if (this.outbox.hasFirst(startsRound)) {
+      this.writes.commit();
+      this.outbox.flushFirst(startsRound);
+    }
     // The turn's inputs are all in: validate and execute once for all of them. What the
     // executions answer and send goes out with the rest of the turn below.
     this.host.runDeferred();
@@ -772,4 +782,9 @@ export class ReplicaServer {
     this.storage.close();
     await this.pool?.close();
   }
+}
+
+/** A peer message that starts a round of ordering others wait on: a forward, a 2a. */
+function startsRound(m: PeerMessage): boolean {
+  return m.kind === 'paxos' && (m.msg.type === 'forward' || m.msg.type === 'accept');
 }

@@ -115,4 +115,44 @@ describe('PeerOutbox: pushes and lazy copies linger, everything else goes at onc
     expect(b.got(1)).toEqual([1]);
     expect(b.timers.pending).toBeNull();
   });
+
+  it('sends first, with what lingers ahead of it, the batch of a peer that gets a message that may not wait', () => {
+    const { sent, timers, outbox, got } = setup();
+    const first = (m: PeerMessage) => m.kind === 'paxos';
+    outbox.add(1, push(req(1)), true);
+    outbox.add(2, push(req(1)), true);
+    outbox.flushTurn();
+    // This turn: peer 1 gets a Paxos message and a push; peer 2 a lazy copy of the Paxos message
+    // (outside the fast quorum); peer 3 only a push, which may not wait.
+    outbox.add(1, push(req(2)), true);
+    outbox.add(1, paxos);
+    outbox.add(2, paxos, true);
+    outbox.add(3, push(req(2)));
+    expect(outbox.hasFirst(first)).toBe(true);
+    expect(outbox.flushFirst(first)).toBe(true);
+    // Peer 1's batch, in order, after what it held; the lazy copy and peer 3 wait for the turn.
+    expect(got(1)).toEqual([1, 2, 'paxos']);
+    expect(got(2)).toEqual([]);
+    expect(got(3)).toEqual([]);
+    expect(outbox.hasFirst(first)).toBe(false);
+    expect(outbox.flushFirst(first)).toBe(false);
+    outbox.flushTurn();
+    expect(got(1)).toEqual([1, 2, 'paxos']);
+    expect(got(3)).toEqual([2]);
+    expect(got(2)).toEqual([]);
+    timers.fire();
+    expect(got(2)).toEqual([1, 'paxos']);
+    expect(sent.filter((s) => s.to === 1)).toHaveLength(1);
+  });
+
+  it('clears the linger timer when sending first leaves nothing held', () => {
+    const { timers, outbox, got } = setup();
+    outbox.add(1, push(req(1)), true);
+    outbox.flushTurn();
+    expect(timers.pending).not.toBeNull();
+    outbox.add(1, paxos);
+    outbox.flushFirst((m) => m.kind === 'paxos');
+    expect(got(1)).toEqual([1, 'paxos']);
+    expect(timers.pending).toBeNull();
+  });
 });

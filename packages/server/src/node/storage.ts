@@ -26,12 +26,12 @@
  *     starts again after a checkpoint deletes the rows; no AUTOINCREMENT, whose bookkeeping page
  *     made every commit write a second page, 25 us against 17 us per transaction): one row per
  *     record, except that consecutive Reqs of one append share a row (kind 'reqs'), as a peer
- *     receiving a gossip push writes dozens at once and a row costs more than its bytes, and
- *     consecutive commits of one append are one commit of all their ids, in order (a replica
- *     commits each strong op it delivers, often many in one turn; recovery reads commits as one
- *     sequence of ids, so the grouping is not kept).
+ *     receiving a gossip push writes dozens at once and a row costs more than its bytes; so do
+ *     consecutive commits (kind 'commits'), as a replica writes one per strong op it delivers,
+ *     often many in a turn. Each commit stays a record of its own: the host takes the last id of
+ *     each for a strong op delivered (ReplicaHost.load).
  *     layer  'core' | 'cab' | 'host'
- *     kind   'req' | 'reqs' | 'commit' (core), 'promise' | 'accept' | 'truncate' (cab),
+ *     kind   'req' | 'reqs' | 'commit' | 'commits' (core), 'promise' | 'accept' | 'truncate' (cab),
  *            'identity', 'chunk' (host: the origin the replica numbers its ops under,
  *            core/op-id.ts; a state-transfer chunk)
  *     body   JSON of the record's other fields:
@@ -40,6 +40,7 @@
  *                        where causalCtx is DottedVersionVector#toJSON() or null
  *              reqs      {"reqs":[req,...]}: two or more req records, each as "req" above
  *              commit    {"ids":[{"replica","eventNo"},...]}
+ *              commits   {"commits":[[id,...],...]}: two or more commit records, each its ids
  *              promise   {"ballot"}
  *              accept    {"instance","ballot","value":[{"id":{"replica","eventNo"},"prevStrong"},...]}
  *              truncate  {"below"}
@@ -87,10 +88,7 @@ export interface StorageOptions {
 }
 
 export interface StorageStats {
-  /**
-   * Records in the log (those after the checkpoint); the consecutive commits of one append, kept
-   * as one commit, count once.
-   */
+  /** Records in the log (those after the checkpoint). */
   readonly records: number;
   /** Bytes of the stored checkpoint's body; 0 when there is none. */
   readonly checkpointBytes: number;
@@ -162,24 +160,23 @@ export class SqliteStorage {
           this.checkpointBytes = Buffer.byteLength(body);
           continue;
         }
-        // Consecutive Reqs go in one row; so do consecutive commits.
+        // Consecutive Reqs go in one row; so do consecutive commits, each kept apart in it.
         let end = i + 1;
         if (isReq(r)) while (end < records.length && isReq(records[end]!)) end++;
         else if (isCommit(r)) while (end < records.length && isCommit(records[end]!)) end++;
         if (end - i > 1 && isReq(r)) {
           const reqs = records.slice(i, end).map((q) => encodeReq((q as ReqRecord).record.req));
           this.insert.run('core', 'reqs', JSON.stringify({ reqs }));
-          if (this.count !== null) this.count += end - i;
         } else if (end - i > 1) {
-          // One commit of all their ids, in order: recovery takes commits as one sequence.
-          const ids = records.slice(i, end).flatMap((q) => (q as CommitRecord).record.ids);
-          this.insert.run('core', 'commit', JSON.stringify(encodeCore({ kind: 'commit', ids })));
-          if (this.count !== null) this.count += 1;
+          const commits = records
+            .slice(i, end)
+            .map((q) => (encodeCore((q as CommitRecord).record) as { ids: object[] }).ids);
+          this.insert.run('core', 'commits', JSON.stringify({ commits }));
         } else {
           const [layer, kind, body] = encode(r);
           this.insert.run(layer, kind, body);
-          if (this.count !== null) this.count += 1;
         }
+        if (this.count !== null) this.count += end - i;
         i = end - 1;
       }
     });
@@ -261,6 +258,7 @@ export class SqliteStorage {
     for (const [seq, layer, kind, body] of this.selectAll.iterate()) {
       try {
         if (layer === 'core' && kind === 'reqs') out.push(...decodeReqs(body));
+        else if (layer === 'core' && kind === 'commits') out.push(...decodeCommits(body));
         else out.push(decode(layer, kind, body));
       } catch (e) {
         throw new Error(
@@ -276,7 +274,7 @@ export class SqliteStorage {
     this.checkOpen();
     this.count ??= this.db
       .prepare(
-        "SELECT COALESCE(SUM(CASE kind WHEN 'reqs' THEN json_array_length(body, '$.reqs') ELSE 1 END), 0) FROM records",
+        "SELECT COALESCE(SUM(CASE kind WHEN 'reqs' THEN json_array_length(body, '$.reqs') WHEN 'commits' THEN json_array_length(body, '$.commits') ELSE 1 END), 0) FROM records",
       )
       .pluck()
       .get() as number;
@@ -694,6 +692,17 @@ function decodeReqs(body: string): HostRecord[] {
   return arr(b.reqs, 'reqs').map((q, i) => ({
     layer: 'core' as const,
     record: { kind: 'req' as const, req: decodeReq(obj(q, `reqs[${i}]`)) },
+  }));
+}
+
+function decodeCommits(body: string): HostRecord[] {
+  const b = obj(JSON.parse(body) as unknown, 'body');
+  return arr(b.commits, 'commits').map((ids, i) => ({
+    layer: 'core' as const,
+    record: {
+      kind: 'commit' as const,
+      ids: arr(ids, `commits[${i}]`).map((v, k) => opId(v, `commits[${i}][${k}]`)),
+    },
   }));
 }
 

@@ -122,30 +122,6 @@ describe('Replica.checkpoint', () => {
     // Without the last final strong op the re-cast would wait for a predecessor that never comes.
     expect(recovered([], { ...cp, finalizedOwnStrong: 0 }).casts).toEqual([[2, 0]]);
   });
-
-  it('recovers the same from consecutive commits joined into one, as the storage writes them', () => {
-    const m = new Manual();
-    for (let i = 0; i < 4; i++) m.invoke(1 + i, 'kv.increment', { key: 'a', by: i + 1 }, true);
-    m.invoke(5, 'copy', { from: 'a', to: 'b' }, true);
-    m.handle(m.replica.deliverReq(remoteReq(1, 1, 6, 'kv.put', { key: 'r', value: 'x' })));
-    m.runAll();
-    // Delivered one after another, each its own commit record; the last op stays tentative.
-    for (const c of m.cast.slice(0, 4)) m.handle(m.replica.deliverStrong(c.id));
-    m.runAll();
-    const kinds = m.records.map((r) => r.kind).join(' ');
-    expect(kinds).toMatch(/commit commit/);
-    const joined: DurableRecord[] = [];
-    for (const r of m.records) {
-      const last = joined[joined.length - 1];
-      if (r.kind === 'commit' && last?.kind === 'commit')
-        joined[joined.length - 1] = { kind: 'commit', ids: [...last.ids, ...r.ids] };
-      else joined.push(r);
-    }
-    expect(joined.length).toBeLessThan(m.records.length);
-    const separate = recovered(m.records);
-    expect(separate.stats.committed).toBe(4);
-    expect(recovered(joined)).toEqual(separate);
-  });
 });
 
 describe('recovery and strong reads', () => {

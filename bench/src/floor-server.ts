@@ -51,12 +51,14 @@ if (flags.fsync !== undefined && flags.fsync !== 'on' && flags.fsync !== 'off')
   fail(`--fsync must be on or off, got '${flags.fsync}'`);
 const dir = flags.dir ?? fail(`--dir DIR is required\n\n${USAGE}`);
 const upstreamUrls = flags.upstream?.split(',') ?? [];
-for (const url of upstreamUrls)
-  if (!/^ws:\/\/[^/\s]+$/.test(url))
-    fail(`--upstream takes one or two ws://HOST:PORT URLs, comma-separated, got '${url}'`);
 if (upstreamUrls.length > 2) fail('--upstream takes at most two URLs (a relay of 3 members)');
+for (const url of upstreamUrls)
+  if (!/^ws:\/\/[^/\s:?#]+:\d+$/.test(url))
+    fail(`--upstream takes one or two ws://HOST:PORT URLs, comma-separated, got '${url}'`);
+if (new Set(upstreamUrls).size < upstreamUrls.length)
+  fail('--upstream names the same server twice: a relay of 3 members forwards to two');
 
-// Its own file: a benchmark runs several floor servers in one directory.
+// Its own file: a benchmark runs several floor servers in one directory (and removes it).
 const db = new Database(
   join(dir, `${upstreamUrls.length === 0 ? 'floor' : 'relay'}-${process.pid}.db`),
 );
@@ -129,6 +131,11 @@ const upstreams = upstreamUrls.map((url) => {
   });
   ws.on('error', (err) => {
     console.error(`floor-server: upstream ${url}: ${err.message}`);
+    process.exit(1);
+  });
+  // An upstream that goes away would leave every op in flight unanswered: the relay stops with it.
+  ws.on('close', () => {
+    console.error(`floor-server: upstream ${url} closed the connection`);
     process.exit(1);
   });
   return ws;

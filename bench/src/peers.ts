@@ -320,7 +320,7 @@ async function runCells(
         creek: (i) => c.invokeStrong('kv.put', { key: key(i), value }),
         peer: (i) => e.put(key(i)).value(value).exec(),
         floor: (i) => floors.relay.invokeStrong('kv.put', { key: key(i), value }),
-        floorName: 'relay: 4 hops, 3 commits',
+        floorName: RELAY,
         floor3: (i) => floors.relay3.invokeStrong('kv.put', { key: key(i), value }),
       },
       {
@@ -420,7 +420,8 @@ function report(
   reportFloors(rows, rates, flags);
 }
 
-/** The strong put's floor of 3 members (floors.ts `relay3`). */
+/** The strong put's floors: the relay (floors.ts `relay`) and the relay of 3 members (`relay3`). */
+const RELAY = 'relay: 4 hops, 3 commits';
 const RELAY3 = 'relay to 2 members, answered at the first: 3 commits on the path, 4 per op';
 
 /** The issue's targets that a floor bounds: Creek's ratio to the peer, p50 or ops/s. */
@@ -481,7 +482,7 @@ function reportFloors(
     const r = rates[kind];
     const target = TARGETS[`${kind} put`]?.rate;
     for (const [floor, name] of [
-      [r.floor, ''],
+      [r.floor, kind === 'strong' ? ` (${RELAY})` : ''],
       [r.floor3, ` (${RELAY3})`],
     ] as const) {
       if (floor.length === 0) continue;

@@ -64,6 +64,16 @@ describe('the liveness, viewer, bytes, transfer, peers, tail and idle benchmarks
       ['--dir', '/nonexistent', '--upstream', 'ws://a:1,ws://b:2,ws://c:3'],
       /--upstream takes at most two URLs/,
     ],
+    [
+      'floor-server.ts',
+      ['--dir', '/nonexistent', '--upstream', 'ws://127.0.0.1'],
+      /--upstream takes one or two ws:\/\/HOST:PORT URLs/,
+    ],
+    [
+      'floor-server.ts',
+      ['--dir', '/nonexistent', '--upstream', 'ws://a:1,ws://a:1'],
+      /--upstream names the same server twice/,
+    ],
     ['peers.ts', ['--ops', '5'], /--ops must be a whole number from 10 to 1000000/],
     ['peers.ts', ['--outstanding', '0'], /--outstanding must be a whole number from 1 to 4096/],
     ['peers.ts', ['--opps', '10'], /unknown argument '--opps'/],

@@ -16,7 +16,8 @@ export const realTimers: LingerTimers = {
 };
 
 /**
- * A replica's messages to its peers, one batch per peer per turn of the event loop, where a batch
+ * A replica's messages to its peers, one batch per peer per turn of the event loop (a peer whose
+ * batch went first, `flushFirst`, may get a second with what the turn added after), where a batch
  * of messages nothing waits for may linger up to `lingerMs` to travel with later ones (as TCP's
  * Nagle does). Which those are, the layers say (`lazy`): gossip's pushes of fresh Reqs and its
  * repairs (GossipOutput), and Paxos copies to a replica outside the instance's fast quorum

@@ -410,8 +410,9 @@ export class ReplicaServer {
   /**
    * Runs `fn` against the host. What it writes, sends and answers waits for the end of this turn of
    * the event loop: then all writes of the turn (and those earlier quiet turns held) commit in one
-   * transaction (GroupCommit), and only after that do the turn's responses and messages (one frame
-   * per peer, see PeerOutbox) leave.
+   * transaction (GroupCommit), and only after that do the turn's responses and messages (a frame
+   * per peer, see PeerOutbox; two for a peer that gets a forward or a 2a before the turn's
+   * executions and something from them after, see `flush`) leave.
    */
   private call(fn: () => void): void {
     fn();

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DottedVersionVector } from '../../src/core/dvv.js';
 import { toFrozenJson, type JsonValue } from '@creek/app';
@@ -423,6 +424,45 @@ describe('SqliteStorage', () => {
     expect(again.stats().records).toBe(7);
     expect(again.load()).toEqual(expected);
     again.close();
+  });
+
+  it('loads what was appended, as written, however records fall into rows (property)', () => {
+    const commit = (n: number): HostRecord => ({
+      layer: 'core',
+      record: {
+        kind: 'commit',
+        ids: Array.from({ length: 1 + (n % 3) }, (_, k) => ({ replica: k, eventNo: n + k })),
+      },
+    });
+    // Every kind, with commits and Reqs often next to each other, and now and then a checkpoint.
+    const record = fc.oneof(
+      { weight: 4, arbitrary: fc.nat(50).map(commit) },
+      { weight: 3, arbitrary: fc.constantFrom(...everyKind) },
+      { weight: 1, arbitrary: fc.nat(9).map((n) => checkpointRecord(n)) },
+    );
+    let run = 0;
+    fc.assert(
+      fc.property(fc.array(fc.array(record, { maxLength: 12 }), { maxLength: 6 }), (batches) => {
+        const dir = path.join(tmp, `prop-${run++}`);
+        const s = open(dir);
+        for (const b of batches) s.append(b);
+        const all = batches.flat();
+        let last = -1;
+        all.forEach((r, i) => {
+          if (r.layer === 'checkpoint') last = i;
+        });
+        const expected = last < 0 ? all : all.slice(last);
+        const count = expected.filter((r) => r.layer !== 'checkpoint').length;
+        expect(s.load()).toEqual(expected);
+        expect(s.stats().records).toBe(count);
+        s.close();
+        const again = open(dir);
+        expect(again.load()).toEqual(expected);
+        expect(again.stats().records).toBe(count);
+        again.close();
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it('a checkpoint deletes every record before it, in its transaction; load returns it first', () => {

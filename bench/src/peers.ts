@@ -248,6 +248,16 @@ interface Row {
   readonly floor3: Latencies[];
 }
 
+/** The sides a cell measures: Creek and the peer, and the floors it has. */
+function sidesOf(cell: { readonly floor?: unknown; readonly floor3?: unknown }): Side[] {
+  return [
+    'creek',
+    'peer',
+    ...(cell.floor === undefined ? [] : (['floor'] as const)),
+    ...(cell.floor3 === undefined ? [] : (['floor3'] as const)),
+  ];
+}
+
 /** Each round puts a different side first, so that none always follows another's leftovers. */
 function order(round: number, sides: readonly Side[]): Side[] {
   const k = round % sides.length;
@@ -359,22 +369,14 @@ async function runCells(
     };
     for (let round = 1; round <= flags.rounds; round++) {
       for (const [k, cell] of cells.entries()) {
-        const sides: Side[] = [
-          'creek',
-          'peer',
-          ...(cell.floor === undefined ? [] : (['floor'] as const)),
-          ...(cell.floor3 === undefined ? [] : (['floor3'] as const)),
-        ];
-        for (const who of order(round, sides))
+        for (const who of order(round, sidesOf(cell)))
           rows[k]![who].push(await sequential(cell[who]!, flags.ops));
       }
       for (const [kind, cell] of [
         ['strong', cells[0]!],
         ['weak', cells[2]!],
       ] as const) {
-        const sides: Side[] = ['creek', 'peer', 'floor'];
-        if (cell.floor3 !== undefined) sides.push('floor3');
-        for (const who of order(round, sides))
+        for (const who of order(round, sidesOf(cell)))
           rates[kind][who].push(await throughput(cell[who]!, flags.outstanding, flags.seconds));
       }
       log(`fsync ${fsync ? 'on' : 'off'}: round ${round}/${flags.rounds} done`);

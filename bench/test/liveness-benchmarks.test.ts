@@ -28,6 +28,14 @@ describe('longestStrongGaps: the liveness figure of bench:freeze and bench:fault
   });
 });
 
+/** floor-server's --upstream values it refuses, and what it says. */
+const upstreamCases: [string, RegExp][] = [
+  ['http://127.0.0.1:1', /--upstream takes one or two ws:\/\/HOST:PORT URLs/],
+  ['ws://a:1,ws://b:2,ws://c:3', /--upstream takes at most two URLs/],
+  ['ws://127.0.0.1', /--upstream takes one or two ws:\/\/HOST:PORT URLs/],
+  ['ws://a:1,ws://a:1', /--upstream names the same server twice/],
+];
+
 describe('the liveness, viewer, bytes, transfer, peers, tail and idle benchmarks refuse bad flags before starting a cluster', () => {
   it.each([
     ['faults.ts', ['--seconds', '0'], /--seconds must be a number from 0.1 to 3600/],
@@ -54,26 +62,11 @@ describe('the liveness, viewer, bytes, transfer, peers, tail and idle benchmarks
     ['floor-server.ts', ['--dir', '/nonexistent', '--fsync', 'yes'], /--fsync must be on or off/],
     ['floor-server.ts', ['--fsnyc', 'on'], /unknown argument '--fsnyc'/],
     ['floor-server.ts', [], /--dir DIR is required/],
-    [
+    ...upstreamCases.map(([upstream, message]): [string, string[], RegExp] => [
       'floor-server.ts',
-      ['--dir', '/nonexistent', '--upstream', 'http://127.0.0.1:1'],
-      /--upstream takes one or two ws:\/\/HOST:PORT URLs/,
-    ],
-    [
-      'floor-server.ts',
-      ['--dir', '/nonexistent', '--upstream', 'ws://a:1,ws://b:2,ws://c:3'],
-      /--upstream takes at most two URLs/,
-    ],
-    [
-      'floor-server.ts',
-      ['--dir', '/nonexistent', '--upstream', 'ws://127.0.0.1'],
-      /--upstream takes one or two ws:\/\/HOST:PORT URLs/,
-    ],
-    [
-      'floor-server.ts',
-      ['--dir', '/nonexistent', '--upstream', 'ws://a:1,ws://a:1'],
-      /--upstream names the same server twice/,
-    ],
+      ['--dir', '/nonexistent', '--upstream', upstream],
+      message,
+    ]),
     ['peers.ts', ['--ops', '5'], /--ops must be a whole number from 10 to 1000000/],
     ['peers.ts', ['--outstanding', '0'], /--outstanding must be a whole number from 1 to 4096/],
     ['peers.ts', ['--opps', '10'], /unknown argument '--opps'/],

@@ -69,17 +69,12 @@ export class PeerOutbox {
     let sent = false;
     for (const [to, msgs] of this.turn) {
       if (!this.urgent.has(to) || !msgs.some(first)) continue;
-      const held = this.held.get(to);
-      this.held.delete(to);
-      this.sendMany(to, held === undefined ? msgs : [...held, ...msgs]);
+      this.sendWithHeld(to, msgs);
       this.turn.delete(to);
       this.urgent.delete(to);
       sent = true;
     }
-    if (sent && this.held.size === 0 && this.timer !== null) {
-      this.timers.clear(this.timer);
-      this.timer = null;
-    }
+    if (sent) this.stopTimerIfNothingHeld();
     return sent;
   }
 
@@ -99,15 +94,23 @@ export class PeerOutbox {
         this.timer ??= this.timers.set(() => this.release(), this.lingerMs);
         continue;
       }
-      if (held === undefined) this.sendMany(to, msgs);
-      else {
-        this.held.delete(to);
-        held.push(...msgs);
-        this.sendMany(to, held);
-      }
+      this.sendWithHeld(to, msgs);
     }
     this.turn.clear();
     this.urgent.clear();
+    this.stopTimerIfNothingHeld();
+  }
+
+  /** Sends `msgs` to `to` now, after whatever was held for that peer. */
+  private sendWithHeld(to: number, msgs: PeerMessage[]): void {
+    const held = this.held.get(to);
+    if (held === undefined) return this.sendMany(to, msgs);
+    this.held.delete(to);
+    held.push(...msgs);
+    this.sendMany(to, held);
+  }
+
+  private stopTimerIfNothingHeld(): void {
     if (this.held.size === 0 && this.timer !== null) {
       this.timers.clear(this.timer);
       this.timer = null;

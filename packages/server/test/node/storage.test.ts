@@ -157,6 +157,14 @@ function reqs(records: HostRecord[]): Req[] {
   );
 }
 
+/** The kinds of the rows of the records table in `dir`, in order (read past the storage). */
+function rowKinds(dir: string): unknown[] {
+  const db = new Database(path.join(dir, DB_FILE), { readonly: true });
+  const kinds = db.prepare('SELECT kind FROM records ORDER BY seq').pluck().all();
+  db.close();
+  return kinds;
+}
+
 function isDeepFrozen(v: JsonValue): boolean {
   if (typeof v !== 'object' || v === null) return true;
   return Object.isFrozen(v) && Object.values(v).every(isDeepFrozen);
@@ -386,9 +394,7 @@ describe('SqliteStorage', () => {
     expect(s.stats().records).toBe(30 + 1);
     expect(s.load()).toEqual([...batch, ...reqs.slice(21)]);
     s.close();
-    const db = new Database(path.join(dir, DB_FILE), { readonly: true });
-    const rows = db.prepare('SELECT kind FROM records ORDER BY seq').pluck().all();
-    db.close();
+    const rows = rowKinds(dir);
     // 20 Reqs, the promise, a lone Req, then the 9 Reqs of the second append.
     expect(rows).toEqual(['reqs', 'promise', 'req', 'reqs']);
     // Counted from the rows when the directory is opened again.
@@ -415,9 +421,7 @@ describe('SqliteStorage', () => {
     expect(s.load()).toEqual(expected);
     expect(s.stats().records).toBe(7);
     s.close();
-    const db = new Database(path.join(dir, DB_FILE), { readonly: true });
-    const rows = db.prepare('SELECT kind FROM records ORDER BY seq').pluck().all();
-    db.close();
+    const rows = rowKinds(dir);
     // A Req between them keeps its place: commits on either side of it share no row.
     expect(rows).toEqual(['commits', 'req', 'commits', 'commit']);
     const again = open(dir);

@@ -87,7 +87,14 @@ describe('the visualizer, live mode', () => {
     expect(last.committed.some((n) => (n ?? 0) > 0)).toBe(true);
     expect(typeof last.tentativeMs).toBe('number');
 
-    // Per-op timelines: strong ops answered tentatively first, then stably.
+    // Per-op timelines: strong ops answered tentatively first, then stably. The table holds the
+    // most recent ops, so wait until one of its strong ops has its stable answer (on a busy
+    // machine every strong op of the window may still be waiting for it when the charts fill).
+    await page.waitForFunction(
+      () => document.querySelector('#timelines tr[data-level=strong][data-stable-ms]') !== null,
+      undefined,
+      { timeout: 30_000 },
+    );
     const strongOps = await page
       .locator('#timelines tr[data-level=strong][data-stable-ms]')
       .evaluateAll((rows) =>
@@ -136,8 +143,12 @@ describe('the visualizer, live mode', () => {
       async () => (await links()).join(',') === '0-1:up,0-2:blocked,1-2:blocked',
     );
     expect(await page.locator('#graph circle.leader').count()).toBe(1);
-    // Let what was in flight settle, then watch: committed stands still, tentative grows.
-    await page.waitForTimeout(1_000);
+    // What was in flight when the cut came may still commit there: let its tentative list grow
+    // first (ops issued after the cut), then watch: committed stands still, tentative grows.
+    const atCut = await count(page, 2, 'tentative');
+    await waitFor(page, 'its tentative list growing after the cut', async () => {
+      return (await count(page, 2, 'tentative')) >= atCut + 10;
+    });
     const committed = await count(page, 2, 'committed');
     const tentative = await count(page, 2, 'tentative');
     await waitFor(page, 'its tentative list growing', async () => {
@@ -170,10 +181,17 @@ describe('the visualizer, live mode', () => {
     );
     const s = await cluster.converged();
     expect(new Set(s.map((x) => x.digest)).size).toBe(1);
-    // Slowing a replica's links and healing them act through the server without an error.
+    // Slowing a replica's links and healing them act through the server without an error: two
+    // admin requests for the slow links (one per peer), three for the heal; wait for all five
+    // answers, not for a time.
+    const answers: number[] = [];
+    page.on('response', (r) => {
+      if (new URL(r.url()).pathname === '/api/admin') answers.push(r.status());
+    });
     await page.click(`${card(1)} [data-act=slow]`);
     await page.click(`${card(1)} [data-act=heal]`);
-    await page.waitForTimeout(300);
+    await waitFor(page, 'the five admin answers', async () => answers.length >= 5);
+    expect(answers).toEqual([200, 200, 200, 200, 200]);
     expect(await page.locator('#message').textContent()).toBe('');
     expect(errors).toEqual([]);
     await page.close();

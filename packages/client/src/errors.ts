@@ -1,5 +1,5 @@
 import type { ErrorCode } from '@creek/protocol';
-import { indeterminacyOf, settleIndeterminacy } from './indeterminacy.js';
+import { indeterminacyOf, settleIndeterminacy, type Indeterminate } from './indeterminacy.js';
 
 /**
  * Errors the Creek client reports. Every one extends {@link CreekError}, carries a stable `code`
@@ -15,41 +15,7 @@ export type CreekErrorCode =
   | 'cancelled'
   | 'closed';
 
-/**
- * The fate of an op whose outcome was unknown ({@link Indeterminate}): `committed` — it is in the
- * cluster's committed order and took effect there as its code decided (`outcome` is its result at
- * that place, when the cluster told it: a strong op's stable answer, or what an abandon found); or
- * `abandoned` — it never took effect and never will.
- */
-export type Fate =
-  | {
-      readonly fate: 'committed';
-      readonly outcome:
-        | { readonly ok: true; readonly value: unknown }
-        | { readonly ok: false; readonly error: string }
-        | null;
-    }
-  | { readonly fate: 'abandoned' };
-
-/**
- * An op that may have taken effect, or may still (indeterminate, as Jepsen calls it): the client
- * that invoked it can find out which, or make sure it never does.
- */
-export interface Indeterminate {
-  /**
-   * Waits for the op's fate. The client keeps resubmitting the op (applied once) until a replica
-   * says it is committed, so this resolves `committed` once the cluster can be reached, unless an
-   * `abandon()` resolves first.
-   */
-  settled(): Promise<Fate>;
-  /**
-   * Makes sure the op never takes effect if it has not already: the client stops resubmitting it
-   * and asks the cluster to abandon it (a strong `creek.abandon`). Resolves `abandoned` (it never
-   * will take effect, whatever copies of it are still on their way) or `committed` (it took effect
-   * first). Rejects with the abandon's own error if the cluster could not be asked; call it again.
-   */
-  abandon(): Promise<Fate>;
-}
+export type { Fate, Indeterminate } from './indeterminacy.js';
 
 export class CreekError extends Error {
   readonly code: string;

@@ -1,4 +1,5 @@
 import type { JsonValue } from '@creek/app';
+import type { Rank } from './rank.js';
 import type { Outcome, Req } from './types.js';
 
 /** `commitSeq` of an entry still on the tentative list. */
@@ -88,12 +89,6 @@ export function precedes(a: Entry, b: Entry): boolean {
   if (x.id.replica !== y.id.replica) return x.id.replica < y.id.replica;
   return x.id.eventNo < y.id.eventNo;
 }
-
-/**
- * An entry's place in the order as plain numbers, compared as `precedes` compares entries: for
- * executors that keep a copy of the store in another thread (see exec/mirror-store.ts).
- */
-export type Rank = readonly [commitSeq: number, ts: number, replica: number, eventNo: number];
 
 export function rankOf(e: Entry): Rank {
   return [e.commitSeq, e.req.ts, e.req.id.replica, e.req.id.eventNo];

@@ -1,5 +1,5 @@
 import type { DottedVersionVector } from './dvv.js';
-import type { Rank } from './entry.js';
+import type { Rank } from './rank.js';
 import { jsonEqual, type JsonValue } from '@creek/app';
 import type { OpId } from './op-id.js';
 

@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { App } from '@creek/app';
 import { runOperation } from '../core/run-operation.js';
-import { loadApp } from '../node/load-app.js';
+import { loadApp } from './load-app.js';
 import type { WorkerReply, WorkerRequest } from './mirror-messages.js';
 import { MirrorStore } from './mirror-store.js';
 

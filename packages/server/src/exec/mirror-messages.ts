@@ -1,5 +1,5 @@
 import type { JsonValue } from '@creek/app';
-import type { Rank } from '../core/entry.js';
+import type { Rank } from '../core/rank.js';
 import type { OpId } from '../core/op-id.js';
 import type { Outcome, SessionStamp, Write } from '../core/types.js';
 

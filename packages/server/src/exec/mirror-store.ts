@@ -1,5 +1,6 @@
 import type { JsonValue } from '@creek/app';
-import { rankPrecedes, type Rank } from '../core/entry.js';
+import { rankPrecedes } from '../core/entry.js';
+import type { Rank } from '../core/rank.js';
 import { KeyIndex } from '../core/key-index.js';
 import type { SnapshotReader } from '../core/types.js';
 import type { MirrorUpdate, ReadTrace } from './mirror-messages.js';

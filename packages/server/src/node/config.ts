@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
-import type { PeerAddress } from './peer-mesh.js';
+import type { PeerAddress } from './peer-address.js';
 import type { OptionSpecs } from './settings.js';
 
 /*

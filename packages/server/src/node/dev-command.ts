@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { DEV_OPTIONS, DevSettingsSchema } from './config.js';
 import { ensureWritableDir } from './data-dir.js';
-import { loadApp } from './load-app.js';
+import { loadApp } from '../exec/load-app.js';
 import { isFree, LocalCluster } from './local-cluster.js';
 import { commandUsage, readSettings } from './settings.js';
 

@@ -12,14 +12,9 @@ import { CLOSE_CODE, type ConnectionGuard } from './connection-guard.js';
 import { newViolations, type EdgeEndpoint } from './edge-violations.js';
 import { packFrames } from './frame-packing.js';
 import { acceptorProof, dialerProof, newNonce, proofMatches } from './peer-auth.js';
+import type { PeerAddress } from './peer-address.js';
 import { explainTlsError } from './tls.js';
 import { peerMessageFromFrame, peerMessageToFrame } from './wire.js';
-
-export interface PeerAddress {
-  readonly id: number;
-  /** ws://host:port */
-  readonly url: string;
-}
 
 export type PeerState = 'connecting' | 'connected' | 'down';
 

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { readPemFile, readSecretFile, START_OPTIONS, StartSettingsSchema } from './config.js';
 import type { StartSettings } from './config.js';
 import { ensureWritableDir } from './data-dir.js';
-import { loadApp } from './load-app.js';
+import { loadApp } from '../exec/load-app.js';
 import { ReplicaServer } from './replica-server.js';
 import { commandUsage, readSettings } from './settings.js';
 

@@ -1,4 +1,4 @@
-import type { PeerAddress } from './peer-mesh.js';
+import type { PeerAddress } from './peer-address.js';
 
 /** A replica's TLS material, as PEM text (`creek start --tls-cert/--tls-key/--tls-ca`). */
 export interface TlsConfig {

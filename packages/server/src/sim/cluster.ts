@@ -1,0 +1,414 @@
+import { formatOpId, opKey, slotOf, type OpId } from '../core/op-id.js';
+import type { Req, Response } from '../core/types.js';
+import {
+  lastCheckpoint,
+  ReplicaHost,
+  type HostEffects,
+  type HostEvent,
+  type HostRecord,
+  type PeerMessage,
+} from '../host/replica-host.js';
+import { complete, type SimClients } from './clients.js';
+import { SimDisk } from './disk.js';
+import type { SimHostOptions } from './host-options.js';
+import { SimNetwork } from './network.js';
+import type { SimMessage, SimProcess } from './process.js';
+import type { RunRecord } from './run-record.js';
+import type { RunState } from './run-state.js';
+import { WATCH_TAG_BASE, type SimWatches } from './watches.js';
+
+/** Simulated ms between two ticks of a replica. */
+export const TICK_MS = 5;
+
+/**
+ * The simulated machines: a process per replica with its host and the disk that outlives it, the
+ * network between them, and what happens to a process (spawn, crash, restart, a lost disk, loss
+ * for good, departure once removed). The driver side of each host is here too: its disk writes,
+ * and its messages and responses, each sent once the writes before it are durable.
+ */
+export class SimCluster {
+  readonly network: SimNetwork<SimMessage>;
+  /** Peer messages each replica handled. */
+  readonly received: number[] = [];
+  /**
+   * Replicas that stopped for good (HostEffects.halt): every one is a violation. A crash loses
+   * only writes that were not durable yet, and nothing leaves a replica before its writes are, so
+   * a replica never finds its own ops at a peer that it lacks; and one whose disk was lost
+   * ('wipe') has no origin until it has heard every peer, then takes a new one, and rebuilds
+   * itself from a peer's checkpoint (state transfer) when its peers compacted what it lacks.
+   */
+  readonly halts: string[] = [];
+  /** A transfer installed a committed position that no replica ever reached. */
+  readonly transferViolations: string[] = [];
+  /** Op ids written for two different ops: a replica that lost its disk numbered ops anew. */
+  readonly reused: string[] = [];
+  /** Per replica, the hold of speculation it is in now (RunRecord.holds). */
+  private readonly openHold: (RunRecord['holds'][number] | undefined)[] = [];
+
+  constructor(
+    private readonly run: RunState,
+    private readonly hostOptions: SimHostOptions,
+    private readonly clients: SimClients,
+    private readonly watches: SimWatches,
+  ) {
+    const procs = run.procs;
+    this.network = new SimNetwork<SimMessage>(
+      run.prngs.net,
+      run.params.network,
+      (at, fn) => run.events.push(at, fn),
+      (t) => {
+        // A replica added to the configuration may not run yet: nobody receives its messages.
+        const p = procs[t.to];
+        if (p === undefined || !p.up || procs[t.from]!.wipes !== t.msg.wipes) return;
+        this.received[t.to] = (this.received[t.to] ?? 0) + 1;
+        p.host.receive(t.from, t.msg.msg);
+      },
+      (node) => node,
+      (node) => procs[node]?.up === true,
+    );
+    if (run.config.frames !== undefined) this.network.trackFlights();
+  }
+
+  /** A new replica process, with its host (`seeds`: whom it asks, for one added during the run). */
+  spawn(id: number, seeds: readonly number[] | null): SimProcess {
+    const p: SimProcess = {
+      id,
+      up: true,
+      loseAfterStrong: false,
+      incarnation: 0,
+      wipes: 0,
+      runScheduled: false,
+      crashAfterRestart: null,
+      opsOfLostDisks: new Set(),
+      seeds,
+      host: undefined as unknown as ReplicaHost,
+      disk: new SimDisk(),
+      live: null,
+      clientsLeft: false,
+    };
+    this.run.procs.push(p);
+    p.host = new ReplicaHost(this.hostOptions.live(p), this.effects(p));
+    // A genesis replica's clients watch from the start; a new member's once it takes ops.
+    if (seeds === null) this.watches.watchOn(p);
+    return p;
+  }
+
+  /** The driver side of a host: disk writes, messages and responses, in the order the host made them. */
+  private effects(p: SimProcess): HostEffects {
+    const run = this.run;
+    const record = run.record;
+    return {
+      halt: (reason: string): void => {
+        this.halts.push(`halt: at ${run.now.toFixed(1)} ms: replica ${p.id}: ${reason}`);
+        run.trace(`replica ${p.id} halts: ${reason}`);
+        if (p.wipes > 0) run.counts.wipedHalts++;
+        // Taken down by its operator, as `creek start` exits: lost for good from here on.
+        run.events.push(run.now, () => {
+          this.loseForGood(p);
+        });
+      },
+      observe: (e: HostEvent): void => {
+        if (e.kind === 'removed') {
+          // It stops, as `creek start` exits: gone for good, its origin with it.
+          run.events.push(run.now, () => {
+            run.trace(`replica ${p.id} is told it is no longer needed: it stops`);
+            if (p.clientsLeft && p.up) {
+              // Departed already (`depart`): it only goes down now.
+              run.counts.removed++;
+              this.crash(p);
+            } else if (!record.lost.includes(p.id)) {
+              run.counts.removed++;
+              this.loseForGood(p);
+            }
+          });
+          return;
+        }
+        if (e.kind !== 'transferred') return;
+        // Its clients watch again once it takes ops (a rebuilding replica takes none, so in the
+        // runtime they could not watch it meanwhile): the state was replaced wholesale.
+        this.watches.forget(p);
+        // Its committed list is now a peer's, up to the checkpoint's position: the checkers
+        // compare what it commits from here on with the others' lists.
+        run.counts.transfers++;
+        record.commits[p.id] = this.transferredPrefix(e.committed, p.id);
+      },
+      persist: (rec: HostRecord): void => {
+        p.disk.write(
+          run.now,
+          run.prngs.disk.float(0, run.params.diskLatencyMs),
+          rec,
+          rec.layer === 'checkpoint',
+        );
+        if (rec.layer === 'checkpoint') run.counts.checkpoints++;
+        if (rec.layer !== 'core') return;
+        if (rec.record.kind === 'commit') {
+          record.commits[p.id]!.push([...rec.record.ids]);
+          return;
+        }
+        const req = rec.record.req;
+        const before = record.reqs.get(opKey(req.id));
+        if (before !== undefined && (before.ts !== req.ts || before.op !== req.op))
+          this.reused.push(
+            `op id reused: at ${run.now.toFixed(1)} ms replica ${p.id} wrote ${formatOpId(req.id)} as ${req.op} at ${req.ts}, which is ${before.op} at ${before.ts} elsewhere`,
+          );
+        record.reqs.set(opKey(req.id), req);
+      },
+      send: (to: number, msg: PeerMessage): void => {
+        this.afterDurable(p, () =>
+          this.network.send(run.now, p.id, to, { msg, wipes: p.wipes }, false),
+        );
+      },
+      respond: (o: Response): void => {
+        if (o.tag >= WATCH_TAG_BASE) {
+          // As the runtime does: handled after the host's turn, not inside it.
+          const live = p.live;
+          this.afterDurable(p, () => run.events.push(run.now, () => void live?.respond(o)));
+          return;
+        }
+        const inv = this.clients.invocation(o.tag);
+        // Its client left this replica (removed) and listens no more.
+        if (p.clientsLeft && inv.abandoned && inv.replica === p.id) return;
+        this.afterDurable(p, () => this.clients.answer(inv, o));
+      },
+    };
+  }
+
+  /**
+   * The first `count` committed ops, in their commit groups, from any replica's list that is that
+   * long (the lists are prefixes of one another: checkAgreement). None: a violation.
+   */
+  private transferredPrefix(count: number, to: number): OpId[][] {
+    const record = this.run.record;
+    const lists = [
+      ...record.commits.filter((_, i) => i !== to),
+      ...record.retired.map((r) => r.commits),
+    ];
+    const from = lists.find((l) => l.reduce((n, g) => n + g.length, 0) >= count);
+    if (from === undefined) {
+      this.transferViolations.push(
+        `transfer: at ${this.run.now.toFixed(1)} ms replica ${to} installed a checkpoint of ${count} committed ops, which no replica committed`,
+      );
+      return [];
+    }
+    return commitPrefix(from, count, to);
+  }
+
+  /** Runs `fn` once the process's earlier writes are durable, unless it crashes first. */
+  private afterDurable(p: SimProcess, fn: () => void): void {
+    const run = this.run;
+    const at = p.disk.durableAt();
+    if (at <= run.now || run.config.unsafeSendBeforeDurable) {
+      fn();
+      return;
+    }
+    const incarnation = p.incarnation;
+    run.events.push(at, () => {
+      if (p.up && p.incarnation === incarnation) fn();
+    });
+  }
+
+  /** The replica crashes and never comes back; its origin is dead. */
+  loseForGood(h: SimProcess): void {
+    const record = this.run.record;
+    this.run.trace(`replica ${h.id} is gone for good`);
+    const origin = h.host.replica.id;
+    this.crash(h);
+    if (!record.lost.includes(h.id)) record.lost.push(h.id);
+    if (origin >= 0) record.deadOrigins.push(origin);
+  }
+
+  crash(h: SimProcess): void {
+    const run = this.run;
+    const record = run.record;
+    if (!h.up) return;
+    run.trace(`replica ${h.id} crashes`);
+    run.counts.crashes++;
+    h.up = false;
+    h.incarnation++;
+    run.counts.lostWrites += h.disk.crash(run.now);
+    // What survives is what the disk holds: the last durable checkpoint and the records after it.
+    const { checkpoint, tail } = lastCheckpoint(h.disk.read());
+    // Ops whose Req write the crash lost were never sent anywhere: they do not exist (and their
+    // ids will be reused). A durable checkpoint covers every op its replica had issued.
+    const survived = new Set(
+      tail.flatMap((r) =>
+        r.layer === 'core' && r.record.kind === 'req' ? [opKey(r.record.req.id)] : [],
+      ),
+    );
+    const issuedBefore = checkpoint?.core.eventNo ?? 0;
+    const origin = h.host.replica.id; // its own ops' origin (-1 while it has none: no own ops)
+    for (const [key, req] of record.reqs)
+      if (
+        req.id.replica === origin &&
+        req.id.eventNo > issuedBefore &&
+        !survived.has(key) &&
+        !h.opsOfLostDisks.has(key)
+      )
+        record.reqs.delete(key);
+    // The commit records that survived: those the checkpoint counts, then those after it.
+    let committed =
+      checkpoint === undefined ? 0 : checkpoint.core.finalized + checkpoint.core.committedLive;
+    for (const r of tail)
+      if (r.layer === 'core' && r.record.kind === 'commit') committed += r.record.ids.length;
+    record.commits[h.id] = commitPrefix(record.commits[h.id]!, committed, h.id);
+    this.clients.leave((inv) => inv.replica === h.id && !complete(inv));
+  }
+
+  /**
+   * A membership change removed `p` (ReplicaHost.leaving): it takes no client op (`takesOps`) and
+   * issues none, and its clients take theirs elsewhere, as the runtime's do when it answers
+   * `unavailable`. It stays up as an acceptor (restarted after a crash) until told it is no longer
+   * needed; the checkers hold it to nothing from here on, as a replica lost for good: it learns no
+   * more, and its origin issues nothing more.
+   */
+  private depart(p: SimProcess): void {
+    const record = this.run.record;
+    this.run.trace(
+      `replica ${p.id} has its removal in force: it takes no client op, and its clients leave`,
+    );
+    p.clientsLeft = true;
+    this.clients.leave((inv) => inv.replica === p.id && !complete(inv) && !inv.abandoned);
+    if (!record.lost.includes(p.id)) record.lost.push(p.id);
+    const origin = p.host.replica.id;
+    if (origin >= 0 && !record.deadOrigins.includes(origin)) record.deadOrigins.push(origin);
+  }
+
+  /**
+   * The replica's disk is lost (a wiped or replaced data directory): it crashes, and restarts on an
+   * empty one. Its ops that no other replica holds are gone, and their ids may be used again; its
+   * commit list and the responses it gave before are checked as those of a replica of their own
+   * (RunRecord.retired).
+   */
+  wipe(h: SimProcess): void {
+    const record = this.run.record;
+    if (!h.up || record.lost.includes(h.id)) return;
+    // The incarnation it ran under never issues again (a wiped replica takes a new one).
+    if (h.host.replica.id >= 0) record.deadOrigins.push(h.host.replica.id);
+    this.run.trace(`replica ${h.id} loses its disk`);
+    this.crash(h);
+    this.run.counts.wipes++;
+    const holders = this.run.procs
+      .filter((q) => q !== h && !record.lost.includes(q.id))
+      .map((q) => this.holdsOps(q));
+    const lostReqs = new Map<string, Req>();
+    for (const [key, req] of record.reqs) {
+      if (slotOf(req.id.replica) !== h.id) continue;
+      if (holders.some((has) => has(req.id))) {
+        h.opsOfLostDisks.add(key);
+      } else {
+        lostReqs.set(key, req);
+        record.reqs.delete(key);
+      }
+    }
+    record.retired.push({ replica: h.id, disk: h.wipes, commits: record.commits[h.id]!, lostReqs });
+    h.wipes++;
+    h.disk = new SimDisk();
+    record.commits[h.id] = [];
+  }
+
+  /** Whether `q` has an op: in memory if it is up, else on its disk (what it will restart with). */
+  private holdsOps(q: SimProcess): (id: OpId) => boolean {
+    if (q.up) return (id) => q.host.replica.hasReceived(id);
+    const inert = { persist() {}, send() {}, respond() {}, halt() {} };
+    const recovered = new ReplicaHost(this.hostOptions.of(q.id), inert, {
+      records: q.disk.read(),
+      nowMs: this.run.physical(q.id),
+    });
+    return (id) => recovered.replica.hasReceived(id);
+  }
+
+  restart(p: SimProcess): void {
+    const run = this.run;
+    const record = run.record;
+    // A departed replica (`depart`) is still an acceptor, until told it is no longer needed.
+    if (p.up || (record.lost.includes(p.id) && !(p.clientsLeft && p.host.halted === null))) return;
+    run.trace(`replica ${p.id} restarts`);
+    p.up = true;
+    const records = p.disk.read();
+    if (records.some((r) => r.layer === 'checkpoint')) run.counts.restartsFromCheckpoint++;
+    this.countPaxos(p);
+    p.host = new ReplicaHost(this.hostOptions.live(p), this.effects(p), {
+      records,
+      nowMs: run.physical(p.id),
+    });
+    // It crashed while it rebuilt itself: it goes on from the chunks on its disk.
+    if (p.host.rebuilding) run.counts.transfersResumed++;
+    // A member added during the run is watched once it takes ops (its clients could not before).
+    if (p.seeds === null) this.watches.watchOn(p);
+    else this.watches.forget(p);
+    const again = p.crashAfterRestart;
+    if (again === null) return;
+    p.crashAfterRestart = null;
+    run.events.push(run.now + again.afterMs, () => {
+      if (!p.up || p.host.halted !== null) return;
+      this.crash(p);
+      run.events.push(run.now + again.downMs, () => this.restart(p));
+    });
+  }
+
+  /**
+   * Adds the Paxos counters of `p`'s current host to the run's (SimCounts.backstopHits,
+   * lackChecks): before a restart replaces the host, and for every host at the end.
+   */
+  countPaxos(p: SimProcess): void {
+    const counts = this.run.counts;
+    counts.backstopHits += p.host.paxos.status().backstopHits;
+    counts.lackChecks[p.id] = (counts.lackChecks[p.id] ?? 0) + p.host.paxos.status().lackChecks;
+  }
+
+  /** The process's ticks, the first at `firstAt`, then every TICK_MS. */
+  startTicks(p: SimProcess, firstAt: number): void {
+    const run = this.run;
+    const tick = (): void => {
+      if (p.up) p.host.tick(run.physical(p.id));
+      if (p.up && p.host.leaving && !p.clientsLeft) this.depart(p);
+      run.events.push(run.now + TICK_MS, tick);
+    };
+    run.events.push(firstAt, tick);
+  }
+
+  /** A replica whose inputs wait for their executions runs them one turn later. */
+  scheduleDeferredRuns(): void {
+    const run = this.run;
+    const turn = run.params.execution.deferTurnMs;
+    if (turn === null) return;
+    for (const p of run.procs) {
+      if (!p.up || p.runScheduled || !p.host.executionDue) continue;
+      p.runScheduled = true;
+      const host = p.host;
+      run.events.push(run.now + turn, () => {
+        p.runScheduled = false;
+        if (p.up && p.host === host) host.runDeferred();
+      });
+    }
+  }
+
+  /** Records when each replica starts and stops holding speculation (RunRecord.holds). */
+  trackHolds(): void {
+    const run = this.run;
+    for (const p of run.procs) {
+      const held = p.up && p.host.speculationHeld;
+      const open = this.openHold[p.id];
+      if (held && open === undefined) {
+        const h = { replica: p.id, start: run.now, end: Number.POSITIVE_INFINITY };
+        run.record.holds.push(h);
+        this.openHold[p.id] = h;
+      } else if (!held && open !== undefined) {
+        open.end = run.now;
+        this.openHold[p.id] = undefined;
+      }
+    }
+  }
+}
+
+/** The first commit records of `groups` that hold `count` ids in all (a crash keeps a prefix). */
+function commitPrefix(groups: OpId[][], count: number, replica: number): OpId[][] {
+  let total = 0;
+  let g = 0;
+  while (g < groups.length && total < count) total += groups[g++]!.length;
+  if (total !== count)
+    throw new Error(
+      `replica ${replica}: its disk holds ${count} committed ops, not a prefix of the ${groups.flat().length} it wrote`,
+    );
+  return groups.slice(0, g);
+}

@@ -1,0 +1,99 @@
+import type { FrameOpLife, SimFrame } from './frames.js';
+import type { SimTrace } from './trace.js';
+
+/** The faults a run can be asked for (SimConfig.faults). */
+export const FAULT_MODES = [
+  'none',
+  'partition',
+  'crash',
+  'all',
+  'reconfig',
+  'lag',
+  'lag-cut',
+] as const;
+export type FaultMode = (typeof FAULT_MODES)[number];
+
+export interface SimConfig {
+  readonly seed: number;
+  readonly replicas: number;
+  /**
+   * none: a benign network (delays and reordering only); partition / crash: those faults too; all:
+   * everything, and in half the runs a membership change (sim/reconfiguration.ts); reconfig: all,
+   * always with a membership change; lag: one replica cut off from the others for most of the workload, then healed, so
+   * that it catches up on nearly everything at once (`SimStats.catchUp`); lag-cut: the same, cut
+   * off again for 200 ms 20 ms into its catch-up.
+   */
+  readonly faults?: FaultMode;
+  /** Simulated time during which clients invoke ops (default 1500 ms). */
+  readonly workloadMs?: number;
+  /** Simulated time allowed, after the workload and all faults end, to reach quiescence. */
+  readonly settleMs?: number;
+  /**
+   * A deliberately broken driver that sends messages (Paxos promises and accepts among them) before
+   * the writes they depend on are durable. Exists so a test can show the checkers catch it.
+   */
+  readonly unsafeSendBeforeDurable?: boolean;
+  /**
+   * Replicas never hold speculation while they catch up (HostOptions.catchUpHold Infinity): the
+   * tentative tail re-executes with every batch that arrives. Exists so a test can show that
+   * `SimStats.catchUp` sees the work grow with the lag.
+   */
+  readonly unsafeSpeculateWhileBehind?: boolean;
+  /**
+   * HostOptions.catchUpHold: a test of how catch-up work scales sets it low, so that lags it can
+   * afford to simulate are many times the threshold.
+   */
+  readonly catchUpHold?: number;
+  /**
+   * Replicas go on holding speculation when their catch-up stalls (HostOptions.catchUpStallMs
+   * Infinity): cut off into a minority mid-catch-up, they answer nothing. Exists so a test can show
+   * the minority-partition checker bounds the hold.
+   */
+  readonly unsafeHoldWhileCutOff?: boolean;
+  /**
+   * Replicas install a state transfer as soon as its last chunk is in, missing chunks and digest
+   * unchecked (HostOptions.unsafeInstallIncomplete). Exists so a test can show the checkers catch
+   * a replica rebuilt from part of a checkpoint.
+   */
+  readonly unsafeInstallIncomplete?: boolean;
+  /**
+   * Every quorum is a majority of the genesis configuration's size, whatever the membership
+   * changes made of it (HostOptions.unsafeGenesisQuorum). Exists so a test can show the checkers
+   * catch a quorum computed from the wrong configuration.
+   */
+  readonly unsafeGenesisQuorum?: boolean;
+  /**
+   * The leader answers read indexes without confirming that no higher ballot was promised
+   * (HostOptions.unsafeReadWithoutQuorum). Exists so a test can show the checkers catch a strong
+   * read answered from a stale leader.
+   */
+  readonly unsafeReadWithoutQuorum?: boolean;
+  /**
+   * Live queries (the node layer's LiveQueries, driven here as the runtime drives them): each
+   * replica watches `kv.get` of the first two workload keys and `queue.size` of the linearizable
+   * queue from the start (and again after each restart, as a client re-watches), re-running them
+   * when the replica reports changed keys after each event. At the end of a quiescent run, every
+   * watch's last tentative and stable results must equal the read on the final state. Off by
+   * default: its reads are executions, so a run with them is another run.
+   */
+  readonly liveQueries?: boolean;
+  /**
+   * The most a disk write takes to become durable (each write draws its time up to this), in place
+   * of the seed's draw of 0.1, 1 or 5 ms (the draw is made all the same, so nothing else moves). A
+   * test sets it long to stand for the runtime's held writes: a turn that sends and answers
+   * nothing commits its writes with the next turn that does, or 10 ms later (ReplicaServer).
+   */
+  readonly diskLatencyMs?: number;
+  /** The run told as it goes (sim/trace.ts); observing changes nothing in the run. */
+  readonly trace?: SimTrace;
+  /**
+   * Every `everyMs` of simulated time, `onFrame` gets what each replica looks like (SimFrame): the
+   * visualizer replays a run from these. At the end, `onOps` (if given) gets every op's life over
+   * the run, for charts of its latencies. Observing changes nothing in the run.
+   */
+  readonly frames?: {
+    readonly everyMs: number;
+    onFrame(frame: SimFrame): void;
+    onOps?(ops: readonly FrameOpLife[]): void;
+  };
+}

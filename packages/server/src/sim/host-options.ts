@@ -1,0 +1,116 @@
+import type { ReplicaOptions } from '../core/replica.js';
+import type { RecordingSnapshot } from '../core/snapshot.js';
+import type { ExecutionResult } from '../core/types.js';
+import type { Executor } from '../exec/executor.js';
+import { InlineExecutor } from '../exec/inline-executor.js';
+import { MirrorFeed } from '../exec/mirror-feed.js';
+import type { ReadTrace } from '../exec/mirror-messages.js';
+import { MirrorStore } from '../exec/mirror-store.js';
+import type { HostOptions } from '../host/replica-host.js';
+import type { SimProcess } from './process.js';
+import type { RunState } from './run-state.js';
+
+/** HostOptions.transferChunkChars in simulated runs: a few Reqs or a few dozen keys a chunk. */
+const SIM_TRANSFER_CHUNK_CHARS = 600;
+
+/**
+ * How a simulated process's host is configured: the options the seed's parameters and the
+ * config's unsafe switches make, and an executor per incarnation that finishes executions out of
+ * order after seeded delays.
+ */
+export class SimHostOptions {
+  private readonly inline: InlineExecutor;
+  private readonly replicaOptions: Omit<ReplicaOptions, 'id'>;
+
+  constructor(private readonly run: RunState) {
+    const { app, params } = run;
+    this.inline = new InlineExecutor(app);
+    this.replicaOptions = {
+      app,
+      noopIntervalMs: params.noopIntervalMs,
+      adoptAfterMs: params.adoptAfterMs,
+      traceOrder: true,
+      executionSlots: params.execution.slots,
+      speculative: params.execution.speculative,
+      deferExecution: params.execution.deferTurnMs !== null,
+    };
+  }
+
+  /** The options of a host of replica `id` (by default, one that executes inline). */
+  of(
+    id: number,
+    executor: Executor = this.inline,
+    storeObserver?: MirrorFeed,
+    seeds: readonly number[] | null = this.run.procs[id]?.seeds ?? null,
+  ): HostOptions {
+    const { config, params } = this.run;
+    const replicaOptions = this.replicaOptions;
+    return {
+      id,
+      // A replica added during the run knows whom to ask, not the genesis configuration.
+      ...(seeds === null ? { replicas: this.run.ids } : { replicas: seeds, join: true }),
+      ...(config.unsafeGenesisQuorum === true ? { unsafeGenesisQuorum: true } : {}),
+      ...(config.unsafeReadWithoutQuorum === true ? { unsafeReadWithoutQuorum: true } : {}),
+      replica: storeObserver === undefined ? replicaOptions : { ...replicaOptions, storeObserver },
+      executor,
+      checkpointEvery: params.checkpointEvery,
+      ...(config.unsafeSpeculateWhileBehind === true
+        ? { catchUpHold: Number.POSITIVE_INFINITY }
+        : config.catchUpHold === undefined
+          ? {}
+          : { catchUpHold: config.catchUpHold }),
+      ...(config.unsafeHoldWhileCutOff === true
+        ? { catchUpStallMs: Number.POSITIVE_INFINITY }
+        : {}),
+      // Small chunks, so that the simulated states travel in several, which the network may lose,
+      // duplicate and reorder (the default fills a chunk with 300,000 characters).
+      transferChunkChars: SIM_TRANSFER_CHUNK_CHARS,
+      ...(config.unsafeInstallIncomplete === true ? { unsafeInstallIncomplete: true } : {}),
+    };
+  }
+
+  /** Options of a live host of `p`: its executor, and the mirror's feed when seeds use one. */
+  live(p: SimProcess): HostOptions {
+    if (!this.run.params.execution.mirror) return this.of(p.id, this.concurrentExecutor(p, null));
+    const feed = new MirrorFeed(1);
+    return this.of(p.id, this.concurrentExecutor(p, feed), feed);
+  }
+
+  /**
+   * The executor of one incarnation of a process: it runs each job at once (so the job reads the
+   * snapshot of its start) and hands the result to the host after a seeded delay, as a worker
+   * would; results of an incarnation that crashed are dropped with it.
+   */
+  private concurrentExecutor(p: SimProcess, feed: MirrorFeed | null): Executor {
+    const run = this.run;
+    const inline = this.inline;
+    const incarnation = p.incarnation;
+    const mirror = feed === null ? null : new MirrorStore();
+    return {
+      execute(job) {
+        let result: ExecutionResult;
+        let traces: readonly ReadTrace[] = [];
+        if (feed !== null && mirror !== null && job.rank !== undefined && job.retry !== true) {
+          // As a worker: the store's changes so far, then the job on the mirror.
+          mirror.apply(feed.take(0));
+          run.counts.mirrorExecutions++;
+          const snapshot = mirror.reader(job.rank);
+          result = inline.execute({ ...job, snapshot });
+          traces = snapshot.reads;
+        } else result = inline.execute(job);
+        run.events.push(run.now + run.prngs.exec.float(0, run.params.execution.maxMs), () => {
+          if (!p.up || p.incarnation !== incarnation) return;
+          // What it read, resolved when the result arrives, as the worker pool does.
+          const reads = (job.snapshot as RecordingSnapshot).reads;
+          for (const t of traces) {
+            const read = feed!.resolve(t);
+            if (read.stale === true) run.counts.staleMirrorReads++;
+            reads.push(read);
+          }
+          p.host.executed(result);
+        });
+        return undefined;
+      },
+    };
+  }
+}

@@ -1,0 +1,178 @@
+import type { FaultMode, SimConfig } from './config.js';
+import type { NetworkConfig } from './network.js';
+import { Prng } from './prng.js';
+import { drawReconfiguration, type ReconfigScenario } from './reconfiguration.js';
+import type { WorkloadShape } from './workload.js';
+
+/** The parameters a seed draws, printed when a run fails so the failure can be understood. */
+export interface SimParameters {
+  readonly faults: FaultMode;
+  readonly network: NetworkConfig;
+  readonly workload: WorkloadShape;
+  readonly opsPerSecondPerReplica: number;
+  readonly skewMs: number[];
+  readonly noopIntervalMs: number;
+  readonly diskLatencyMs: number;
+  /** How long another origin's strong op waits before a replica casts it on its behalf. */
+  readonly adoptAfterMs: number;
+  /** Finalized ops between two checkpoints, after which a replica's disk drops older records. */
+  readonly checkpointEvery: number;
+  /** The operator's membership changes in this run (sim/reconfiguration.ts), or null. */
+  readonly reconfiguration: ReconfigScenario | null;
+  /**
+   * Concurrent execution (§4.4): how many executions a replica runs at once, and the longest an
+   * execution takes. Each runs on the snapshot of its start and finishes after a seeded delay, so
+   * executions complete out of order and conflicts, discarded results and cascades happen.
+   */
+  readonly execution: {
+    readonly slots: number;
+    readonly maxMs: number;
+    /**
+     * First executions read a mirror of the store fed with its changes (exec/mirror-store.ts),
+     * as the worker-thread executor's workers do, instead of the store itself; re-executions read
+     * the store.
+     */
+    readonly mirror: boolean;
+    /**
+     * False in one run of eight: no replica speculates (ReplicaOptions.speculative), the SMR
+     * baseline of `bench:tpcc`; every op executes once committed and every response is stable.
+     */
+    readonly speculative: boolean;
+    /**
+     * Null, or a replica runs executions only this long after an input (ReplicaOptions.
+     * deferExecution), once for every input in between: as the runtime does once per event-loop
+     * turn, so reorders land in batches.
+     */
+    readonly deferTurnMs: number | null;
+  };
+}
+
+/**
+ * The random streams of a run, each forked from the seed's own in a fixed order (drawRun): a
+ * stream added later was forked after the others, so that it left their draws as they were.
+ */
+export interface SimPrngs {
+  /** The network's delays, losses and duplicates (SimNetwork). */
+  readonly net: Prng;
+  /** The clients' arrivals and ops. */
+  readonly client: Prng;
+  /** The fault schedule, the genesis replicas' first ticks, and when a 'lose' fault strikes. */
+  readonly fault: Prng;
+  /** How long each disk write takes to become durable. */
+  readonly disk: Prng;
+  /** Which clients resubmit, when and where, and the exactly-once probes. */
+  readonly retry: Prng;
+  /** How long each execution takes. */
+  readonly exec: Prng;
+  /** Which clients abandon an op rather than resubmit it, and where. */
+  readonly abandon: Prng;
+  /**
+   * The operator's membership changes and the replicas it adds (their skew and first tick), and
+   * the group a partition places each replica added in.
+   */
+  readonly reconfig: Prng;
+}
+
+/**
+ * What the seed draws before the run starts: the run's parameters, its membership scenario among
+ * them, and its random streams. The order of the forks and draws here is part of every seed.
+ */
+export function drawRun(
+  config: SimConfig,
+  n: number,
+  faults: FaultMode,
+  workloadMs: number,
+): { readonly params: SimParameters; readonly prngs: SimPrngs } {
+  const prng = new Prng(config.seed);
+  const drawn = drawParameters(prng.fork(), n, faults);
+  const netPrng = prng.fork();
+  const clientPrng = prng.fork();
+  const faultPrng = prng.fork();
+  const diskPrng = prng.fork();
+  // Drawn last, so that adding sessions left every other stream of a seed as it was.
+  const retryPrng = prng.fork();
+  // Drawn after every other stream, so that checkpoints left each seed's other draws as they were.
+  const params: SimParameters & { reconfiguration: ReconfigScenario | null } = {
+    ...drawn,
+    ...(config.diskLatencyMs === undefined ? {} : { diskLatencyMs: config.diskLatencyMs }),
+    checkpointEvery: prng.fork().pick(CHECKPOINT_EVERY),
+    execution: drawExecution(prng.fork()),
+    reconfiguration: null,
+  };
+  // Drawn last too: how long each execution takes.
+  const execPrng = prng.fork();
+  /** Which clients abandon an op rather than resubmit it: forked last, so no other draw moves. */
+  const abandonPrng = prng.fork();
+  /** The operator's membership changes: forked last, so runs without one keep every draw. */
+  const reconfigPrng = prng.fork();
+  const scenario =
+    faults === 'all' || faults === 'reconfig'
+      ? drawReconfiguration(reconfigPrng, n, workloadMs, faults === 'reconfig')
+      : null;
+  params.reconfiguration = scenario;
+  return {
+    params,
+    prngs: {
+      net: netPrng,
+      client: clientPrng,
+      fault: faultPrng,
+      disk: diskPrng,
+      retry: retryPrng,
+      exec: execPrng,
+      abandon: abandonPrng,
+      reconfig: reconfigPrng,
+    },
+  };
+}
+
+/** The network, workload, clocks, disks and timers of a run, as the seed draws them. */
+function drawParameters(
+  prng: Prng,
+  n: number,
+  faults: FaultMode,
+): Omit<SimParameters, 'checkpointEvery' | 'execution' | 'reconfiguration'> {
+  const maxDelay = prng.pick([1, 5, 20, 50]);
+  const benign = faults === 'none';
+  return {
+    faults,
+    network: {
+      minDelayMs: prng.float(0.1, maxDelay / 4),
+      maxDelayMs: maxDelay,
+      lossRate: benign ? 0 : prng.pick([0, 0, 0.02, 0.1]),
+      duplicateRate: benign ? 0 : prng.pick([0, 0.02, 0.1]),
+      retransmitMs: prng.pick([10, 30, 100]),
+    },
+    workload: {
+      keys: prng.pick([2, 4, 8, 16]),
+      strongRatio: prng.pick([0.05, 0.15, 0.3, 0.6]),
+      readRatio: prng.pick([0, 0.2, 0.4]),
+    },
+    opsPerSecondPerReplica: prng.pick([20, 60, 150]),
+    skewMs: Array.from({ length: n }, () =>
+      prng.float(-prng.pick([0, 2, 20]), prng.pick([0, 2, 20])),
+    ),
+    noopIntervalMs: prng.pick([20, 60, 150]),
+    diskLatencyMs: prng.pick([0.1, 1, 5]),
+    // Short ones make replicas cast others' strong ops during partitions (duplicate decisions).
+    adoptAfterMs: prng.pick([40, 200, 1000]),
+  };
+}
+
+const CHECKPOINT_EVERY = [3, 10, 30, 100] as const;
+
+/**
+ * Execution slots per replica and the longest execution (ms): always concurrent (§4.4). Every
+ * replica executes every op, up to twice over under contention, one at a time at the frontier: at
+ * the highest load drawn (5 replicas × 150 ops/s) executions must average well under 0.7 ms, or
+ * the replica falls behind for good and a minority partition's ops wait past its end (seed 396
+ * with 5 replicas did, at up to 2 ms). A longest execution of at most 0.5 ms keeps it ahead.
+ */
+function drawExecution(prng: Prng): SimParameters['execution'] {
+  return {
+    slots: prng.pick([2, 3, 4, 8]),
+    maxMs: prng.pick([0.05, 0.2, 0.5]),
+    mirror: prng.pick([false, true]),
+    speculative: !prng.chance(1 / 8),
+    deferTurnMs: prng.pick([null, 0, 0.1, 1]),
+  };
+}

@@ -1,0 +1,70 @@
+import type { OpId } from '../core/op-id.js';
+import type { LiveQueries } from '../host/live-queries.js';
+import type { HostRecord, PeerMessage, ReplicaHost } from '../host/replica-host.js';
+import type { SimDisk } from './disk.js';
+import type { RunRecord } from './run-record.js';
+
+/** One simulated replica process: the host and the disk that outlives it. */
+export interface SimProcess {
+  readonly id: number;
+  up: boolean;
+  /** A 'lose' fault waits for this replica's next strong invocation, then crashes it for good. */
+  loseAfterStrong: boolean;
+  incarnation: number;
+  /**
+   * How many times its disk was lost ('wipe'). Messages carry the count their sender had: those of
+   * a wiped process still in flight are dropped, as its TCP connections died with it (a restarted
+   * process speaks on new connections, after whatever the old ones had delivered).
+   */
+  wipes: number;
+  /** Its deferred executions are scheduled (SimParameters.execution.deferTurnMs). */
+  runScheduled: boolean;
+  /**
+   * After its disk was lost: crashes again this long after its restart, while it may still be
+   * learning from its peers, and is down for `downMs` (null: it does not).
+   */
+  crashAfterRestart: { readonly afterMs: number; readonly downMs: number } | null;
+  /** Keys of its ops from lost disks that other replicas held: no crash of its own loses them. */
+  readonly opsOfLostDisks: Set<string>;
+  /**
+   * A replica added to the running cluster: the members it asks for a checkpoint when its disk is
+   * empty (HostOptions.join). Null for a member of the genesis configuration.
+   */
+  readonly seeds: readonly number[] | null;
+  host: ReplicaHost;
+  disk: SimDisk<HostRecord>;
+  /** Its live queries (SimConfig.liveQueries), made anew with each host; null when off. */
+  live: LiveQueries<number> | null;
+  /** It was removed and takes no client op (ReplicaHost.leaving): its clients have left it. */
+  clientsLeft: boolean;
+}
+
+/**
+ * A peer message on the simulated network, with the count of disk losses its sender had when it
+ * sent it (SimProcess.wipes).
+ */
+export interface SimMessage {
+  readonly msg: PeerMessage;
+  readonly wipes: number;
+}
+
+/**
+ * Whether a client's op reaches the replica: it is up, has not halted, and is not still learning
+ * from its peers (the server answers `unavailable` meanwhile: ReplicaHost.learningFromPeers).
+ */
+export function takesOps(h: SimProcess): boolean {
+  return h.up && h.host.halted === null && !h.host.learningFromPeers && !h.host.leaving;
+}
+
+/**
+ * The tentative ops at `p` of dead origins (replicas lost for good, incarnations whose disk was
+ * lost) that follow an op of their origin `p` never received: program order keeps them waiting
+ * for it, and it died with its origin.
+ */
+export function stranded(p: SimProcess, record: RunRecord): OpId[] {
+  if (record.deadOrigins.length === 0) return [];
+  const prefix = p.host.replica.receivedPrefix(record.deadOrigins);
+  return p.host.replica
+    .tentativeIds()
+    .filter((id) => id.eventNo > (prefix.get(id.replica) ?? Number.POSITIVE_INFINITY));
+}

@@ -1,0 +1,235 @@
+import { ABANDON_OP } from '@creek/app';
+import { formatOpId, opKey } from '../core/op-id.js';
+import { CATCH_UP_STALL_MS, type ReplicaHost } from '../host/replica-host.js';
+import type { CatchUpWork } from './catch-up.js';
+import { checkRun } from './checkers.js';
+import { complete } from './clients.js';
+import { TICK_MS, type SimCluster } from './cluster.js';
+import type { CatchUpStart } from './faults.js';
+import type { SimParameters } from './parameters.js';
+import { stranded } from './process.js';
+import { abandonAnswer, liveReplicas } from './run-record.js';
+import type { RunState } from './run-state.js';
+import type { SimWatches } from './watches.js';
+
+export interface SimResult {
+  readonly seed: number;
+  readonly replicas: number;
+  readonly ok: boolean;
+  readonly violations: string[];
+  readonly parameters: SimParameters;
+  readonly stats: SimStats;
+  /**
+   * The committed order at the end, as op ids written `r<replica>#<eventNo>`, of the first replica
+   * not lost for good (the checkers hold every replica to a prefix of one order): what a replay of
+   * the seed elsewhere, in the visualizer, must show.
+   */
+  readonly committedOrder: readonly string[];
+}
+
+export interface SimStats {
+  /** Checkpoints written, records the disks dropped behind them, and restarts from a checkpoint. */
+  checkpoints: number;
+  truncatedRecords: number;
+  restartsFromCheckpoint: number;
+  /** Ops submitted again at another replica (failover), and how many of those ops had two or more submissions committed (deduplicated). */
+  resubmissions: number;
+  duplicatesCommitted: number;
+  /**
+   * Ops whose client, its replica gone, abandoned them (`creek.abandon`) instead of resubmitting,
+   * and how many of those the cluster answered abandoned (the rest had taken effect first).
+   */
+  abandons: number;
+  abandoned: number;
+  ops: number;
+  strongOps: number;
+  committed: number;
+  executions: number;
+  rollbacks: number;
+  /** Executions started beyond the validation frontier, and those a conflict discarded. */
+  aheadExecutions: number;
+  aheadConflicts: number;
+  /** Executions that read a mirror of the store, and their reads of a version it no longer had. */
+  mirrorExecutions: number;
+  /** CAB's checks of what casts lack, per committed op, at the replica that did the most. */
+  lackChecksPerOp: number;
+  staleMirrorReads: number;
+  reorderingCommits: number;
+  executionRatio: number;
+  speculated: number;
+  speculatedCorrectly: number;
+  messages: number;
+  partitions: number;
+  crashes: number;
+  /** Disk writes that crashes lost, not yet durable (nothing that depended on them had left). */
+  lostWrites: number;
+  /** Replicas crashed for good ('lose', or halted after their disk was lost). */
+  lost: number;
+  /** Disks lost ('wipe'), and how many of those replicas then halted (lost state, see `halts`). */
+  wipes: number;
+  wipedHalts: number;
+  /** State transfers installed (a replica rebuilt from a peer's checkpoint). */
+  transfers: number;
+  /** Transfers a replica took up again after it crashed mid-transfer. */
+  transfersResumed: number;
+  /** Membership changes decided (applied or not), replicas added, and replicas removed. */
+  reconfigurations: number;
+  added: number;
+  removed: number;
+  elections: number;
+  /** Other origins' strong ops cast on their behalf (counted by the replicas up at the end). */
+  adopted: number;
+  simulatedMs: number;
+  /** With faults 'lag': what the lagging replica did from the heal until the run ended. */
+  catchUp: CatchUpWork | null;
+}
+
+/** What the end of a run needs from its parts besides the shared state. */
+export interface RunEnd {
+  readonly cluster: SimCluster;
+  readonly watches: SimWatches;
+  /** Faults 'lag': the lagging replica's counts when it was healed (SimFaults.catchUpFrom). */
+  readonly catchUpFrom: CatchUpStart | null;
+  /** The run reached quiescence before its deadline. */
+  readonly quiescent: boolean;
+}
+
+/**
+ * The end of a run: each replica's final state into the record, the checkers' verdict on the
+ * record with the violations the parts saw as the run went, and the run's statistics.
+ */
+export function simResult(run: RunState, end: RunEnd): SimResult {
+  const { config, app, params, procs, record, counts } = run;
+  const { cluster, watches, quiescent } = end;
+  for (const p of procs) {
+    const s = p.host.replica.stats();
+    record.finals.push({
+      digest: p.host.replica.stateJson(),
+      hash: p.host.replica.stateDigest(),
+      tentative: s.tentative,
+      unvalidated: s.unvalidated,
+      stranded: stranded(p, record),
+    });
+  }
+
+  for (const p of procs) cluster.countPaxos(p);
+  // The most any replica spent per op that reached the committed order.
+  const ordered = Math.max(1, ...procs.map((p) => p.host.replica.stats().committed));
+  const lackChecksPerOp = Math.max(...counts.lackChecks.map((n) => (n ?? 0) / ordered));
+  const backstopHits = counts.backstopHits;
+  const violations = [
+    ...cluster.halts,
+    ...cluster.transferViolations,
+    // CAB's index of what waits for which Req missed an arrival (MultiPaxos.backstopHits).
+    ...(backstopHits === 0
+      ? []
+      : [
+          `paxos: ${backstopHits} waiting casts or 2a were found ready only by the periodic recheck`,
+        ]),
+    ...cluster.reused,
+    ...watches.violations.slice(0, 10),
+    ...(config.liveQueries === true && quiescent ? watches.checkFinal() : []),
+    ...checkRun(record, app, {
+      quiescent,
+      speculative: params.execution.speculative,
+      // Pushes sent before the split arrive up to a delay later (a duplicate up to twice that);
+      // then the hold ends at the next tick after CATCH_UP_STALL_MS without one.
+      holdBoundMs: CATCH_UP_STALL_MS + 2 * params.network.maxDelayMs + 2 * TICK_MS,
+      // Writes complete in order, each within diskLatencyMs: 10 ms covers the drawn ones (at most
+      // 5); a longer one set by the config (held writes) gets twice its own.
+      diskWaitMs: Math.max(10, 2 * params.diskLatencyMs),
+    }),
+  ];
+  if (!quiescent) {
+    const waiting = record.invocations.filter((inv) => !inv.abandoned && !complete(inv));
+    violations.unshift(
+      `liveness: not quiescent ${run.settleMs} ms after faults ended (${waiting.length} invocations waiting; tentative ${procs.map((x) => x.host.replica.stats().tentative).join('/')}; paxos ${JSON.stringify(procs.map((x) => x.host.paxos.status()))})`,
+    );
+  }
+
+  const sum = (f: (h: ReplicaHost) => number): number => procs.reduce((s, p) => s + f(p.host), 0);
+  const committedSubmissions = new Map<string, number>();
+  const survivor = liveReplicas(record)[0]!;
+  for (const id of record.commits[survivor]!.flat()) {
+    const session = record.reqs.get(opKey(id))?.session;
+    if (session === undefined) continue;
+    const key = `${session.id}/${session.seq}`;
+    committedSubmissions.set(key, (committedSubmissions.get(key) ?? 0) + 1);
+  }
+  const stats: SimStats = {
+    checkpoints: counts.checkpoints,
+    truncatedRecords: procs.reduce((t, p) => t + p.disk.truncated, 0),
+    restartsFromCheckpoint: counts.restartsFromCheckpoint,
+    resubmissions: counts.resubmissions,
+    abandons: counts.abandons,
+    abandoned: record.invocations.filter((i) => i.op === ABANDON_OP && abandonAnswer(i) === true)
+      .length,
+    duplicatesCommitted: [...committedSubmissions.values()].filter((c) => c > 1).length,
+    ops: record.invocations.length,
+    strongOps: record.invocations.filter((i) => i.strong).length,
+    committed: record.commits[survivor]!.flat().length,
+    executions: sum((h) => h.replica.metrics.executions),
+    rollbacks: sum((h) => h.replica.metrics.rollbacks),
+    aheadExecutions: sum((h) => h.replica.metrics.aheadExecutions),
+    aheadConflicts: sum((h) => h.replica.metrics.aheadConflicts),
+    mirrorExecutions: counts.mirrorExecutions,
+    lackChecksPerOp,
+    staleMirrorReads: counts.staleMirrorReads,
+    reorderingCommits: sum((h) => h.replica.metrics.reorderingCommits),
+    executionRatio:
+      sum((h) => h.replica.metrics.executionsOfFinalized) /
+      Math.max(
+        1,
+        sum((h) => h.replica.metrics.finalized),
+      ),
+    speculated: sum((h) => h.replica.metrics.speculated),
+    speculatedCorrectly: sum((h) => h.replica.metrics.speculatedCorrectly),
+    messages: cluster.network.sent,
+    partitions: counts.partitions,
+    crashes: counts.crashes,
+    lostWrites: counts.lostWrites,
+    lost: record.lost.length,
+    wipes: counts.wipes,
+    wipedHalts: counts.wipedHalts,
+    transfers: counts.transfers,
+    transfersResumed: counts.transfersResumed,
+    reconfigurations: counts.reconfigurations,
+    added: counts.added,
+    removed: counts.removed,
+    elections: sum((h) => h.paxos.counters.elections),
+    adopted: sum((h) => h.replica.metrics.adopted),
+    simulatedMs: run.now,
+    catchUp: catchUpWork(run, cluster, end.catchUpFrom),
+  };
+  return {
+    seed: config.seed,
+    replicas: config.replicas,
+    ok: violations.length === 0,
+    violations,
+    parameters: params,
+    stats,
+    committedOrder: record.commits[survivor]!.flat().map(formatOpId),
+  };
+}
+
+/** Faults 'lag': what the lagging replica did from the heal until now (null if it restarted). */
+function catchUpWork(
+  run: RunState,
+  cluster: SimCluster,
+  from: CatchUpStart | null,
+): CatchUpWork | null {
+  if (from === null || run.procs[from.replica]!.host !== from.host) return null;
+  const h = from.host;
+  const ops = h.replica.stats().committed - from.committed;
+  const executions = h.replica.metrics.executions - from.executions;
+  const lackChecks = h.paxos.status().lackChecks - from.lackChecks;
+  const messages = (cluster.received[from.replica] ?? 0) - from.messages;
+  return {
+    replica: from.replica,
+    ops,
+    executions,
+    lackChecks,
+    messages,
+    perOp: (executions + lackChecks + messages) / Math.max(1, ops),
+  };
+}

@@ -1,0 +1,144 @@
+import { canonicalJson, type JsonValue } from '@creek/app';
+import { opKey } from '../core/op-id.js';
+import type { Outcome } from '../core/types.js';
+import { LiveQueries } from '../host/live-queries.js';
+import { takesOps, type SimProcess } from './process.js';
+import { ReferenceInterpreter } from './reference-interpreter.js';
+import { liveReplicas } from './run-record.js';
+import type { RunState } from './run-state.js';
+import { LINEARIZABLE_QUEUE } from './workload.js';
+
+/** Tags of live queries' reads start here, apart from the workload's. */
+export const WATCH_TAG_BASE = 1_000_000_000;
+/** The live queries each replica runs (SimConfig.liveQueries): a key each, and a queue's size. */
+const SIM_WATCHES: readonly (readonly [string, string, JsonValue])[] = [
+  ['k0', 'kv.get', { key: 'k/0' }],
+  ['k1', 'kv.get', { key: 'k/1' }],
+  ['q', 'queue.size', { queue: LINEARIZABLE_QUEUE }],
+];
+
+/**
+ * The clients' live queries (SimConfig.liveQueries), driven as the runtime drives the node layer's
+ * LiveQueries, and their checks: every stable push against the committed state it names, as it
+ * comes, and at the end of a quiescent run every watch's last results against the final state.
+ */
+export class SimWatches {
+  /** What each replica's live queries last pushed, by watch id and level (SimConfig.liveQueries). */
+  private readonly watched: Map<string, { tentative?: Outcome; stable?: Outcome }>[] = [];
+  private nextWatchTag = WATCH_TAG_BASE;
+  /**
+   * A stable result must be the read on the committed state it names: the first `position` ops of
+   * the replica's committed order, replayed by the reference interpreter (per replica, forward as
+   * positions grow, anew when one goes back, as after a restart).
+   */
+  private readonly replays: { interp: ReferenceInterpreter; applied: number }[] = [];
+  /** Stable pushes that did not read the committed state they named. */
+  readonly violations: string[] = [];
+
+  constructor(private readonly run: RunState) {}
+
+  /**
+   * Live queries at the end of a quiescent run: each replica's last tentative and last stable
+   * result of every watch equal the read on its final state (what a client watching would show).
+   */
+  checkFinal(): string[] {
+    const { procs, record } = this.run;
+    const out: string[] = [];
+    for (const r of liveReplicas(record)) {
+      if (procs[r]!.live === null) continue; // never watched since it took ops
+      const state = JSON.parse(record.finals[r]!.digest) as Record<string, JsonValue>;
+      const num = (k: string): number => (typeof state[k] === 'number' ? (state[k] as number) : 0);
+      for (const [watchId, op, args] of SIM_WATCHES) {
+        const a = args as { key?: string; queue?: string };
+        const expected =
+          op === 'kv.get'
+            ? (state[a.key!] ?? null)
+            : num(`~queue/${a.queue!}/tail`) - num(`~queue/${a.queue!}/head`);
+        const last = this.watched[r]?.get(watchId);
+        for (const level of ['tentative', 'stable'] as const) {
+          const got = last?.[level];
+          if (got === undefined || !got.ok || canonicalJson(got.value) !== canonicalJson(expected))
+            out.push(
+              `live query: replica ${r}'s ${op} ${JSON.stringify(args)} last pushed ${got === undefined ? 'nothing' : JSON.stringify(got)} at ${level}, but reads ${JSON.stringify(expected)} on the final state`,
+            );
+        }
+      }
+    }
+    return out;
+  }
+
+  private checkStablePush(p: SimProcess, watchId: string, got: Outcome, position: number): void {
+    const record = this.run.record;
+    const order = record.commits[p.id]!.flat();
+    if (order.length < position) return; // its commit records are not all written yet
+    let r = this.replays[p.id];
+    if (r === undefined || r.applied > position) {
+      r = { interp: new ReferenceInterpreter(this.run.app), applied: 0 };
+      this.replays[p.id] = r;
+    }
+    for (; r.applied < position; r.applied++) {
+      const id = order[r.applied]!;
+      const req = record.reqs.get(opKey(id));
+      if (req === undefined) return; // its Req went with a lost disk: nothing to replay it from
+      r.interp.apply({
+        op: req.op,
+        args: req.args,
+        ts: req.ts,
+        id: req.id,
+        ...(req.session === undefined ? {} : { session: req.session }),
+      });
+    }
+    const [, op, args] = SIM_WATCHES.find(([w]) => w === watchId)!;
+    const expected = r.interp.apply({ op, args, ts: 0, id: null }, true);
+    if (
+      canonicalJson(expected as unknown as JsonValue) !== canonicalJson(got as unknown as JsonValue)
+    )
+      this.violations.push(
+        `live query: at ${this.run.now.toFixed(1)} ms replica ${p.id} pushed ${op} ${JSON.stringify(args)} = ${JSON.stringify(got)} as stable at position ${position}, but the committed state there reads ${JSON.stringify(expected)}`,
+      );
+  }
+
+  /** No live query runs at `p` until it takes ops again (and the checks skip it meanwhile). */
+  forget(p: SimProcess): void {
+    p.live = null;
+    this.watched[p.id]?.clear();
+  }
+
+  /** Starts the live queries on the process's current host (at start, and after each restart). */
+  watchOn(p: SimProcess): void {
+    if (this.run.config.liveQueries !== true) return;
+    const host = p.host;
+    const last = (this.watched[p.id] ??= new Map());
+    last.clear();
+    p.live = new LiveQueries<number>(
+      (request) => {
+        if (p.up && p.host === host && host.halted === null)
+          host.invoke(this.run.physical(p.id), request);
+      },
+      (_conn, frame) => {
+        if (frame.t !== 'watched') return;
+        const seen = last.get(frame.watchId) ?? {};
+        seen[frame.level] = frame.outcome as Outcome;
+        last.set(frame.watchId, seen);
+        if (frame.level === 'stable' && frame.position !== undefined)
+          this.checkStablePush(p, frame.watchId, frame.outcome as Outcome, frame.position);
+      },
+      () => this.nextWatchTag++,
+    );
+    p.host.replica.takeChangedKeys(); // from now on the replica records them
+    for (const [watchId, op, args] of SIM_WATCHES) p.live.watch(0, { watchId, op, args });
+  }
+
+  /**
+   * After each event: a replica added during the run, or rebuilt from a checkpoint, is watched
+   * once it takes ops; every watched replica re-runs the watches whose keys changed.
+   */
+  afterEvent(): void {
+    if (this.run.config.liveQueries !== true) return;
+    for (const p of this.run.procs) {
+      if (p.up && p.live === null && takesOps(p)) this.watchOn(p);
+      if (p.up && p.live !== null && p.host.halted === null)
+        p.live.changed(p.host.replica.takeChangedKeys());
+    }
+  }
+}

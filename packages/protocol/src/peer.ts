@@ -48,7 +48,13 @@ export const ConfigEntrySchema = z.object({
   retired: z.array(replicaId).max(256),
   nonce: z.string().min(1).max(128).optional(),
 });
-const BatchSchema = z.array(z.union([CastIdSchema, z.object({ reconfig: ReconfigRequestSchema })]));
+/**
+ * The value of one consensus instance (server cab/messages.ts `Batch`): op ids, or a membership
+ * change. A replica's acceptor stores it in this shape (server node/record-codec.ts).
+ */
+export const BatchSchema = z.array(
+  z.union([CastIdSchema, z.object({ reconfig: ReconfigRequestSchema })]),
+);
 
 export const GossipMessageSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('push'), reqs: z.array(ReqSchema) }),
@@ -147,15 +153,21 @@ const TransferPartSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('held'), reqs: z.array(ReqSchema) }),
 ]);
 
+/**
+ * Chunk `index` of `total` of transfer `session`, sender → receiver. The receiver stores the
+ * chunks it has in this shape (server node/record-codec.ts).
+ */
+export const TransferChunkSchema = z.object({
+  type: z.literal('chunk'),
+  session,
+  index: chunkIndex,
+  total: z.number().int().positive().max(MAX_TRANSFER_CHUNKS),
+  part: TransferPartSchema,
+});
+
 export const TransferMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ask'), session, next: chunkIndex }),
-  z.object({
-    type: z.literal('chunk'),
-    session,
-    index: chunkIndex,
-    total: z.number().int().positive().max(MAX_TRANSFER_CHUNKS),
-    part: TransferPartSchema,
-  }),
+  TransferChunkSchema,
   z.object({ type: z.literal('refuse'), session }),
 ]);
 

@@ -35,19 +35,322 @@
  *   where origin is the replica's (null while it has none: an installed state transfer)
  *   and each req is written as in a req record, and known as a causalCtx
  *
- * Encoding checks every field it writes (a value JSON would not keep, NaN say, is refused rather
- * than written as something else); decoding checks every field it reads, naming the one that is
- * not as the format says.
+ * The Zod schemas below are the format. Where a record holds what a peer message carried (a Req,
+ * an op id, the batch of a Paxos instance, a membership change, a configuration, a state-transfer
+ * chunk) its schema has the wire's shape, checked at compile time against @creek/protocol's
+ * (`sameShape`): a field added to or taken from one must be added to or taken from the other. Its
+ * value rules are the encoder's, which are looser than the wire's (see `finite`). Decoding (`load`,
+ * once when a replica starts) runs the schemas, so a corrupt body is refused naming the field it
+ * fails at. Encoding runs on every `append`, on the path of every op, so it is written by hand and
+ * runs no schema; its functions return the schemas' input types, so that a schema change fails to
+ * compile here until the encoder writes what the schema reads.
  */
-import { toFrozenJson, type JsonValue } from '@creek/app';
+import {
+  JsonValueSchema,
+  type BatchSchema,
+  type ConfigEntrySchema,
+  type DvvSchema,
+  type MemberSchema,
+  type OpIdSchema,
+  type ReconfigRequestSchema,
+  type ReqSchema,
+  type TransferChunkSchema,
+  type WireJson,
+} from '@creek/protocol';
+import { toFrozenJson } from '@creek/app';
+import * as z from 'zod';
 import type { ConfigEntry, Member, ReconfigRequest } from '../cab/configuration.js';
-import { isCast, type AcceptorRecord, type BatchEntry } from '../cab/messages.js';
-import type { ReplicaCheckpoint } from '../core/checkpoint.js';
+import { isCast, type AcceptorRecord } from '../cab/messages.js';
 import { DottedVersionVector } from '../core/dvv.js';
 import type { OpId } from '../core/op-id.js';
 import type { DurableRecord, Req, SessionStamp } from '../core/types.js';
 import type { HostCheckpoint, HostRecord, TransferChunkRecord } from '../host/replica-host.js';
-import type { TransferPart } from '../host/state-transfer.js';
+import { reqFromWire, transferPartFromWire } from './wire.js';
+
+// ---- the schemas ----
+
+/**
+ * A number as the encoder writes one: any finite number (`num`; Zod's number refuses NaN and
+ * Infinity). The disk's value rules are the encoder's, not the wire's tighter ones (integers,
+ * lengths, patterns): a record that `append` took must never keep a replica from starting.
+ */
+const finite = z.number();
+
+/** An op id (the wire's OpIdSchema). */
+const StoredOpIdSchema = z.object({ replica: finite, eventNo: finite });
+
+/** A dotted version vector, DottedVersionVector#toJSON (the wire's DvvSchema). */
+const StoredDvvSchema = z.record(z.string(), z.array(finite));
+
+/** A Req (the wire's ReqSchema): as it travels between replicas. */
+const StoredReqShape = z.object({
+  ts: finite,
+  id: StoredOpIdSchema,
+  op: z.string(),
+  args: JsonValueSchema,
+  strong: z.boolean(),
+  causalCtx: StoredDvvSchema.nullable(),
+  session: z.object({ id: z.string(), seq: finite, acked: finite }).optional(),
+});
+
+/** A Req read back into a live one: frozen args, a DottedVersionVector. */
+const StoredReqSchema = StoredReqShape.transform(reqFromWire);
+
+/** A member of a configuration (the wire's MemberSchema). */
+const StoredMemberSchema = z.object({ id: finite, address: z.string() });
+
+/** A membership change (the wire's ReconfigRequestSchema). */
+const StoredReconfigSchema = z.object({
+  change: z.discriminatedUnion('op', [
+    z.object({ op: z.literal('add'), member: StoredMemberSchema }),
+    z.object({ op: z.literal('remove'), id: finite }),
+  ]),
+  nonce: z.string(),
+});
+
+/** A configuration (the wire's ConfigEntrySchema). */
+const StoredConfigEntrySchema = z.object({
+  from: finite,
+  members: z.array(StoredMemberSchema),
+  retired: z.array(finite),
+  nonce: z.string().optional(),
+});
+
+/** The value of a consensus instance (the wire's BatchSchema). */
+const StoredBatchSchema = z.array(
+  z.union([
+    z.object({ id: StoredOpIdSchema, prevStrong: finite }),
+    z.object({ reconfig: StoredReconfigSchema }),
+  ]),
+);
+
+/** A key and its value in the store (as JSON: frozen when read back, like a live value). */
+const StateEntrySchema = z.tuple([z.string(), JsonValueSchema]);
+
+/** A state-transfer chunk as it travels (the wire's TransferChunkSchema, without its `type`). */
+const StoredChunkShape = z.object({
+  session: finite,
+  index: finite,
+  total: finite,
+  part: z.discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('header'),
+      header: z.object({
+        finalized: finite,
+        committedLive: finite,
+        known: StoredDvvSchema,
+        hlc: finite,
+        truncatedBelow: finite,
+        config: z.array(StoredConfigEntrySchema).optional(),
+        delivered: z.array(StoredOpIdSchema),
+        counts: z.object({ state: finite, reqs: finite, held: finite }),
+        digest: z.string(),
+      }),
+    }),
+    z.object({ kind: z.literal('state'), entries: z.array(StateEntrySchema) }),
+    z.object({ kind: z.literal('reqs'), reqs: z.array(StoredReqShape) }),
+    z.object({ kind: z.literal('held'), reqs: z.array(StoredReqShape) }),
+  ]),
+});
+
+/**
+ * Compiles only when schemas `A` and `B` read the same type: a record holds what a peer message
+ * carried, so the disk's shape must change with the wire's (only their value rules differ).
+ */
+function sameShape<A extends z.ZodType, B extends z.ZodType>(
+  ..._: [z.input<A>] extends [z.input<B>]
+    ? [z.input<B>] extends [z.input<A>]
+      ? []
+      : [never]
+    : [never]
+): void {}
+
+sameShape<typeof StoredOpIdSchema, typeof OpIdSchema>();
+sameShape<typeof StoredDvvSchema, typeof DvvSchema>();
+sameShape<typeof StoredReqShape, typeof ReqSchema>();
+sameShape<typeof StoredMemberSchema, typeof MemberSchema>();
+sameShape<typeof StoredReconfigSchema, typeof ReconfigRequestSchema>();
+sameShape<typeof StoredConfigEntrySchema, typeof ConfigEntrySchema>();
+sameShape<typeof StoredBatchSchema, typeof BatchSchema>();
+sameShape<typeof StoredChunkShape, ReturnType<typeof TransferChunkSchema.omit<{ type: true }>>>();
+
+// The rows' bodies, and the checkpoint's: the disk's own shapes.
+
+const ReqBodySchema = z.object({ req: StoredReqSchema });
+const ReqsBodySchema = z.object({ reqs: z.array(StoredReqSchema) });
+const CommitBodySchema = z.object({ ids: z.array(StoredOpIdSchema) });
+const CommitsBodySchema = z.object({ commits: z.array(z.array(StoredOpIdSchema)) });
+
+const PromiseBodySchema = z.object({ ballot: finite });
+const AcceptBodySchema = z.object({ instance: finite, ballot: finite, value: StoredBatchSchema });
+const TruncateBodySchema = z.object({ below: finite });
+const ConfigBodySchema = z.object({ entry: StoredConfigEntrySchema });
+
+/** An acceptor record (cab/messages.ts AcceptorRecord) with its kind, as a checkpoint holds it. */
+const AcceptorRecordSchema = z.discriminatedUnion('kind', [
+  PromiseBodySchema.extend({ kind: z.literal('promise') }),
+  AcceptBodySchema.extend({ kind: z.literal('accept') }),
+  TruncateBodySchema.extend({ kind: z.literal('truncate') }),
+  ConfigBodySchema.extend({ kind: z.literal('config') }),
+]) satisfies z.ZodType<AcceptorRecord>;
+
+const IdentityBodySchema = z.object({ origin: finite });
+
+/**
+ * A state-transfer chunk the replica received, with the peer it came from. Its header is read
+ * without the configurations it may carry, as this format has always been read.
+ */
+const ChunkBodySchema = StoredChunkShape.extend({ peer: finite });
+
+const CheckpointBodySchema = z.object({
+  core: z.object({
+    finalized: finite,
+    state: z.array(StateEntrySchema),
+    reqs: z.array(StoredReqSchema),
+    committedLive: finite,
+    known: StoredDvvSchema,
+    hlc: finite,
+    eventNo: finite,
+    lastStrongEventNo: finite,
+    finalizedOwnStrong: finite,
+  }),
+  cab: z.array(AcceptorRecordSchema),
+  held: z.array(StoredReqSchema),
+  delivered: z.array(StoredOpIdSchema),
+  origin: finite.nullish(),
+});
+
+const CheckpointSchema = CheckpointBodySchema.transform((c): HostCheckpoint => ({
+  kind: 'checkpoint',
+  core: {
+    ...c.core,
+    state: c.core.state.map(([key, value]) => [key, toFrozenJson(value)] as const),
+    known: DottedVersionVector.fromJSON(c.core.known),
+  },
+  cab: c.cab,
+  held: c.held,
+  delivered: c.delivered,
+  origin: c.origin ?? null,
+}));
+
+type Rows = readonly HostRecord[];
+
+/** Each row kind, `layer/kind`: its body's schema, read into the records the row holds. */
+const ROWS = new Map<string, z.ZodType<Rows>>([
+  ['core/req', ReqBodySchema.transform((b): Rows => [core({ kind: 'req', req: b.req })])],
+  [
+    'core/reqs',
+    ReqsBodySchema.transform((b): Rows => b.reqs.map((req) => core({ kind: 'req', req }))),
+  ],
+  ['core/commit', CommitBodySchema.transform((b): Rows => [core({ kind: 'commit', ids: b.ids })])],
+  [
+    'core/commits',
+    CommitsBodySchema.transform((b): Rows => b.commits.map((ids) => core({ kind: 'commit', ids }))),
+  ],
+  ['cab/promise', PromiseBodySchema.transform((b): Rows => [cab({ kind: 'promise', ...b })])],
+  ['cab/accept', AcceptBodySchema.transform((b): Rows => [cab({ kind: 'accept', ...b })])],
+  ['cab/truncate', TruncateBodySchema.transform((b): Rows => [cab({ kind: 'truncate', ...b })])],
+  ['cab/config', ConfigBodySchema.transform((b): Rows => [cab({ kind: 'config', ...b })])],
+  [
+    'host/identity',
+    IdentityBodySchema.transform((b): Rows => [
+      { layer: 'identity', record: { kind: 'identity', origin: b.origin } },
+    ]),
+  ],
+  [
+    'host/chunk',
+    ChunkBodySchema.transform((b): Rows => [{ layer: 'transfer', record: chunkRecord(b) }]),
+  ],
+]);
+
+function core(record: DurableRecord): HostRecord {
+  return { layer: 'core', record };
+}
+
+function cab(record: AcceptorRecord): HostRecord {
+  return { layer: 'cab', record };
+}
+
+function chunkRecord(b: z.output<typeof ChunkBodySchema>): TransferChunkRecord {
+  const p = b.part;
+  const part =
+    p.kind === 'header'
+      ? { kind: p.kind, header: withoutConfig(p.header) }
+      : transferPartFromWire(p);
+  return { kind: 'chunk', peer: b.peer, session: b.session, index: b.index, total: b.total, part };
+}
+
+function withoutConfig<H extends { config?: unknown }>(header: H): Omit<H, 'config'> {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  const { config, ...rest } = header;
+  return rest;
+}
+
+// ---- decoding ----
+
+/**
+ * The records of one row of the records table. Throws a TypeError naming the field of the body
+ * that is not as the format says, or the row kind if there is no such kind.
+ */
+export function decodeRow(layer: string, kind: string, body: string): Rows {
+  const schema = ROWS.get(`${layer}/${kind}`);
+  if (schema === undefined) throw new Error(`unknown record type ${layer}/${kind}`);
+  return parse(schema, body);
+}
+
+/** The checkpoint table's body. Throws a TypeError naming the field that is not as it should be. */
+export function decodeCheckpoint(body: string): HostCheckpoint {
+  return parse(CheckpointSchema, body);
+}
+
+function parse<T>(schema: z.ZodType<T>, body: string): T {
+  const result = schema.safeParse(JSON.parse(body));
+  if (result.success) return result.data;
+  throw new TypeError(firstIssue(result.error));
+}
+
+/** The first issue, at its path in the body: `core.reqs[3].ts: Invalid input: expected number…`. */
+function firstIssue(error: z.ZodError): string {
+  const [first, ...rest] = error.issues;
+  if (first === undefined) return error.message;
+  const { path, message } = innermost(first);
+  let at = '';
+  for (const key of path)
+    at += typeof key === 'number' ? `[${key}]` : `${at === '' ? '' : '.'}${String(key)}`;
+  const more = rest.length === 0 ? '' : ` (and ${rest.length} more)`;
+  return `${at === '' ? 'body' : at}: ${message}${more}`;
+}
+
+/**
+ * A value that matched none of a union's shapes (a batch entry: an op id or a membership change)
+ * is reported by the shape it came closest to, the one whose first issue is deepest in it: the
+ * field it fails at, rather than "Invalid input" at the entry.
+ */
+function innermost(issue: z.core.$ZodIssue): { path: PropertyKey[]; message: string } {
+  if (issue.code !== 'invalid_union') return issue;
+  let best: { path: PropertyKey[]; message: string } | undefined;
+  for (const [first] of issue.errors) {
+    if (first === undefined) continue;
+    const inner = innermost(first);
+    if (best === undefined || inner.path.length > best.path.length) best = inner;
+  }
+  if (best === undefined) return issue;
+  return { path: [...issue.path, ...best.path], message: best.message };
+}
+
+// ---- encoding ----
+
+/**
+ * What the encoder writes for a schema: what the schema reads, as read-only values (a live record's
+ * arrays are read-only; JSON.stringify does not mind). A JSON value (op args, state values) is
+ * taken as it is.
+ */
+type Json<S extends z.ZodType> = ReadOnly<z.input<S>>;
+type ReadOnly<T> = WireJson extends T
+  ? T
+  : T extends object
+    ? { readonly [K in keyof T]: ReadOnly<T[K]> }
+    : T;
 
 /** A row to insert, and `end`: the index after the last record it holds. */
 export interface EncodedRow {
@@ -70,12 +373,14 @@ export function encodeRow(records: readonly HostRecord[], i: number): EncodedRow
   else if (isCommit(r)) while (end < records.length && isCommit(records[end]!)) end++;
   if (end - i > 1 && isReq(r)) {
     const reqs = records.slice(i, end).map((q) => encodeReq((q as ReqRecord).record.req));
-    return { layer: 'core', kind: 'reqs', body: JSON.stringify({ reqs }), end };
+    const body: Json<typeof ReqsBodySchema> = { reqs };
+    return { layer: 'core', kind: 'reqs', body: JSON.stringify(body), end };
   } else if (end - i > 1) {
     const commits = records
       .slice(i, end)
-      .map((q) => (encodeCore((q as CommitRecord).record) as { ids: object[] }).ids);
-    return { layer: 'core', kind: 'commits', body: JSON.stringify({ commits }), end };
+      .map((q) => (encodeCore((q as CommitRecord).record) as Json<typeof CommitBodySchema>).ids);
+    const body: Json<typeof CommitsBodySchema> = { commits };
+    return { layer: 'core', kind: 'commits', body: JSON.stringify(body), end };
   }
   const [layer, kind, body] = encode(r);
   return { layer, kind, body, end };
@@ -86,37 +391,20 @@ export function encodeCheckpoint(c: HostCheckpoint): string {
   return JSON.stringify(checkpointBody(c));
 }
 
-/**
- * The records of one row of the records table. Throws naming the field of the body that is not as
- * the format says, or the row kind if there is no such kind.
- */
-export function decodeRow(layer: string, kind: string, body: string): HostRecord[] {
-  if (layer === 'core' && kind === 'reqs') return decodeReqs(body);
-  if (layer === 'core' && kind === 'commits') return decodeCommits(body);
-  return [decode(layer, kind, body)];
-}
-
-/** The checkpoint table's body. Throws naming the field that is not as it should be. */
-export function decodeCheckpoint(body: string): HostCheckpoint {
-  return checkpointFromJson(JSON.parse(body));
-}
-
-// ---- encoding ----
-
 function encode(r: HostRecord): [layer: string, kind: string, body: string] {
   if (r.layer === 'core') return ['core', r.record.kind, JSON.stringify(encodeCore(r.record))];
   if (r.layer === 'cab') return ['cab', r.record.kind, JSON.stringify(encodeCab(r.record))];
-  if (r.layer === 'identity')
-    return [
-      'host',
-      'identity',
-      JSON.stringify({ origin: num(r.record.origin, 'identity.origin') }),
-    ];
+  if (r.layer === 'identity') {
+    const body: Json<typeof IdentityBodySchema> = {
+      origin: num(r.record.origin, 'identity.origin'),
+    };
+    return ['host', 'identity', JSON.stringify(body)];
+  }
   if (r.layer === 'transfer') return ['host', 'chunk', JSON.stringify(encodeChunk(r.record))];
   throw new TypeError(`unknown record layer ${JSON.stringify((r as { layer: unknown }).layer)}`);
 }
 
-function encodeReq(q: Req): object {
+function encodeReq(q: Req): Json<typeof ReqSchema> {
   if (q.causalCtx !== null && !(q.causalCtx instanceof DottedVersionVector))
     throw new TypeError('req.causalCtx is neither a DottedVersionVector nor null');
   return {
@@ -126,11 +414,8 @@ function encodeReq(q: Req): object {
   };
 }
 
-/**
- * A Req's plain fields, checked the same way when written (a live Req) and when read (JSON from
- * disk). Live args are already frozen JSON and come back as they are; anything else is checked.
- */
-function reqFields(q: Partial<Record<'ts' | 'id' | 'op' | 'args' | 'strong', unknown>>) {
+/** A live Req's plain fields, checked. Its args are already frozen JSON and come back as they are. */
+function reqFields(q: Req) {
   return {
     ts: num(q.ts, 'req.ts'),
     id: opId(q.id, 'req.id'),
@@ -140,7 +425,7 @@ function reqFields(q: Partial<Record<'ts' | 'id' | 'op' | 'args' | 'strong', unk
   };
 }
 
-function sessionFields(s: Partial<Record<'id' | 'seq' | 'acked', unknown>>): SessionStamp {
+function sessionFields(s: SessionStamp): SessionStamp {
   return {
     id: str(s.id, 'req.session.id'),
     seq: num(s.seq, 'req.session.seq'),
@@ -148,7 +433,7 @@ function sessionFields(s: Partial<Record<'id' | 'seq' | 'acked', unknown>>): Ses
   };
 }
 
-function encodeCore(r: DurableRecord): object {
+function encodeCore(r: DurableRecord): Json<typeof ReqBodySchema> | Json<typeof CommitBodySchema> {
   switch (r.kind) {
     case 'req':
       return { req: encodeReq(r.req) };
@@ -161,7 +446,13 @@ function encodeCore(r: DurableRecord): object {
   }
 }
 
-function encodeCab(r: AcceptorRecord): object {
+type AcceptorBody =
+  | Json<typeof PromiseBodySchema>
+  | Json<typeof AcceptBodySchema>
+  | Json<typeof TruncateBodySchema>
+  | Json<typeof ConfigBodySchema>;
+
+function encodeCab(r: AcceptorRecord): AcceptorBody {
   switch (r.kind) {
     case 'promise':
       return { ballot: num(r.ballot, 'promise.ballot') };
@@ -189,7 +480,7 @@ function encodeCab(r: AcceptorRecord): object {
   }
 }
 
-function checkpointBody(c: HostCheckpoint): object {
+function checkpointBody(c: HostCheckpoint): Json<typeof CheckpointBodySchema> {
   const k = c.core;
   if (!(k.known instanceof DottedVersionVector))
     throw new TypeError('checkpoint.core.known is not a DottedVersionVector');
@@ -208,18 +499,18 @@ function checkpointBody(c: HostCheckpoint): object {
       lastStrongEventNo: num(k.lastStrongEventNo, 'checkpoint.core.lastStrongEventNo'),
       finalizedOwnStrong: num(k.finalizedOwnStrong, 'checkpoint.core.finalizedOwnStrong'),
     },
-    cab: c.cab.map((r) => ({ kind: r.kind, ...encodeCab(r) })),
+    cab: c.cab.map((r) => ({ kind: r.kind, ...encodeCab(r) }) as Json<typeof AcceptorRecordSchema>),
     held: c.held.map(encodeReq),
     delivered: c.delivered.map((id, i) => opId(id, `checkpoint.delivered[${i}]`)),
     origin: c.origin === undefined || c.origin === null ? null : num(c.origin, 'checkpoint.origin'),
   };
 }
 
-function encodeMember(m: Member, at: string): Member {
+function encodeMember(m: Member, at: string): Json<typeof MemberSchema> {
   return { id: num(m.id, `${at}.id`), address: str(m.address, `${at}.address`) };
 }
 
-function encodeReconfig(r: ReconfigRequest, at: string): ReconfigRequest {
+function encodeReconfig(r: ReconfigRequest, at: string): Json<typeof ReconfigRequestSchema> {
   const c = r.change;
   return {
     nonce: str(r.nonce, `${at}.nonce`),
@@ -230,7 +521,7 @@ function encodeReconfig(r: ReconfigRequest, at: string): ReconfigRequest {
   };
 }
 
-function encodeConfigEntry(e: ConfigEntry, at: string): ConfigEntry {
+function encodeConfigEntry(e: ConfigEntry, at: string): Json<typeof ConfigEntrySchema> {
   return {
     from: num(e.from, `${at}.from`),
     members: e.members.map((m, i) => encodeMember(m, `${at}.members[${i}]`)),
@@ -239,32 +530,30 @@ function encodeConfigEntry(e: ConfigEntry, at: string): ConfigEntry {
   };
 }
 
-function decodeMember(v: unknown, at: string): Member {
-  const m = obj(v, at);
-  return { id: num(m.id, `${at}.id`), address: str(m.address, `${at}.address`) };
-}
-
-function decodeReconfig(v: unknown, at: string): ReconfigRequest {
-  const r = obj(v, at);
-  const c = obj(r.change, `${at}.change`);
-  const op = str(c.op, `${at}.change.op`);
-  if (op !== 'add' && op !== 'remove') throw new TypeError(`${at}.change.op is not add or remove`);
+/** A state-transfer chunk the replica received (host/state-transfer.ts `TransferPart`). */
+function encodeChunk(c: TransferChunkRecord): Json<typeof ChunkBodySchema> {
+  const p = c.part;
+  const part =
+    p.kind === 'header'
+      ? p
+      : p.kind === 'state'
+        ? {
+            kind: p.kind,
+            entries: p.entries.map(
+              ([key, value]) =>
+                [
+                  str(key, 'chunk.state key'),
+                  toFrozenJson(value, `chunk.state['${key}']`),
+                ] as const,
+            ),
+          }
+        : { kind: p.kind, reqs: p.reqs.map(encodeReq) };
   return {
-    nonce: str(r.nonce, `${at}.nonce`),
-    change:
-      op === 'add'
-        ? { op, member: decodeMember(c.member, `${at}.change.member`) }
-        : { op, id: num(c.id, `${at}.change.id`) },
-  };
-}
-
-function decodeConfigEntry(v: unknown, at: string): ConfigEntry {
-  const e = obj(v, at);
-  return {
-    from: num(e.from, `${at}.from`),
-    members: arr(e.members, `${at}.members`).map((m, i) => decodeMember(m, `${at}.members[${i}]`)),
-    retired: arr(e.retired, `${at}.retired`).map((id, i) => num(id, `${at}.retired[${i}]`)),
-    ...(e.nonce === undefined ? {} : { nonce: str(e.nonce, `${at}.nonce`) }),
+    peer: num(c.peer, 'chunk.peer'),
+    session: num(c.session, 'chunk.session'),
+    index: num(c.index, 'chunk.index'),
+    total: num(c.total, 'chunk.total'),
+    part,
   };
 }
 
@@ -291,10 +580,6 @@ function opId(v: unknown, at: string): OpId {
   return { replica: num(id.replica, `${at}.replica`), eventNo: num(id.eventNo, `${at}.eventNo`) };
 }
 
-// ---- decoding ----
-
-type Obj = Record<string, unknown>;
-
 type ReqRecord = { layer: 'core'; record: Extract<DurableRecord, { kind: 'req' }> };
 
 function isReq(r: HostRecord): r is ReqRecord {
@@ -305,203 +590,4 @@ type CommitRecord = { layer: 'core'; record: Extract<DurableRecord, { kind: 'com
 
 function isCommit(r: HostRecord): r is CommitRecord {
   return r.layer === 'core' && r.record.kind === 'commit';
-}
-
-function decodeReqs(body: string): HostRecord[] {
-  const b = obj(JSON.parse(body) as unknown, 'body');
-  return arr(b.reqs, 'reqs').map((q, i) => ({
-    layer: 'core' as const,
-    record: { kind: 'req' as const, req: decodeReq(obj(q, `reqs[${i}]`)) },
-  }));
-}
-
-function decodeCommits(body: string): HostRecord[] {
-  const b = obj(JSON.parse(body) as unknown, 'body');
-  return arr(b.commits, 'commits').map((ids, i) => ({
-    layer: 'core' as const,
-    record: {
-      kind: 'commit' as const,
-      ids: arr(ids, `commits[${i}]`).map((v, k) => opId(v, `commits[${i}][${k}]`)),
-    },
-  }));
-}
-
-function decode(layer: string, kind: string, body: string): HostRecord {
-  return decodeBody(layer, kind, obj(JSON.parse(body) as unknown, 'body'));
-}
-
-function decodeBody(layer: string, kind: string, b: Obj): HostRecord {
-  if (layer === 'core') {
-    if (kind === 'req') return { layer, record: { kind, req: decodeReq(obj(b.req, 'req')) } };
-    if (kind === 'commit')
-      return {
-        layer,
-        record: { kind, ids: arr(b.ids, 'ids').map((v, i) => opId(v, `ids[${i}]`)) },
-      };
-  } else if (layer === 'cab') {
-    if (kind === 'promise') return { layer, record: { kind, ballot: num(b.ballot, 'ballot') } };
-    if (kind === 'accept')
-      return {
-        layer,
-        record: {
-          kind,
-          instance: num(b.instance, 'instance'),
-          ballot: num(b.ballot, 'ballot'),
-          value: arr(b.value, 'value').map((v, i): BatchEntry => {
-            const c = obj(v, `value[${i}]`);
-            if (c.reconfig !== undefined)
-              return { reconfig: decodeReconfig(c.reconfig, `value[${i}].reconfig`) };
-            return {
-              id: opId(c.id, `value[${i}].id`),
-              prevStrong: num(c.prevStrong, `value[${i}].prevStrong`),
-            };
-          }),
-        },
-      };
-    if (kind === 'truncate') return { layer, record: { kind, below: num(b.below, 'below') } };
-    if (kind === 'config')
-      return { layer, record: { kind, entry: decodeConfigEntry(b.entry, 'entry') } };
-  } else if (layer === 'host' && kind === 'identity') {
-    return { layer: 'identity', record: { kind, origin: num(b.origin, 'origin') } };
-  } else if (layer === 'host' && kind === 'chunk') {
-    return { layer: 'transfer', record: decodeChunk(b) };
-  }
-  throw new Error(`unknown record type ${layer}/${kind}`);
-}
-
-/** A state-transfer chunk the replica received (host/state-transfer.ts `TransferPart`). */
-function encodeChunk(c: TransferChunkRecord): object {
-  const p = c.part;
-  const part =
-    p.kind === 'header'
-      ? p
-      : p.kind === 'state'
-        ? {
-            kind: p.kind,
-            entries: p.entries.map(([key, value]) => [
-              str(key, 'chunk.state key'),
-              toFrozenJson(value, `chunk.state['${key}']`),
-            ]),
-          }
-        : { kind: p.kind, reqs: p.reqs.map(encodeReq) };
-  return {
-    peer: num(c.peer, 'chunk.peer'),
-    session: num(c.session, 'chunk.session'),
-    index: num(c.index, 'chunk.index'),
-    total: num(c.total, 'chunk.total'),
-    part,
-  };
-}
-
-function decodeChunk(b: Obj): TransferChunkRecord {
-  const p = obj(b.part, 'part');
-  const kind = str(p.kind, 'part.kind');
-  let part: TransferPart;
-  if (kind === 'header') {
-    const h = obj(p.header, 'part.header');
-    const counts = obj(h.counts, 'part.header.counts');
-    part = {
-      kind,
-      header: {
-        finalized: num(h.finalized, 'header.finalized'),
-        committedLive: num(h.committedLive, 'header.committedLive'),
-        known: dvvJson(h.known, 'header.known'),
-        hlc: num(h.hlc, 'header.hlc'),
-        truncatedBelow: num(h.truncatedBelow, 'header.truncatedBelow'),
-        delivered: arr(h.delivered, 'header.delivered').map((id, i) =>
-          opId(id, `header.delivered[${i}]`),
-        ),
-        counts: {
-          state: num(counts.state, 'counts.state'),
-          reqs: num(counts.reqs, 'counts.reqs'),
-          held: num(counts.held, 'counts.held'),
-        },
-        digest: str(h.digest, 'header.digest'),
-      },
-    };
-  } else if (kind === 'state') {
-    part = {
-      kind,
-      entries: arr(p.entries, 'part.entries').map((e, i): [string, JsonValue] => {
-        const [key, value] = arr(e, `part.entries[${i}]`);
-        return [str(key, `part.entries[${i}][0]`), toFrozenJson(value, `part.entries[${i}][1]`)];
-      }),
-    };
-  } else if (kind === 'reqs' || kind === 'held') {
-    part = {
-      kind,
-      reqs: arr(p.reqs, 'part.reqs').map((q, i) => decodeReq(obj(q, `part.reqs[${i}]`))),
-    };
-  } else throw new TypeError(`part.kind ${JSON.stringify(kind)} is not a chunk kind`);
-  return {
-    kind: 'chunk',
-    peer: num(b.peer, 'peer'),
-    session: num(b.session, 'session'),
-    index: num(b.index, 'index'),
-    total: num(b.total, 'total'),
-    part,
-  };
-}
-
-function checkpointFromJson(v: unknown): HostCheckpoint {
-  const b = obj(v, 'checkpoint');
-  const k = obj(b.core, 'core');
-  const core: ReplicaCheckpoint = {
-    finalized: num(k.finalized, 'core.finalized'),
-    state: arr(k.state, 'core.state').map((e, i): [string, JsonValue] => {
-      const [key, value] = arr(e, `core.state[${i}]`);
-      return [str(key, `core.state[${i}][0]`), toFrozenJson(value, `core.state[${i}][1]`)];
-    }),
-    reqs: arr(k.reqs, 'core.reqs').map((q, i) => decodeReq(obj(q, `core.reqs[${i}]`))),
-    committedLive: num(k.committedLive, 'core.committedLive'),
-    known: DottedVersionVector.fromJSON(dvvJson(k.known, 'core.known')),
-    hlc: num(k.hlc, 'core.hlc'),
-    eventNo: num(k.eventNo, 'core.eventNo'),
-    lastStrongEventNo: num(k.lastStrongEventNo, 'core.lastStrongEventNo'),
-    finalizedOwnStrong: num(k.finalizedOwnStrong, 'core.finalizedOwnStrong'),
-  };
-  const cab = arr(b.cab, 'cab').map((e, i): AcceptorRecord => {
-    const { kind, ...rest } = obj(e, `cab[${i}]`);
-    const r = decodeBody('cab', str(kind, `cab[${i}].kind`), rest);
-    if (r.layer !== 'cab') throw new Error(`cab[${i}] is not an acceptor record`);
-    return r.record;
-  });
-  return {
-    kind: 'checkpoint',
-    core,
-    cab,
-    held: arr(b.held, 'held').map((q, i) => decodeReq(obj(q, `held[${i}]`))),
-    delivered: arr(b.delivered, 'delivered').map((id, i) => opId(id, `delivered[${i}]`)),
-    origin: b.origin === undefined || b.origin === null ? null : num(b.origin, 'origin'),
-  };
-}
-
-function decodeReq(q: Obj): Req {
-  const ctx = q.causalCtx;
-  return {
-    ...reqFields(q),
-    causalCtx: ctx === null ? null : DottedVersionVector.fromJSON(dvvJson(ctx)),
-    ...(q.session === undefined ? {} : { session: sessionFields(obj(q.session, 'req.session')) }),
-  };
-}
-
-/** `{ [replica]: [base, ...dots] }`, as DottedVersionVector#toJSON writes it. */
-function dvvJson(v: unknown, name = 'req.causalCtx'): Record<string, number[]> {
-  const o = obj(v, name);
-  for (const [replica, e] of Object.entries(o)) {
-    const at = `${name}[${replica}]`;
-    arr(e, at).forEach((n, i) => num(n, `${at}[${i}]`));
-  }
-  return o as Record<string, number[]>;
-}
-
-function obj(v: unknown, at: string): Obj {
-  if (typeof v !== 'object' || v === null || Array.isArray(v))
-    throw new TypeError(`${at} is not an object`);
-  return v as Obj;
-}
-
-function arr(v: unknown, at: string): unknown[] {
-  if (!Array.isArray(v)) throw new TypeError(`${at} is not an array`);
-  return v as unknown[];
 }

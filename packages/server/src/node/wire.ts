@@ -4,9 +4,10 @@ import { DottedVersionVector } from '../core/dvv.js';
 import { toFrozenJson } from '@creek/app';
 import type { Req } from '../core/types.js';
 import type { PeerMessage } from '../host/replica-host.js';
-import type { TransferMessage } from '../host/state-transfer.js';
+import type { TransferMessage, TransferPart } from '../host/state-transfer.js';
 
 type WireTransfer = Extract<PeerFrame, { t: 'transfer' }>['msg'];
+type WireTransferPart = Extract<WireTransfer, { type: 'chunk' }>['part'];
 
 /** In-process Reqs carry a DottedVersionVector and frozen args; on the wire both are plain JSON. */
 export function reqToWire(req: Req): WireReq {
@@ -46,15 +47,19 @@ function transferToWire(m: TransferMessage): unknown {
 
 function transferFromWire(m: WireTransfer): TransferMessage {
   if (m.type !== 'chunk') return m;
-  const p = m.part;
+  return { ...m, part: transferPartFromWire(m.part) };
+}
+
+/**
+ * A state-transfer chunk's part as it travels, and as the receiver keeps it on disk
+ * (record-codec.ts), back into the host's: live Reqs, frozen state values.
+ */
+export function transferPartFromWire(p: WireTransferPart): TransferPart {
   if (p.kind === 'reqs' || p.kind === 'held')
-    return { ...m, part: { kind: p.kind, reqs: p.reqs.map(reqFromWire) } };
+    return { kind: p.kind, reqs: p.reqs.map(reqFromWire) };
   if (p.kind === 'state')
-    return {
-      ...m,
-      part: { kind: 'state', entries: p.entries.map(([k, v]) => [k, toFrozenJson(v)] as const) },
-    };
-  return { ...m, part: p };
+    return { kind: 'state', entries: p.entries.map(([k, v]) => [k, toFrozenJson(v)] as const) };
+  return p;
 }
 
 /** A validated peer frame (gossip, paxos or transfer) back into a host message. */

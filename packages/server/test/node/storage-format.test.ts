@@ -323,4 +323,56 @@ describe('records, against rows as format version 3 stores them', () => {
     s.close();
     expect(dump(dir)).toEqual({ rows: ROWS, checkpoint: CHECKPOINT });
   });
+
+  it('names the row and the field a corrupt body fails at', () => {
+    const dir = path.join(tmp, 'data');
+    const s = SqliteStorage.open(dir, { replicaId: 1 });
+    s.append(shared[0]!);
+    s.append([single[8]!]);
+    s.close();
+    const corrupt = (kind: string, body: string, expected: RegExp) => {
+      const db = new Database(path.join(dir, DB_FILE));
+      const before = db.prepare('SELECT body FROM records WHERE kind = ?').pluck().get(kind);
+      db.prepare('UPDATE records SET body = ? WHERE kind = ?').run(body, kind);
+      db.close();
+      const again = SqliteStorage.open(dir, { replicaId: 1 });
+      try {
+        expect(() => again.load()).toThrow(expected);
+      } finally {
+        again.close();
+        const fix = new Database(path.join(dir, DB_FILE));
+        fix.prepare('UPDATE records SET body = ? WHERE kind = ?').run(before, kind);
+        fix.close();
+      }
+    };
+    const reqs = JSON.parse(ROWS[18]![2]) as { reqs: { id: { eventNo: unknown } }[] };
+    reqs.reqs[1]!.id.eventNo = '3';
+    corrupt(
+      'reqs',
+      JSON.stringify(reqs),
+      /record 1 \(core\/reqs\) is corrupt: reqs\[1\]\.id\.eventNo/,
+    );
+    corrupt(
+      'accept',
+      '{"instance":4,"ballot":513,"value":[{"id":{"replica":2,"eventNo":3},"prevStrong":null}]}',
+      /record 2 \(cab\/accept\) is corrupt: value\[0\]\.prevStrong: .*received null/,
+    );
+    // A batch entry is an op id or a membership change: named by the one it came closest to.
+    corrupt(
+      'accept',
+      '{"instance":4,"ballot":513,"value":[{"reconfig":{"nonce":"x","change":{"op":"move"}}}]}',
+      /record 2 \(cab\/accept\) is corrupt: value\[0\]\.reconfig\.change\.op/,
+    );
+    corrupt('accept', '[]', /record 2 \(cab\/accept\) is corrupt: body:/);
+    corrupt('accept', '{"ballot":', /record 2 \(cab\/accept\) is corrupt: .*JSON/);
+
+    const db = new Database(path.join(dir, DB_FILE));
+    db.prepare("UPDATE records SET kind = 'vote' WHERE kind = 'accept'").run();
+    db.close();
+    const again = SqliteStorage.open(dir, { replicaId: 1 });
+    expect(() => again.load()).toThrow(
+      /record 2 \(cab\/vote\) is corrupt: unknown record type cab\/vote/,
+    );
+    again.close();
+  });
 });

@@ -196,10 +196,7 @@ const AcceptorRecordSchema = z.discriminatedUnion('kind', [
 
 const IdentityBodySchema = z.object({ origin: finite });
 
-/**
- * A state-transfer chunk the replica received, with the peer it came from. Its header is read
- * without the configurations it may carry, as this format has always been read.
- */
+/** A state-transfer chunk the replica received, with the peer it came from. */
 const ChunkBodySchema = StoredChunkShape.extend({ peer: finite });
 
 const CheckpointBodySchema = z.object({
@@ -272,18 +269,8 @@ function cab(record: AcceptorRecord): HostRecord {
 }
 
 function chunkRecord(b: z.output<typeof ChunkBodySchema>): TransferChunkRecord {
-  const p = b.part;
-  const part =
-    p.kind === 'header'
-      ? { kind: p.kind, header: withoutConfig(p.header) }
-      : transferPartFromWire(p);
+  const part = transferPartFromWire(b.part);
   return { kind: 'chunk', peer: b.peer, session: b.session, index: b.index, total: b.total, part };
-}
-
-function withoutConfig<H extends { config?: unknown }>(header: H): Omit<H, 'config'> {
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  const { config, ...rest } = header;
-  return rest;
 }
 
 // ---- decoding ----

@@ -1,0 +1,532 @@
+import {
+  decodeServerFrame,
+  PROTOCOL_VERSION,
+  type ClientFrame,
+  type ServerFrame,
+} from '@creek/protocol';
+import type { ConsistencyLevel, ViewSink } from '../binding.js';
+import { connectFailure } from '../connect-failure.js';
+import {
+  ClientClosed,
+  errorFromWire,
+  ProtocolError,
+  Unauthorized,
+  type CreekError,
+} from '../errors.js';
+import type { StoredOp, StoredSession } from '../offline-storage.js';
+import { Failover } from './failover.js';
+import { OfflineQueue, queue, storedSession } from './offline-queue.js';
+import { OpTable, type SessionOp } from './op-table.js';
+import type { ClientSessionConfig, ConnectionStatus, SessionOutput } from './session-io.js';
+import { SendWindow } from './send-window.js';
+import { watchFrame, WatchTable, type WatchSink } from './watches.js';
+
+/**
+ * The client's side of a Creek session, as a deterministic state machine: no sockets, timers,
+ * clocks or randomness; events come in as calls, and what to do about them goes out through
+ * `out`. It holds the op table (numbering, retries and resubmission with the same op id and
+ * number, abandon), the offline queue, the live queries and the failover policy; a driver owns the
+ * connections, the timers and the storage, and a simulator can drive it over its own network and
+ * clock. Callers' sinks are called from within the calls, as views and errors arrive.
+ *
+ * Session guarantees across replicas: views say what their replica had (`seen`); the session keeps
+ * the most it has seen and presents it when it reconnects, and a replica welcomes it only once it
+ * has caught up (else the session tries the next one): read-your-writes and monotonic reads.
+ */
+export class ClientSession {
+  private readonly ops: OpTable;
+  private readonly window: SendWindow;
+  private readonly watches = new WatchTable();
+  private readonly failover: Failover;
+  private readonly offline: OfflineQueue;
+  private sessionId: string;
+  private persistent: boolean;
+  private readonly token: string | undefined;
+  private readonly now: () => number;
+  private readonly out: (o: SessionOutput) => void;
+  /** Per origin replica, how many of its ops this session has seen. */
+  private readonly seen: number[] = [];
+  /** Counts connections, so that a `committed` frame is applied to ops sent on its connection. */
+  private connection = 0;
+  /** The session listens to the events of `connection` (false once it left it, or it closed). */
+  private attached = false;
+  /** That connection's URL, whether it opened, and why it failed if its driver said. */
+  private url = '';
+  private opened = false;
+  private failure: string | undefined;
+  /** Welcomed on that connection: ops go out. */
+  private ready = false;
+  /** Why this session takes no more ops (`close()`, or a refused token); null while it does. */
+  private closedBy: ((sent: boolean) => CreekError) | null = null;
+  /** When the current connection last brought a frame (the session's clock). */
+  private lastFrameAt = 0;
+  /** When it last brought a stable answer or a commit (or was welcomed). */
+  private lastStableAt = 0;
+  private currentStatus: ConnectionStatus = 'connecting';
+
+  constructor(config: ClientSessionConfig) {
+    this.sessionId = config.session;
+    this.token = config.token;
+    this.now = config.now;
+    this.out = config.out;
+    this.persistent = config.persistent;
+    this.ops = new OpTable({
+      persist: () => this.persist(),
+      closed: () => this.closedBy !== null,
+      submit: (op, args, levels, sink) => void this.submit(op, args, levels, sink),
+    });
+    this.window = new SendWindow(config.maxInFlight, (o) => this.sendNow(o));
+    this.failover = new Failover(config.urls, config.connectTimeoutMs, config.stallTimeoutMs);
+    this.offline = new OfflineQueue(config.offline, config.maxQueued);
+  }
+
+  /** Where the client stands with the cluster. */
+  get status(): ConnectionStatus {
+    return this.currentStatus;
+  }
+
+  /** The session takes no more ops (closed, or the cluster refused it). */
+  get closed(): boolean {
+    return this.closedBy !== null;
+  }
+
+  /** How often the driver should call `tick()`, or null when it need not. */
+  get tickEveryMs(): number | null {
+    return this.failover.stallCheckEveryMs;
+  }
+
+  /** Ops of the session not yet acknowledged (answered and committed). */
+  unacknowledged(): number {
+    return this.ops.size;
+  }
+
+  /** What the offline storage should keep now. */
+  stored(): StoredSession {
+    return storedSession(this.sessionId, this.ops);
+  }
+
+  // ---- connections ------------------------------------------------------------------------
+
+  /** Connects for the first time (once a stored session, if any, is restored). */
+  start(): void {
+    this.open();
+  }
+
+  /** The wait a `reconnect` output asked for is over. */
+  reconnect(): void {
+    this.open();
+  }
+
+  private open(): void {
+    if (this.closedBy !== null) return;
+    this.connection++;
+    this.attached = true;
+    this.url = this.failover.url;
+    this.opened = false;
+    this.failure = undefined;
+    // A new replica counts from nothing; the welcome resubmits what the last one held.
+    this.window.reset();
+    this.out({ t: 'connect', connection: this.connection, url: this.url });
+  }
+
+  /** Events of `connection` count while the session listens to it. */
+  private current(connection: number): boolean {
+    return this.attached && connection === this.connection;
+  }
+
+  /**
+   * No connection can be made at all (connect's tls on a browser, say): every call fails so, now
+   * and later.
+   */
+  cannotConnect(message: string): void {
+    const err = new ProtocolError(message, { mayHaveTakenEffect: false });
+    this.closedBy = () => err;
+    this.ops.failAll(() => err);
+  }
+
+  /** The connection could not even be started (a URL the WebSocket constructor refuses). */
+  connectFailed(connection: number, message: string): void {
+    if (!this.current(connection)) return;
+    this.attached = false;
+    this.failover.problem(this.url, connectFailure(this.url, message));
+    this.retry();
+  }
+
+  /** The connection opened: the session says hello, naming itself and what it has seen. */
+  connectionOpened(connection: number): void {
+    if (!this.current(connection)) return;
+    this.opened = true;
+    this.send({
+      t: 'hello',
+      version: PROTOCOL_VERSION,
+      ...(this.token === undefined ? {} : { token: this.token }),
+      session: this.sessionId,
+      ...(this.seen.some((n) => n > 0) ? { seen: [...this.seen] } : {}),
+    });
+  }
+
+  /** Why the connection failed, as its driver says (a close follows). */
+  connectionErrored(connection: number, message: string): void {
+    if (this.current(connection)) this.failure = message;
+  }
+
+  /** The connection closed: the session tries the next replica. */
+  connectionClosed(connection: number): void {
+    if (!this.current(connection)) return;
+    this.attached = false;
+    if (!this.opened) this.failover.problem(this.url, connectFailure(this.url, this.failure));
+    this.disconnected();
+    this.retry();
+  }
+
+  /** The replica is gone: no ops go out until the next welcome. */
+  private disconnected(): void {
+    this.ready = false;
+    this.out({ t: 'disconnected' });
+    if (this.currentStatus === 'connected') this.setStatus('connecting');
+  }
+
+  /**
+   * The driver's clock ticked (every `tickEveryMs`): leaves the replica when it has not been
+   * useful for stallTimeoutMs (see Failover.stalled).
+   */
+  tick(): void {
+    if (!this.ready || !this.attached || this.failover.stallTimeoutMs <= 0) return;
+    const why = this.failover.stalled(this.now(), {
+      ...this.ops.oldestWaiting(this.connection),
+      lastFrameAt: this.lastFrameAt,
+      lastStableAt: this.lastStableAt,
+    });
+    if (why !== null) this.leave(why);
+  }
+
+  /** Drops this connection for the next replica, noting why; its ops are resubmitted there. */
+  private leave(problem: string): void {
+    if (!this.attached) return;
+    this.failover.problem(this.url, problem);
+    this.attached = false;
+    this.disconnected();
+    // `ws` waits up to 30 s for a frozen peer's close handshake; nothing more is read from it.
+    this.out({ t: 'drop', connection: this.connection, terminate: true });
+    this.retry();
+  }
+
+  private retry(): void {
+    if (this.closedBy !== null) return;
+    const now = this.now();
+    const timedOut = this.failover.failing(now);
+    if (timedOut && this.offline.on) {
+      // Offline: every op waiting stays, queued, to be sent when a replica answers.
+      this.setStatus('offline');
+      this.offline.queueWaiting(this.ops);
+    } else if (timedOut) {
+      const gaveUp = this.failover.gaveUp();
+      this.ops.failAll((o) => {
+        const mayHaveTakenEffect = o.refusals < o.sends;
+        // Never taken by a replica: forgotten, so that it is not resubmitted behind the caller.
+        if (!mayHaveTakenEffect) o.committed = true;
+        return gaveUp(mayHaveTakenEffect);
+      });
+      this.ops.forgetSettled();
+      this.persist();
+      this.failover.restartFailing(now);
+    }
+    this.out({ t: 'reconnect', afterMs: this.failover.next() });
+  }
+
+  // ---- frames -------------------------------------------------------------------------------
+
+  /** A frame from the replica, as the connection delivered it (validated here). */
+  frameReceived(connection: number, data: string): void {
+    if (!this.current(connection)) return;
+    const url = this.url;
+    this.lastFrameAt = this.now();
+    const decoded = decodeServerFrame(data);
+    if (!decoded.ok)
+      return this.ops.failAll(
+        () =>
+          new ProtocolError(
+            `the replica at ${url} sent a frame this client cannot read: ${decoded.message}`,
+          ),
+      );
+    const f: ServerFrame = decoded.frame;
+    if (f.t === 'welcome') {
+      this.ready = true;
+      this.out({
+        t: 'welcomed',
+        replica: f.replica,
+        operations: f.ops,
+        readOnlyOperations: f.readOnly ?? null,
+      });
+      this.lastStableAt = this.lastFrameAt;
+      // A replica that welcomes and then refuses every op (paused, catching up) is no answer: the
+      // connect timeout keeps running until one serves an op, when ops wait.
+      if (![...this.ops.values()].some((o) => o.views !== null)) this.served();
+      this.failover.welcomed(url);
+      // Resubmit every op not known committed, answered ones too (their commit must be learnt):
+      // same op ids and numbers, so nothing is applied twice.
+      for (const o of this.ops.values()) if (!o.committed && !o.abandoning) this.window.send(o);
+      for (const frame of this.watches.frames()) this.send(frame);
+      return;
+    }
+    if (f.t === 'committed' || f.t === 'confirms') this.lastStableAt = this.lastFrameAt;
+    if (f.t === 'committed') {
+      for (const o of [...this.ops.values()])
+        if (o.seq < f.below && o.sentOn === this.connection) this.ops.commit(o);
+      return;
+    }
+    if (f.t === 'confirms') {
+      for (const opId of f.opIds) this.release(opId);
+      for (const opId of f.opIds) {
+        const o = this.ops.get(opId);
+        if (o !== undefined) this.ops.confirmed(o);
+      }
+      return;
+    }
+    if (f.t === 'watched' || f.t === 'unwatched') return this.watches.frame(f);
+    if (f.t === 'error' && f.opId === undefined) return this.errorNamingNoOp(url, f);
+    // What the replica counts as done (client-endpoint.ts): a weak op at its first view, a strong
+    // one at its stable view or confirm, any op at an error.
+    if (f.t !== 'view' || f.level === 'stable' || this.window.levelOf(f.opId) === 'weak')
+      this.release(f.opId!);
+    const o = this.ops.get(f.opId!);
+    if (o === undefined) return;
+    if (f.t === 'view' || f.t === 'confirm') this.served();
+    if (f.t === 'view') {
+      this.see(f.seen);
+      if (f.level === 'stable') this.lastStableAt = this.lastFrameAt;
+      this.ops.viewed(o, f.level, f.outcome, (f.id ?? null) !== null);
+    } else if (f.t === 'confirm') {
+      this.lastStableAt = this.lastFrameAt;
+      this.ops.confirmed(o);
+    } else if (f.code === 'busy' || f.code === 'unavailable') {
+      this.refused(o, f.code, f.message);
+    } else {
+      this.ops.refusedEverywhere(o, f.code, f.message);
+    }
+  }
+
+  /**
+   * The replica did not take the op (busy, or unavailable: paused, shutting down, catching up).
+   * Unavailable with another replica to try: leave this one, and the op goes there. Otherwise the
+   * caller gets the error, saying whether the op may still take effect: if no replica took it
+   * (every send refused) it is forgotten, never resubmitted, so a caller retrying as told does not
+   * apply it twice; if an earlier send may have landed, it stays and is resubmitted (applied once).
+   */
+  private refused(o: SessionOp, code: 'busy' | 'unavailable', message: string): void {
+    if (o.sentOn !== this.connection) return; // an answer to an earlier send, since resubmitted
+    o.refusals++;
+    if (code === 'unavailable' && this.failover.several) {
+      if (this.attached) this.leave(`unavailable: ${message}`);
+      return;
+    }
+    const mayHaveTakenEffect = o.refusals < o.sends;
+    if (!mayHaveTakenEffect) o.committed = true; // never ordered: nothing to resubmit or wait for
+    o.views?.error(errorFromWire(code, message, mayHaveTakenEffect));
+    this.ops.answered(o);
+  }
+
+  /**
+   * An error frame that names no op: about the connection, or about a frame the replica could not
+   * read far enough to find its op id (protocol codec.ts names it whenever it can).
+   */
+  private errorNamingNoOp(url: string, f: Extract<ServerFrame, { t: 'error' }>): void {
+    this.failover.problem(url, `${f.code}: ${f.message}`);
+    if (f.code === 'unauthorized') {
+      const e = new Unauthorized(f.message);
+      this.closedBy = () => e;
+      return this.ops.failAll(() => e);
+    }
+    // The replica closes the connection (it has not caught up with this session, or it is
+    // shutting down), and the session tries the next one.
+    if (f.code === 'unavailable') return;
+    if (f.code === 'version') {
+      // Another replica may speak this client's version; if none does, ops fail after the
+      // connect timeout, with this problem in the message.
+      this.drop();
+      return;
+    }
+    if (!this.ready) {
+      // The hello was refused: this client cannot use this replica. Its ops fail now, rather than
+      // at the connect timeout; the session goes on to the next replica.
+      const why = `the replica at ${url} refused this client's hello (${f.code}: ${f.message})`;
+      this.ops.failAll((o) => new ProtocolError(why, { mayHaveTakenEffect: o.sentOn > 0 }));
+      this.drop();
+      return;
+    }
+    // One of the frames sent on this connection was refused, and nothing says which: fail every op
+    // sent on it that has no answer yet, and stop tracking them, so that the refused frame is not
+    // resubmitted at the next connection.
+    const why = `the replica at ${url} refused a frame without naming its op (${f.code}: ${f.message}); this op had no answer yet: if its frame was the one refused it was not applied, otherwise it may still be`;
+    for (const o of [...this.ops.values()]) {
+      if (o.views === null || o.sentOn !== this.connection) continue;
+      o.views.error(new ProtocolError(why));
+      this.ops.delete(o.opId);
+    }
+  }
+
+  /** Closes the connection, whose close then comes as for any other (the next replica is tried). */
+  private drop(): void {
+    if (this.attached) this.out({ t: 'drop', connection: this.connection, terminate: false });
+  }
+
+  /**
+   * Keeps the most the session has seen. A view's own id is not counted: the session's own ops
+   * that are not committed are resubmitted when it moves, so no replica needs to have them first.
+   */
+  private see(seen: readonly number[] | undefined): void {
+    if (seen === undefined) return;
+    for (let i = 0; i < seen.length; i++) this.seen[i] = Math.max(this.seen[i] ?? 0, seen[i]!);
+  }
+
+  /**
+   * A replica serves this client (it answered an op, or welcomed it with none waiting): connected,
+   * and the ops of the offline queue, sent at the welcome, are in its hands.
+   */
+  private served(): void {
+    this.failover.served();
+    this.setStatus('connected');
+    this.offline.release(this.ops);
+  }
+
+  private setStatus(s: ConnectionStatus): void {
+    if (this.currentStatus === s) return;
+    this.currentStatus = s;
+    this.out({ t: 'status', status: s });
+  }
+
+  // ---- ops ----------------------------------------------------------------------------------
+
+  /**
+   * An op invoked by the caller, numbered next in the session; returns it (for `abort`), or null
+   * when it was refused at once (the session is closed, or the offline queue is full), the error
+   * given to `sink`.
+   */
+  submit<T>(
+    op: string,
+    args: unknown,
+    levels: readonly ConsistencyLevel[],
+    sink: ViewSink<T>,
+  ): SessionOp | null {
+    if (this.closedBy !== null) {
+      sink.error(this.closedBy(false));
+      return null;
+    }
+    if (this.currentStatus === 'offline') {
+      const full = this.offline.refusal(this.ops);
+      if (full !== null) {
+        sink.error(full);
+        return null;
+      }
+    }
+    return this.track(this.ops.nextSeq++, op, args, levels, sink as ViewSink<unknown>);
+  }
+
+  /** An op of the session, numbered `seq`, from its invocation (or its restoring) on. */
+  private track(
+    seq: number,
+    op: string,
+    args: unknown,
+    levels: readonly ConsistencyLevel[],
+    sink: ViewSink<unknown>,
+  ): SessionOp {
+    const o = this.ops.track(seq, op, args, levels, sink);
+    if (this.currentStatus === 'offline') queue(o, true);
+    this.persist();
+    if (this.ready) this.window.send(o);
+    return o;
+  }
+
+  /**
+   * The caller stopped listening to `o` (Cancelled, Timeout: `reason`). An op no replica took is
+   * forgotten and never sent; one that may have landed is tracked until committed.
+   */
+  abort(o: SessionOp, reason: unknown): void {
+    this.ops.abort(o, reason);
+  }
+
+  /**
+   * Takes over the session a storage kept: its id, its numbering, and its ops not known
+   * committed, which are sent again at the next connection (each applied once); `sinkFor` gives
+   * each op's sink.
+   */
+  restore(stored: StoredSession, sinkFor: (op: StoredOp) => ViewSink<unknown>): void {
+    this.sessionId = stored.session;
+    this.ops.nextSeq = stored.nextSeq;
+    for (const s of stored.ops) {
+      const levels: ConsistencyLevel[] =
+        s.level === 'weak' ? ['weak'] : s.stableOnly ? ['strong'] : ['weak', 'strong'];
+      this.track(s.seq, s.op, s.args, levels, sinkFor(s));
+    }
+  }
+
+  /** The stored session changed: the driver saves it (several changes of one turn in one save). */
+  private persist(): void {
+    if (this.persistent) this.out({ t: 'persist' });
+  }
+
+  // ---- sending ------------------------------------------------------------------------------
+
+  private send(frame: ClientFrame): void {
+    this.out({ t: 'send', connection: this.connection, frame });
+  }
+
+  /** An op of this connection is done for its replica: the next ones kept back go. */
+  private release(opId: string): void {
+    this.window.release(
+      opId,
+      () => this.ready,
+      // Settled meanwhile (abandoned, cancelled before it went): nothing to send.
+      (o) => this.ops.get(o.opId) === o && !o.committed && !o.abandoning,
+    );
+  }
+
+  /** Sends `o` on this connection (the window has room for it). */
+  private sendNow(o: SessionOp): void {
+    o.sentOn = this.connection;
+    o.sentAt = this.now();
+    o.sends++;
+    this.send({
+      t: 'invoke',
+      opId: o.opId,
+      op: o.op,
+      args: o.args as never,
+      level: o.level,
+      ...(o.stableOnly ? { tentative: false as const } : {}),
+      seq: o.seq,
+      acked: this.ops.acked(),
+    });
+  }
+
+  // ---- live queries -------------------------------------------------------------------------
+
+  /**
+   * A live query: `sink` hears the read's result at the replica's tentative state and at its
+   * committed one, each time it changes; returns the function that ends it.
+   */
+  watch(op: string, args: unknown, sink: WatchSink): () => void {
+    if (this.closedBy !== null) {
+      sink.error(this.closedBy(false));
+      return () => undefined;
+    }
+    const watchId = this.watches.add(op, args, sink);
+    if (this.ready) this.send(watchFrame(watchId, op, args));
+    return () => {
+      if (this.watches.delete(watchId) && this.ready && this.attached)
+        this.send({ t: 'unwatch', watchId });
+    };
+  }
+
+  // ---- closing ------------------------------------------------------------------------------
+
+  /** Ends the session; unanswered ops fail with ClientClosed, and so does every later call. */
+  close(): void {
+    // What is stored stays as it was: a client started later on the same storage sends its ops.
+    this.persistent = false;
+    if (this.closedBy === null) this.closedBy = (sent) => new ClientClosed(sent);
+    this.drop();
+    this.ops.failAll((o) => new ClientClosed(o.sentOn > 0));
+    this.watches.endAll(() => new ClientClosed(false));
+    this.ops.closeAll();
+  }
+}

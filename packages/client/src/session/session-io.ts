@@ -1,0 +1,60 @@
+import type { ClientFrame } from '@creek/protocol';
+
+// What goes into a client session (its config) and what comes out of it (its outputs).
+
+/** Where the client stands with the cluster (`client.status()`). */
+export type ConnectionStatus = 'connecting' | 'connected' | 'offline';
+
+/**
+ * What a client session asks of its driver, in the order it asks. The socket driver acts on each
+ * at once; a simulator may queue them and deliver them over its network and clock. Connections are
+ * named by number: events of one the session has left are ignored, so a driver may report them.
+ */
+export type SessionOutput =
+  /** Open a connection, numbered `connection`, to the replica at `url`, and report its events. */
+  | { readonly t: 'connect'; readonly connection: number; readonly url: string }
+  /** Send `frame` on `connection`. */
+  | { readonly t: 'send'; readonly connection: number; readonly frame: ClientFrame }
+  /**
+   * Close `connection`; `terminate`: at once, without waiting for the peer's close handshake (the
+   * session has left it and reads nothing more from it).
+   */
+  | { readonly t: 'drop'; readonly connection: number; readonly terminate: boolean }
+  /** Call `reconnect()` after `afterMs`. */
+  | { readonly t: 'reconnect'; readonly afterMs: number }
+  /** The status changed. */
+  | { readonly t: 'status'; readonly status: ConnectionStatus }
+  /** A replica welcomed the client: who it is, and the ops its app offers. */
+  | {
+      readonly t: 'welcomed';
+      readonly replica: number;
+      readonly operations: readonly string[];
+      /** The read-only ones among them (welcomes from older replicas do not say: null). */
+      readonly readOnlyOperations: readonly string[] | null;
+    }
+  /** The client has no replica any more (the connection dropped, or it left it). */
+  | { readonly t: 'disconnected' }
+  /** What the offline storage should keep changed: save `stored()` (several changes in one). */
+  | { readonly t: 'persist' };
+
+/** What a client session is made of; the socket driver (`CreekBinding`) checks it first. */
+export interface ClientSessionConfig {
+  /** Client endpoints of the replicas, tried in order on failure. */
+  readonly urls: readonly string[];
+  readonly token?: string | undefined;
+  /** The session id (random, chosen by the driver); a restored session brings its own. */
+  readonly session: string;
+  readonly connectTimeoutMs?: number | undefined;
+  readonly stallTimeoutMs?: number | undefined;
+  /** How many ops one connection may have in flight (a replica refuses more as busy). */
+  readonly maxInFlight: number;
+  /** Offline ops on, and how many may wait. */
+  readonly offline: boolean;
+  readonly maxQueued: number;
+  /** The offline queue is kept in a storage: say when it changed (`persist`). */
+  readonly persistent: boolean;
+  /** The current time in milliseconds (the driver's clock, or a simulator's). */
+  readonly now: () => number;
+  /** Where the session's outputs go, each as it is made (see SessionOutput). */
+  readonly out: (o: SessionOutput) => void;
+}

@@ -103,4 +103,47 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The client's session is pure too (DESIGN.md, "the host"): its socket driver
+    // (creek-binding.ts) owns sockets, timers, the clock, randomness and storage, so that a
+    // simulator can drive the same session over its own network and clock.
+    files: ['packages/client/src/session/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['node:*', 'fs', 'net', 'os', 'ws', '../creek-binding.js', '../socket.js'],
+              message: 'the client session is pure: no I/O, and no arrow back to its driver.',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        ...['Date', 'performance'].map((name) => ({
+          name,
+          message: 'the client session is pure: time comes in through its `now`.',
+        })),
+        ...['setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask'].map((name) => ({
+          name,
+          message:
+            'the client session is pure: it asks its driver for timers (`reconnect`, `tick`).',
+        })),
+        ...['WebSocket', 'crypto', 'process', 'indexedDB', 'AbortSignal'].map((name) => ({
+          name,
+          message: 'the client session is pure: its driver owns sockets, randomness and storage.',
+        })),
+      ],
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'Math',
+          property: 'random',
+          message: 'the client session is pure: randomness comes from its driver.',
+        },
+      ],
+    },
+  },
 );

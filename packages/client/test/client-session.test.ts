@@ -1,0 +1,431 @@
+import { PROTOCOL_VERSION, type ClientFrame } from '@creek/protocol';
+import { describe, expect, it } from 'vitest';
+import type { View, ViewSink } from '../src/binding.js';
+import { Unavailable, type CreekError } from '../src/errors.js';
+import { ClientSession } from '../src/session/client-session.js';
+import type { ClientSessionConfig, SessionOutput } from '../src/session/session-io.js';
+import type { WatchSink } from '../src/session/watches.js';
+
+/**
+ * The client session on its own: no sockets, no timers, no real time. The test plays the driver
+ * (it reads the outputs, reports connection events and moves the clock) and the replicas (it
+ * hands the session their frames), so every step is explicit and every run the same.
+ */
+const A = 'ws://a:7100/client';
+const B = 'ws://b:7100/client';
+
+function driven(config: Partial<ClientSessionConfig> = {}) {
+  const clock = { now: 1_000 };
+  const outputs: SessionOutput[] = [];
+  const session = new ClientSession({
+    urls: [A, B],
+    session: 'session-under-test',
+    maxInFlight: 1_024,
+    offline: false,
+    maxQueued: 1_000,
+    persistent: false,
+    now: () => clock.now,
+    out: (o) => outputs.push(o),
+    ...config,
+  });
+  /** The outputs since the last call. */
+  const take = (): SessionOutput[] => outputs.splice(0);
+  /** The frames among `outs`, with the connection each goes on. */
+  const frames = (outs: SessionOutput[]): { connection: number; frame: ClientFrame }[] =>
+    outs.flatMap((o) => (o.t === 'send' ? [{ connection: o.connection, frame: o.frame }] : []));
+  /** The connection the session asked for last among `outs`. */
+  const connectIn = (outs: SessionOutput[]) => {
+    const c = outs.filter((o) => o.t === 'connect').at(-1);
+    if (c === undefined) throw new Error(`no connect among ${JSON.stringify(outs)}`);
+    return c;
+  };
+  const receive = (connection: number, frame: Record<string, unknown>) =>
+    session.frameReceived(connection, JSON.stringify(frame));
+  const welcome = (connection: number) =>
+    receive(connection, {
+      t: 'welcome',
+      version: PROTOCOL_VERSION,
+      replica: connection,
+      levels: ['weak', 'strong'],
+      ops: ['kv.put'],
+    });
+  /**
+   * Opens the connection the session asked for last (its hello is dropped) and welcomes it;
+   * returns its number.
+   */
+  const serve = (outs: SessionOutput[]): number => {
+    const { connection } = connectIn(outs);
+    session.connectionOpened(connection);
+    take();
+    welcome(connection);
+    return connection;
+  };
+  return { session, clock, take, frames, connectIn, receive, welcome, serve };
+}
+
+/** A sink that records what its op's caller hears. */
+function recorder() {
+  const heard: string[] = [];
+  const errors: CreekError[] = [];
+  const sink: ViewSink<unknown> = {
+    view: (v: View<unknown>) => heard.push(`view ${v.level}${v.final ? ' final' : ''}`),
+    error: (e) => {
+      errors.push(e);
+      heard.push(`error ${e.name}`);
+    },
+    committed: () => heard.push('committed'),
+    neverCommits: () => heard.push('never commits'),
+    queued: (q) => heard.push(q ? 'queued' : 'unqueued'),
+  };
+  return { sink, heard, errors };
+}
+
+const invokes = (fs: { frame: ClientFrame }[]) =>
+  fs.flatMap(({ frame }) => (frame.t === 'invoke' ? [frame] : []));
+const stable = (opId: string, value: unknown) => ({
+  t: 'view',
+  opId,
+  level: 'stable',
+  outcome: { ok: true, value },
+});
+
+describe('connecting and failing over', () => {
+  it('asks for the first URL, then the next after a close, waiting longer each time', () => {
+    const { session, take, connectIn } = driven();
+    session.start();
+    const first = connectIn(take());
+    expect(first).toEqual({ t: 'connect', connection: 1, url: A });
+    session.connectionErrored(1, 'connect ECONNREFUSED 10.0.0.1:7100');
+    session.connectionClosed(1);
+    expect(take()).toEqual([{ t: 'disconnected' }, { t: 'reconnect', afterMs: 50 }]);
+    session.reconnect();
+    expect(connectIn(take())).toEqual({ t: 'connect', connection: 2, url: B });
+    session.connectionClosed(2);
+    expect(take()).toEqual([{ t: 'disconnected' }, { t: 'reconnect', afterMs: 100 }]);
+    session.reconnect();
+    expect(connectIn(take()).url).toBe(A);
+  });
+
+  it('says hello with its session id and what it has seen, and is connected once welcomed', () => {
+    const { session, take, frames, receive, welcome } = driven();
+    session.start();
+    take();
+    session.connectionOpened(1);
+    expect(frames(take())).toEqual([
+      {
+        connection: 1,
+        frame: { t: 'hello', version: PROTOCOL_VERSION, session: 'session-under-test' },
+      },
+    ]);
+    const { sink } = recorder();
+    welcome(1);
+    expect(session.status).toBe('connected');
+    session.submit('kv.put', { key: 'k' }, ['weak'], sink);
+    receive(1, {
+      t: 'view',
+      opId: '1',
+      level: 'tentative',
+      outcome: { ok: true, value: null },
+      id: { replica: 0, eventNo: 1 },
+      seen: [3, 0, 2],
+    });
+    session.connectionClosed(1);
+    take();
+    session.reconnect();
+    session.connectionOpened(2);
+    expect(frames(take())[0]!.frame).toMatchObject({ t: 'hello', seen: [3, 0, 2] });
+  });
+
+  it('resubmits an op in flight on the next connection with the same id and number, and answers it once', () => {
+    const { session, take, frames, serve, receive } = driven();
+    session.start();
+    const one = serve(take());
+    const { sink, heard } = recorder();
+    session.submit('kv.put', { key: 'k', value: 1 }, ['weak', 'strong'], sink);
+    const [sent] = invokes(frames(take()));
+    expect(sent).toMatchObject({ op: 'kv.put', level: 'strong', seq: 1, acked: 1 });
+    session.connectionClosed(one); // dropped before any answer: the replica may have it
+    expect(session.status).toBe('connecting');
+    session.reconnect();
+    const two = serve(take());
+    const resent = invokes(frames(take()));
+    expect(resent).toEqual([sent]);
+    // The old connection is not listened to any more: its late answer changes nothing.
+    receive(one, stable(sent!.opId, 'late'));
+    expect(heard).toEqual([]);
+    receive(two, stable(sent!.opId, 7));
+    expect(heard).toEqual(['committed', 'view strong final']);
+    expect(session.unacknowledged()).toBe(0);
+  });
+
+  it('leaves a replica that sends nothing while an op waits, once the stall deadline passes', () => {
+    const { session, clock, take, serve } = driven({ stallTimeoutMs: 200 });
+    expect(session.tickEveryMs).toBe(50);
+    session.start();
+    const one = serve(take());
+    session.submit('kv.put', {}, ['weak'], recorder().sink);
+    take();
+    clock.now += 199;
+    session.tick();
+    expect(take()).toEqual([]);
+    clock.now += 1;
+    session.tick();
+    expect(take()).toEqual([
+      { t: 'disconnected' },
+      { t: 'status', status: 'connecting' },
+      { t: 'drop', connection: one, terminate: true },
+      { t: 'reconnect', afterMs: 50 },
+    ]);
+  });
+
+  it('moves on at once when a replica refuses an op as unavailable, and the op goes to the next', () => {
+    const { session, take, frames, serve, receive } = driven();
+    session.start();
+    const one = serve(take());
+    const { sink, heard } = recorder();
+    session.submit('kv.put', {}, ['strong'], sink);
+    const [sent] = invokes(frames(take()));
+    receive(one, { t: 'error', opId: sent!.opId, code: 'unavailable', message: 'paused' });
+    expect(take()).toContainEqual({ t: 'drop', connection: one, terminate: true });
+    session.reconnect();
+    serve(take());
+    expect(invokes(frames(take()))).toEqual([sent]);
+    expect(heard).toEqual([]);
+  });
+
+  it('fails the ops waiting once no replica answered for the connect timeout, naming each URL', () => {
+    const { session, clock, take } = driven({ connectTimeoutMs: 100 });
+    const { sink, errors } = recorder();
+    session.submit('kv.put', {}, ['weak'], sink);
+    session.start();
+    session.connectionClosed(1);
+    clock.now += 101;
+    session.reconnect();
+    session.connectionErrored(2, 'Unexpected server response: 404');
+    session.connectionClosed(2);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(Unavailable);
+    expect(errors[0]!.message).toContain(
+      `no replica answered for 100 ms; tried ${A} (the connection failed); ${B} (the server refused the WebSocket upgrade with HTTP status 404)`,
+    );
+    expect(session.unacknowledged()).toBe(0); // never sent: forgotten
+    take();
+  });
+});
+
+describe('abandon', () => {
+  it('an op that may have taken effect is abandoned: it is not resubmitted, and its fate is known', async () => {
+    const { session, take, frames, serve, receive } = driven({ urls: [A] });
+    session.start();
+    const one = serve(take());
+    const { sink, heard, errors } = recorder();
+    session.submit('kv.put', { key: 'k' }, ['weak', 'strong'], sink);
+    const [sent] = invokes(frames(take()));
+    session.connectionClosed(one);
+    session.reconnect();
+    const two = serve(take());
+    expect(invokes(frames(take()))).toEqual([sent]);
+    // Refused this time, but the first send may have landed: indeterminate.
+    receive(two, { t: 'error', opId: sent!.opId, code: 'busy', message: 'too many' });
+    expect(errors[0]!.mayHaveTakenEffect).toBe(true);
+    const handle = errors[0]!.indeterminate!;
+    expect(handle).not.toBeNull();
+    const fate = handle.abandon();
+    const [abandon] = invokes(frames(take()));
+    expect(abandon).toMatchObject({
+      op: 'creek.abandon',
+      args: { seq: sent!.seq },
+      level: 'strong',
+      tentative: false,
+      seq: 2,
+    });
+    receive(two, stable(abandon!.opId, { abandoned: true }));
+    await expect(fate).resolves.toEqual({ fate: 'abandoned' });
+    expect(heard).toEqual(['error Unavailable', 'never commits']);
+    expect(session.unacknowledged()).toBe(0);
+    // The next connection resubmits neither.
+    session.connectionClosed(two);
+    session.reconnect();
+    serve(take());
+    expect(invokes(frames(take()))).toEqual([]);
+  });
+
+  it('an op aborted before any replica took it is forgotten and never sent', () => {
+    const { session, take, frames, serve, receive } = driven({ maxInFlight: 1 });
+    session.start();
+    const one = serve(take());
+    session.submit('kv.put', { n: 1 }, ['weak'], recorder().sink);
+    const { sink, heard } = recorder();
+    const kept = session.submit('kv.put', { n: 2 }, ['weak'], sink)!;
+    expect(invokes(frames(take()))).toHaveLength(1); // the second waits for a slot
+    session.abort(kept, undefined);
+    expect(heard).toEqual(['never commits']);
+    receive(one, {
+      t: 'view',
+      opId: '1',
+      level: 'tentative',
+      outcome: { ok: true, value: null },
+      id: { replica: 0, eventNo: 1 },
+    });
+    expect(invokes(frames(take()))).toEqual([]);
+  });
+});
+
+describe('the offline queue', () => {
+  it('queues ops once the connect timeout passes, bounds the queue, and drains it in order when a replica answers', () => {
+    const { session, clock, take, frames, serve, receive } = driven({
+      offline: true,
+      maxQueued: 2,
+      connectTimeoutMs: 100,
+    });
+    const a = recorder();
+    session.submit('kv.put', { key: 'a' }, ['weak', 'strong'], a.sink);
+    session.start();
+    session.connectionClosed(1);
+    clock.now += 101;
+    session.reconnect();
+    session.connectionClosed(2);
+    expect(session.status).toBe('offline');
+    expect(take()).toContainEqual({ t: 'status', status: 'offline' });
+    expect(a.heard).toEqual(['queued']);
+    const b = recorder();
+    session.submit('kv.put', { key: 'b' }, ['weak'], b.sink);
+    expect(b.heard).toEqual(['queued']);
+    const c = recorder();
+    expect(session.submit('kv.put', { key: 'c' }, ['weak'], c.sink)).toBeNull();
+    expect(c.errors[0]).toBeInstanceOf(Unavailable);
+    expect(c.errors[0]!.message).toMatch(/2 ops already wait in the queue \(maxQueued 2\)/);
+
+    session.reconnect();
+    const three = serve(take());
+    const sent = invokes(frames(take()));
+    expect(sent.map((f) => [f.seq, (f.args as { key: string }).key])).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ]);
+    expect(session.status).toBe('offline'); // welcomed, but nothing answered yet
+    receive(three, {
+      t: 'view',
+      opId: sent[1]!.opId,
+      level: 'tentative',
+      outcome: { ok: true, value: null },
+      id: { replica: 0, eventNo: 1 },
+    });
+    expect(session.status).toBe('connected');
+    expect(a.heard).toEqual(['queued', 'unqueued']);
+    expect(b.heard).toEqual(['queued', 'unqueued', 'view weak final']);
+  });
+
+  it('asks for a save at each change, and what it keeps is the session and its ops not known committed', () => {
+    const { session, take, frames, serve, receive } = driven({ persistent: true });
+    session.submit('kv.put', { key: 'a' }, ['weak', 'strong'], recorder().sink);
+    session.submit('kv.get', { key: 'a' }, ['strong'], recorder().sink);
+    expect(take()).toEqual([{ t: 'persist' }, { t: 'persist' }]);
+    expect(session.stored()).toEqual({
+      version: 1,
+      session: 'session-under-test',
+      nextSeq: 3,
+      ops: [
+        { seq: 1, op: 'kv.put', args: { key: 'a' }, level: 'strong', stableOnly: false },
+        { seq: 2, op: 'kv.get', args: { key: 'a' }, level: 'strong', stableOnly: true },
+      ],
+    });
+    session.start();
+    const one = serve(take());
+    const [first] = invokes(frames(take()));
+    receive(one, stable(first!.opId, null));
+    expect(take()).toContainEqual({ t: 'persist' });
+    expect(session.stored().ops.map((o) => o.seq)).toEqual([2]);
+  });
+
+  it('a restored session says hello with its id and resubmits its ops, numbering new ones after them', () => {
+    const { session, take, frames, connectIn, welcome } = driven();
+    const sinks: string[] = [];
+    session.restore(
+      {
+        version: 1,
+        session: 'restored-session',
+        nextSeq: 8,
+        ops: [{ seq: 5, op: 'kv.put', args: { key: 'x' }, level: 'weak', stableOnly: false }],
+      },
+      (s) => {
+        sinks.push(s.op);
+        return recorder().sink;
+      },
+    );
+    session.submit('kv.put', { key: 'y' }, ['weak'], recorder().sink);
+    session.start();
+    const { connection } = connectIn(take());
+    session.connectionOpened(connection);
+    expect(frames(take())[0]!.frame).toMatchObject({ t: 'hello', session: 'restored-session' });
+    welcome(connection);
+    expect(invokes(frames(take())).map((f) => [f.seq, f.opId])).toEqual([
+      [5, '5'],
+      [8, '8'],
+    ]);
+    expect(sinks).toEqual(['kv.put']);
+  });
+});
+
+describe('live queries', () => {
+  function watchRecorder() {
+    const heard: string[] = [];
+    const sink: WatchSink = {
+      view: (v) => heard.push(`${v.level} ${JSON.stringify(v.value)}`),
+      failed: (e, level) => heard.push(`${level} failed ${e.message}`),
+      error: (e) => heard.push(`ended ${e.name}`),
+    };
+    return { sink, heard };
+  }
+
+  it('is sent at the welcome, again after a reconnect, and ended with unwatch', () => {
+    const { session, take, frames, serve, receive } = driven();
+    const { sink, heard } = watchRecorder();
+    const stop = session.watch('kv.get', { key: 'k' }, sink);
+    session.start();
+    const one = serve(take());
+    const watch = { t: 'watch', watchId: 'w1', op: 'kv.get', args: { key: 'k' } };
+    expect(frames(take()).map((f) => f.frame)).toEqual([watch]);
+    receive(one, {
+      t: 'watched',
+      watchId: 'w1',
+      level: 'tentative',
+      outcome: { ok: true, value: 1 },
+    });
+    session.connectionClosed(one);
+    session.reconnect();
+    const two = serve(take());
+    expect(frames(take())).toEqual([{ connection: two, frame: watch }]);
+    receive(two, { t: 'watched', watchId: 'w1', level: 'stable', outcome: { ok: true, value: 2 } });
+    expect(heard).toEqual(['weak 1', 'strong 2']);
+    stop();
+    expect(frames(take())).toEqual([{ connection: two, frame: { t: 'unwatch', watchId: 'w1' } }]);
+  });
+
+  it('stays when a replica takes nothing for now, and ends when one refuses it', () => {
+    const { session, take, serve, receive } = driven();
+    const { sink, heard } = watchRecorder();
+    session.watch('kv.get', {}, sink);
+    session.start();
+    const one = serve(take());
+    receive(one, { t: 'unwatched', watchId: 'w1', code: 'unavailable', message: 'paused' });
+    expect(heard).toEqual([]);
+    receive(one, { t: 'unwatched', watchId: 'w1', code: 'invalid-arguments', message: 'no' });
+    expect(heard).toEqual(['ended InvalidArguments']);
+  });
+
+  it('ends with ClientClosed when the session is closed, and a later watch fails at once', () => {
+    const { session, take, serve } = driven();
+    const first = watchRecorder();
+    session.watch('kv.get', {}, first.sink);
+    session.start();
+    const one = serve(take());
+    take();
+    session.close();
+    expect(first.heard).toEqual(['ended ClientClosed']);
+    expect(take()).toEqual([{ t: 'drop', connection: one, terminate: false }]);
+    const later = watchRecorder();
+    session.watch('kv.get', {}, later.sink);
+    expect(later.heard).toEqual(['ended ClientClosed']);
+  });
+});

@@ -31,6 +31,10 @@ import { connect, type CreekBindingOptions, type CreekClient } from '@creek/clie
 import { LocalCluster } from '@creek/server/node';
 import WebSocket from 'ws';
 import { flagPairs } from './cli-flags.js';
+import { recordResults } from './results.js';
+
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('bytes', 'text');
 
 // ---------------------------------------------------------------------------------------------
 // Counting sockets
@@ -355,7 +359,7 @@ async function main(): Promise<void> {
     }
 
     const n = flags.ops;
-    console.log(
+    out.print(
       `\nbytes per op, client ↔ replica (WebSocket message payload; "wire" adds frame headers)\n` +
         `${fmt(n, 0)} ops per run: ${fmt((100 * reads) / n)}% kv.get, ${fmt((100 * (n - reads)) / n)}% kv.put, ` +
         `${flags.keys} keys; ${flags.clients} clients × ${flags.inFlight} in flight on ${flags.replicas} replicas\n`,
@@ -380,8 +384,8 @@ async function main(): Promise<void> {
         ]);
       }
     }
-    console.log(table(rows));
-    console.log(
+    out.print(table(rows));
+    out.print(
       `\noverhead of invoke over invokeWeak (target ≤ 15%; Correctables §6: 27% worst case)`,
     );
     for (const r of results) {
@@ -405,7 +409,7 @@ async function main(): Promise<void> {
           if (Math.abs(delta) >= 0.05) parts.push(`${fmt(delta)} ${type}`);
         }
       }
-      console.log(
+      out.print(
         `  ${String(r.valueBytes).padStart(5)} B values: ${pct(all(c, 'bytes') / all(w, 'bytes') - 1)} payload ` +
           `(${pct(all(c, 'wire') / all(w, 'wire') - 1)} wire), ` +
           `+${fmt((all(c, 'bytes') - all(w, 'bytes')) / n)} B/op = ` +
@@ -418,7 +422,7 @@ async function main(): Promise<void> {
       );
     }
     if (flags.watches > 0) {
-      console.log(
+      out.print(
         `\nlive queries: ${flags.watches} per client (${flags.watches * flags.clients} in all), each on a key the workload writes`,
       );
       for (const r of results)
@@ -428,26 +432,27 @@ async function main(): Promise<void> {
             x.counter.of('sent', 'unwatch').bytes +
             x.counter.of('received', 'watched').bytes;
           const all = x.counter.total('sent').bytes + x.counter.total('received').bytes;
-          console.log(
+          out.print(
             `  ${String(r.valueBytes).padStart(5)} B, ${x.mode === 'weak' ? 'invokeWeak' : 'invoke    '}: ` +
               `${fmt(watchBytes / n)} B/op of live-query frames (${fmt(x.counter.of('received', 'watched').messages, 0)} pushes), ` +
               `${fmt((all - watchBytes) / n)} B/op without them: ${pct(watchBytes / Math.max(1, all - watchBytes))}`,
           );
         }
     }
-    console.log(`\nmean message size by type (${results.at(-1)!.valueBytes} B values)`);
+    out.print(`\nmean message size by type (${results.at(-1)!.valueBytes} B values)`);
     for (const x of [results.at(-1)!.weak, results.at(-1)!.invoke]) {
       const sizes: string[] = [];
       for (const dir of ['sent', 'received'] as const)
         for (const [type, c] of x.counter[dir])
           if (type !== 'hello' && type !== 'welcome')
             sizes.push(`${type} ${fmt(c.bytes / c.messages)} B × ${fmt(c.messages, 0)}`);
-      console.log(`  ${x.mode === 'weak' ? 'invokeWeak' : 'invoke    '}: ${sizes.join(', ')}`);
+      out.print(`  ${x.mode === 'weak' ? 'invokeWeak' : 'invoke    '}: ${sizes.join(', ')}`);
     }
-    console.log(
+    out.print(
       `\npeer/op: bytes all replicas sent one another from a run's start until they converged, per ` +
         `op; idle, they send ${fmt(idleRate, 0)} B/s (heartbeats), included`,
     );
+    out.save();
   } finally {
     for (const c of clients) c.close();
     process.off('exit', stop);

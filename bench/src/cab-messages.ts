@@ -14,6 +14,10 @@
 import { defineApp, InlineExecutor } from '@creek/server';
 import { ReplicaHost, type PeerMessage } from '@creek/server/host';
 import { EventQueue } from '@creek/server/sim';
+import { recordResults } from './results.js';
+
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('cab', 'text');
 
 const app = defineApp({});
 const DELAY = 1;
@@ -128,7 +132,7 @@ const cluster = new Cluster(n);
 cluster.runUntil(() => cluster.leader() !== null && cluster.now > 200);
 const leader = cluster.leader()!;
 const follower = (leader + 1) % n;
-console.log(`cab benchmark: ${n} replicas, leader ${leader}, one-way delay ${DELAY} ms, no faults`);
+out.print(`cab benchmark: ${n} replicas, leader ${leader}, one-way delay ${DELAY} ms, no faults`);
 
 let tag = 1;
 const latency = (origin: number): number[] => {
@@ -149,7 +153,7 @@ const show = (xs: number[]): string => {
   const s = [...xs].sort((a, b) => a - b);
   return `median ${s[Math.floor(s.length / 2)]}, max ${s[s.length - 1]}`;
 };
-console.log(
+out.print(
   `message delays, receipt at the origin to stable response: origin = follower: ${show(fromFollower)}; origin = leader: ${show(fromLeader)}`,
 );
 
@@ -178,13 +182,14 @@ cluster.runUntil(() => tags.every((t) => cluster.stable.has(t)));
 const many = perOp(diff(cluster.snapshotCounts(), before), concurrent);
 const manyMs = cluster.now - t0;
 
-console.log(`messages per strong op (caused by the op; periodic heartbeats and summaries apart):`);
-console.log(
+out.print(`messages per strong op (caused by the op; periodic heartbeats and summaries apart):`);
+out.print(
   `  1 at a time:   ${one.caused.toFixed(2)}  [${one.detail}]  + background ${one.background.toFixed(2)} over ${oneMs} ms`,
 );
-console.log(
+out.print(
   `  1,000 at once: ${many.caused.toFixed(2)}  [${many.detail}]  + background ${many.background.toFixed(2)} over ${manyMs} ms`,
 );
-console.log(
+out.print(
   `  Paxos instances: ${cluster.hosts[leader]!.paxos.counters.instancesProposed} proposed for ${cluster.hosts[leader]!.paxos.counters.idsProposed} ids`,
 );
+out.save();

@@ -18,6 +18,7 @@ import { defineApp } from '@creek/server';
 import { Replica, type Output, type Req, type OpId, type ExecutionResult } from '@creek/server';
 import { InlineExecutor } from '@creek/server';
 import { Prng, ReferenceInterpreter } from '@creek/server/sim';
+import { recordResults } from './results.js';
 import { median } from './stats.js';
 
 const app = defineApp({});
@@ -167,7 +168,9 @@ function creek(ops: GeneratedOp[], n: number, jitter: boolean, seed: number): Re
 }
 
 const args = parseArgs(process.argv.slice(2));
-console.log(
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('core', 'text');
+out.print(
   `core benchmark: ${args.ops} ops per trial, ${args.trials} trials (median reported), node ${process.version}`,
 );
 const rows: string[] = [];
@@ -207,8 +210,8 @@ for (const keys of [10_000, 10]) {
     );
   }
 }
-console.log('\n');
-console.log(
+out.print('\n');
+out.print(
   [
     'contention'.padEnd(18),
     'scenario'.padEnd(19),
@@ -222,10 +225,11 @@ console.log(
     'p50/p99 µs'.padStart(12),
   ].join(' '),
 );
-for (const r of rows) console.log(r);
-console.log(
+for (const r of rows) out.print(r);
+out.print(
   '\nops/s: ops invoked per second of wall time (all replicas on this one thread); op-execs/s: ops/s × replicas,\n' +
     'the work done by the cores together; baseline: serial Map interpreter on the same ops; ratio = ops/s ÷ baseline;\n' +
     'exec: executions per op; accur.: first tentative response equal to the final one; peakVer: most versions held by\n' +
     'one replica; p50/p99: time inside the core from invoke to its tentative response (every 16th op sampled).',
 );
+out.save();

@@ -24,6 +24,10 @@ import { MAX_FRAME_BYTES } from '@creek/protocol';
 import { LocalCluster } from '@creek/server/node';
 import { flagPairs } from './cli-flags.js';
 import { clientsOnEachReplica, longestStrongGaps, startLoad } from './open-loop-load.js';
+import { recordResults } from './results.js';
+
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('faults', 'text');
 
 interface Flags {
   seconds: number;
@@ -166,17 +170,18 @@ async function main(): Promise<void> {
     const statuses = await cluster.statuses();
     const s = (ms: number | null): string =>
       ms === null ? 'never' : `${(ms / 1000).toFixed(1)} s`;
-    console.log(
+    out.print(
       `${flags.seconds} s of faults under ${flags.rate} ops/s (${flags.strong * 100} % strong), 3 replicas on one machine: ${ran.join(', ')}`,
     );
-    console.log(
+    out.print(
       `largest peer frame sent, per replica: ${statuses.map((x) => (x === null ? 'down' : `${(x.network.largestFrameSent / 1024).toFixed(0)} KiB`)).join(', ')} (limit ${MAX_FRAME_BYTES / 1024} KiB); messages too large to send: ${statuses.map((x) => x?.network.oversized ?? 'down').join(', ')}`,
     );
-    console.log(
+    out.print(
       `longest time without a successful strong op during the faults, per client (client i starts on replica i): ${gaps.map((g) => s(g)).join(', ')}`,
     );
-    console.log(`converged after the load stopped: ${s(converged)}`);
+    out.print(`converged after the load stopped: ${s(converged)}`);
     for (const c of clients) c.close();
+    out.save();
   } finally {
     await cluster.stop(2_000);
   }

@@ -24,6 +24,10 @@ import { MAX_FRAME_BYTES } from '@creek/protocol';
 import { LocalCluster } from '@creek/server/node';
 import { flagPairs } from './cli-flags.js';
 import { clientsOnEachReplica, longestStrongGaps, startLoad } from './open-loop-load.js';
+import { recordResults } from './results.js';
+
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('freeze', 'text');
 
 interface Flags {
   target: 'leader' | 'follower';
@@ -119,22 +123,23 @@ async function main(): Promise<void> {
     const frames = (await cluster.statuses()).map((s) => s?.network.largestFrameSent ?? NaN);
     const s = (ms: number | null): string =>
       ms === null ? 'never' : `${(ms / 1000).toFixed(1)} s`;
-    console.log(
+    out.print(
       `freeze of the ${flags.target} (replica ${target}) for ${flags.freeze} s under ${flags.rate} ops/s (${flags.strong * 100} % strong), 3 replicas on one machine`,
     );
-    console.log(
+    out.print(
       `unresponsive after resume (until /health answers): ${s(answeredAt === null ? null : answeredAt - resumedAt)}`,
     );
-    console.log(
+    out.print(
       `converged after resume: ${s(convergedAt === null ? null : convergedAt - resumedAt)}`,
     );
-    console.log(
+    out.print(
       `longest time without a successful strong op, per client (client i starts on replica i): ${gaps.map((g) => s(g)).join(', ')}`,
     );
-    console.log(
+    out.print(
       `largest peer frame sent, per replica: ${frames.map((b) => `${(b / 1024).toFixed(0)} KiB`).join(', ')} (limit ${MAX_FRAME_BYTES / 1024} KiB)`,
     );
     for (const c of clients) c.close();
+    out.save();
   } finally {
     await cluster.stop(2_000);
   }

@@ -10,6 +10,10 @@
 import { LocalCluster } from '@creek/server/node';
 import { available, processCpuMicros } from './cpu-time.js';
 import { flagPairs } from './cli-flags.js';
+import { recordResults } from './results.js';
+
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('idle', 'text');
 
 interface Flags {
   seconds: number;
@@ -68,15 +72,16 @@ async function main(): Promise<void> {
     console.error('bench:idle: needs /proc (Linux) to read the replicas’ CPU time');
     process.exit(2);
   }
-  console.log(
+  out.print(
     `idle ${flags.replicas}-replica cluster: CPU per replica, % of one core, over ${flags.seconds} s after ${SETTLE_MS / 1000} s to settle`,
   );
   for (let r = 1; r <= flags.rounds; r++) {
     const shares = await round(flags);
-    console.log(
+    out.print(
       `round ${r}/${flags.rounds}: ${shares.map((s, i) => `replica ${i} ${s.toFixed(1)} %`).join(', ')}`,
     );
   }
+  out.save();
 }
 
 main().catch((e: unknown) => {

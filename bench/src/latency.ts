@@ -57,6 +57,7 @@ import { startFloors as startFloorServers } from './floors.js';
 import { available as cpuAvailable, CpuWindow } from './cpu-time.js';
 import { completion, openRaw, type RawFrame } from './raw-client.js';
 import { measureWakeCost, type WakeCost } from './wake-cost.js';
+import { recordResults } from './results.js';
 import { quantileOfSorted } from './stats.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -687,20 +688,22 @@ function table(rows: string[][], align: ('l' | 'r')[]): string {
 
 async function main(): Promise<void> {
   const flags = parseArgs(process.argv.slice(2));
+  /** The report: stdout, and the dated record in bench/results/ (progress lines stay out of it). */
+  const out = recordResults('latency', 'text');
   const cpus = os.cpus();
   const cores = cpus.length;
   const model = cpus[0]?.model.trim() ?? 'unknown CPU';
-  console.log('Creek latency benchmark: a local cluster against a bare WebSocket echo');
-  console.log(
+  out.print('Creek latency benchmark: a local cluster against a bare WebSocket echo');
+  out.print(
     `  machine: ${cores} cores, ${model}; ${os.platform()} ${os.release()}; node ${process.version}`,
   );
-  console.log(
+  out.print(
     `  load average at start: ${os
       .loadavg()
       .map((x) => x.toFixed(2))
       .join(' ')}`,
   );
-  console.log(
+  out.print(
     `  ${flags.replicas} replicas + echo server + this client share the ${cores} cores: figures include that contention`,
   );
 
@@ -710,7 +713,7 @@ async function main(): Promise<void> {
     console.error(`bench:latency: ${err instanceof Error ? err.message : String(err)}`);
     return null;
   });
-  if (wakes !== null) console.log(`  ${wakeLine(wakes)}`);
+  if (wakes !== null) out.print(`  ${wakeLine(wakes)}`);
   progress(`starting ${flags.replicas} replicas (creek start) and the echo server on 127.0.0.1`);
   const cluster = new Cluster(flags.replicas);
   const [echoServer, floorUrls] = await Promise.all([startEcho(), startFloors(), cluster.start()]);
@@ -743,10 +746,10 @@ async function main(): Promise<void> {
     keys: flags.keys,
   });
   const frameBytes = Buffer.byteLength(creek.frame('weak', 0).text);
-  console.log(
+  out.print(
     `  invoke frame ${frameBytes} bytes (kv.increment on ${flags.keys} keys); echo messages are that frame`,
   );
-  console.log(
+  out.print(
     `  sequential: ${flags.ops} ops each; closed loop: ${flags.seconds} s per cell after ${flags.warmup} s warm-up\n`,
   );
 
@@ -883,10 +886,10 @@ async function main(): Promise<void> {
     errors,
     target,
   ];
-  console.log(
+  out.print(
     `\nSequential latency, 1 outstanding, ${perRound * SEQUENTIAL_ROUNDS} ops each in ${SEQUENTIAL_ROUNDS} interleaved rounds (client on ${follower === undefined ? 'the leader' : 'a follower'})`,
   );
-  console.log(
+  out.print(
     table(
       [
         ['', 'p50 ms', 'p99 ms', 'p50/echo', 'p99/echo', 'errors', 'target (issue)'],
@@ -911,7 +914,7 @@ async function main(): Promise<void> {
       ['l', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
   );
-  console.log(
+  out.print(
     `\n  strong: a strong op that asks for its stable view alone (invokeStrong); invoke: one that` +
       `\n  also gets its tentative view first (invoke), one more frame to the client per op.` +
       `\n\n  Floors (bench/src/floor-server.ts): no Creek, only what an answer needs on this stack.` +
@@ -924,11 +927,11 @@ async function main(): Promise<void> {
       `\n  is target − floor: weak ${headroom(TARGETS.weakP50VsEcho * e.p50 - floors.durable.p50)},` +
       ` strong ${headroom(TARGETS.strongP50VsEcho * e.p50 - floors.relay.p50)}.`,
   );
-  console.log(
+  out.print(
     `\n  Where the time goes (means, ms): the client's time vs the time inside replica ${target}, from` +
       `\n  its /metrics histogram (invoke frame arrives → view frame leaves)`,
   );
-  console.log(
+  out.print(
     table(
       [
         ['', 'client', 'inside', 'rest (ws, parse, scheduling)', 'echo mean'],
@@ -945,12 +948,12 @@ async function main(): Promise<void> {
     ),
   );
 
-  console.log(
+  out.print(
     `\nClosed loop, ${flags.seconds} s per cell after ${flags.warmup} s warm-up, one connection`,
   );
   const echoAt = (n: number): Summary =>
     loop.find((x) => x.kind === 'echo' && x.outstanding === n)!.s;
-  console.log(
+  out.print(
     table(
       [
         ['', 'outstanding', 'ops/s', 'vs echo', 'p50 ms', 'p99 ms', 'p50/echo', 'errors'],
@@ -972,11 +975,11 @@ async function main(): Promise<void> {
   if (cpuAvailable) {
     const role = (i: number): string =>
       i === leader ? 'leader' : i === target ? 'origin' : 'other';
-    console.log(
+    out.print(
       `\nCPU per completed op in the closed loop (µs of user + system time, from /proc); cores busy:` +
         `\n  all of it over the cell's wall time (this machine has ${cores}: near ${cores}, ops wait for CPU)`,
     );
-    console.log(
+    out.print(
       table(
         [
           ['', 'outstanding', 'client', 'servers', 'total', 'cores busy'],
@@ -1018,8 +1021,8 @@ async function main(): Promise<void> {
       );
   const bw = best('weak');
   const bs = best('strong');
-  console.log('\nTargets (from the issue; printed, not asserted)');
-  console.log(
+  out.print('\nTargets (from the issue; printed, not asserted)');
+  out.print(
     table(
       [
         [
@@ -1046,13 +1049,14 @@ async function main(): Promise<void> {
       ['l', 'r', 'l'],
     ),
   );
-  if (wakes !== null) console.log(`\n  ${wakeLine(wakes)}`);
-  console.log(
+  if (wakes !== null) out.print(`\n  ${wakeLine(wakes)}`);
+  out.print(
     `\n  ${cores} cores (${model}), node ${process.version}, load average at end ${os
       .loadavg()
       .map((x) => x.toFixed(2))
       .join(' ')}; total ${((performance.now() - t0) / 1000).toFixed(0)} s`,
   );
+  out.save();
   await shutdown(0);
 }
 

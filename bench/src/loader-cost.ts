@@ -27,6 +27,10 @@ import { connect } from '@creek/client';
 import { flagPairs } from './cli-flags.js';
 import { processCpuMicros } from './cpu-time.js';
 import { quantile } from './stats.js';
+import { recordResults } from './results.js';
+
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('loader', 'text');
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const MODES = {
@@ -226,12 +230,13 @@ async function main(): Promise<void> {
     const ratio = quantile(xs.tsx, 0.5) / quantile(xs.node, 0.5);
     return `${label.padEnd(34)} node ${f('node', 0.5)} ${unit} (p99 ${f('node', 0.99)}), tsx ${f('tsx', 0.5)} ${unit} (p99 ${f('tsx', 0.99)}); tsx/node ${ratio.toFixed(2)}×`;
   };
-  console.log(
+  out.print(
     `loader cost, ${flags.rounds} interleaved rounds (${starts.node.length} starts and ${cpu.node.length} load runs of ${flags.ops} weak ops per mode)`,
   );
-  console.log(row('replica start to /ready (1 replica)', starts, 'ms', 0));
-  console.log(row('replica CPU until /ready', startCpu, 'ms', 0));
-  console.log(row('replica CPU per weak op (3 replicas)', cpu, 'µs', 1));
+  out.print(row('replica start to /ready (1 replica)', starts, 'ms', 0));
+  out.print(row('replica CPU until /ready', startCpu, 'ms', 0));
+  out.print(row('replica CPU per weak op (3 replicas)', cpu, 'µs', 1));
+  out.save();
 }
 
 await main();

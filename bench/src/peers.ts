@@ -47,6 +47,7 @@ import { Redis } from 'ioredis';
 import { flagPairs } from './cli-flags.js';
 import { startFloors } from './floors.js';
 import { ensureInstalled, ports, startRedis } from './peer-servers.js';
+import { recordResults } from './results.js';
 import { median, quantileOfSorted } from './stats.js';
 
 interface Flags {
@@ -60,6 +61,8 @@ interface Flags {
 const USAGE =
   'npm run bench:peers [-- --ops 2000 --rounds 3 --seconds 5 --outstanding 64 --fsync both|on|off]';
 const log = (line: string): void => void process.stderr.write(`bench:peers: ${line}\n`);
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('peers', 'markdown');
 
 function parse(argv: readonly string[]): Flags {
   const f: Flags = { ops: 2000, rounds: 3, seconds: 5, outstanding: 64, fsync: 'both' };
@@ -393,20 +396,20 @@ function report(
   fsync: boolean,
   flags: Flags,
 ): void {
-  console.log(
+  out.print(
     `\nfsync ${fsync ? 'on (Creek --fsync, etcd as shipped)' : 'off (Creek without --fsync, etcd --unsafe-no-fsync)'}; Redis without persistence; 3-replica clusters on loopback, clients on a follower; medians of ${flags.rounds} rounds of ${flags.ops} sequential ops`,
   );
-  console.log(
+  out.print(
     '| figure | Creek p50 / p90 / p99 / p99.9 | peer p50 / p90 / p99 / p99.9 | ratio p50 | ratio p99 |',
   );
-  console.log('| --- | --- | --- | --- | --- |');
+  out.print('| --- | --- | --- | --- | --- |');
   for (const row of rows) {
     const m = (side: Latencies[], q: keyof Latencies) => median(side.map((l) => l[q]));
     const ratio = (q: keyof Latencies) =>
       median(row.creek.map((l, k) => l[q] / row.peer[k]![q])).toFixed(2);
     const cells = (side: Latencies[]) =>
       (['p50', 'p90', 'p99', 'p999'] as const).map((q) => us(m(side, q))).join(' / ');
-    console.log(
+    out.print(
       `| ${row.name} vs ${row.peerName} | ${cells(row.creek)} | ${cells(row.peer)} | ${ratio('p50')}× | ${ratio('p99')}× |`,
     );
   }
@@ -415,7 +418,7 @@ function report(
     ['weak', 'Redis SET'],
   ] as const) {
     const r = rates[kind];
-    console.log(
+    out.print(
       `| ${kind} put ops/s, ${flags.outstanding} outstanding vs ${peer} | ${Math.round(median(r.creek)).toLocaleString('en-US')} | ${Math.round(median(r.peer)).toLocaleString('en-US')} | ${median(r.creek.map((x, k) => x / r.peer[k]!)).toFixed(2)}× | |`,
     );
   }
@@ -441,13 +444,13 @@ function reportFloors(
   rates: Record<'strong' | 'weak', Record<Side, number[]>>,
   flags: Flags,
 ): void {
-  console.log(
+  out.print(
     '\nfloors (bench/src/floors.ts): @creek/client against servers that only parse, commit one SQLite row and answer, no Creek in them',
   );
-  console.log(
+  out.print(
     '| floor | p50 / p90 / p99 / p99.9 | floor ÷ peer | target | floor past target | Creek ÷ floor |',
   );
-  console.log('| --- | --- | --- | --- | --- | --- |');
+  out.print('| --- | --- | --- | --- | --- | --- |');
   const verdict = (floorRatio: number, target: number | undefined, higherIsBetter: boolean) =>
     target === undefined
       ? ''
@@ -461,7 +464,7 @@ function reportFloors(
       const floorRatio = median(floor.map((l, k) => l.p50 / row.peer[k]!.p50));
       const creekRatio = median(row.creek.map((l, k) => l.p50 / floor[k]!.p50));
       const target = TARGETS[row.name]?.p50;
-      console.log(
+      out.print(
         `| under ${row.name} (${name}) vs ${row.peerName} | ${(['p50', 'p90', 'p99', 'p999'] as const).map((q) => us(m(q))).join(' / ')} | ${floorRatio.toFixed(2)}× | p50 ≤ ${target ?? '–'}× | ${verdict(floorRatio, target, false)} | ${creekRatio.toFixed(2)}× |`,
       );
     };
@@ -472,7 +475,7 @@ function reportFloors(
     if (row.name === 'weak put') {
       const floorTail = median(row.floor.map((l) => l.p99 / l.p50));
       const creekTail = median(row.creek.map((l) => l.p99 / l.p50));
-      console.log(
+      out.print(
         `| under weak put p99 ÷ its own p50 | ${floorTail.toFixed(2)}× | | ≤ 3× | ${verdict(floorTail, 3, false)} | Creek's: ${creekTail.toFixed(2)}× |`,
       );
     }
@@ -490,7 +493,7 @@ function reportFloors(
       if (floor.length === 0) continue;
       const floorRatio = median(floor.map((x, k) => x / r.peer[k]!));
       const creekRatio = median(r.creek.map((x, k) => x / floor[k]!));
-      console.log(
+      out.print(
         `| under ${kind} put ops/s${name}, ${flags.outstanding} outstanding vs ${peer} | ${Math.round(median(floor)).toLocaleString('en-US')} ops/s | ${floorRatio.toFixed(2)}× | ≥ ${target ?? '–'}× | ${verdict(floorRatio, target, true)} | ${creekRatio.toFixed(2)}× |`,
       );
     }
@@ -506,11 +509,12 @@ async function main(): Promise<void> {
     ],
     log,
   );
-  console.log(
+  out.print(
     'targets (issue): strong put p50 ≤ 0.6× etcd and p99 ≤ 1.0×; strong get p50 ≤ 0.8× etcd linearizable get; weak put p50 ≤ 1.5× Redis SET and p99 ≤ 3× its own p50; strong put ops/s ≥ 2× etcd; weak put ops/s ≥ 0.3× Redis SET',
   );
   for (const fsync of flags.fsync === 'both' ? [false, true] : [flags.fsync === 'on'])
     await runMode(flags, fsync);
+  out.save();
 }
 
 main().catch((e: unknown) => {

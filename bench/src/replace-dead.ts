@@ -26,6 +26,10 @@ import { performance } from 'node:perf_hooks';
 import { LocalCluster, type ReplicaStatus } from '@creek/server/node';
 import { clientsOnEachReplica } from './open-loop-load.js';
 import { parseStoreFlags, writeKeys } from './write-keys.js';
+import { recordResults } from './results.js';
+
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('replace', 'text');
 
 const USAGE = 'npm run bench:replace [-- --keys 100000 --value-bytes 32 --in-flight 256]';
 const TIMEOUT_MS = 600_000;
@@ -103,20 +107,21 @@ async function main(): Promise<void> {
     const sent = [0, 1].map((k) => after[k]!.network.bytesSent - sentBefore[k]!);
     const chunks = [0, 1].map((k) => after[k]!.transfers.chunksSent - chunksBefore[k]!);
 
-    console.log(
+    out.print(
       `replacing a dead replica of 3, a store of ${rebuilt.memory.keys} keys (${flags['value-bytes']}-byte values), one machine`,
     );
     for (const k of [0, 1])
-      console.log(
+      out.print(
         `  replica ${k} disk     ${disk(healthy[k]!)} all alive; ${disk(dead[k]!)} with 2 dead after ${flags.keys} more writes; ${disk(removed[k]!)} once 2 was removed and ${flags.keys} more written`,
       );
-    console.log(`  removal in force at replica 0 after ${(removedMs / 1000).toFixed(2)} s`);
-    console.log(
+    out.print(`  removal in force at replica 0 after ${(removedMs / 1000).toFixed(2)} s`);
+    out.print(
       `  replica ${id} serving after ${(servingMs / 1000).toFixed(2)} s (from the add; transfers installed: ${rebuilt.transfers.installed}, attempts: ${rebuilt.transfers.attempts}), agreeing after ${(agreedMs / 1000).toFixed(2)} s`,
     );
-    console.log(
+    out.print(
       `  peers sent          ${mib(sent[0]! + sent[1]!)} of peer frames (replica 0: ${mib(sent[0]!)}, replica 1: ${mib(sent[1]!)}), ${chunks[0]! + chunks[1]!} transfer chunks; replica ${id} received ${rebuilt.transfers.chunksReceived}; its disk ${mib(rebuilt.storage.bytes)}`,
     );
+    out.save();
   } finally {
     for (const c of clients) c.close();
     await cluster.stop();

@@ -34,6 +34,10 @@ import { LocalCluster } from '@creek/server/node';
 import type WebSocket from 'ws';
 import { flagPairs } from './cli-flags.js';
 import { completion, openRaw, type RawFrame } from './raw-client.js';
+import { recordResults } from './results.js';
+
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('soak', 'text');
 
 interface Flags {
   ops: number;
@@ -277,7 +281,7 @@ function printSamples(samples: Sample[], replicas: number): void {
       );
     rows.push(row);
   }
-  console.log(table(rows));
+  out.print(table(rows));
 }
 
 /** Least-squares slope of y over x. */
@@ -300,11 +304,11 @@ async function main(): Promise<void> {
   const flags = parseArgs(process.argv.slice(2));
   const total = flags.ops;
   const every = Math.max(1, Math.floor(total / flags.samples));
-  console.log(
+  out.print(
     `Creek soak: ${int(total)} ops on ${int(flags.keys)} keys, every ${flags['strong-every']}th strong, ` +
       `${flags.connections} connections × ${flags.window} outstanding, at most ${flags.rate === 0 ? 'unlimited' : int(flags.rate)} ops/s, ${flags.replicas} replicas`,
   );
-  console.log(
+  out.print(
     `  machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model.trim() ?? '?'}; node ${process.version}; ` +
       `load average at start ${os
         .loadavg()
@@ -423,17 +427,17 @@ async function main(): Promise<void> {
     const last = await sample(cluster, completed, startedAt);
     samples.push(last);
 
-    console.log(
+    out.print(
       `\n${int(completed)} ops in ${seconds.toFixed(1)} s (${int(completed / seconds)} ops/s); ` +
         `converged: ${int(statuses[0]!.committed)} committed on every replica, same state; ` +
         `issuing paused ${(pausedMs / 1000).toFixed(1)} s for a replica to catch up`,
     );
     const errors = conns.reduce((s, c) => s + c.errors, 0);
     if (errors > 0)
-      console.log(
+      out.print(
         `  ${int(errors)} ops failed; first: ${conns.find((c) => c.firstError)?.firstError}`,
       );
-    console.log(
+    out.print(
       '\nSamples per replica (rss and heap of the process, data directory size, records on disk,\n' +
         'versions in the store, Reqs gossip holds, Paxos instances held, checkpoints written):\n',
     );
@@ -442,7 +446,7 @@ async function main(): Promise<void> {
     // Levelling: the last sample is after the load stopped; compare the samples under load.
     const loaded = samples.slice(0, -1);
     const third = Math.floor((loaded.length - 1) / 3);
-    console.log('\nRSS growth per replica (MB):');
+    out.print('\nRSS growth per replica (MB):');
     let allLevel = true;
     for (let i = 0; i < cluster.size; i++) {
       const rss = loaded.map((s) => s.replicas[i]!.rss / (1 << 20));
@@ -456,19 +460,20 @@ async function main(): Promise<void> {
       // Noise: the garbage collector moves RSS by some MB either way.
       const level = lastThird <= Math.max(first / 3, 0.05 * peak, 8);
       allLevel &&= level;
-      console.log(
+      out.print(
         `  replica ${i}: first third +${first.toFixed(1)}, last third ${lastThird >= 0 ? '+' : ''}${lastThird.toFixed(1)}, ` +
           `slope over the second half ${perMillion.toFixed(1)} MB per million ops, peak ${peak.toFixed(1)}: ` +
           (level ? 'levelled off' : 'STILL GROWING'),
       );
     }
     const disks = last.replicas.map((r) => MB(r.dirBytes)).join('/');
-    console.log(`  disk at the end (MB): ${disks}`);
-    console.log(
+    out.print(`  disk at the end (MB): ${disks}`);
+    out.print(
       allLevel
         ? '\nverdict: RSS levelled off on every replica'
         : '\nverdict: RSS still grows on some replica',
     );
+    out.save();
   } finally {
     await cluster.stop();
   }

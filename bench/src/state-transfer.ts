@@ -24,6 +24,10 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalCluster, type ReplicaStatus } from '@creek/server/node';
 import { clientsOnEachReplica } from './open-loop-load.js';
+import { recordResults } from './results.js';
+
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('transfer', 'text');
 
 const USAGE = 'npm run bench:transfer [-- --keys 100000 --value-bytes 32 --in-flight 256]';
 const TIMEOUT_MS = 600_000;
@@ -69,22 +73,23 @@ async function main(): Promise<void> {
     const sent = [0, 1].map((i) => after[i]!.network.bytesSent - sentBefore[i]!);
     const chunks = [0, 1].map((i) => after[i]!.transfers.chunksSent - chunksBefore[i]!);
 
-    console.log(
+    out.print(
       `state transfer of ${after[2]!.memory.keys} keys (${flags['value-bytes']}-byte values), 3 replicas on one machine`,
     );
-    console.log(
+    out.print(
       `  serving again after  ${(servingMs / 1000).toFixed(2)} s (transfers installed: ${rebuilt.transfers.installed}, attempts: ${rebuilt.transfers.attempts}, rejected: ${rebuilt.transfers.rejected})`,
     );
-    console.log(`  agreeing after       ${(agreedMs / 1000).toFixed(2)} s`);
-    console.log(
+    out.print(`  agreeing after       ${(agreedMs / 1000).toFixed(2)} s`);
+    out.print(
       `  peers sent           ${mib(sent[0]! + sent[1]!)} of peer frames (replica 0: ${mib(sent[0]!)}, replica 1: ${mib(sent[1]!)}), ${chunks[0]! + chunks[1]!} transfer chunks; replica 2 received ${rebuilt.transfers.chunksReceived}`,
     );
-    console.log(
+    out.print(
       `  identity             origin ${rebuilt.identity.origin} (incarnation ${rebuilt.identity.incarnation})`,
     );
-    console.log(
+    out.print(
       `  disk, replica 2      ${mib(before[2]!.storage.bytes)} before the wipe, ${mib(after[2]!.storage.bytes)} after the rebuild (checkpoint ${mib(after[2]!.storage.checkpointBytes)}); replica 0: ${mib(after[0]!.storage.bytes)}`,
     );
+    out.save();
   } finally {
     for (const c of clients) c.close();
     await cluster.stop();

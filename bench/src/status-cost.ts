@@ -14,6 +14,10 @@ import { performance } from 'node:perf_hooks';
 import { LocalCluster } from '@creek/server/node';
 import WebSocket from 'ws';
 import { flagPairs } from './cli-flags.js';
+import { recordResults } from './results.js';
+
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('status', 'text');
 
 interface Flags {
   keys: number;
@@ -102,12 +106,11 @@ async function main(): Promise<void> {
     times.sort((a, b) => a - b);
     const q = (p: number): number =>
       times[Math.min(times.length - 1, Math.floor(p * times.length))]!;
-    console.log(`/status with ${f.keys} keys × ${f.valueBytes} B on replica 0 (3 replicas)`);
-    console.log(`  body: ${bytes} bytes`);
-    console.log(`  first request: ${first.toFixed(2)} ms`);
-    console.log(
-      `  next ${f.requests}: median ${q(0.5).toFixed(2)} ms, p99 ${q(0.99).toFixed(2)} ms`,
-    );
+    out.print(`/status with ${f.keys} keys × ${f.valueBytes} B on replica 0 (3 replicas)`);
+    out.print(`  body: ${bytes} bytes`);
+    out.print(`  first request: ${first.toFixed(2)} ms`);
+    out.print(`  next ${f.requests}: median ${q(0.5).toFixed(2)} ms, p99 ${q(0.99).toFixed(2)} ms`);
+    out.save();
   } finally {
     await cluster.stop(2_000);
   }

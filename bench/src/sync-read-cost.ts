@@ -18,6 +18,10 @@ import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { flagPairs } from './cli-flags.js';
 import { median } from './stats.js';
+import { recordResults } from './results.js';
+
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('sync-read', 'text');
 
 interface Flags {
   reads: number;
@@ -96,14 +100,13 @@ async function main(flags: Flags): Promise<void> {
       `bench:sync-read: round ${round}/${flags.rounds}: direct ${direct.at(-1)!.toFixed(2)} µs, atomics ${perRead.toFixed(2)} µs per read\n`,
     );
   }
-  console.log(`synchronous reads, ${flags.rounds} rounds of ${flags.reads} (medians)`);
-  console.log(`  direct on the main thread:      ${median(direct).toFixed(2)} µs per read`);
-  console.log(
+  out.print(`synchronous reads, ${flags.rounds} rounds of ${flags.reads} (medians)`);
+  out.print(`  direct on the main thread:      ${median(direct).toFixed(2)} µs per read`);
+  out.print(
     `  worker -> main, Atomics.wait:   ${median(atomics).toFixed(2)} µs per read in the worker, ${median(cpuPerRead).toFixed(2)} µs of CPU per read (both threads)`,
   );
-  console.log(
-    `  ratio atomics/direct:           ${(median(atomics) / median(direct)).toFixed(1)}×`,
-  );
+  out.print(`  ratio atomics/direct:           ${(median(atomics) / median(direct)).toFixed(1)}×`);
+  out.save();
 }
 
 /**

@@ -48,6 +48,10 @@ import {
   type ProcessTimes,
   type SchedTimes,
 } from './thread-times.js';
+import { recordResults } from './results.js';
+
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('tail', 'markdown');
 
 type Kind = 'weak' | 'strong' | 'redis';
 
@@ -182,8 +186,8 @@ function report(kind: Kind, rounds: readonly Round[], cores: number): void {
     kind === 'redis'
       ? 'Redis SET (the floor: the same machine, one process on the path)'
       : `Creek ${kind} kv.put through a follower (the origin)`;
-  console.log(`\n### ${title}`);
-  console.log(
+  out.print(`\n### ${title}`);
+  out.print(
     '| round | p50 | p90 | p99 | p99.9 | p99 ÷ p50 | machine busy | stolen by the hypervisor | probe cost per op |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   );
   const grouped = GROUPS.map(() => [] as OpSplit[]);
@@ -193,7 +197,7 @@ function report(kind: Kind, rounds: readonly Round[], cores: number): void {
     const q = (p: number): number => quantileOfSorted(lat, p);
     const m = x.machine;
     const pct = (v: number): string => `${((100 * v) / Math.max(1, m.total)).toFixed(1)} %`;
-    console.log(
+    out.print(
       `| ${r + 1} | ${us(q(0.5))} | ${us(q(0.9))} | ${us(q(0.99))} | ${us(q(0.999))} | ${(q(0.99) / q(0.5)).toFixed(1)}× | ${pct(m.busy)} of ${cores} cores | ${pct(m.steal)} | ${x.probeUs.toFixed(0)} µs |`,
     );
     for (const [g, [, from, to]] of GROUPS.entries())
@@ -202,7 +206,7 @@ function report(kind: Kind, rounds: readonly Round[], cores: number): void {
       );
   }
   const who = kind === 'redis' ? 'redis-server' : 'origin';
-  console.log(
+  out.print(
     `\nwhere an op's time went, mean per op of each group (rounds pooled; client CPU counts all its threads; the two processes can run at once, so the columns need not add up to the latency):\n| ops by latency | ops | latency | client waiting for a CPU | ${who} waiting for a CPU | waiting, share of the latency | client CPU | ${who} CPU (main thread) |\n| --- | --- | --- | --- | --- | --- | --- | --- |`,
   );
   for (const [g, [label]] of GROUPS.entries()) {
@@ -217,7 +221,7 @@ function report(kind: Kind, rounds: readonly Round[], cores: number): void {
       originWait: mean((o) => o.originWait),
     };
     const waiting = Math.min(1, (m.clientWait + m.originWait) / m.latency);
-    console.log(
+    out.print(
       `| ${label} | ${ops.length} | ${us(m.latency)} | ${us(m.clientWait)} | ${us(m.originWait)} | ${Math.round(100 * waiting)} % | ${us(m.clientRun)} | ${us(m.originRun)} |`,
     );
   }
@@ -231,11 +235,11 @@ function report(kind: Kind, rounds: readonly Round[], cores: number): void {
     if (!rounds[0]!.commits.has(name)) return '';
     return (rounds.reduce((a, r) => a + (r.commits.get(name) ?? 0), 0) / opsTotal).toFixed(2);
   };
-  console.log(
+  out.print(
     `\nper process, per op (rounds pooled):\n| process | main thread CPU | main thread waiting | main thread sleeps (wakes) | other threads' CPU (GC, compiler) | disk commits |\n| --- | --- | --- | --- | --- | --- |`,
   );
   for (const name of names)
-    console.log(
+    out.print(
       `| ${name} | ${us(per(name, (p) => p.main, 'runUs'))} | ${us(per(name, (p) => p.main, 'waitUs'))} | ${sleeps(name).toFixed(2)} | ${us(per(name, (p) => p.others, 'runUs'))} | ${commits(name)} |`,
     );
 }
@@ -306,10 +310,11 @@ async function main(): Promise<void> {
         log(`round ${r}/${flags.rounds}: redis done`);
       }
     }
-    console.log(
+    out.print(
       `## Tail anatomy: ${flags.rounds} rounds of ${flags.ops} sequential ops, 3 replicas${flags.fsync ? ' with --fsync' : ''} on loopback, ${cores} cores; Redis without persistence`,
     );
     for (const [kind, rounds] of results) report(kind, rounds, cores);
+    out.save();
   } finally {
     redisClient?.disconnect();
     await redis?.stop();

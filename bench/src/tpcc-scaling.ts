@@ -32,6 +32,10 @@ import { loadPlan } from '../../packages/examples/src/tpcc/population.js';
 import { REDUCED, scaleOf, TINY, type Scale } from '../../packages/examples/src/tpcc/scale.js';
 import { flagPairs } from './cli-flags.js';
 import { median } from './stats.js';
+import { recordResults } from './results.js';
+
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('tpcc-scaling', 'markdown');
 
 const APP_PATH = fileURLToPath(new URL('../../packages/examples/src/tpcc/app.ts', import.meta.url));
 const LOAD_SEED = 11;
@@ -230,14 +234,15 @@ async function main(): Promise<void> {
       );
     }
   }
-  console.log(
+  out.print(
     `TPC-C through one replica's core (${flags.scale} scale, ${flags.txns} transactions, ${flags.window} in flight, medians of ${flags.rounds} rounds, ${availableParallelism()} cores)`,
   );
-  console.log(
+  out.print(
     '| warehouses | executor | tx/s | vs inline | execution ratio | conflicts | stale mirror reads |',
   );
-  console.log('|---|---|---|---|---|---|---|');
-  for (const row of rows) console.log(row);
+  out.print('|---|---|---|---|---|---|---|');
+  for (const row of rows) out.print(row);
+  out.save();
 }
 
 await main();

@@ -35,9 +35,9 @@
  * and the TPC-C consistency conditions (§3.3.2, 1-10 and 12) are checked on it, read through
  * `tpcc.rows`; a violation fails the run (exit status 1).
  *
- * Writes the table (markdown) to stdout and, with the charts (latency, accuracy and execution
- * ratio against throughput), to `--out`/tpcc-<W>w-<R>r.{md,html}, the figures as JSON beside them.
- * Progress goes to stderr.
+ * Writes the table (markdown) to stdout and to a dated record in bench/results/ (results.ts), and,
+ * with the charts (latency, accuracy and execution ratio against throughput), to
+ * `--out`/tpcc-<W>w-<R>r.{md,html}, the figures as JSON beside them. Progress goes to stderr.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
@@ -53,6 +53,7 @@ import { loadPlan } from '../../packages/examples/src/tpcc/population.js';
 import { REDUCED, scaleOf, TINY, type Scale } from '../../packages/examples/src/tpcc/scale.js';
 import { htmlReport, type Chart, type Series } from './charts.js';
 import { flagPairs } from './cli-flags.js';
+import { recordResults } from './results.js';
 import { quantileOfSorted } from './stats.js';
 
 const APP_PATH = fileURLToPath(new URL('../../packages/examples/src/tpcc/app.ts', import.meta.url));
@@ -519,7 +520,10 @@ async function main(): Promise<void> {
     .map((m) => `- ${m.mode}: ${f0(Math.max(...m.rows.map((r) => r.throughput)))} tx/s`)
     .join('\n');
   const text = `${heading}\n\n${table}\n\nPeak throughput:\n${peak}\n\nConsistency after each mode:\n${checks}\n`;
-  console.log(`\n${text}`);
+  // Stdout and the dated record in bench/results/; the charts and the JSON go to --out below.
+  const record = recordResults('tpcc', 'markdown');
+  record.print(`\n${text}`);
+  record.save();
   const out = resolve(flags.out);
   mkdirSync(out, { recursive: true });
   const base = join(out, `tpcc-${flags.warehouses}w-${flags.replicas}r`);

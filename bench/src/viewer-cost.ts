@@ -18,6 +18,10 @@ import { LocalCluster } from '@creek/server/node';
 import WebSocket from 'ws';
 import { flagPairs } from './cli-flags.js';
 import { median } from './stats.js';
+import { recordResults } from './results.js';
+
+/** The report: stdout, and the dated record in bench/results/. */
+const out = recordResults('viewer', 'text');
 
 interface Flags {
   seconds: number;
@@ -118,16 +122,17 @@ async function main(): Promise<void> {
     }
     const m0 = median(bare);
     const m1 = median(watched);
-    console.log(
+    out.print(
       `replica 0 of 3 on one machine, ${flags.outstanding} weak ops in flight, ${flags.rounds} rounds of ${flags.seconds} s`,
     );
-    console.log(
+    out.print(
       `no viewer:   median ${m0.toFixed(0)} ops/s (${bare.map((x) => x.toFixed(0)).join(', ')})`,
     );
-    console.log(
+    out.print(
       `with viewer: median ${m1.toFixed(0)} ops/s (${watched.map((x) => x.toFixed(0)).join(', ')}): ${(m1 / m0).toFixed(2)}× without`,
     );
     client.close();
+    out.save();
   } finally {
     await cluster.stop(2_000);
   }

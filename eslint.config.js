@@ -6,7 +6,7 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 import { layerZones } from './scripts/layers.js';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'coverage/**', 'docs/api/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', 'coverage/**', 'docs/api/**', '.docs-check/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

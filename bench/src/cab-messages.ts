@@ -12,7 +12,12 @@
  * periodic heartbeats and anti-entropy summaries run regardless of load and are reported apart.
  */
 import { defineApp, InlineExecutor } from '@creek/server';
-import { ReplicaHost, type PeerMessage } from '@creek/server/host';
+import {
+  ReplicaHost,
+  stepWithInstantDisk,
+  type HostInput,
+  type PeerMessage,
+} from '@creek/server/host';
 import { EventQueue } from '@creek/server/sim';
 import { recordResults } from './results.js';
 
@@ -34,35 +39,33 @@ class Cluster {
     const executor = new InlineExecutor(app);
     this.hosts = ids.map(
       (id) =>
-        new ReplicaHost(
-          {
-            id,
-            replicas: ids,
-            replica: { app, noopIntervalMs: 1e12 },
-            paxos: { maxInFlight: 4 },
-            executor,
-            origin: id, // new replicas without a disk: no identity to learn
-          },
-          {
-            persist: () => undefined, // disk writes take no time here
-            send: (to, msg) => this.send(id, to, msg),
-            respond: (r) => {
-              if (r.level === 'stable') this.stable.set(r.tag, this.now);
-            },
-            // Only a replica that lost durable state halts; these never restart.
-            halt: (reason) => {
-              throw new Error(reason);
-            },
-          },
-        ),
+        new ReplicaHost({
+          id,
+          replicas: ids,
+          replica: { app, noopIntervalMs: 1e12 },
+          paxos: { maxInFlight: 4 },
+          executor,
+          origin: id, // new replicas without a disk: no identity to learn
+        }),
     );
-    for (const h of this.hosts) {
+    for (const id of ids) {
+      this.step(id, { kind: 'start' });
       const tick = (): void => {
-        h.tick(this.now);
+        this.step(id, { kind: 'tick', now: this.now });
         this.events.push(this.now + 1, tick);
       };
       this.events.push(0, tick);
     }
+  }
+
+  /** One step of replica `id`; its disk writes take no time here. */
+  private step(id: number, input: HostInput): void {
+    const ready = stepWithInstantDisk(this.hosts[id]!, input);
+    for (const o of ready.outputs)
+      if (o.kind === 'send') this.send(id, o.to, o.msg);
+      else if (o.response.level === 'stable') this.stable.set(o.response.tag, this.now);
+    // Only a replica that lost durable state halts; these never restart.
+    if (ready.halted !== null) throw new Error(ready.halted);
   }
 
   private send(from: number, to: number, msg: PeerMessage): void {
@@ -70,7 +73,7 @@ class Cluster {
     if (to !== from) this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
     // A replica's messages to itself are local calls, not network hops.
     this.events.push(this.now + (to === from ? 0 : DELAY), () =>
-      this.hosts[to]!.receive(from, msg),
+      this.step(to, { kind: 'receive', from, message: msg }),
     );
   }
 
@@ -84,16 +87,15 @@ class Cluster {
   }
 
   invoke(at: number, tag: number): void {
-    this.hosts[at]!.invoke(this.now, {
-      op: 'kv.increment',
-      args: { key: `k${tag % 10}` },
-      strong: true,
-      tag,
+    this.step(at, {
+      kind: 'invoke',
+      now: this.now,
+      request: { op: 'kv.increment', args: { key: `k${tag % 10}` }, strong: true, tag },
     });
   }
 
   leader(): number | null {
-    return this.hosts.find((h) => h.paxos.status().role === 'leader')?.id ?? null;
+    return this.hosts.find((h) => h.inspect().paxos.status().role === 'leader')?.id ?? null;
   }
 
   snapshotCounts(): Map<string, number> {
@@ -190,6 +192,6 @@ out.print(
   `  1,000 at once: ${many.caused.toFixed(2)}  [${many.detail}]  + background ${many.background.toFixed(2)} over ${manyMs} ms`,
 );
 out.print(
-  `  Paxos instances: ${cluster.hosts[leader]!.paxos.counters.instancesProposed} proposed for ${cluster.hosts[leader]!.paxos.counters.idsProposed} ids`,
+  `  Paxos instances: ${cluster.hosts[leader]!.inspect().paxos.counters.instancesProposed} proposed for ${cluster.hosts[leader]!.inspect().paxos.counters.idsProposed} ids`,
 );
 out.save();

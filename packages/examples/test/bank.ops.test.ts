@@ -261,7 +261,7 @@ describe('the Bank over an in-process cluster (@creek/client/memory)', () => {
             }
             const hosts = cluster!.hosts;
             await until(() => hosts.every((h) => h.settled()));
-            const digests = new Set(hosts.map((h) => h.replica.stateDigest()));
+            const digests = new Set(hosts.map((h) => h.inspect().replica.stateDigest()));
             expect(digests.size).toBe(1);
           } finally {
             cluster?.close();

@@ -50,7 +50,7 @@ async function loadedCluster(a: App): Promise<CreekClient<TpccApp>[]> {
 /** Every replica has executed everything (no tentative ops) and holds the same state. */
 async function settled(c: MemoryCluster): Promise<void> {
   await until(() => c.hosts.every((h) => h.settled()));
-  await until(() => new Set(c.hosts.map((h) => h.replica.stateDigest())).size === 1);
+  await until(() => new Set(c.hosts.map((h) => h.inspect().replica.stateDigest())).size === 1);
 }
 
 interface Run {
@@ -96,11 +96,12 @@ describe('TPC-C on an in-memory Creek cluster', () => {
     for (const f of run.failures) expect(f).toMatch(INVALID_ITEM);
 
     await settled(cluster!);
-    for (const h of cluster!.hosts) expect(checkConsistency(h.replica.state())).toEqual([]);
+    for (const h of cluster!.hosts)
+      expect(checkConsistency(h.inspect().replica.state())).toEqual([]);
 
     // Every successful New-Order, wherever it ran and whatever O_ID it was told first, has its
     // own O_ID in the committed state: D_NEXT_O_ID advanced once per order, none lost.
-    const state = cluster!.hosts[0]!.replica.state();
+    const state = cluster!.hosts[0]!.inspect().replica.state();
     let placed = 0;
     for (let d = 1; d <= DISTRICTS_PER_WAREHOUSE; d++)
       placed += (state.get(districtNextKey(1, d)) as DistrictNext).D_NEXT_O_ID - 1;
@@ -123,8 +124,9 @@ describe('TPC-C on an in-memory Creek cluster', () => {
   it('weak New-Orders on both sides of a partition are told the same O_ID; the committed order gives each its own', async () => {
     const clients = await loadedCluster(app);
     const [a, , b] = clients;
-    const next = (cluster!.hosts[0]!.replica.state().get(districtNextKey(1, 5)) as DistrictNext)
-      .D_NEXT_O_ID;
+    const next = (
+      cluster!.hosts[0]!.inspect().replica.state().get(districtNextKey(1, 5)) as DistrictNext
+    ).D_NEXT_O_ID;
     cluster!.isolate(2);
     const order = (C_ID: number) => ({
       W_ID: 1,
@@ -137,7 +139,7 @@ describe('TPC-C on an in-memory Creek cluster', () => {
     expect([toA.O_ID, toB.O_ID]).toEqual([next, next]);
     cluster!.heal();
     await settled(cluster!);
-    const state = cluster!.hosts[2]!.replica.state();
+    const state = cluster!.hosts[2]!.inspect().replica.state();
     expect((state.get(districtNextKey(1, 5)) as DistrictNext).D_NEXT_O_ID).toBe(next + 2);
     const customersOf = [next, next + 1].map(
       (o) => (state.get(orderKey(1, 5, o)) as OrderRow | undefined)?.O_C_ID,
@@ -151,7 +153,7 @@ describe('TPC-C on an in-memory Creek cluster', () => {
     const clients = await loadedCluster(app);
     const [a, , b] = clients;
     await settled(cluster!);
-    const replica = cluster!.hosts[2]!.replica;
+    const replica = cluster!.hosts[2]!.inspect().replica;
     cluster!.isolate(2);
     const told = await b!.invokeWeak('tpcc.newOrder', {
       W_ID: 1,
@@ -185,7 +187,7 @@ describe('TPC-C on an in-memory Creek cluster', () => {
   it('a New-Order with an unused item fails, weak or strong, and changes no replica', async () => {
     const clients = await loadedCluster(app);
     await settled(cluster!);
-    const before = cluster!.hosts.map((h) => h.replica.stateDigest());
+    const before = cluster!.hosts.map((h) => h.inspect().replica.stateDigest());
     const args = {
       W_ID: 1,
       D_ID: 3,
@@ -199,10 +201,11 @@ describe('TPC-C on an in-memory Creek cluster', () => {
     await expect(client.invokeStrong('tpcc.newOrder', args)).rejects.toThrow(INVALID_ITEM);
     await expect(client.invokeWeak('tpcc.newOrder', args)).rejects.toBeInstanceOf(OperationFailed);
     await settled(cluster!);
-    expect(cluster!.hosts.map((h) => h.replica.stateDigest())).toEqual(before);
+    expect(cluster!.hosts.map((h) => h.inspect().replica.stateDigest())).toEqual(before);
     // The same order without the bad line goes through, with the O_ID the rollback did not take.
-    const next = (cluster!.hosts[0]!.replica.state().get(districtNextKey(1, 3)) as DistrictNext)
-      .D_NEXT_O_ID;
+    const next = (
+      cluster!.hosts[0]!.inspect().replica.state().get(districtNextKey(1, 3)) as DistrictNext
+    ).D_NEXT_O_ID;
     const ok = await client.invokeStrong('tpcc.newOrder', { ...args, lines: [args.lines[0]!] });
     expect(ok).toMatchObject({ O_ID: next });
   });
@@ -212,7 +215,7 @@ describe('TPC-C on an in-memory Creek cluster', () => {
     const clients = await loadedCluster(buggy);
     await workload(clients, 60);
     await settled(cluster!);
-    const found = checkConsistency(cluster!.hosts[1]!.replica.state());
+    const found = checkConsistency(cluster!.hosts[1]!.inspect().replica.state());
     expect(found.map((v) => v.condition)).toContain(2);
   });
 });

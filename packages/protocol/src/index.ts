@@ -11,3 +11,4 @@ export * from './client.js';
 export * from './peer.js';
 export * from './codec.js';
 export * from './events.js';
+export * from './status.js';

@@ -74,9 +74,9 @@ describe('useInvoke', () => {
     expect(states.at(-1)).toMatchObject({ value: 0, level: 'strong', pending: false });
     expect(states.some((s) => s.level === 'weak')).toBe(true);
     // StrictMode renders twice and mounts twice: the read still went to the cluster once.
-    expect(m.cluster.hosts[0]!.replica.metrics.invoked.readOnly).toBe(0); // weak reads: not this op
+    expect(m.cluster.hosts[0]!.inspect().replica.metrics.invoked.readOnly).toBe(0); // weak reads: not this op
     expect(
-      m.cluster.hosts[0]!.replica.metrics.invoked.strong,
+      m.cluster.hosts[0]!.inspect().replica.metrics.invoked.strong,
       'one strong invoke for the read',
     ).toBe(1);
   });
@@ -97,9 +97,9 @@ describe('useInvoke', () => {
     const m = mount(createElement(Shell));
     await m.client.invokeStrong('counter.add', { name: 'b', by: 5 });
     await until('first value', () => seen.at(-1) === 0);
-    const before = m.cluster.hosts[0]!.replica.metrics.invoked.strong;
+    const before = m.cluster.hosts[0]!.inspect().replica.metrics.invoked.strong;
     act(() => setName('a'));
-    expect(m.cluster.hosts[0]!.replica.metrics.invoked.strong).toBe(before);
+    expect(m.cluster.hosts[0]!.inspect().replica.metrics.invoked.strong).toBe(before);
     act(() => setName('b'));
     await until('the other counter', () => seen.at(-1) === 5);
   });
@@ -119,7 +119,7 @@ describe('useInvoke', () => {
       queued: false,
       committed: false,
     });
-    expect(m.cluster.hosts[0]!.replica.metrics.invoked.strong).toBe(0);
+    expect(m.cluster.hosts[0]!.inspect().replica.metrics.invoked.strong).toBe(0);
   });
 });
 

@@ -1,5 +1,10 @@
 import { InlineExecutor, type App, type Response } from '@creek/server';
-import { ReplicaHost, type PeerMessage } from '@creek/server/host';
+import {
+  ReplicaHost,
+  stepWithInstantDisk,
+  type HostInput,
+  type PeerMessage,
+} from '@creek/server/host';
 
 /** Who waits for an op's responses at an in-memory replica. */
 export interface ResponseHandler {
@@ -46,34 +51,22 @@ export class MemoryCluster {
     const ids = Array.from({ length: n }, (_, i) => i);
     this.awaitingCommit = ids.map(() => new Map());
     const executor = new InlineExecutor(app);
+    // Replicas of a cluster that exists only here are new: each numbers its ops under its id from
+    // the start (no disk was ever lost).
     this.hosts = ids.map(
       (id) =>
-        new ReplicaHost(
-          // Replicas of a cluster that exists only here are new: each numbers its ops under its
-          // id from the start (no disk was ever lost).
-          { id, replicas: ids, replica: { app, noopIntervalMs: 50 }, executor, origin: id },
-          {
-            persist: (record) => {
-              if (record.layer !== 'core' || record.record.kind !== 'commit') return;
-              const awaiting = this.awaitingCommit[id]!;
-              for (const op of record.record.ids) {
-                const key = `${op.replica}#${op.eventNo}`;
-                awaiting.get(key)?.committed?.();
-                awaiting.delete(key);
-              }
-            },
-            send: (to, msg) => this.send(id, to, msg),
-            respond: (r) => this.respond(id, r),
-            // Only a replica that lost durable state halts; these never restart.
-            halt: (reason) => {
-              throw new Error(reason);
-            },
-          },
-        ),
+        new ReplicaHost({
+          id,
+          replicas: ids,
+          replica: { app, noopIntervalMs: 50 },
+          executor,
+          origin: id,
+        }),
     );
+    for (const id of ids) this.step(id, { kind: 'start' });
     this.ticker = setInterval(() => {
       const now = Date.now();
-      for (const h of this.hosts) h.tick(now);
+      for (const id of ids) this.step(id, { kind: 'tick', now });
     }, 5);
     this.keepAlive();
   }
@@ -99,11 +92,33 @@ export class MemoryCluster {
     const tag = this.nextTag++;
     this.waiting.set(tag, handler);
     this.keepAlive();
-    host.invoke(Date.now(), { op, args, strong, tag });
+    this.step(replica, { kind: 'invoke', now: Date.now(), request: { op, args, strong, tag } });
     return () => {
       this.waiting.delete(tag);
       this.keepAlive();
     };
+  }
+
+  /**
+   * One step of replica `id`, with no disk: its records count as durable at once; a commit record
+   * tells the handlers waiting for those ops that they are committed.
+   */
+  private step(id: number, input: HostInput): void {
+    const ready = stepWithInstantDisk(this.hosts[id]!, input);
+    for (const record of ready.records) {
+      if (record.layer !== 'core' || record.record.kind !== 'commit') continue;
+      const awaiting = this.awaitingCommit[id]!;
+      for (const op of record.record.ids) {
+        const key = `${op.replica}#${op.eventNo}`;
+        awaiting.get(key)?.committed?.();
+        awaiting.delete(key);
+      }
+    }
+    for (const o of ready.outputs)
+      if (o.kind === 'send') this.send(id, o.to, o.msg);
+      else this.respond(id, o.response);
+    // Only a replica that lost durable state halts; these never restart.
+    if (ready.halted !== null) throw new Error(ready.halted);
   }
 
   /**
@@ -158,7 +173,7 @@ export class MemoryCluster {
     if (from !== to && (this.isolated.has(from) || this.isolated.has(to))) return;
     setTimeout(
       () => {
-        if (!this.closed) this.hosts[to]!.receive(from, msg);
+        if (!this.closed) this.step(to, { kind: 'receive', from, message: msg });
       },
       from === to ? 0 : this.delayMs,
     );

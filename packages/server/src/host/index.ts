@@ -3,11 +3,9 @@
  *
  * @module @creek/server/host
  */
-export {
-  ReplicaHost,
-  type HostEffects,
-  type HostEvent,
-  type HostOptions,
-  type HostRecord,
-  type PeerMessage,
-} from './replica-host.js';
+export { ReplicaHost } from './replica-host.js';
+export type { HostOptions } from './options.js';
+export type { PeerMessage } from './peer-message.js';
+export type { ClientResponse, HostEvent, HostInput, HostOutput, PeerSend, Ready } from './ready.js';
+export type { HostRecord } from './records.js';
+export { stepWithInstantDisk } from './instant-disk.js';

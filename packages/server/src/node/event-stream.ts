@@ -11,7 +11,7 @@ import {
 } from '@creek/protocol';
 import { formatOpId, type OpId } from '../core/op-id.js';
 import type { Req, Response } from '../core/types.js';
-import type { PeerMessage } from '../host/replica-host.js';
+import type { PeerMessage } from '../host/peer-message.js';
 import { tokenMatches } from './bearer.js';
 import { CLOSE_CODE, type ConnectionGuard } from './connection-guard.js';
 import { newViolations, type EdgeEndpoint } from './edge-violations.js';

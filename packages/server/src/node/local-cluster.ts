@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ReplicaStatusSchema, type ReplicaStatus } from '@creek/protocol';
 import { START_OPTIONS } from './config.js';
 import { envName } from './settings.js';
 import { EDGE_LIMITS_ENV, type EdgeLimits } from './edge-limits.js';
@@ -57,95 +58,8 @@ export interface LocalClusterOptions {
   readonly onExit?: (replica: number, code: number | null, signal: NodeJS.Signals | null) => void;
 }
 
-/** What `/status` of a replica says (the fields tools rely on). */
-export interface ReplicaStatus {
-  readonly id: number;
-  readonly role: string;
-  readonly leader: number | null;
-  readonly quorate: boolean;
-  readonly committed: number;
-  readonly tentative: number;
-  readonly digest: string;
-  readonly settled: boolean;
-  /** It takes no client op yet: a new or wiped replica still learning from its peers. */
-  readonly learning: boolean;
-  /** Held in memory; `pruned`: Reqs gossip dropped since every replica has them, final. */
-  readonly memory: {
-    readonly pruned: number;
-    /** Keys in the finalized state, and Reqs gossip holds for peers. */
-    readonly keys: number;
-    readonly gossipHeld: number;
-    /** Checkpoints written since the process started. */
-    readonly checkpoints: number;
-  };
-  readonly metrics: {
-    readonly executionRatio: number;
-    readonly accuracy: number;
-    readonly finalized: number;
-    readonly executionsOfFinalized: number;
-    readonly speculated: number;
-    readonly speculatedCorrectly: number;
-    /** Executions found invalid after a reorder; commits that moved a strong op ahead of others. */
-    readonly rollbacks: number;
-    readonly reorderingCommits: number;
-  };
-  /** CPU time of the replica process so far, worker threads included (µs). */
-  readonly cpuMicros: number;
-  /** False under `--speculation off`. */
-  readonly speculative: boolean;
-  /** Viewers of /events now and in all, events built for them, and events they missed. */
-  readonly events: {
-    readonly watching: number;
-    readonly viewers: number;
-    readonly events: number;
-    readonly dropped: number;
-  };
-  /** Ops a peer holds that it lacks, and whether it holds speculation until caught up. */
-  readonly catchUp: { readonly behind: number; readonly holding: boolean };
-  /**
-   * Its data directory: records since the checkpoint, the checkpoint's bytes, file bytes, and
-   * transactions committed since the replica started.
-   */
-  readonly storage: {
-    readonly records: number;
-    readonly checkpointBytes: number;
-    readonly bytes: number;
-    readonly commits: number;
-  };
-  /** The members in force here, the newest configuration's, and whether a change is on its way. */
-  readonly membership: {
-    readonly members: readonly number[];
-    readonly latest: readonly number[];
-    readonly changing: boolean;
-  };
-  /** The origin its ops are numbered under, and its incarnation (null while it has none). */
-  readonly identity: { readonly origin: number | null; readonly incarnation: number | null };
-  /** State transfers: installed here (rebuilt from a peer), attempts, rejected, chunks. */
-  readonly transfers: {
-    readonly rebuilding: boolean;
-    readonly installed: number;
-    readonly attempts: number;
-    readonly rejected: number;
-    readonly chunksReceived: number;
-    readonly chunksSent: number;
-  };
-  /** Peer traffic (see PeerMesh.counters). */
-  readonly network: {
-    readonly sent: number;
-    readonly bytesSent: number;
-    readonly largestFrameSent: number;
-    /** Messages larger than a frame may be, counted and not sent. */
-    readonly oversized: number;
-  };
-  /** Concurrent execution: see ReplicaServer.status. */
-  readonly execution: {
-    readonly workers: number;
-    readonly ahead: number;
-    readonly aheadConflicts: number;
-    readonly onWorkers: number;
-    readonly staleMirrorReads: number;
-  };
-}
+/** What `/status` of a replica says (packages/protocol's ReplicaStatus). */
+export type { ReplicaStatus };
 
 /**
  * A cluster of real `creek start` processes on one machine: what `creek dev`, the examples, the
@@ -371,12 +285,16 @@ export class LocalCluster {
 
   /** GET /status of replica i (with the admin token, which reads it); null if it does not answer. */
   async status(i: number): Promise<ReplicaStatus | null> {
+    let body: unknown;
     try {
       const r = await this.monitor(i, '/status');
-      return r.ok ? ((await r.json()) as ReplicaStatus) : null;
+      if (!r.ok) return null;
+      body = await r.json();
     } catch {
       return null;
     }
+    // Checked outside the catch: a replica that says something else is a bug, not one that is down.
+    return ReplicaStatusSchema.parse(body);
   }
 
   /** GET /metrics of replica i: the Prometheus text. */

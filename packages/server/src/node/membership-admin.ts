@@ -71,7 +71,7 @@ export class MembershipAdmin {
     const m = h.membership();
     return {
       replica: h.id,
-      leader: h.paxos.status().leader,
+      leader: h.status().leader,
       current: view(m.current),
       latest: view(m.latest),
       changing: m.latest.from > m.decidedBelow,

@@ -1,18 +1,25 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ReplicaHost } from '../host/replica-host.js';
-import type { PeerMesh } from './peer-mesh.js';
+import type { ReplicaStatus } from '@creek/protocol';
 
 /**
- * /metrics in the Prometheus format (prom-client). Counters and gauges are read from the replica
- * when scraped; latencies are observed by the client endpoint as views go out. Cumulative counts
- * are typed `counter`, so that `rate()` and `increase()` apply to them; the process's CPU, memory,
- * event-loop lag, handles and GC come from prom-client's default metrics.
+ * /metrics in the Prometheus format (prom-client). Counters and gauges are read from the replica's
+ * status (`/status`, ReplicaStatus) when scraped: one status per scrape, so every metric of a
+ * scrape describes the same moment and /metrics says nothing /status does not. Latencies are
+ * observed by the client endpoint as views go out. Cumulative counts are typed `counter`, so that
+ * `rate()` and `increase()` apply to them; the process's CPU, memory, event-loop lag, handles and
+ * GC come from prom-client's default metrics.
  */
 export class ReplicaMetricsExporter {
   readonly registry = new Registry();
   readonly latency: Histogram<'level'>;
+  /** The status of the scrape in progress (`metrics`), read by every metric's collect. */
+  private scraped: ReplicaStatus | null = null;
 
-  constructor(host: () => ReplicaHost, mesh: PeerMesh, replicaId: number) {
+  constructor(
+    private readonly status: () => ReplicaStatus,
+    replicaId: number,
+  ) {
+    const snapshot = (): ReplicaStatus => (this.scraped ??= this.status());
     this.registry.setDefaultLabels({ replica: String(replicaId) });
     const r = this.registry;
     this.latency = new Histogram({
@@ -50,7 +57,7 @@ export class ReplicaMetricsExporter {
       labelNames: ['kind'],
       registers: [r],
       collect() {
-        const i = host().replica.metrics.invoked;
+        const i = snapshot().invoked;
         this.reset();
         this.inc({ kind: 'weak' }, i.weak);
         this.inc({ kind: 'strong' }, i.strong);
@@ -61,91 +68,95 @@ export class ReplicaMetricsExporter {
     counter(
       'creek_executions_total',
       'Executions of ordered ops, re-executions included',
-      () => host().replica.metrics.executions,
+      () => snapshot().metrics.executions,
     );
     counter(
       'creek_rollbacks_total',
       'Executions withdrawn because a reorder changed what they read',
-      () => host().replica.metrics.rollbacks,
+      () => snapshot().metrics.rollbacks,
     );
-    gauge('creek_execution_ratio', 'Executions per finalized op', () =>
-      host().replica.metrics.executionRatio(),
+    gauge(
+      'creek_execution_ratio',
+      'Executions per finalized op',
+      () => snapshot().metrics.executionRatio,
     );
     gauge(
       'creek_speculation_accuracy',
       'Share of first tentative responses equal to the final result',
-      () => host().replica.metrics.accuracy(),
+      () => snapshot().metrics.accuracy,
     );
-    gauge(
-      'creek_committed_ops',
-      'Length of the committed list',
-      () => host().replica.stats().committed,
-    );
-    gauge(
-      'creek_tentative_ops',
-      'Length of the tentative list',
-      () => host().replica.stats().tentative,
-    );
+    gauge('creek_committed_ops', 'Length of the committed list', () => snapshot().committed);
+    gauge('creek_tentative_ops', 'Length of the tentative list', () => snapshot().tentative);
     gauge(
       'creek_versions',
       'Versions held by the multiversion store',
-      () => host().replica.stats().versions,
+      () => snapshot().metrics.versions,
     );
     counter(
       'creek_paxos_instances_decided_total',
       'Consensus instances this replica learned',
-      () => host().paxos.counters.decided,
+      () => snapshot().paxos.decided,
     );
     counter(
       'creek_paxos_elections_total',
       'Elections this replica started',
-      () => host().paxos.counters.elections,
+      () => snapshot().paxos.elections,
     );
     counter(
       'creek_peer_bytes_sent_total',
       'Bytes sent to peers (gossip and Paxos)',
-      () => mesh.counters.bytesSent,
+      () => snapshot().network.bytesSent,
     );
     counter(
       'creek_peer_bytes_received_total',
       'Bytes received from peers',
-      () => mesh.counters.bytesReceived,
+      () => snapshot().network.bytesReceived,
     );
     gauge(
       'creek_leader',
       'The replica this one takes for the Paxos leader (-1: none known)',
-      () => host().paxos.status().leader ?? -1,
+      () => snapshot().leader ?? -1,
     );
     gauge('creek_is_leader', '1 while this replica leads Paxos', () =>
-      host().paxos.status().role === 'leader' ? 1 : 0,
+      snapshot().role === 'leader' ? 1 : 0,
     );
     gauge(
       'creek_quorate',
       '1 while this replica hears a majority (0: cut off; it will not campaign or lead)',
-      () => (host().paxos.status().quorate ? 1 : 0),
+      () => (snapshot().quorate ? 1 : 0),
     );
     gauge('creek_halted', '1 once the replica stopped for good: it lost durable state', () =>
-      host().halted === null ? 0 : 1,
+      snapshot().halted === null ? 0 : 1,
     );
     gauge(
       'creek_learning',
       '1 while a replica with no op of its own on disk learns from its peers (takes no client op)',
-      () => (host().learningFromPeers ? 1 : 0),
+      () => (snapshot().learning ? 1 : 0),
     );
     gauge(
       'creek_catch_up_behind_ops',
       'Ops a peer is known to hold that this replica lacks (a few in flight; thousands while it catches up)',
-      () => host().gossip.behind(),
+      () => snapshot().catchUp.behind,
     );
     gauge(
       'creek_speculation_held',
       '1 while the replica holds speculation to catch up: reads and first tentative answers wait',
-      () => (host().speculationHeld ? 1 : 0),
+      () => (snapshot().catchUp.holding ? 1 : 0),
     );
     counter(
       'creek_peer_frames_rejected_total',
       'Peer frames refused (bad frames, failed authentication)',
-      () => mesh.counters.rejected,
+      () => snapshot().network.rejected,
     );
+  }
+
+  /** The metrics as Prometheus text: one status for the whole scrape. */
+  async scrape(): Promise<string> {
+    this.scraped = this.status();
+    try {
+      return await this.registry.metrics();
+    } finally {
+      this.scraped = null;
+    }
   }
 }

@@ -64,7 +64,7 @@ import { isCast, type AcceptorRecord } from '../cab/messages.js';
 import { DottedVersionVector } from '../core/dvv.js';
 import type { OpId } from '../core/op-id.js';
 import type { DurableRecord, Req, SessionStamp } from '../core/types.js';
-import type { HostCheckpoint, HostRecord, TransferChunkRecord } from '../host/replica-host.js';
+import type { HostCheckpoint, HostRecord, TransferChunkRecord } from '../host/records.js';
 import { reqFromWire, transferPartFromWire } from './wire.js';
 
 // ---- the schemas ----

@@ -1,21 +1,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Logger } from 'pino';
-import { EVENTS_PATH, MAX_FRAME_BYTES } from '@creek/protocol';
+import { EVENTS_PATH, MAX_FRAME_BYTES, type ReplicaStatus } from '@creek/protocol';
 import { WebSocketServer } from 'ws';
 import { NOOP_OP, type App } from '@creek/app';
-import type { Response } from '../core/types.js';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import { WorkerPoolExecutor } from '../exec/worker-pool-executor.js';
-import { incarnationOf } from '../core/op-id.js';
 import { MembershipAdmin } from './membership-admin.js';
 import type { Member, ReconfigOutcome } from '../cab/configuration.js';
-import {
-  ReplicaHost,
-  type HostEvent,
-  type HostRecord,
-  type PeerMessage,
-} from '../host/replica-host.js';
+import type { Response } from '../core/types.js';
+import type { PeerMessage } from '../host/peer-message.js';
+import type { HostEvent, HostInput, PeerSend, Ready } from '../host/ready.js';
+import { ReplicaHost } from '../host/replica-host.js';
 import { presentsToken } from './bearer.js';
 import { ClientEndpoint } from './client-endpoint.js';
 import { ConnectionGuard, refuseUpgrade } from './connection-guard.js';
@@ -107,11 +103,12 @@ export const DEFAULT_PEER_LINGER_MS = 2;
 
 /**
  * One Creek replica process: drives a ReplicaHost with real time, WebSocket peers and clients and a
- * SQLite disk. Every call into the host is one batch: its disk writes are committed in one
- * transaction before any message or response it produced leaves the process, which is the
- * durability contract of the pure modules (a promise or accept is never answered before it is on
- * disk; no client hears of an op that a crash could lose). A turn that lets nothing leave holds its
- * writes for the next one that does (GroupCommit).
+ * SQLite disk. Each input is one host step; the records of a turn's steps commit in one transaction
+ * (GroupCommit), after which the driver tells the host they are durable and the messages and
+ * responses the host held for them leave (the host holds them: host/ready.ts, the durability
+ * contract of the pure modules — a promise or accept is never answered before it is on disk; no
+ * client hears of an op that a crash could lose). A turn that lets nothing leave holds its writes
+ * for the next one that does.
  */
 export class ReplicaServer {
   private host!: ReplicaHost;
@@ -130,10 +127,21 @@ export class ReplicaServer {
   private paused = false;
   private stopping = false;
   /** The disk writes of the turn, and of earlier turns that let nothing leave (group-commit.ts). */
-  private readonly writes = new GroupCommit((records) => this.storage.append(records));
-  private readonly actions: (() => void)[] = [];
+  private readonly writes = new GroupCommit((records) => {
+    this.storage.append(records);
+    this.durable += records.length;
+    this.consume(this.host.step({ kind: 'durable', upTo: this.durable }));
+    // Committed outside a turn (the hold's deadline): what the host released leaves now.
+    if (!this.flushing) this.scheduleFlush();
+  });
+  /** Host records committed so far (Ready.firstSeq counts them from 1). */
+  private durable = 0;
+  /** Answers the host released this turn, delivered to clients at its end (`flush`). */
+  private readonly answers: Response[] = [];
   private readonly outbox: PeerOutbox;
   private flushScheduled = false;
+  /** Inside `flush`: what the turn's commits release leaves with the turn. */
+  private flushing = false;
   /**
    * `seenVector` per session while a flush answers clients: the replica does not change then, and
    * a turn may answer dozens of one session's ops (null outside a flush: nothing is cached).
@@ -188,14 +196,14 @@ export class ReplicaServer {
       config.id,
       () => config.app.names().filter((n) => n !== NOOP_OP),
       config.tokens,
-      (request) => this.call(() => this.host.invoke(Date.now(), request)),
+      (request) => this.call({ kind: 'invoke', now: Date.now(), request }),
       () => this.unavailable(),
       log,
       (level, seconds) => this.metrics.latency.observe({ level }, seconds),
       (session) => this.seenVector(session),
-      (replica, eventNo) => this.host.replica.hasReceived({ replica, eventNo }),
+      (replica, eventNo) => this.host.hasReceived({ replica, eventNo }),
       () => config.app.names().filter((n) => config.app.lookup(n)?.readOnly === true),
-      () => this.host.replica.takeChangedKeys(),
+      () => this.host.takeChangedKeys(),
     );
     this.outbox = new PeerOutbox(
       (to, msgs) => this.mesh.sendMany(to, msgs),
@@ -206,26 +214,18 @@ export class ReplicaServer {
         replica: config.id,
         cluster: config.clusterId ?? null,
         replicas: config.peers.map((p) => p.id),
-        executionCounts: () => {
-          const m = this.host.replica.metrics;
-          return {
-            executions: m.executions,
-            rollbacks: m.rollbacks,
-            reorderingCommits: m.reorderingCommits,
-          };
-        },
+        executionCounts: () => this.host.executionCounts(),
         paxos: () => {
-          const p = this.host.paxos.status();
-          const n = this.host.paxos.counters;
+          const s = this.host.status();
           return {
-            role: p.role,
-            ballot: p.ballot,
-            leader: p.leader,
-            quorate: p.quorate,
-            decidedBelow: p.decidedBelow,
-            proposed: n.instancesProposed,
-            decided: n.decided,
-            elections: n.elections,
+            role: s.role,
+            ballot: s.ballot,
+            leader: s.leader,
+            quorate: s.quorate,
+            decidedBelow: s.paxos.decidedBelow,
+            proposed: s.paxos.instancesProposed,
+            decided: s.paxos.decided,
+            elections: s.paxos.elections,
           };
         },
         links: () =>
@@ -236,18 +236,24 @@ export class ReplicaServer {
             blockedOut: this.mesh.blocked.out.has(Number(id)),
           })),
         status: () => {
-          const s = this.host.replica.stats();
-          const m = this.host.replica.metrics;
+          const s = this.host.status();
+          const m = s.metrics;
           return {
             committed: s.committed,
             tentative: s.tentative,
-            digest: this.host.replica.stateDigest(),
+            digest: s.digest,
             paused: this.paused,
-            learning: this.host.learningFromPeers,
-            halted: this.host.halted,
-            behind: this.host.gossip.behind(),
-            holding: this.host.speculationHeld,
-            counts: m.speculationCounts(),
+            learning: s.learning,
+            halted: s.halted,
+            behind: s.catchUp.behind,
+            holding: s.catchUp.holding,
+            counts: {
+              finalized: m.finalized,
+              executionsOfFinalized: m.executionsOfFinalized,
+              speculated: m.speculated,
+              speculatedCorrectly: m.speculatedCorrectly,
+              rollbacks: m.rollbacks,
+            },
           };
         },
       },
@@ -260,10 +266,10 @@ export class ReplicaServer {
     );
     this.membership = new MembershipAdmin(
       () => this.host,
-      (request) => this.call(() => this.host.reconfigure(Date.now(), request)),
+      (request) => this.call({ kind: 'reconfigure', now: Date.now(), request }),
       (config.tls ?? null) !== null,
     );
-    this.metrics = new ReplicaMetricsExporter(() => this.host, this.mesh, config.id);
+    this.metrics = new ReplicaMetricsExporter(() => this.status(), config.id);
     registerEdgeMetrics(this.metrics.registry, this.guard, [
       this.clients.edge,
       this.mesh.edge,
@@ -275,42 +281,13 @@ export class ReplicaServer {
     const c = this.config;
     this.storage = SqliteStorage.open(c.dataDir, { replicaId: c.id, fsync: c.fsync });
     const records = this.storage.load();
-    const effects = {
-      persist: (r: HostRecord) => this.writes.add(r),
-      send: (to: number, msg: PeerMessage, lazy?: boolean) => {
-        this.outbox.add(to, msg, lazy);
-        this.events.sent(to, msg);
-      },
-      respond: (r: Response) => {
-        this.actions.push(() => this.clients.respond(r));
-        this.events.response(r);
-      },
-      observe: (e: HostEvent) => {
-        if (e.kind === 'op') this.events.op(e.req, e.local);
-        else if (e.kind === 'commit') this.events.commit(e.ids, e.position);
-        else if (e.kind === 'checkpoint') this.events.checkpoint(e.count);
-        else if (e.kind === 'identity') this.log.info({ origin: e.origin }, 'replica identity');
-        else if (e.kind === 'peers') this.onPeersChanged(e.peers);
-        else if (e.kind === 'reconfigured') this.onReconfigured(e.outcome);
-        else if (e.kind === 'removed') this.onRemoved(e.reason);
-        else
-          this.log.info(
-            { finalized: e.finalized, keys: e.keys },
-            'state transfer installed: rebuilt from a peer',
-          );
-      },
-      halt: (reason: string) => {
-        this.log.fatal({ reason }, 'replica halted');
-        this.haltWith(reason);
-      },
-    };
     const workers = c.workers ?? 0;
     if (workers > 0)
       this.pool = await WorkerPoolExecutor.start({
         appPath: c.appPath,
         app: c.app,
         workers,
-        onResult: (result) => this.call(() => this.host.executed(result)),
+        onResult: (result) => this.call({ kind: 'executed', result }),
         onWorkerLost: (err) =>
           this.log.error(
             { err: err.message },
@@ -339,12 +316,11 @@ export class ReplicaServer {
       executor: this.pool ?? new InlineExecutor(c.app),
       ...(c.checkpointEvery === undefined ? {} : { checkpointEvery: c.checkpointEvery }),
     };
-    this.call(() => {
-      this.host =
-        records.length === 0
-          ? new ReplicaHost(options, effects)
-          : new ReplicaHost(options, effects, { records, nowMs: Date.now() });
-    });
+    this.host =
+      records.length === 0
+        ? new ReplicaHost(options)
+        : new ReplicaHost(options, { records, nowMs: Date.now() });
+    this.call({ kind: 'start' });
     this.log.info(
       { records: records.length, dataDir: c.dataDir },
       records.length === 0 ? 'new replica' : 'recovered from disk',
@@ -401,7 +377,7 @@ export class ReplicaServer {
     this.mesh.start();
     this.ticker = setInterval(() => {
       if (this.paused) return;
-      this.call(() => this.host.tick(Date.now()));
+      this.call({ kind: 'tick', now: Date.now() });
       this.clients.afterTurn();
       this.events.tick(Date.now());
     }, this.config.tickMs ?? DEFAULT_TICK_MS);
@@ -409,52 +385,103 @@ export class ReplicaServer {
   }
 
   /**
-   * Runs `fn` against the host. What it writes, sends and answers waits for the end of this turn of
-   * the event loop: then all writes of the turn (and those earlier quiet turns held) commit in one
-   * transaction (GroupCommit), and only after that do the turn's responses and messages (a frame
+   * One host step. What it writes waits for the end of this turn of the event loop: then all
+   * writes of the turn (and those earlier quiet turns held) commit in one transaction
+   * (GroupCommit), and only then does the host release the turn's responses and messages (a frame
    * per peer, see PeerOutbox; two for a peer that gets a forward or a 2a before the turn's
-   * executions and something from them after, see `flush`) leave.
+   * executions and something from them after, see `flush`).
    */
-  private call(fn: () => void): void {
-    fn();
+  private call(input: HostInput): void {
+    this.consume(this.host.step(input));
     // A strong read waits for a no-op that the next tick would cast: tick now, not up to tickMs
     // later.
-    if (this.host.tickWanted) this.host.tick(Date.now());
+    if (this.host.tickWanted) this.consume(this.host.step({ kind: 'tick', now: Date.now() }));
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
     if (
       !this.flushScheduled &&
       (this.host.executionDue ||
         this.writes.pending ||
         this.outbox.pending ||
-        this.actions.length > 0)
+        this.answers.length > 0)
     ) {
       this.flushScheduled = true;
       setImmediate(() => this.flush());
     }
   }
 
+  /**
+   * What a host step asks for: its records to the turn's transaction; the messages and answers it
+   * released (their records are durable) to the outbox and the turn's answers; its events to the
+   * log and viewers.
+   */
+  private consume(ready: Ready): void {
+    for (const r of ready.records) this.writes.add(r);
+    for (const o of ready.outputs) {
+      if (o.kind === 'send') {
+        this.outbox.add(o.to, o.msg, o.lazy);
+        this.events.sent(o.to, o.msg);
+      } else {
+        this.answers.push(o.response);
+        this.events.response(o.response);
+      }
+    }
+    for (const e of ready.events) this.observe(e);
+    if (ready.halted !== null) {
+      this.log.fatal({ reason: ready.halted }, 'replica halted');
+      this.haltWith(ready.halted);
+    }
+  }
+
+  private observe(e: HostEvent): void {
+    if (e.kind === 'op') this.events.op(e.req, e.local);
+    else if (e.kind === 'commit') this.events.commit(e.ids, e.position);
+    else if (e.kind === 'checkpoint') this.events.checkpoint(e.count);
+    else if (e.kind === 'identity') this.log.info({ origin: e.origin }, 'replica identity');
+    else if (e.kind === 'peers') this.onPeersChanged(e.peers);
+    else if (e.kind === 'reconfigured') this.onReconfigured(e.outcome);
+    else if (e.kind === 'removed') this.onRemoved(e.reason);
+    else
+      this.log.info(
+        { finalized: e.finalized, keys: e.keys },
+        'state transfer installed: rebuilt from a peer',
+      );
+  }
+
   private flush(): void {
     if (!this.flushScheduled) return; // already flushed by stop()
     this.flushScheduled = false;
+    this.flushing = true;
+    try {
+      this.flushTurn();
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private flushTurn(): void {
     // A step that starts a round others wait on — a strong op's forward to the leader, the
     // leader's 2a — leaves as soon as what the turn's inputs wrote is durable, ahead of this turn's
     // executions: every stable answer waits for the round, while a strong op's tentative
     // execution serves only its preliminary view (invoke with both levels), one send later.
     // Measured on the path of a sequential strong put at a follower (fsync off): 30–70 µs less at
     // the origin before its forward, 30–70 µs less at the leader before its 2a.
-    if (this.outbox.hasFirst(startsRound)) {
+    if (this.host.holdsMessage(startsRoundSend) || this.outbox.hasFirst(startsRound)) {
       this.writes.commit();
       this.outbox.flushFirst(startsRound);
     }
     // The turn's inputs are all in: validate and execute once for all of them. What the
     // executions answer and send goes out with the rest of the turn below.
-    this.host.runDeferred();
+    this.consume(this.host.step({ kind: 'run' }));
     // Before anything of the turn leaves; a turn that lets nothing leave may hold its writes.
     this.writes.endTurn(this.somethingLeaves());
     // Clients first: a weak op's answer is all its caller waits for, while peers' messages are a
     // step of protocols that take several anyway.
     this.seenThisTurn = new Map();
     try {
-      for (const action of this.actions.splice(0)) action();
+      for (const r of this.answers.splice(0)) this.clients.respond(r);
       this.clients.afterTurn();
     } finally {
       this.seenThisTurn = null;
@@ -464,14 +491,15 @@ export class ReplicaServer {
   }
 
   /**
-   * Something of this turn leaves the process once its writes commit: an answer, a peer message,
-   * a client frame or an event for a viewer. Every output of the host goes through one of these
-   * (peer messages only through the outbox); a new kind must be added here, or it could leave
-   * before the writes that quiet turns held are on disk.
+   * Something of this turn leaves the process once its writes commit: a message or answer the host
+   * holds for them, one it released already, a client frame or an event for a viewer. A new kind
+   * of output must be added here, or it could leave before the writes that quiet turns held are on
+   * disk.
    */
   private somethingLeaves(): boolean {
     return (
-      this.actions.length > 0 ||
+      this.host.holding > 0 ||
+      this.answers.length > 0 ||
       this.outbox.pending ||
       this.events.watching ||
       this.clients.sendsThisTurn()
@@ -527,21 +555,21 @@ export class ReplicaServer {
   private seenVector(session: string | null): number[] {
     const cached = this.seenThisTurn?.get(session);
     if (cached !== undefined) return cached;
-    const members = this.host.paxos.peerIds();
+    const members = this.host.peerIds();
     if (this.seenIds?.members !== members) {
       const ids = [...new Set([...this.config.peers.map((p) => p.id), ...members])];
       this.seenIds = { members, ids, length: Math.max(...ids) + 1 };
     }
     const out = new Array<number>(this.seenIds.length).fill(0);
-    for (const id of this.seenIds.ids) out[id] = this.host.replica.receivedUpTo(id);
-    if (session !== null) out[this.config.id] = this.host.replica.lastOpNotPendingOf(session);
+    for (const id of this.seenIds.ids) out[id] = this.host.receivedUpTo(id);
+    if (session !== null) out[this.config.id] = this.host.lastOpNotPendingOf(session);
     this.seenThisTurn?.set(session, out);
     return out;
   }
 
   private onPeer(from: number, msg: PeerMessage): void {
     if (this.paused) return;
-    this.call(() => this.host.receive(from, msg));
+    this.call({ kind: 'receive', from, message: msg });
   }
 
   private onHttp(req: IncomingMessage, res: ServerResponse): void {
@@ -577,7 +605,7 @@ export class ReplicaServer {
       if (req.method !== 'GET') return json(405, { error: `${url.pathname} answers GET only` });
       if (url.pathname === '/status') return json(200, this.status());
       if (url.pathname === '/members') return json(200, this.membership.view());
-      void this.metrics.registry.metrics().then((text) => {
+      void this.metrics.scrape().then((text) => {
         res.writeHead(200, { 'content-type': this.metrics.registry.contentType });
         res.end(text);
       });
@@ -608,7 +636,7 @@ export class ReplicaServer {
       return;
     }
     const peer = Number(url.searchParams.get('peer'));
-    const knownPeer = peer !== this.config.id && this.host.paxos.peerIds().includes(peer);
+    const knownPeer = peer !== this.config.id && this.host.peerIds().includes(peer);
     switch (url.pathname) {
       case '/admin/block': {
         const direction = url.searchParams.get('direction') ?? 'both';
@@ -653,103 +681,32 @@ export class ReplicaServer {
     });
   }
 
-  status(): Record<string, unknown> {
-    const s = this.host.replica.stats();
-    const p = this.host.paxos.status();
-    const m = this.host.replica.metrics;
+  /**
+   * `/status`: the host's account of itself (HostStatus, the same the simulator shows) and what
+   * only this process knows: its links, disk, memory, CPU, clients and viewers.
+   */
+  status(): ReplicaStatus {
+    const h = this.host.status();
     const cpu = process.cpuUsage();
+    const memory = process.memoryUsage();
     return {
-      id: this.config.id,
-      role: p.role,
-      leader: p.leader,
-      // False: this replica hears no majority (cut off, or deaf on inbound links); it will not
-      // campaign, and as leader it stands down.
-      quorate: p.quorate,
-      ballot: p.ballot,
-      committed: s.committed,
-      tentative: s.tentative,
-      hlc: s.hlc,
-      digest: this.host.replica.stateDigest(),
-      settled: this.host.settled(),
+      ...h,
       peers: this.mesh.states(),
       paused: this.paused,
-      // True while it takes no client op yet: it has no op of its own on disk (a new or wiped
-      // data directory) and still learns from its peers (ReplicaHost.learningFromPeers).
-      learning: this.host.learningFromPeers,
-      // Why the replica stopped for good (it lost durable state), or null.
-      halted: this.host.halted,
-      // A membership change removed it: it takes no client op, and stops once the members no
-      // longer need its vote (ReplicaHost.leaving).
-      leaving: this.host.leaving,
-      // Ops a peer holds that this replica lacks, and whether it holds speculation meanwhile (its
-      // reads and first tentative answers wait until it has caught up: ReplicaHost).
-      catchUp: {
-        behind: this.host.gossip.behind(),
-        holding: this.host.speculationHeld,
-      },
-      // The configuration in force here and the newest decided (cab/configuration.ts).
-      membership: {
-        members: p.members,
-        latest: this.host.membership().latest.members.map((m) => m.id),
-        changing: this.host.membership().latest.from > p.decidedBelow,
-      },
-      // The origin its ops are numbered under (core/op-id.ts; null while it has none: a new or
-      // wiped data directory still learning), and the state transfers it made and served.
-      identity: {
-        origin: this.host.replica.id < 0 ? null : this.host.replica.id,
-        incarnation: this.host.replica.id < 0 ? null : incarnationOf(this.host.replica.id),
-      },
-      transfers: {
-        rebuilding: this.host.rebuilding,
-        installed: this.host.counters.transfersIn,
-        attempts: this.host.counters.transferAttempts,
-        rejected: this.host.counters.transfersRejected,
-        chunksReceived: this.host.counters.chunksReceived,
-        chunksSent: this.host.counters.chunksSent,
-      },
       uptimeMs: Date.now() - this.startedAt,
-      metrics: {
-        executionRatio: m.executionRatio(),
-        accuracy: m.accuracy(),
-        rollbacks: m.rollbacks,
-        reorderingCommits: m.reorderingCommits,
-        versions: s.versions,
-        // The counts behind the two ratios, so a tool can take them over an interval of its own.
-        finalized: m.finalized,
-        executionsOfFinalized: m.executionsOfFinalized,
-        speculated: m.speculated,
-        speculatedCorrectly: m.speculatedCorrectly,
-      },
       speculative: this.config.speculative ?? true,
-      // CPU time this process used so far, worker threads included (µs, user + system).
       cpuMicros: cpu.user + cpu.system,
-      // Concurrent execution (§4.4): executions started beside earlier ones and those a conflict
-      // discarded; with workers, the jobs they ran and their reads of a version already replaced.
+      rss: memory.rss,
       execution: {
+        ...h.execution,
         workers: this.config.workers ?? 0,
-        ahead: m.aheadExecutions,
-        aheadConflicts: m.aheadConflicts,
         onWorkers: this.pool?.dispatched ?? 0,
         staleMirrorReads: this.pool?.staleReads ?? 0,
       },
+      memory: { ...h.memory, heapUsed: memory.heapUsed },
       storage: this.storage.stats(),
-      // Resident set size of this process, in bytes.
-      rss: process.memoryUsage.rss(),
-      // What the replica holds that would grow with the op count if nothing bounded it.
-      memory: {
-        heapUsed: process.memoryUsage().heapUsed,
-        finalized: s.finalized,
-        keys: s.keys,
-        gossipHeld: this.host.gossip.stats().heldReqs,
-        paxosAccepted: p.acceptedHeld,
-        paxosDecided: p.decidedHeld,
-        deliveryBacklog: this.host.delivery.backlog(),
-        checkpoints: this.host.counters.checkpoints,
-        pruned: this.host.counters.pruned,
-      },
       network: this.mesh.counters,
       clients: this.clients.counters,
-      // Viewers of /events now and in all, events built for them, and events they missed.
       events: { watching: this.events.size, ...this.events.counters },
     };
   }
@@ -789,4 +746,9 @@ export class ReplicaServer {
 /** A peer message that starts a round of ordering others wait on: a forward, a 2a. */
 function startsRound(m: PeerMessage): boolean {
   return m.kind === 'paxos' && (m.msg.type === 'forward' || m.msg.type === 'accept');
+}
+
+/** A message the host holds that starts a round (`startsRound`) and may not wait (not lazy). */
+function startsRoundSend(s: PeerSend): boolean {
+  return !s.lazy && startsRound(s.msg);
 }

@@ -3,7 +3,7 @@ import type { PaxosMessage } from '../cab/messages.js';
 import { DottedVersionVector } from '../core/dvv.js';
 import { toFrozenJson } from '@creek/app';
 import type { Req } from '../core/types.js';
-import type { PeerMessage } from '../host/replica-host.js';
+import type { PeerMessage } from '../host/peer-message.js';
 import type { TransferMessage, TransferPart } from '../host/state-transfer.js';
 
 type WireTransfer = Extract<PeerFrame, { t: 'transfer' }>['msg'];

@@ -1,7 +1,7 @@
 import { ABANDON_OP } from '@creek/app';
 import type { Response, SessionStamp } from '../core/types.js';
 import { ClientSessions } from './client-sessions.js';
-import { takesOps, type SimProcess } from './process.js';
+import { takesOps, type SimProcess, type StepHost } from './process.js';
 import type { Invocation } from './run-record.js';
 import type { RunState } from './run-state.js';
 import {
@@ -40,6 +40,7 @@ export class SimClients {
      * (SimProcess.loseAfterStrong).
      */
     private readonly loseForGood: (p: SimProcess) => void,
+    private readonly step: StepHost,
   ) {
     this.meanGap = 1000 / run.params.opsPerSecondPerReplica;
   }
@@ -89,7 +90,11 @@ export class SimClients {
     };
     run.record.invocations.push(inv);
     this.byTag.set(tag, inv);
-    h.host.invoke(run.physical(h.id), { op: g.op, args: g.args, strong: g.strong, tag, session });
+    this.step(h, {
+      kind: 'invoke',
+      now: run.physical(h.id),
+      request: { op: g.op, args: g.args, strong: g.strong, tag, session },
+    });
     if (g.strong && h.loseAfterStrong) {
       // Dies while its strong op's gossip and CAB cast may be in flight: survivors that got the
       // Req but whose leader never gets the cast must cast it on its behalf (`cabAdopt`).

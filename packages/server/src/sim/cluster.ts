@@ -1,13 +1,8 @@
 import { formatOpId, opKey, slotOf, type OpId } from '../core/op-id.js';
 import type { Req, Response } from '../core/types.js';
-import {
-  lastCheckpoint,
-  ReplicaHost,
-  type HostEffects,
-  type HostEvent,
-  type HostRecord,
-  type PeerMessage,
-} from '../host/replica-host.js';
+import type { HostEvent, HostInput, Ready } from '../host/ready.js';
+import { lastCheckpoint, type HostRecord } from '../host/records.js';
+import { ReplicaHost } from '../host/replica-host.js';
 import { complete, type SimClients } from './clients.js';
 import { SimDisk } from './disk.js';
 import type { SimHostOptions } from './host-options.js';
@@ -23,15 +18,16 @@ export const TICK_MS = 5;
 /**
  * The simulated machines: a process per replica with its host and the disk that outlives it, the
  * network between them, and what happens to a process (spawn, crash, restart, a lost disk, loss
- * for good, departure once removed). The driver side of each host is here too: its disk writes,
- * and its messages and responses, each sent once the writes before it are durable.
+ * for good, departure once removed). The driver side of each host is here too: each input is a
+ * host step, whose records go to the disk and whose messages and responses, released by the host
+ * once the records before them are durable, go to the network and the clients.
  */
 export class SimCluster {
   readonly network: SimNetwork<SimMessage>;
   /** Peer messages each replica handled. */
   readonly received: number[] = [];
   /**
-   * Replicas that stopped for good (HostEffects.halt): every one is a violation. A crash loses
+   * Replicas that stopped for good (Ready.halted): every one is a violation. A crash loses
    * only writes that were not durable yet, and nothing leaves a replica before its writes are, so
    * a replica never finds its own ops at a peer that it lacks; and one whose disk was lost
    * ('wipe') has no origin until it has heard every peer, then takes a new one, and rebuilds
@@ -61,7 +57,7 @@ export class SimCluster {
         const p = procs[t.to];
         if (p === undefined || !p.up || procs[t.from]!.wipes !== t.msg.wipes) return;
         this.received[t.to] = (this.received[t.to] ?? 0) + 1;
-        p.host.receive(t.from, t.msg.msg);
+        this.step(p, { kind: 'receive', from: t.from, message: t.msg.msg });
       },
       (node) => node,
       (node) => procs[node]?.up === true,
@@ -83,94 +79,132 @@ export class SimCluster {
       seeds,
       host: undefined as unknown as ReplicaHost,
       disk: new SimDisk(),
+      durableAt: new Map(),
       live: null,
       clientsLeft: false,
     };
     this.run.procs.push(p);
-    p.host = new ReplicaHost(this.hostOptions.live(p), this.effects(p));
+    p.host = new ReplicaHost(this.hostOptions.live(p));
+    this.step(p, { kind: 'start' });
     // A genesis replica's clients watch from the start; a new member's once it takes ops.
     if (seeds === null) this.watches.watchOn(p);
     return p;
   }
 
-  /** The driver side of a host: disk writes, messages and responses, in the order the host made them. */
-  private effects(p: SimProcess): HostEffects {
+  /** One step of `p`'s host, and what its Ready asks for (`consume`). */
+  step(p: SimProcess, input: HostInput): void {
+    this.consume(p, p.host.step(input));
+  }
+
+  /**
+   * The driver side of a host: its records go to the disk; the host is told that a record its
+   * messages or responses wait for is durable (a `durable` step) once the disk has it, which
+   * releases them; what it released goes to the network and the clients; its events are acted on.
+   */
+  private consume(p: SimProcess, ready: Ready): void {
+    const run = this.run;
+    const host = p.host;
+    for (const [k, rec] of ready.records.entries())
+      p.durableAt.set(ready.firstSeq + k, this.persist(p, rec));
+    for (const o of ready.outputs)
+      if (o.kind === 'send')
+        this.network.send(run.now, p.id, o.to, { msg: o.msg, wipes: p.wipes }, false);
+      else this.respond(p, o.response);
+    for (const e of ready.events) this.observe(p, e);
+    if (ready.halted !== null) this.halt(p, ready.halted);
+    // When each record an output waits for is durable; then only the last record written can be
+    // waited for by a later step.
+    const waits = ready.waits.map((seq) => ({ seq, at: p.durableAt.get(seq)! }));
+    const last = ready.firstSeq + ready.records.length - 1;
+    for (const seq of p.durableAt.keys()) if (seq < last) p.durableAt.delete(seq);
+    for (const { seq, at } of waits) {
+      // The planted bug tells the host at once, so that it releases before the writes are durable.
+      if (at <= run.now || run.config.unsafeSendBeforeDurable)
+        this.step(p, { kind: 'durable', upTo: seq });
+      else
+        run.events.push(at, () => {
+          if (p.up && p.host === host) this.step(p, { kind: 'durable', upTo: seq });
+        });
+    }
+  }
+
+  private halt(p: SimProcess, reason: string): void {
+    const run = this.run;
+    this.halts.push(`halt: at ${run.now.toFixed(1)} ms: replica ${p.id}: ${reason}`);
+    run.trace(`replica ${p.id} halts: ${reason}`);
+    if (p.wipes > 0) run.counts.wipedHalts++;
+    // Taken down by its operator, as `creek start` exits: lost for good from here on.
+    run.events.push(run.now, () => {
+      this.loseForGood(p);
+    });
+  }
+
+  private observe(p: SimProcess, e: HostEvent): void {
     const run = this.run;
     const record = run.record;
-    return {
-      halt: (reason: string): void => {
-        this.halts.push(`halt: at ${run.now.toFixed(1)} ms: replica ${p.id}: ${reason}`);
-        run.trace(`replica ${p.id} halts: ${reason}`);
-        if (p.wipes > 0) run.counts.wipedHalts++;
-        // Taken down by its operator, as `creek start` exits: lost for good from here on.
-        run.events.push(run.now, () => {
+    if (e.kind === 'removed') {
+      // It stops, as `creek start` exits: gone for good, its origin with it.
+      run.events.push(run.now, () => {
+        run.trace(`replica ${p.id} is told it is no longer needed: it stops`);
+        if (p.clientsLeft && p.up) {
+          // Departed already (`depart`): it only goes down now.
+          run.counts.removed++;
+          this.crash(p);
+        } else if (!record.lost.includes(p.id)) {
+          run.counts.removed++;
           this.loseForGood(p);
-        });
-      },
-      observe: (e: HostEvent): void => {
-        if (e.kind === 'removed') {
-          // It stops, as `creek start` exits: gone for good, its origin with it.
-          run.events.push(run.now, () => {
-            run.trace(`replica ${p.id} is told it is no longer needed: it stops`);
-            if (p.clientsLeft && p.up) {
-              // Departed already (`depart`): it only goes down now.
-              run.counts.removed++;
-              this.crash(p);
-            } else if (!record.lost.includes(p.id)) {
-              run.counts.removed++;
-              this.loseForGood(p);
-            }
-          });
-          return;
         }
-        if (e.kind !== 'transferred') return;
-        // Its clients watch again once it takes ops (a rebuilding replica takes none, so in the
-        // runtime they could not watch it meanwhile): the state was replaced wholesale.
-        this.watches.forget(p);
-        // Its committed list is now a peer's, up to the checkpoint's position: the checkers
-        // compare what it commits from here on with the others' lists.
-        run.counts.transfers++;
-        record.commits[p.id] = this.transferredPrefix(e.committed, p.id);
-      },
-      persist: (rec: HostRecord): void => {
-        p.disk.write(
-          run.now,
-          run.prngs.disk.float(0, run.params.diskLatencyMs),
-          rec,
-          rec.layer === 'checkpoint',
-        );
-        if (rec.layer === 'checkpoint') run.counts.checkpoints++;
-        if (rec.layer !== 'core') return;
-        if (rec.record.kind === 'commit') {
-          record.commits[p.id]!.push([...rec.record.ids]);
-          return;
-        }
-        const req = rec.record.req;
-        const before = record.reqs.get(opKey(req.id));
-        if (before !== undefined && (before.ts !== req.ts || before.op !== req.op))
-          this.reused.push(
-            `op id reused: at ${run.now.toFixed(1)} ms replica ${p.id} wrote ${formatOpId(req.id)} as ${req.op} at ${req.ts}, which is ${before.op} at ${before.ts} elsewhere`,
-          );
-        record.reqs.set(opKey(req.id), req);
-      },
-      send: (to: number, msg: PeerMessage): void => {
-        this.afterDurable(p, () =>
-          this.network.send(run.now, p.id, to, { msg, wipes: p.wipes }, false),
-        );
-      },
-      respond: (o: Response): void => {
-        if (o.tag >= WATCH_TAG_BASE) {
-          // As the runtime does: handled after the host's turn, not inside it.
-          const live = p.live;
-          this.afterDurable(p, () => run.events.push(run.now, () => void live?.respond(o)));
-          return;
-        }
-        const inv = this.clients.invocation(o.tag);
-        // Its client left this replica (removed) and listens no more.
-        if (p.clientsLeft && inv.abandoned && inv.replica === p.id) return;
-        this.afterDurable(p, () => this.clients.answer(inv, o));
-      },
-    };
+      });
+      return;
+    }
+    if (e.kind !== 'transferred') return;
+    // Its clients watch again once it takes ops (a rebuilding replica takes none, so in the
+    // runtime they could not watch it meanwhile): the state was replaced wholesale.
+    this.watches.forget(p);
+    // Its committed list is now a peer's, up to the checkpoint's position: the checkers
+    // compare what it commits from here on with the others' lists.
+    run.counts.transfers++;
+    record.commits[p.id] = this.transferredPrefix(e.committed, p.id);
+  }
+
+  /** Writes a record to `p`'s disk; returns when it will be durable. */
+  private persist(p: SimProcess, rec: HostRecord): number {
+    const run = this.run;
+    const record = run.record;
+    const at = p.disk.write(
+      run.now,
+      run.prngs.disk.float(0, run.params.diskLatencyMs),
+      rec,
+      rec.layer === 'checkpoint',
+    );
+    if (rec.layer === 'checkpoint') run.counts.checkpoints++;
+    if (rec.layer !== 'core') return at;
+    if (rec.record.kind === 'commit') {
+      record.commits[p.id]!.push([...rec.record.ids]);
+      return at;
+    }
+    const req = rec.record.req;
+    const before = record.reqs.get(opKey(req.id));
+    if (before !== undefined && (before.ts !== req.ts || before.op !== req.op))
+      this.reused.push(
+        `op id reused: at ${run.now.toFixed(1)} ms replica ${p.id} wrote ${formatOpId(req.id)} as ${req.op} at ${req.ts}, which is ${before.op} at ${before.ts} elsewhere`,
+      );
+    record.reqs.set(opKey(req.id), req);
+    return at;
+  }
+
+  /** A response the host released (its records are durable): to the client that waits for it. */
+  private respond(p: SimProcess, o: Response): void {
+    if (o.tag >= WATCH_TAG_BASE) {
+      // As the runtime does: handled after the host's turn, not inside it.
+      const live = p.live;
+      this.run.events.push(this.run.now, () => void live?.respond(o));
+      return;
+    }
+    const inv = this.clients.invocation(o.tag);
+    // Its client left this replica (removed) and listens no more.
+    if (p.clientsLeft && inv.abandoned && inv.replica === p.id) return;
+    this.clients.answer(inv, o);
   }
 
   /**
@@ -193,25 +227,11 @@ export class SimCluster {
     return commitPrefix(from, count, to);
   }
 
-  /** Runs `fn` once the process's earlier writes are durable, unless it crashes first. */
-  private afterDurable(p: SimProcess, fn: () => void): void {
-    const run = this.run;
-    const at = p.disk.durableAt();
-    if (at <= run.now || run.config.unsafeSendBeforeDurable) {
-      fn();
-      return;
-    }
-    const incarnation = p.incarnation;
-    run.events.push(at, () => {
-      if (p.up && p.incarnation === incarnation) fn();
-    });
-  }
-
   /** The replica crashes and never comes back; its origin is dead. */
   loseForGood(h: SimProcess): void {
     const record = this.run.record;
     this.run.trace(`replica ${h.id} is gone for good`);
-    const origin = h.host.replica.id;
+    const origin = h.host.origin;
     this.crash(h);
     if (!record.lost.includes(h.id)) record.lost.push(h.id);
     if (origin >= 0) record.deadOrigins.push(origin);
@@ -236,7 +256,7 @@ export class SimCluster {
       ),
     );
     const issuedBefore = checkpoint?.core.eventNo ?? 0;
-    const origin = h.host.replica.id; // its own ops' origin (-1 while it has none: no own ops)
+    const origin = h.host.origin; // its own ops' origin (-1 while it has none: no own ops)
     for (const [key, req] of record.reqs)
       if (
         req.id.replica === origin &&
@@ -269,7 +289,7 @@ export class SimCluster {
     p.clientsLeft = true;
     this.clients.leave((inv) => inv.replica === p.id && !complete(inv) && !inv.abandoned);
     if (!record.lost.includes(p.id)) record.lost.push(p.id);
-    const origin = p.host.replica.id;
+    const origin = p.host.origin;
     if (origin >= 0 && !record.deadOrigins.includes(origin)) record.deadOrigins.push(origin);
   }
 
@@ -283,7 +303,7 @@ export class SimCluster {
     const record = this.run.record;
     if (!h.up || record.lost.includes(h.id)) return;
     // The incarnation it ran under never issues again (a wiped replica takes a new one).
-    if (h.host.replica.id >= 0) record.deadOrigins.push(h.host.replica.id);
+    if (h.host.origin >= 0) record.deadOrigins.push(h.host.origin);
     this.run.trace(`replica ${h.id} loses its disk`);
     this.crash(h);
     this.run.counts.wipes++;
@@ -308,13 +328,12 @@ export class SimCluster {
 
   /** Whether `q` has an op: in memory if it is up, else on its disk (what it will restart with). */
   private holdsOps(q: SimProcess): (id: OpId) => boolean {
-    if (q.up) return (id) => q.host.replica.hasReceived(id);
-    const inert = { persist() {}, send() {}, respond() {}, halt() {} };
-    const recovered = new ReplicaHost(this.hostOptions.of(q.id), inert, {
+    if (q.up) return (id) => q.host.hasReceived(id);
+    const recovered = new ReplicaHost(this.hostOptions.of(q.id), {
       records: q.disk.read(),
       nowMs: this.run.physical(q.id),
     });
-    return (id) => recovered.replica.hasReceived(id);
+    return (id) => recovered.hasReceived(id);
   }
 
   restart(p: SimProcess): void {
@@ -327,10 +346,10 @@ export class SimCluster {
     const records = p.disk.read();
     if (records.some((r) => r.layer === 'checkpoint')) run.counts.restartsFromCheckpoint++;
     this.countPaxos(p);
-    p.host = new ReplicaHost(this.hostOptions.live(p), this.effects(p), {
-      records,
-      nowMs: run.physical(p.id),
-    });
+    // A new host numbers its records from 1 again.
+    p.durableAt.clear();
+    p.host = new ReplicaHost(this.hostOptions.live(p), { records, nowMs: run.physical(p.id) });
+    this.step(p, { kind: 'start' });
     // It crashed while it rebuilt itself: it goes on from the chunks on its disk.
     if (p.host.rebuilding) run.counts.transfersResumed++;
     // A member added during the run is watched once it takes ops (its clients could not before).
@@ -352,15 +371,17 @@ export class SimCluster {
    */
   countPaxos(p: SimProcess): void {
     const counts = this.run.counts;
-    counts.backstopHits += p.host.paxos.status().backstopHits;
-    counts.lackChecks[p.id] = (counts.lackChecks[p.id] ?? 0) + p.host.paxos.status().lackChecks;
+    // Paxos's own counters of its work, which the checkers bound: read inside the host.
+    const paxos = p.host.inspect().paxos.status();
+    counts.backstopHits += paxos.backstopHits;
+    counts.lackChecks[p.id] = (counts.lackChecks[p.id] ?? 0) + paxos.lackChecks;
   }
 
   /** The process's ticks, the first at `firstAt`, then every TICK_MS. */
   startTicks(p: SimProcess, firstAt: number): void {
     const run = this.run;
     const tick = (): void => {
-      if (p.up) p.host.tick(run.physical(p.id));
+      if (p.up) this.step(p, { kind: 'tick', now: run.physical(p.id) });
       if (p.up && p.host.leaving && !p.clientsLeft) this.depart(p);
       run.events.push(run.now + TICK_MS, tick);
     };
@@ -378,7 +399,7 @@ export class SimCluster {
       const host = p.host;
       run.events.push(run.now + turn, () => {
         p.runScheduled = false;
-        if (p.up && p.host === host) host.runDeferred();
+        if (p.up && p.host === host) this.step(p, { kind: 'run' });
       });
     }
   }

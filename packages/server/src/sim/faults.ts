@@ -166,7 +166,7 @@ export class SimFaults implements FaultActions {
   private pick(which: number | 'leader'): SimProcess | undefined {
     const procs = this.run.procs;
     return which === 'leader'
-      ? procs.find((x) => x.up && x.host.paxos.status().role === 'leader')
+      ? procs.find((x) => x.up && x.host.status().role === 'leader')
       : procs[which];
   }
 
@@ -256,10 +256,12 @@ export class SimFaults implements FaultActions {
   }
 
   lagging(replica: number): void {
-    const h = this.run.procs[replica]!.host;
+    const host = this.run.procs[replica]!.host;
+    // The work the lagging replica does from here: measured inside it (SimStats.catchUp).
+    const h = host.inspect();
     this.catchUpFrom = {
       replica,
-      host: h,
+      host,
       committed: h.replica.stats().committed,
       executions: h.replica.metrics.executions,
       lackChecks: h.paxos.status().lackChecks,

@@ -98,8 +98,8 @@ export function frame(
   return {
     at: now,
     replicas: procs.map((p) => {
-      const s = p.host.replica.stats();
-      const m = p.host.replica.metrics;
+      const s = p.host.status();
+      const m = s.metrics;
       const commits = record.commits[p.id]!;
       const tail: OpId[] = [];
       for (let g = commits.length - 1; g >= 0 && tail.length < FRAME_LIST; g--)
@@ -108,13 +108,19 @@ export function frame(
       return {
         id: p.id,
         up: p.up,
-        role: p.host.paxos.status().role,
+        role: s.role,
         committed: s.committed,
         tentative: s.tentative,
         committedTail: tail.map(frameOp),
-        tentativeHead: p.host.replica.tentativeIds().slice(0, FRAME_LIST).map(frameOp),
-        holding: p.host.speculationHeld,
-        counts: m.speculationCounts(),
+        tentativeHead: p.host.tentativeIds().slice(0, FRAME_LIST).map(frameOp),
+        holding: s.catchUp.holding,
+        counts: {
+          finalized: m.finalized,
+          executionsOfFinalized: m.executionsOfFinalized,
+          speculated: m.speculated,
+          speculatedCorrectly: m.speculatedCorrectly,
+          rollbacks: m.rollbacks,
+        },
       };
     }),
     partition: open === undefined ? null : open.groups,

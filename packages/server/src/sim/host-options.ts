@@ -6,8 +6,8 @@ import { InlineExecutor } from '../exec/inline-executor.js';
 import { MirrorFeed } from '../exec/mirror-feed.js';
 import type { ReadTrace } from '../exec/mirror-messages.js';
 import { MirrorStore } from '../exec/mirror-store.js';
-import type { HostOptions } from '../host/replica-host.js';
-import type { SimProcess } from './process.js';
+import type { HostOptions } from '../host/options.js';
+import type { SimProcess, StepHost } from './process.js';
 import type { RunState } from './run-state.js';
 
 /** HostOptions.transferChunkChars in simulated runs: a few Reqs or a few dozen keys a chunk. */
@@ -22,7 +22,10 @@ export class SimHostOptions {
   private readonly inline: InlineExecutor;
   private readonly replicaOptions: Omit<ReplicaOptions, 'id'>;
 
-  constructor(private readonly run: RunState) {
+  constructor(
+    private readonly run: RunState,
+    private readonly step: StepHost,
+  ) {
     const { app, params } = run;
     this.inline = new InlineExecutor(app);
     this.replicaOptions = {
@@ -86,6 +89,7 @@ export class SimHostOptions {
     const inline = this.inline;
     const incarnation = p.incarnation;
     const mirror = feed === null ? null : new MirrorStore();
+    const step = this.step;
     return {
       execute(job) {
         let result: ExecutionResult;
@@ -107,7 +111,7 @@ export class SimHostOptions {
             if (read.stale === true) run.counts.staleMirrorReads++;
             reads.push(read);
           }
-          p.host.executed(result);
+          step(p, { kind: 'executed', result });
         });
         return undefined;
       },

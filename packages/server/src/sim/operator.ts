@@ -81,7 +81,7 @@ export class SimOperator {
       const askable = this.alive().filter((p) => p.host.halted === null && !p.host.rebuilding);
       if (askable.length > 0) {
         const p = run.prngs.reconfig.pick(askable);
-        p.host.reconfigure(run.physical(p.id), request);
+        this.cluster.step(p, { kind: 'reconfigure', now: run.physical(p.id), request });
       }
       run.events.push(run.now + 100, attempt);
     };
@@ -102,7 +102,7 @@ export class SimOperator {
   private currentMembers(): readonly number[] | null {
     const views = this.alive()
       .filter((p) => p.host.halted === null && !p.host.rebuilding)
-      .map((p) => p.host.paxos.status().members.join());
+      .map((p) => p.host.status().membership.members.join());
     return views.length > 0 && views.every((v) => v === views[0])
       ? views[0]!.split(',').map(Number)
       : null;
@@ -135,7 +135,7 @@ export class SimOperator {
     const members = new Set(this.currentMembers() ?? []);
     const candidates = this.alive().filter((p) => members.has(p.id));
     if (which === 'leader')
-      return candidates.find((p) => p.host.paxos.status().role === 'leader') ?? candidates[0];
+      return candidates.find((p) => p.host.status().role === 'leader') ?? candidates[0];
     const id = which === 'new' ? added : which;
     return candidates.find((p) => p.id === id) ?? candidates[0];
   }
@@ -199,7 +199,7 @@ export class SimOperator {
     if (s.crashLeaderMs !== null) {
       // Another leader must finish the change.
       const leader = this.member('leader', null);
-      if (leader !== undefined && leader.host.paxos.status().role === 'leader') {
+      if (leader !== undefined && leader.host.status().role === 'leader') {
         this.cluster.crash(leader);
         run.events.push(run.now + s.crashLeaderMs, () => this.cluster.restart(leader));
       }

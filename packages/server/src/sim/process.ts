@@ -1,6 +1,9 @@
 import type { OpId } from '../core/op-id.js';
 import type { LiveQueries } from '../host/live-queries.js';
-import type { HostRecord, PeerMessage, ReplicaHost } from '../host/replica-host.js';
+import type { PeerMessage } from '../host/peer-message.js';
+import type { HostInput } from '../host/ready.js';
+import type { HostRecord } from '../host/records.js';
+import type { ReplicaHost } from '../host/replica-host.js';
 import type { SimDisk } from './disk.js';
 import type { RunRecord } from './run-record.js';
 
@@ -32,6 +35,11 @@ export interface SimProcess {
    */
   readonly seeds: readonly number[] | null;
   host: ReplicaHost;
+  /**
+   * When the host's records become durable, by sequence number (Ready.firstSeq): those written by
+   * its last step, and the last one before it (what later outputs can wait for).
+   */
+  readonly durableAt: Map<number, number>;
   disk: SimDisk<HostRecord>;
   /** Its live queries (SimConfig.liveQueries), made anew with each host; null when off. */
   live: LiveQueries<number> | null;
@@ -63,8 +71,14 @@ export function takesOps(h: SimProcess): boolean {
  */
 export function stranded(p: SimProcess, record: RunRecord): OpId[] {
   if (record.deadOrigins.length === 0) return [];
-  const prefix = p.host.replica.receivedPrefix(record.deadOrigins);
-  return p.host.replica
+  const prefix = p.host.receivedPrefix(record.deadOrigins);
+  return p.host
     .tentativeIds()
     .filter((id) => id.eventNo > (prefix.get(id.replica) ?? Number.POSITIVE_INFINITY));
 }
+
+/**
+ * One step of a process's host, with what its Ready asks for done (SimCluster.step): the way every
+ * part of the simulator gives a replica an input.
+ */
+export type StepHost = (p: SimProcess, input: HostInput) => void;

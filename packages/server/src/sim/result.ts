@@ -1,6 +1,7 @@
 import { ABANDON_OP } from '@creek/app';
 import { formatOpId, opKey } from '../core/op-id.js';
-import { CATCH_UP_STALL_MS, type ReplicaHost } from '../host/replica-host.js';
+import { CATCH_UP_STALL_MS } from '../host/options.js';
+import type { ReplicaHost } from '../host/replica-host.js';
 import type { CatchUpWork } from './catch-up.js';
 import { checkRun } from './checkers.js';
 import { complete } from './clients.js';
@@ -102,10 +103,10 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
   const { config, app, params, procs, record, counts } = run;
   const { cluster, watches, quiescent } = end;
   for (const p of procs) {
-    const s = p.host.replica.stats();
+    const s = p.host.inspect().replica.stats();
     record.finals.push({
-      digest: p.host.replica.stateJson(),
-      hash: p.host.replica.stateDigest(),
+      digest: p.host.inspect().replica.stateJson(),
+      hash: p.host.inspect().replica.stateDigest(),
       tentative: s.tentative,
       unvalidated: s.unvalidated,
       stranded: stranded(p, record),
@@ -114,7 +115,7 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
 
   for (const p of procs) cluster.countPaxos(p);
   // The most any replica spent per op that reached the committed order.
-  const ordered = Math.max(1, ...procs.map((p) => p.host.replica.stats().committed));
+  const ordered = Math.max(1, ...procs.map((p) => p.host.inspect().replica.stats().committed));
   const lackChecksPerOp = Math.max(...counts.lackChecks.map((n) => (n ?? 0) / ordered));
   const backstopHits = counts.backstopHits;
   const violations = [
@@ -143,7 +144,7 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
   if (!quiescent) {
     const waiting = record.invocations.filter((inv) => !inv.abandoned && !complete(inv));
     violations.unshift(
-      `liveness: not quiescent ${run.settleMs} ms after faults ended (${waiting.length} invocations waiting; tentative ${procs.map((x) => x.host.replica.stats().tentative).join('/')}; paxos ${JSON.stringify(procs.map((x) => x.host.paxos.status()))})`,
+      `liveness: not quiescent ${run.settleMs} ms after faults ended (${waiting.length} invocations waiting; tentative ${procs.map((x) => x.host.inspect().replica.stats().tentative).join('/')}; paxos ${JSON.stringify(procs.map((x) => x.host.inspect().paxos.status()))})`,
     );
   }
 
@@ -168,22 +169,22 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
     ops: record.invocations.length,
     strongOps: record.invocations.filter((i) => i.strong).length,
     committed: record.commits[survivor]!.flat().length,
-    executions: sum((h) => h.replica.metrics.executions),
-    rollbacks: sum((h) => h.replica.metrics.rollbacks),
-    aheadExecutions: sum((h) => h.replica.metrics.aheadExecutions),
-    aheadConflicts: sum((h) => h.replica.metrics.aheadConflicts),
+    executions: sum((h) => h.inspect().replica.metrics.executions),
+    rollbacks: sum((h) => h.inspect().replica.metrics.rollbacks),
+    aheadExecutions: sum((h) => h.inspect().replica.metrics.aheadExecutions),
+    aheadConflicts: sum((h) => h.inspect().replica.metrics.aheadConflicts),
     mirrorExecutions: counts.mirrorExecutions,
     lackChecksPerOp,
     staleMirrorReads: counts.staleMirrorReads,
-    reorderingCommits: sum((h) => h.replica.metrics.reorderingCommits),
+    reorderingCommits: sum((h) => h.inspect().replica.metrics.reorderingCommits),
     executionRatio:
-      sum((h) => h.replica.metrics.executionsOfFinalized) /
+      sum((h) => h.inspect().replica.metrics.executionsOfFinalized) /
       Math.max(
         1,
-        sum((h) => h.replica.metrics.finalized),
+        sum((h) => h.inspect().replica.metrics.finalized),
       ),
-    speculated: sum((h) => h.replica.metrics.speculated),
-    speculatedCorrectly: sum((h) => h.replica.metrics.speculatedCorrectly),
+    speculated: sum((h) => h.inspect().replica.metrics.speculated),
+    speculatedCorrectly: sum((h) => h.inspect().replica.metrics.speculatedCorrectly),
     messages: cluster.network.sent,
     partitions: counts.partitions,
     crashes: counts.crashes,
@@ -196,8 +197,8 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
     reconfigurations: counts.reconfigurations,
     added: counts.added,
     removed: counts.removed,
-    elections: sum((h) => h.paxos.counters.elections),
-    adopted: sum((h) => h.replica.metrics.adopted),
+    elections: sum((h) => h.inspect().paxos.counters.elections),
+    adopted: sum((h) => h.inspect().replica.metrics.adopted),
     simulatedMs: run.now,
     catchUp: catchUpWork(run, cluster, end.catchUpFrom),
   };
@@ -220,9 +221,9 @@ function catchUpWork(
 ): CatchUpWork | null {
   if (from === null || run.procs[from.replica]!.host !== from.host) return null;
   const h = from.host;
-  const ops = h.replica.stats().committed - from.committed;
-  const executions = h.replica.metrics.executions - from.executions;
-  const lackChecks = h.paxos.status().lackChecks - from.lackChecks;
+  const ops = h.inspect().replica.stats().committed - from.committed;
+  const executions = h.inspect().replica.metrics.executions - from.executions;
+  const lackChecks = h.inspect().paxos.status().lackChecks - from.lackChecks;
   const messages = (cluster.received[from.replica] ?? 0) - from.messages;
   return {
     replica: from.replica,

@@ -7,7 +7,7 @@ import { frame, opLife } from './frames.js';
 import { SimHostOptions } from './host-options.js';
 import { SimOperator } from './operator.js';
 import { drawRun } from './parameters.js';
-import { stranded } from './process.js';
+import { stranded, type StepHost } from './process.js';
 import { simResult, type SimResult } from './result.js';
 import { RunState } from './run-state.js';
 import { statusLine } from './trace.js';
@@ -53,9 +53,11 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const run = new RunState(config, app, params, prngs, workloadMs, settleMs);
   const { events, procs, record } = run;
 
-  const watches = new SimWatches(run);
-  const clients = new SimClients(run, (p) => cluster.loseForGood(p));
-  const cluster = new SimCluster(run, new SimHostOptions(run), clients, watches);
+  // The parts built before the cluster give replicas their inputs through it, once the run starts.
+  const step: StepHost = (p, input) => cluster.step(p, input);
+  const watches = new SimWatches(run, step);
+  const clients = new SimClients(run, (p) => cluster.loseForGood(p), step);
+  const cluster = new SimCluster(run, new SimHostOptions(run, step), clients, watches);
   const operator = new SimOperator(run, cluster, clients);
   const faultActions = new SimFaults(run, cluster);
 
@@ -135,7 +137,7 @@ function quiescentNow(run: RunState, cluster: SimCluster, operator: SimOperator)
   const { procs, record } = run;
   if (cluster.network.isPartitioned()) return false;
   const live = procs.filter((p) => !record.lost.includes(p.id));
-  const committed = live[0]!.host.replica.stats().committed;
+  const committed = live[0]!.host.status().committed;
   for (const p of live) {
     if (
       !p.up ||
@@ -143,11 +145,11 @@ function quiescentNow(run: RunState, cluster: SimCluster, operator: SimOperator)
       // unless a member it must hear (to rejoin) died for good: removing that member is what
       // would let it go on (README, "Adding, removing and replacing replicas").
       (p.host.learningFromPeers &&
-        !p.host.paxos.status().members.some((m) => record.lost.includes(m))) ||
+        !p.host.status().membership.members.some((m) => record.lost.includes(m))) ||
       // Reads of live queries still on their way (the run ending would lose their answers).
       (p.live !== null && p.live.reading > 0) ||
       !p.host.settled(stranded(p, record).length) ||
-      p.host.replica.stats().committed !== committed
+      p.host.status().committed !== committed
     )
       return false;
   }

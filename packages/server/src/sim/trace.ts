@@ -28,18 +28,18 @@ export function traceEvent(now: number, text: string): string {
 /** One replica's state in a status line: `2 leader b769 d71 t9 [1,2,3] rejoining`. */
 export function replicaState(p: TracedProcess): string {
   if (!p.up) return `${p.id} down`;
-  const s = p.host.paxos.status();
+  const s = p.host.status();
   const flags: string[] = [];
-  if (s.rejoining) flags.push('rejoining');
-  if (p.host.learningFromPeers && !s.rejoining) flags.push('learning');
-  if (p.host.leaving) flags.push('leaving');
-  if (p.host.halted !== null) flags.push('halted');
-  if (p.host.rebuilding) {
-    const c = p.host.counters;
-    flags.push(`rebuilding (attempt ${c.transferAttempts}, ${c.chunksReceived} chunks in)`);
-  }
+  if (s.paxos.rejoining) flags.push('rejoining');
+  if (s.learning && !s.paxos.rejoining) flags.push('learning');
+  if (s.leaving) flags.push('leaving');
+  if (s.halted !== null) flags.push('halted');
+  if (s.transfers.rebuilding)
+    flags.push(
+      `rebuilding (attempt ${s.transfers.attempts}, ${s.transfers.chunksReceived} chunks in)`,
+    );
   const role = s.role === 'leader' ? 'leader' : s.role === 'candidate' ? 'candidate' : 'follower';
-  return `${p.id} ${role} b${s.ballot} d${s.decidedBelow} t${s.truncatedBelow} [${s.members.join(',')}]${flags.length > 0 ? ` ${flags.join(' ')}` : ''}`;
+  return `${p.id} ${role} b${s.ballot} d${s.paxos.decidedBelow} t${s.paxos.truncatedBelow} [${s.membership.members.join(',')}]${flags.length > 0 ? ` ${flags.join(' ')}` : ''}`;
 }
 
 /** The status line of every replica at `now`. */

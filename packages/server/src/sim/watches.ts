@@ -2,7 +2,7 @@ import { canonicalJson, type JsonValue } from '@creek/app';
 import { opKey } from '../core/op-id.js';
 import type { Outcome } from '../core/types.js';
 import { LiveQueries } from '../host/live-queries.js';
-import { takesOps, type SimProcess } from './process.js';
+import { takesOps, type SimProcess, type StepHost } from './process.js';
 import { ReferenceInterpreter } from './reference-interpreter.js';
 import { liveReplicas } from './run-record.js';
 import type { RunState } from './run-state.js';
@@ -35,7 +35,10 @@ export class SimWatches {
   /** Stable pushes that did not read the committed state they named. */
   readonly violations: string[] = [];
 
-  constructor(private readonly run: RunState) {}
+  constructor(
+    private readonly run: RunState,
+    private readonly step: StepHost,
+  ) {}
 
   /**
    * Live queries at the end of a quiescent run: each replica's last tentative and last stable
@@ -113,7 +116,7 @@ export class SimWatches {
     p.live = new LiveQueries<number>(
       (request) => {
         if (p.up && p.host === host && host.halted === null)
-          host.invoke(this.run.physical(p.id), request);
+          this.step(p, { kind: 'invoke', now: this.run.physical(p.id), request });
       },
       (_conn, frame) => {
         if (frame.t !== 'watched') return;
@@ -125,7 +128,7 @@ export class SimWatches {
       },
       () => this.nextWatchTag++,
     );
-    p.host.replica.takeChangedKeys(); // from now on the replica records them
+    p.host.takeChangedKeys(); // from now on the replica records them
     for (const [watchId, op, args] of SIM_WATCHES) p.live.watch(0, { watchId, op, args });
   }
 
@@ -138,7 +141,7 @@ export class SimWatches {
     for (const p of this.run.procs) {
       if (p.up && p.live === null && takesOps(p)) this.watchOn(p);
       if (p.up && p.live !== null && p.host.halted === null)
-        p.live.changed(p.host.replica.takeChangedKeys());
+        p.live.changed(p.host.takeChangedKeys());
     }
   }
 }

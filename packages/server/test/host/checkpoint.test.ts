@@ -4,7 +4,7 @@ import { formatOpId } from '../../src/core/op-id.js';
 import { Replica } from '../../src/core/replica.js';
 import type { DurableRecord, ExecutionResult, Output } from '../../src/core/types.js';
 import { InlineExecutor } from '../../src/exec/inline-executor.js';
-import type { HostRecord } from '../../src/host/replica-host.js';
+import type { HostRecord } from '../../src/host/records.js';
 import { app, HostCluster } from './host-cluster.js';
 
 const options = { id: 0, app, noopIntervalMs: 50 };
@@ -76,7 +76,7 @@ function historyOfReplica0(): HostRecord[] {
     c.run(100);
     c.isolated.add(0);
     c.workload(30, { keys: 12, strongEvery: 5, at: [0] });
-    c.host(0).checkpoint();
+    c.apply(0, { kind: 'checkpoint' });
     c.workload(10, { keys: 12, strongEvery: 3, at: [0] });
     c.isolated.delete(0);
     c.run(40);
@@ -160,8 +160,12 @@ describe('checkpoints in a running cluster', () => {
     c.restart(1);
     c.workload(200, { keys: 20, strongEvery: 10 });
     c.settle();
-    expect(c.host(1).replica.stats().committed).toBe(c.host(0).replica.stats().committed);
-    expect(c.host(1).replica.stateDigest()).toBe(c.host(0).replica.stateDigest());
+    expect(c.host(1).inspect().replica.stats().committed).toBe(
+      c.host(0).inspect().replica.stats().committed,
+    );
+    expect(c.host(1).inspect().replica.stateDigest()).toBe(
+      c.host(0).inspect().replica.stateDigest(),
+    );
   });
 
   it('keeps disk and memory proportional to the checkpoint interval, not to the op count', () => {
@@ -182,8 +186,8 @@ describe('checkpoints in a running cluster', () => {
       expect(node.disk[0]!.layer).toBe('checkpoint');
       expect(node.disk.length).toBeLessThan(600);
       // Gossip dropped the Reqs every replica has; Paxos truncated what every replica delivered.
-      expect(h.gossip.stats().heldReqs).toBe(0);
-      expect(h.paxos.status().acceptedHeld).toBeLessThan(20);
+      expect(h.inspect().gossip.stats().heldReqs).toBe(0);
+      expect(h.inspect().paxos.status().acceptedHeld).toBeLessThan(20);
       expect(h.counters.pruned).toBeGreaterThan(3000);
     }
     // The last rounds keep no more on disk than the first ones did.
@@ -202,10 +206,10 @@ describe('gossip prune keeps what a lagging replica still needs', () => {
     c.run(500);
     for (const i of [0, 1]) {
       const h = c.host(i);
-      expect(h.replica.stats().tentative).toBe(0);
+      expect(h.inspect().replica.stats().tentative).toBe(0);
       expect(h.counters.checkpoints).toBeGreaterThan(1);
       // Final at 0 and 1, but replica 2 has not got them: still held.
-      expect(h.gossip.stats().heldReqs).toBeGreaterThanOrEqual(300);
+      expect(h.inspect().gossip.stats().heldReqs).toBeGreaterThanOrEqual(300);
     }
     // Both holders restart from their checkpoints while replica 2 is still away.
     c.crash(0);
@@ -213,13 +217,16 @@ describe('gossip prune keeps what a lagging replica still needs', () => {
     c.restart(0);
     c.restart(1);
     expect(c.nodes[0]!.disk[0]!.layer).toBe('checkpoint');
-    for (const i of [0, 1]) expect(c.host(i).gossip.stats().heldReqs).toBeGreaterThanOrEqual(300);
+    for (const i of [0, 1])
+      expect(c.host(i).inspect().gossip.stats().heldReqs).toBeGreaterThanOrEqual(300);
     c.run(300);
     c.isolated.delete(2);
     c.settle();
-    expect(c.host(2).replica.stateDigest()).toBe(c.host(0).replica.stateDigest());
+    expect(c.host(2).inspect().replica.stateDigest()).toBe(
+      c.host(0).inspect().replica.stateDigest(),
+    );
     c.run(200);
     // Now that replica 2 has them, nobody keeps them.
-    for (let i = 0; i < 3; i++) expect(c.host(i).gossip.stats().heldReqs).toBe(0);
+    for (let i = 0; i < 3; i++) expect(c.host(i).inspect().gossip.stats().heldReqs).toBe(0);
   });
 });

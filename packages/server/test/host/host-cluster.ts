@@ -8,12 +8,12 @@
 import { defineApp } from '@creek/app';
 import type { Response } from '../../src/core/types.js';
 import { InlineExecutor } from '../../src/exec/inline-executor.js';
-import {
-  ReplicaHost,
-  type HostOptions,
-  type HostRecord,
-  type PeerMessage,
-} from '../../src/host/replica-host.js';
+import type { HostOptions } from '../../src/host/options.js';
+import type { PeerMessage } from '../../src/host/peer-message.js';
+import { stepWithInstantDisk } from '../../src/host/instant-disk.js';
+import type { HostInput } from '../../src/host/ready.js';
+import type { HostRecord } from '../../src/host/records.js';
+import { ReplicaHost } from '../../src/host/replica-host.js';
 import { Prng } from '../../src/sim/prng.js';
 
 export const app = defineApp({});
@@ -40,7 +40,7 @@ export class HostCluster {
   readonly responses: Response[][] = [];
   now = 0;
   private queue: InFlight[] = [];
-  /** Replicas that stopped for good (HostEffects.halt), and why. */
+  /** Replicas that stopped for good (Ready.halted), and why. */
   readonly halts: { replica: number; reason: string }[] = [];
   /** Messages for which this returns true are lost (on top of `isolated`). */
   dropIf: (from: number, to: number, msg: PeerMessage) => boolean = () => false;
@@ -59,7 +59,8 @@ export class HostCluster {
       const node: Node = { host: null, disk: [], log: [] };
       this.nodes.push(node);
       this.responses.push([]);
-      node.host = new ReplicaHost(this.hostOptions(i), this.effects(i));
+      node.host = new ReplicaHost(this.hostOptions(i));
+      this.apply(i, { kind: 'start' });
     }
   }
 
@@ -83,20 +84,28 @@ export class HostCluster {
     return EPOCH_MS + this.now;
   }
 
-  private effects(i: number) {
+  /**
+   * One step of replica `i`'s host, and what its Ready asks for: its records are durable at once,
+   * its messages go out and its responses are kept.
+   */
+  apply(i: number, input: HostInput): void {
     const node = this.nodes[i]!;
-    return {
-      persist: (r: HostRecord) => {
-        node.log.push(r);
-        if (r.layer === 'checkpoint') node.disk = [r];
-        else node.disk.push(r);
-      },
-      send: (to: number, msg: PeerMessage) => {
-        this.queue.push({ at: this.now + STEP_MS * this.prng.int(1, 3), from: i, to, msg });
-      },
-      respond: (r: Response) => this.responses[i]!.push(r),
-      halt: (reason: string) => this.halts.push({ replica: i, reason }),
-    };
+    const ready = stepWithInstantDisk(this.host(i), input);
+    for (const r of ready.records) {
+      node.log.push(r);
+      if (r.layer === 'checkpoint') node.disk = [r];
+      else node.disk.push(r);
+    }
+    for (const o of ready.outputs)
+      if (o.kind === 'send')
+        this.queue.push({
+          at: this.now + STEP_MS * this.prng.int(1, 3),
+          from: i,
+          to: o.to,
+          msg: o.msg,
+        });
+      else this.responses[i]!.push(o.response);
+    if (ready.halted !== null) this.halts.push({ replica: i, reason: ready.halted });
   }
 
   /**
@@ -109,7 +118,11 @@ export class HostCluster {
       if (t > 5_000) throw new Error(`replica ${i} still learns from its peers after 5 s`);
       this.step();
     }
-    this.host(i).invoke(this.physical(), { op, args, strong, tag: this.tag++ });
+    this.apply(i, {
+      kind: 'invoke',
+      now: this.physical(),
+      request: { op, args, strong, tag: this.tag++ },
+    });
   }
 
   /** Advances time by one step: delivers what is due, then ticks every live replica. */
@@ -122,9 +135,10 @@ export class HostCluster {
       if (to === null || this.nodes[m.from]!.host === null) continue;
       if (m.from !== m.to && (this.isolated.has(m.from) || this.isolated.has(m.to))) continue;
       if (this.dropIf(m.from, m.to, m.msg)) continue;
-      to.receive(m.from, m.msg);
+      this.apply(m.to, { kind: 'receive', from: m.from, message: m.msg });
     }
-    for (const node of this.nodes) node.host?.tick(this.physical());
+    for (const [i, node] of this.nodes.entries())
+      if (node.host !== null) this.apply(i, { kind: 'tick', now: this.physical() });
   }
 
   run(ms: number): void {
@@ -141,15 +155,17 @@ export class HostCluster {
     this.crash(i);
     const node = this.nodes[i]!;
     node.disk = [];
-    node.host = new ReplicaHost(this.hostOptions(i), this.effects(i));
+    node.host = new ReplicaHost(this.hostOptions(i));
+    this.apply(i, { kind: 'start' });
   }
 
   restart(i: number): void {
     const node = this.nodes[i]!;
-    node.host = new ReplicaHost(this.hostOptions(i), this.effects(i), {
+    node.host = new ReplicaHost(this.hostOptions(i), {
       records: [...node.disk],
       nowMs: this.physical(),
     });
+    this.apply(i, { kind: 'start' });
   }
 
   /** Runs until every replica is up, settled and agrees, or throws after `limitMs`. */
@@ -161,9 +177,9 @@ export class HostCluster {
     throw new Error(
       `not settled after ${limitMs} ms: ${JSON.stringify(
         this.nodes.map((x) => ({
-          stats: x.host?.replica.stats(),
+          stats: x.host?.inspect().replica.stats(),
           settled: x.host?.settled(),
-          gossip: x.host?.gossip.stats(),
+          gossip: x.host?.inspect().gossip.stats(),
         })),
       )}`,
     );
@@ -175,8 +191,8 @@ export class HostCluster {
     return this.nodes.every(
       (x) =>
         x.host!.settled() &&
-        x.host!.replica.stats().committed === first.replica.stats().committed &&
-        x.host!.replica.stateDigest() === first.replica.stateDigest(),
+        x.host!.inspect().replica.stats().committed === first.inspect().replica.stats().committed &&
+        x.host!.inspect().replica.stateDigest() === first.inspect().replica.stateDigest(),
     );
   }
 

@@ -25,23 +25,28 @@ describe('a strong op whose origin died before CAB got its cast', () => {
     c.crash(origin); // for good
     // Both ops (and maybe the origin's no-op) are tentative at the survivors, and stay so until
     // adoptAfterMs has passed.
-    for (const i of [0, 1]) expect(c.host(i).replica.stats().tentative).toBeGreaterThanOrEqual(2);
+    for (const i of [0, 1])
+      expect(c.host(i).inspect().replica.stats().tentative).toBeGreaterThanOrEqual(2);
     c.run(150);
-    for (const i of [0, 1]) expect(c.host(i).replica.stats().tentative).toBeGreaterThanOrEqual(2);
+    for (const i of [0, 1])
+      expect(c.host(i).inspect().replica.stats().tentative).toBeGreaterThanOrEqual(2);
     c.run(1_000);
     for (const i of [0, 1]) {
       const h = c.host(i);
-      expect(h.replica.stats().tentative).toBe(0);
-      expect(h.replica.stateJson()).toContain('"later":1');
-      expect(h.replica.stateJson()).toContain('"orphan":1');
+      expect(h.inspect().replica.stats().tentative).toBe(0);
+      expect(h.inspect().replica.stateJson()).toContain('"later":1');
+      expect(h.inspect().replica.stateJson()).toContain('"orphan":1');
     }
     // Each survivor cast the orphan (and any no-op of the dead origin) once.
-    for (const i of [0, 1]) expect(c.host(i).replica.metrics.adopted).toBeGreaterThanOrEqual(1);
-    expect(c.host(1).replica.stateDigest()).toBe(c.host(0).replica.stateDigest());
+    for (const i of [0, 1])
+      expect(c.host(i).inspect().replica.metrics.adopted).toBeGreaterThanOrEqual(1);
+    expect(c.host(1).inspect().replica.stateDigest()).toBe(
+      c.host(0).inspect().replica.stateDigest(),
+    );
     // Settled: no more no-ops once everything committed.
-    const noops = c.host(0).replica.metrics.noopsIssued;
+    const noops = c.host(0).inspect().replica.metrics.noopsIssued;
     c.run(1_000);
-    expect(c.host(0).replica.metrics.noopsIssued).toBe(noops);
+    expect(c.host(0).inspect().replica.metrics.noopsIssued).toBe(noops);
   });
 });
 
@@ -53,7 +58,7 @@ describe('a strong op whose causal context died with its origin', () => {
     const origin = 2;
     // The origin's weak op reaches nobody (every push of it is lost); its strong op right after,
     // whose causal context holds the weak one, reaches everyone, and so does its CAB cast.
-    const issued = c.host(origin).replica.receivedPrefix([origin]).get(origin)!;
+    const issued = c.host(origin).inspect().replica.receivedPrefix([origin]).get(origin)!;
     const lostKey = `${origin}.${issued + 1}`;
     c.dropIf = (from, _to, msg) =>
       from === origin &&
@@ -70,9 +75,9 @@ describe('a strong op whose causal context died with its origin', () => {
     c.invoke(1, 'kv.increment', { key: 'after' });
     c.run(2_000);
     for (const i of [0, 1]) {
-      const digest = c.host(i).replica.stateJson();
+      const digest = c.host(i).inspect().replica.stateJson();
       expect(digest).toContain('"after":2');
-      expect(c.host(i).delivery.backlog()).toBe(0);
+      expect(c.host(i).inspect().delivery.backlog()).toBe(0);
     }
   });
 });

@@ -204,7 +204,7 @@ describe('state transfer between replicas', () => {
     c.workload(200, { keys: 40, strongEvery: 4 });
     c.settle();
     c.run(500); // checkpoints, truncation and pruning everywhere
-    expect(c.host(0).paxos.status().truncatedBelow).toBeGreaterThan(0);
+    expect(c.host(0).inspect().paxos.status().truncatedBelow).toBeGreaterThan(0);
     // One chunk in four is lost on the way.
     let n = 0;
     c.dropIf = (_from, to, msg) =>
@@ -221,12 +221,16 @@ describe('state transfer between replicas', () => {
     c.workload(40, { keys: 40, strongEvery: 4 });
     c.settle();
     for (const i of [1, 2])
-      expect(c.host(i).replica.stateDigest()).toBe(c.host(0).replica.stateDigest());
+      expect(c.host(i).inspect().replica.stateDigest()).toBe(
+        c.host(0).inspect().replica.stateDigest(),
+      );
     // What it installed is on its disk, in one checkpoint record: a restart comes back the same.
     c.crash(2);
     c.restart(2);
     c.settle();
-    expect(c.host(2).replica.stateDigest()).toBe(c.host(0).replica.stateDigest());
+    expect(c.host(2).inspect().replica.stateDigest()).toBe(
+      c.host(0).inspect().replica.stateDigest(),
+    );
     expect(c.halts).toEqual([]);
   });
 
@@ -259,7 +263,7 @@ describe('state transfer between replicas', () => {
     expect(c.nodes[2]!.disk.some((r) => r.layer === 'transfer')).toBe(false);
     c.workload(20, { keys: 40, strongEvery: 4 });
     c.settle();
-    expect(h.replica.stateDigest()).toBe(c.host(0).replica.stateDigest());
+    expect(h.inspect().replica.stateDigest()).toBe(c.host(0).inspect().replica.stateDigest());
     expect(c.halts).toEqual([]);
   });
 
@@ -290,7 +294,7 @@ describe('state transfer between replicas', () => {
     expect(h.counters.transferAttempts).toBeGreaterThanOrEqual(1); // a new session after the refusal
     expect(h.counters.transfersIn).toBeGreaterThanOrEqual(1);
     c.settle();
-    expect(h.replica.stateDigest()).toBe(c.host(0).replica.stateDigest());
+    expect(h.inspect().replica.stateDigest()).toBe(c.host(0).inspect().replica.stateDigest());
     expect(c.halts).toEqual([]);
   });
 });

@@ -48,6 +48,8 @@ describe('a replica restarted through SqliteStorage', () => {
     }
     c.settle();
     expect(c.halts).toEqual([]);
-    expect(c.host(2).replica.stateJson()).toEqual(c.host(0).replica.stateJson());
+    expect(c.host(2).inspect().replica.stateJson()).toEqual(
+      c.host(0).inspect().replica.stateJson(),
+    );
   });
 });

@@ -7,7 +7,7 @@ import { toFrozenJson } from '@creek/app';
 import type { ConfigEntry } from '../../src/cab/configuration.js';
 import { DottedVersionVector } from '../../src/core/dvv.js';
 import type { Req } from '../../src/core/types.js';
-import type { HostRecord } from '../../src/host/replica-host.js';
+import type { HostRecord } from '../../src/host/records.js';
 import { fromChunks, toChunks, type TransferredState } from '../../src/host/state-transfer.js';
 import { DB_FILE, SqliteStorage } from '../../src/node/storage.js';
 

@@ -11,7 +11,7 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { DottedVersionVector } from '../../src/core/dvv.js';
 import { toFrozenJson } from '@creek/app';
-import type { HostRecord } from '../../src/host/replica-host.js';
+import type { HostRecord } from '../../src/host/records.js';
 import { SqliteStorage } from '../../src/node/storage.js';
 
 /** The `n`th record (from 0) the writer appends: a mix of every kind, derived from `n` alone. */

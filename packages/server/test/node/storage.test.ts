@@ -10,7 +10,7 @@ import { DottedVersionVector } from '../../src/core/dvv.js';
 import { toFrozenJson, type JsonValue } from '@creek/app';
 import type { TransferPart } from '../../src/host/state-transfer.js';
 import type { Req } from '../../src/core/types.js';
-import type { HostCheckpoint, HostRecord } from '../../src/host/replica-host.js';
+import type { HostCheckpoint, HostRecord } from '../../src/host/records.js';
 import { DB_FILE, SqliteStorage } from '../../src/node/storage.js';
 import { writerRecord } from './storage-writer.js';
 

@@ -58,8 +58,10 @@ describe('simulator: checkpoints, truncation and gossip pruning', () => {
   });
 
   it('catches a checkpoint that forgets where the delivery stream was', () => {
-    const checkpoint = ReplicaHost.prototype.checkpoint;
-    vi.spyOn(ReplicaHost.prototype, 'checkpoint').mockImplementation(function (this: ReplicaHost) {
+    // A private method of the host, replaced on its prototype.
+    const proto = ReplicaHost.prototype as unknown as { checkpoint(this: ReplicaHost): void };
+    const checkpoint = proto.checkpoint;
+    vi.spyOn(proto, 'checkpoint').mockImplementation(function (this: ReplicaHost) {
       (this as unknown as { lastDelivered: Map<number, number> }).lastDelivered.clear();
       checkpoint.call(this);
     });

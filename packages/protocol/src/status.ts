@@ -1,0 +1,181 @@
+import * as z from 'zod';
+
+/**
+ * What a replica says about itself on `GET /status` (behind the monitor or admin token), as Zod
+ * schemas so that tools read it checked. The pure replica (its host) builds `HostStatus`, the same
+ * in the simulator and in a real process; a real replica adds what only a process knows
+ * (`ReplicaStatus`: its links, disk, memory, clients and viewers). The replica's Prometheus
+ * metrics and the visualizer's status events are read from the same object.
+ */
+
+const count = z.number().int().nonnegative();
+const replicaId = z.number().int().nonnegative();
+
+/** Executions and what speculation got right, counted since the replica started. */
+export const SpeculationCountsSchema = z.object({
+  /** Ops final here (committed and executed for the last time). */
+  finalized: count,
+  /** Executions those ops took, re-executions included (the execution ratio's numerator). */
+  executionsOfFinalized: count,
+  /** Ops answered tentatively first, and those whose first answer was the final one. */
+  speculated: count,
+  speculatedCorrectly: count,
+  /** Executions withdrawn because a reorder changed what they read. */
+  rollbacks: count,
+});
+export type SpeculationCounts = z.infer<typeof SpeculationCountsSchema>;
+
+/** The pure replica's own account of itself: the same wherever it runs (ReplicaHost.status). */
+export const HostStatusSchema = z.object({
+  id: replicaId,
+  /** Its Paxos role, the leader it knows (null: none), and the ballot it leads or promised. */
+  role: z.enum(['follower', 'candidate', 'leader']),
+  leader: replicaId.nullable(),
+  /**
+   * False: this replica hears no majority (cut off, or deaf on inbound links); it will not
+   * campaign, and as leader it stands down.
+   */
+  quorate: z.boolean(),
+  ballot: count,
+  /** The lengths of its committed and tentative lists, and its hybrid logical clock (µs). */
+  committed: count,
+  tentative: count,
+  hlc: z.number(),
+  /** A digest of its state: equal across replicas that hold the same state. */
+  digest: z.string(),
+  /** Nothing tentative, nothing to deliver, no strong op of its own waiting for consensus. */
+  settled: z.boolean(),
+  /**
+   * It takes no client op yet: it has no op of its own on disk (a new or wiped data directory)
+   * and still learns from its peers.
+   */
+  learning: z.boolean(),
+  /** Why the replica stopped for good (it lost durable state, or was removed), or null. */
+  halted: z.string().nullable(),
+  /**
+   * A membership change removed it: it takes no client op, and stops once the members no longer
+   * need its vote.
+   */
+  leaving: z.boolean(),
+  /**
+   * Ops a peer holds that it lacks, and whether it holds speculation meanwhile (its reads and
+   * first tentative answers wait until it has caught up).
+   */
+  catchUp: z.object({ behind: count, holding: z.boolean() }),
+  /** The members in force here, the newest configuration's, and whether a change is on its way. */
+  membership: z.object({
+    members: z.array(replicaId),
+    latest: z.array(replicaId),
+    changing: z.boolean(),
+  }),
+  /** The origin its ops are numbered under, and its incarnation (null while it has none). */
+  identity: z.object({ origin: count.nullable(), incarnation: count.nullable() }),
+  /** State transfers: rebuilding now, installed here, attempts, rejected, chunks. */
+  transfers: z.object({
+    rebuilding: z.boolean(),
+    installed: count,
+    attempts: count,
+    rejected: count,
+    chunksReceived: count,
+    chunksSent: count,
+  }),
+  /** The Creek paper's measures (§6), and the counts behind them. */
+  metrics: SpeculationCountsSchema.extend({
+    /** Executions of ordered ops, re-executions included. */
+    executions: count,
+    executionRatio: z.number(),
+    accuracy: z.number(),
+    reorderingCommits: count,
+    /** Versions held by the multiversion store. */
+    versions: count,
+  }),
+  /** Concurrent execution (§4.4): executions started beside earlier ones, and those a conflict discarded. */
+  execution: z.object({ ahead: count, aheadConflicts: count }),
+  /** What the replica holds that would grow with the op count if nothing bounded it. */
+  memory: z.object({
+    finalized: count,
+    keys: count,
+    gossipHeld: count,
+    paxosAccepted: count,
+    paxosDecided: count,
+    deliveryBacklog: count,
+    checkpoints: count,
+    /** Reqs gossip dropped since every replica has them, final. */
+    pruned: count,
+  }),
+  /** Ops invoked here, by kind, and Paxos's counters. */
+  invoked: z.object({ weak: count, strong: count, readOnly: count, rejected: count }),
+  paxos: z.object({
+    /** Instances decided without a gap, and those truncated behind a checkpoint. */
+    decidedBelow: count,
+    truncatedBelow: count,
+    /** It still learns before it may promise or vote (a replica that lost its disk). */
+    rejoining: z.boolean(),
+    elections: count,
+    instancesProposed: count,
+    decided: count,
+  }),
+});
+export type HostStatus = z.infer<typeof HostStatusSchema>;
+
+/** Per kind, connections that broke the protocol or an edge limit. */
+const ViolationsSchema = z.record(z.string(), count);
+
+/** A real replica process: its host's status, and what only the process knows. */
+export const ReplicaStatusSchema = HostStatusSchema.extend({
+  /** Its outbound link to each peer. */
+  peers: z.record(z.string(), z.enum(['connecting', 'connected', 'down'])),
+  /** Paused by an operator (`/admin/pause`): it ignores its peers and ticks. */
+  paused: z.boolean(),
+  uptimeMs: count,
+  /** False under `--speculation off`. */
+  speculative: z.boolean(),
+  /** CPU time this process used so far, worker threads included (µs, user + system). */
+  cpuMicros: count,
+  /** Resident set size of this process, in bytes. */
+  rss: count,
+  execution: HostStatusSchema.shape.execution.extend({
+    /** Execution worker threads, the jobs they ran, and their reads of a version already replaced. */
+    workers: count,
+    onWorkers: count,
+    staleMirrorReads: count,
+  }),
+  memory: HostStatusSchema.shape.memory.extend({ heapUsed: count }),
+  /**
+   * Its data directory: records since the checkpoint, the checkpoint's bytes, file bytes, and
+   * transactions committed since the replica started.
+   */
+  storage: z.object({ records: count, checkpointBytes: count, bytes: count, commits: count }),
+  /** Peer traffic. */
+  network: z.object({
+    sent: count,
+    received: count,
+    dropped: count,
+    rejected: count,
+    bytesSent: count,
+    bytesReceived: count,
+    /** The largest frame sent to a peer so far (UTF-16 code units of its text). */
+    largestFrameSent: count,
+    /** Messages larger than a frame may be, counted and not sent. */
+    oversized: count,
+    violations: ViolationsSchema,
+  }),
+  /** Client connections and invocations. */
+  clients: z.object({
+    connections: count,
+    invokes: count,
+    retries: count,
+    rejected: count,
+    badFrames: count,
+    violations: ViolationsSchema,
+  }),
+  /** Viewers of /events now and in all, events built for them, and events they missed. */
+  events: z.object({
+    watching: count,
+    viewers: count,
+    events: count,
+    dropped: count,
+    violations: ViolationsSchema,
+  }),
+});
+export type ReplicaStatus = z.infer<typeof ReplicaStatusSchema>;

@@ -1,0 +1,249 @@
+import type { ConditionalDelivery } from '../cab/conditional-delivery.js';
+import type { MultiPaxos, PaxosOutput } from '../cab/multi-paxos.js';
+import type { OpId } from '../core/op-id.js';
+import type { Replica } from '../core/replica.js';
+import type { Output } from '../core/types.js';
+import type { Executor } from '../exec/executor.js';
+import type { Gossip } from '../gossip/gossip.js';
+import type { GossipOutput } from '../gossip/messages.js';
+import type { ReadyBuilder } from './ready.js';
+
+/** The parts a host wires together, as they are now: a state transfer replaces them all. */
+export interface HostParts {
+  replica: Replica;
+  gossip: Gossip;
+  paxos: MultiPaxos;
+  delivery: ConditionalDelivery;
+}
+
+/** What routing asks of the host around it. */
+export interface RouterHost {
+  /** Paxos may have changed whom it talks to: gossip follows (end of each Paxos batch). */
+  syncPeers(): void;
+  /** A replica the cluster no longer needs stops (after each Paxos batch). */
+  retireIfRemoved(): void;
+  /** A strong op was delivered here; and the last strong op of `origin` delivered here. */
+  delivered(id: OpId): void;
+  lastDeliveredOf(origin: number): number;
+  /** Gossip found that a peer holds ops of this replica that its durable state lacks. */
+  lostOwnOp(from: number, id: OpId): void;
+  /** Gossip found that a peer dropped a Req this replica needs. */
+  lostDroppedReq(from: number, id: OpId): void;
+  /** Paxos found that this replica lost state its peers truncated. */
+  rebuildOrHalt(from: number, why: string): void;
+}
+
+/** A batch of the core's outputs being routed; conditional delivery adds to it. */
+interface CoreFrame {
+  readonly layer: 'core';
+  readonly outputs: Output[];
+  next: number;
+}
+
+/** A batch of gossip's outputs being routed, and the Reqs it delivered so far. */
+interface GossipFrame {
+  readonly layer: 'gossip';
+  readonly outputs: readonly GossipOutput[];
+  next: number;
+  readonly delivered: OpId[];
+}
+
+/**
+ * A batch of Paxos's outputs being routed: whether it changed what may be delivered, and whether
+ * its end is being routed.
+ */
+interface PaxosFrame {
+  readonly layer: 'paxos';
+  readonly outputs: readonly PaxosOutput[];
+  next: number;
+  changed: boolean;
+  finishing: boolean;
+}
+
+type Frame = CoreFrame | GossipFrame | PaxosFrame;
+
+/**
+ * Routes the outputs of a host's parts — the core (Algorithm 1), gossip, Multi-Paxos and the
+ * conditional delivery between them — to each other and out, through a ReadyBuilder. One loop
+ * over a stack of batches (`route`), depth first: each output goes to the part it is for or out
+ * (records, messages, responses, events), and a part's answer is routed whole before the next
+ * output of the batch that caused it. No part's handler calls into another's: what an input led
+ * to reads top to bottom in this file.
+ */
+export class Router {
+  /** Batches being routed: the last is routed first. */
+  private readonly frames: Frame[] = [];
+  /** Strong reads whose read index arrived, and the index (cab/read-index.ts). */
+  private readsIndexed: { readonly tag: number; readonly index: number }[] = [];
+
+  constructor(
+    private readonly parts: HostParts,
+    private readonly out: ReadyBuilder,
+    private readonly executor: Executor,
+    private readonly host: RouterHost,
+  ) {}
+
+  /** The parts were replaced (a state transfer): reads indexed by the old ones mean nothing now. */
+  reset(): void {
+    this.readsIndexed = [];
+  }
+
+  /** Routes a batch of the core's outputs, and everything it leads to. */
+  core(outputs: readonly Output[]): void {
+    this.route({ layer: 'core', outputs: [...outputs], next: 0 });
+  }
+
+  /** Routes a batch of gossip's outputs, and everything it leads to. */
+  gossip(outputs: readonly GossipOutput[]): void {
+    this.route({ layer: 'gossip', outputs, next: 0, delivered: [] });
+  }
+
+  /** Routes a batch of Paxos's outputs, and everything it leads to. */
+  paxos(outputs: readonly PaxosOutput[]): void {
+    this.route({ layer: 'paxos', outputs, next: 0, changed: false, finishing: false });
+  }
+
+  private route(frame: Frame): void {
+    this.frames.push(frame);
+    // A batch queued while routing (what a handler's call into a part returned) is routed next,
+    // by the loop already running.
+    if (this.frames.length > 1) return;
+    while (this.frames.length > 0) {
+      const top = this.frames[this.frames.length - 1]!;
+      if (top.layer === 'core') this.stepCore(top);
+      else if (top.layer === 'gossip') this.stepGossip(top);
+      else this.stepPaxos(top);
+    }
+  }
+
+  /**
+   * One output of the core's batch: executions run inline (or handed to a worker), casts, records,
+   * answers. At its end, strong reads whose read index is delivered read the committed state, and
+   * decided strong ops whose dependencies are all here are delivered (conditional delivery); their
+   * outputs join the batch.
+   */
+  private stepCore(f: CoreFrame): void {
+    const { replica, gossip, paxos, delivery } = this.parts;
+    const queue = f.outputs;
+    if (f.next === queue.length && this.readsIndexed.length > 0) {
+      // Strong reads whose index is delivered here read the committed state.
+      const below = delivery.deliveredBelow();
+      const due = this.readsIndexed.filter((r) => r.index <= below);
+      if (due.length > 0) {
+        this.readsIndexed = this.readsIndexed.filter((r) => r.index > below);
+        for (const r of due) queue.push(...replica.readIndexReached(r.tag));
+      }
+    }
+    if (f.next === queue.length) {
+      const id = delivery.next((x) => replica.checkDep(x));
+      if (id === null) {
+        this.frames.pop();
+        return;
+      }
+      delivery.markDelivered(id);
+      paxos.delivered(id);
+      this.host.delivered(id);
+      queue.push(...replica.deliverStrong(id));
+      return;
+    }
+    const o = queue[f.next++]!;
+    switch (o.type) {
+      case 'execute': {
+        const result = this.executor.execute(o.job);
+        if (result !== undefined) queue.push(...replica.executed(result));
+        break;
+      }
+      case 'rbCast':
+        this.out.event({ kind: 'op', req: o.req, local: true });
+        this.gossip(gossip.cast(o.req));
+        break;
+      case 'cabCast':
+        this.paxos(paxos.cast({ id: o.id, prevStrong: o.prevStrong }));
+        break;
+      case 'readIndex':
+        this.paxos(paxos.requestRead(o.tag));
+        break;
+      case 'cabAdopt':
+        // Its origin's earlier strong ops are all delivered here (they are in its context), so
+        // the last one delivered is its predecessor.
+        if (!delivery.hasOrdered(o.id))
+          this.paxos(paxos.cast({ id: o.id, prevStrong: this.host.lastDeliveredOf(o.id.replica) }));
+        break;
+      case 'persist':
+        this.out.persist({ layer: 'core', record: o.record });
+        if (o.record.kind === 'commit')
+          this.out.event({
+            kind: 'commit',
+            ids: o.record.ids,
+            position: replica.committedOps - o.record.ids.length,
+          });
+        break;
+      case 'respond':
+        this.out.respond(o);
+        break;
+    }
+  }
+
+  /**
+   * One output of gossip's batch: a message, a Req delivered to the core, or news of lost state.
+   * At its end, Paxos hears which Reqs arrived: ids it waited for may be proposed or accepted now.
+   */
+  private stepGossip(f: GossipFrame): void {
+    const { replica, paxos } = this.parts;
+    if (f.next === f.outputs.length) {
+      this.frames.pop();
+      if (f.delivered.length > 0) this.paxos(paxos.reqsArrived(f.delivered));
+      return;
+    }
+    const o = f.outputs[f.next++]!;
+    if (o.type === 'send') {
+      const told = o.msg.kind === 'gone' ? paxos.tellRemovedInsteadOfGone(o.to) : null;
+      if (told === null) this.out.send(o.to, { kind: 'gossip', msg: o.msg }, o.lazy === true);
+      else this.paxos(told);
+    } else if (o.type === 'deliver') {
+      this.out.event({ kind: 'op', req: o.req, local: false });
+      f.delivered.push(o.req.id);
+      this.core(replica.deliverReq(o.req));
+    } else if (o.type === 'unknownOwnOp') this.host.lostOwnOp(o.from, o.id);
+    else this.host.lostDroppedReq(o.from, o.id);
+  }
+
+  /**
+   * One output of Paxos's batch: a record, a message, a decision for the delivery stream. At its
+   * end, gossip talks to whom Paxos talks to, what the decisions made deliverable is delivered,
+   * and a replica that is no longer needed retires.
+   */
+  private stepPaxos(f: PaxosFrame): void {
+    if (f.finishing) {
+      this.frames.pop();
+      this.host.retireIfRemoved();
+      return;
+    }
+    if (f.next === f.outputs.length) {
+      this.host.syncPeers();
+      f.finishing = true;
+      if (f.changed) this.core([]);
+      return;
+    }
+    const { gossip, delivery } = this.parts;
+    const o = f.outputs[f.next++]!;
+    if (o.type === 'send') this.out.send(o.to, { kind: 'paxos', msg: o.msg }, o.lazy === true);
+    else if (o.type === 'persist') this.out.persist({ layer: 'cab', record: o.record });
+    else if (o.type === 'want') this.gossip(gossip.want(o.ids));
+    else if (o.type === 'skip') {
+      delivery.skipTo(o.below);
+      f.changed = true;
+    } else if (o.type === 'lostState') {
+      // Paxos is inert from here (it reported lost state once): the rest of its batch is moot.
+      this.frames.pop();
+      this.host.rebuildOrHalt(o.from, o.reason);
+    } else if (o.type === 'config') this.out.event({ kind: 'reconfigured', outcome: o.outcome });
+    else if (o.type === 'readIndex') {
+      this.readsIndexed.push({ tag: o.key, index: o.index });
+      f.changed = true;
+    } else {
+      delivery.decide(o.instance, o.value);
+      f.changed = true;
+    }
+  }
+}

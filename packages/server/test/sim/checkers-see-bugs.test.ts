@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DottedVersionVector } from '../../src/core/dvv.js';
-import { Replica } from '../../src/core/replica.js';
+import { ExecutionPipeline } from '../../src/core/execution.js';
+import { ReplicaContext } from '../../src/core/replica-context.js';
 import type { ExecutionJob } from '../../src/core/types.js';
 import { VersionStore } from '../../src/core/version-store.js';
 import { MirrorFeed, writerName } from '../../src/exec/mirror-feed.js';
@@ -42,7 +43,7 @@ describe('the simulator catches planted bugs', () => {
   it('skipping needed re-executions breaks serial equivalence (checkers c and e)', () => {
     // "Validate" every stale execution without looking at what it read.
     vi.spyOn(
-      Replica.prototype as unknown as { stillValid: () => boolean },
+      ExecutionPipeline.prototype as unknown as { stillValid: () => boolean },
       'stillValid',
     ).mockReturnValue(true);
     const v = violationsOver(SEEDS);
@@ -53,12 +54,15 @@ describe('the simulator catches planted bugs', () => {
   it('accepting a concurrent execution without validating it breaks serial equivalence (checkers c and e)', () => {
     // Executions started beyond the frontier (while earlier ones ran) are taken as valid without
     // looking at what they read; every other execution is still validated.
-    const stillValid = (Replica.prototype as unknown as { stillValid: (e: unknown) => boolean })
-      .stillValid;
+    const stillValid = (
+      ExecutionPipeline.prototype as unknown as { stillValid: (e: unknown) => boolean }
+    ).stillValid;
     vi.spyOn(
-      Replica.prototype as unknown as { stillValid: (e: { exec: { ahead: boolean } }) => boolean },
+      ExecutionPipeline.prototype as unknown as {
+        stillValid: (e: { exec: { ahead: boolean } }) => boolean;
+      },
       'stillValid',
-    ).mockImplementation(function (this: Replica, e) {
+    ).mockImplementation(function (this: ExecutionPipeline, e) {
       return e.exec.ahead || stillValid.call(this, e);
     });
     const v = violationsOver(SEEDS);
@@ -133,7 +137,7 @@ describe('the simulator catches planted bugs', () => {
       outcome: unknown,
       trace?: unknown,
     ) => void;
-    const proto = Replica.prototype as unknown as { respond: Respond };
+    const proto = ReplicaContext.prototype as unknown as { respond: Respond };
     const original = proto.respond;
     vi.spyOn(proto, 'respond').mockImplementation(function (
       this: unknown,

@@ -1,0 +1,206 @@
+import type { JsonValue } from '@creek/app';
+import { Entry } from './entry.js';
+import { END_REQ, type Job, type ReplicaContext } from './replica-context.js';
+import { RecordingSnapshot } from './snapshot.js';
+import type { Outcome, ReadSet } from './types.js';
+
+/**
+ * Read-only ops, which are never ordered: weak reads answered from the end of the list (§4.4),
+ * strong reads answered stably at the committed state by read index (cab/read-index.ts), and live
+ * queries' reads at either level with what they read; plus the keys whose values changed for the
+ * live queries to re-run. The execution pipeline (execution.ts) serves them when the state they
+ * read is executed.
+ */
+export class Reads {
+  private readonly pendingReads: { tag: number; op: string; args: JsonValue }[] = [];
+  /**
+   * Strong read-only ops answered by read index (cab/read-index.ts), by tag: each waits until the
+   * driver reports its index delivered (`indexed`) and every op this replica issued before it is
+   * committed (its own writes, weak ones included, are in the state it reads), then reads the
+   * committed state.
+   */
+  private readonly strongReads = new Map<
+    number,
+    { readonly op: string; readonly args: JsonValue; readonly ownUpTo: number; indexed: boolean }
+  >();
+  /** Live queries' reads waiting to run (InvokeRequest.watch). */
+  private readonly pendingWatchReads: {
+    tag: number;
+    op: string;
+    args: JsonValue;
+    level: 'tentative' | 'stable';
+  }[] = [];
+
+  constructor(
+    private readonly ctx: ReplicaContext,
+    /** ReplicaOptions.readIndex. */
+    readonly readIndex: boolean,
+  ) {}
+
+  /** A weak read-only op (§4.4): read at the end of the list, never ordered or gossiped. */
+  weak(tag: number, op: string, args: JsonValue): void {
+    this.pendingReads.push({ tag, op, args });
+  }
+
+  /**
+   * A strong read-only op, answered without a log write: tentatively at the end of the list as a
+   * weak read would be, stably at the committed state once its read index is delivered here
+   * (cab/read-index.ts).
+   */
+  strong(tag: number, op: string, args: JsonValue): void {
+    const c = this.ctx;
+    if (c.speculative) this.pendingReads.push({ tag, op, args });
+    this.strongReads.set(tag, {
+      op,
+      args,
+      ownUpTo: c.eventNo,
+      indexed: false,
+    });
+    c.out.push({ type: 'readIndex', tag });
+  }
+
+  /** A live query's read (InvokeRequest.watch). */
+  watch(tag: number, op: string, args: JsonValue, level: 'tentative' | 'stable'): void {
+    this.pendingWatchReads.push({ tag, op, args, level });
+  }
+
+  /**
+   * Every instance below the read index of the strong read `tag` is delivered here: it reads the
+   * committed state once this replica's own earlier ops are committed too. False: no such read.
+   */
+  indexReached(tag: number): boolean {
+    const read = this.strongReads.get(tag);
+    if (read === undefined) return false;
+    read.indexed = true;
+    return true;
+  }
+
+  /** A strong read waits for an op of this replica's own to commit. */
+  readWaitsForOwnOps(): boolean {
+    for (const r of this.strongReads.values())
+      if (r.ownUpTo > this.ctx.own.committedOwnUpTo) return true;
+    return false;
+  }
+
+  /** The strong reads whose index is delivered and whose own ops are committed: read now. */
+  serveStrongReads(): void {
+    if (this.strongReads.size === 0) return;
+    let at: Entry | null = null;
+    for (const [tag, read] of this.strongReads) {
+      if (!read.indexed || read.ownUpTo > this.ctx.own.committedOwnUpTo) continue;
+      this.strongReads.delete(tag);
+      at ??= this.readPoint(true);
+      this.startRead(read, at, {
+        tag,
+        trace: undefined,
+        strongRead: true,
+        position: this.ctx.committedCount,
+      });
+    }
+  }
+
+  /**
+   * Runs the live queries' reads of one level: `tentative` at the end of the list (as weak reads),
+   * `stable` at the committed state (exactly the committed entries' writes).
+   */
+  serveWatchReads(level: 'tentative' | 'stable'): void {
+    if (!this.pendingWatchReads.some((r) => r.level === level)) return;
+    const at = this.readPoint(level === 'stable');
+    const keep: typeof this.pendingWatchReads = [];
+    for (const read of this.pendingWatchReads.splice(0)) {
+      if (read.level !== level) {
+        keep.push(read);
+        continue;
+      }
+      this.startRead(read, at, {
+        tag: read.tag,
+        trace: undefined,
+        watch: level,
+        ...(level === 'stable' ? { position: this.ctx.committedCount } : {}),
+      });
+    }
+    this.pendingWatchReads.push(...keep);
+  }
+
+  serveReads(): void {
+    if (this.pendingReads.length === 0) return;
+    // Without speculation the tentative entries have no versions: the read sees the committed state.
+    const end = this.readPoint(false);
+    const trace = this.ctx.trace(this.ctx.executable());
+    for (const read of this.pendingReads.splice(0))
+      this.startRead(read, end, { tag: read.tag, trace });
+  }
+
+  /** A read-only execution finished: answer it at its level. */
+  answer(ro: NonNullable<Job['readOnly']>, snapshot: RecordingSnapshot, outcome: Outcome): void {
+    const c = this.ctx;
+    if (ro.strongRead === true)
+      c.out.push({
+        type: 'respond',
+        tag: ro.tag,
+        id: null,
+        level: 'stable',
+        outcome,
+        ...(ro.position === undefined ? {} : { position: ro.position }),
+      });
+    else if (ro.watch === undefined) c.respond(ro.tag, null, 'tentative', outcome, ro.trace);
+    else
+      c.out.push({
+        type: 'respond',
+        tag: ro.tag,
+        id: null,
+        level: ro.watch,
+        outcome,
+        reads: readSetOf(snapshot),
+        ...(ro.position === undefined ? {} : { position: ro.position }),
+      });
+  }
+
+  /**
+   * The keys whose value at the end of the list or in the committed state may have changed since
+   * the last call (over-approximated: every write, withdrawal and commit): a driver re-runs the
+   * live queries whose read sets they touch.
+   */
+  takeChangedKeys(): Set<string> {
+    const out = this.ctx.changedKeys ?? new Set<string>();
+    this.ctx.changedKeys = new Set();
+    return out;
+  }
+
+  /**
+   * Where a read-only execution reads: at the end of the list, or (`committed`) right after the
+   * last committed entry, where every committed write precedes it and no tentative one does.
+   */
+  private readPoint(committed: boolean): Entry {
+    const at = new Entry(END_REQ, null, this.ctx.nowMs);
+    if (committed) at.commitSeq = this.ctx.committedCount;
+    return at;
+  }
+
+  /** Hands out the execution of a read-only op that reads at `at` (it is never ordered). */
+  private startRead(
+    read: { readonly op: string; readonly args: JsonValue },
+    at: Entry,
+    readOnly: NonNullable<Job['readOnly']>,
+  ): void {
+    const c = this.ctx;
+    const jobId = c.nextJobId++;
+    const snapshot = new RecordingSnapshot(c.store, at);
+    c.jobs.set(jobId, { entry: null, snapshot, ahead: false, readOnly });
+    c.out.push({
+      type: 'execute',
+      job: { jobId, op: read.op, args: read.args, ts: c.clock.current(), id: null, snapshot },
+    });
+  }
+}
+
+/** What a live query's read read, from its snapshot's record. */
+function readSetOf(snapshot: RecordingSnapshot): ReadSet {
+  const keys: string[] = [];
+  const prefixes: string[] = [];
+  for (const r of snapshot.reads) {
+    if (r.kind === 'key') keys.push(r.key);
+    else prefixes.push(r.prefix);
+  }
+  return { keys, prefixes };
+}

@@ -95,7 +95,7 @@ class Cluster {
   }
 
   leader(): number | null {
-    return this.hosts.find((h) => h.inspect().paxos.status().role === 'leader')?.id ?? null;
+    return this.hosts.find((h) => h.status().role === 'leader')?.id ?? null;
   }
 
   snapshotCounts(): Map<string, number> {
@@ -192,6 +192,6 @@ out.print(
   `  1,000 at once: ${many.caused.toFixed(2)}  [${many.detail}]  + background ${many.background.toFixed(2)} over ${manyMs} ms`,
 );
 out.print(
-  `  Paxos instances: ${cluster.hosts[leader]!.inspect().paxos.counters.instancesProposed} proposed for ${cluster.hosts[leader]!.inspect().paxos.counters.idsProposed} ids`,
+  `  Paxos instances: ${cluster.hosts[leader]!.status().paxos.instancesProposed} proposed for ${cluster.hosts[leader]!.inspect().paxos.counters.idsProposed} ids`,
 );
 out.save();

@@ -59,6 +59,7 @@ import { completion, openRaw, type RawFrame } from './raw-client.js';
 import { measureWakeCost, type WakeCost } from './wake-cost.js';
 import { recordResults } from './results.js';
 import { quantileOfSorted } from './stats.js';
+import { ReplicaStatusSchema, type ReplicaStatus } from '@creek/protocol';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CREEK_BIN = join(ROOT, 'packages/server/bin/creek.js');
@@ -279,14 +280,6 @@ async function startServer(
   return { url: `ws://127.0.0.1:${port}`, pid: proc.pid };
 }
 
-interface Status {
-  id: number;
-  leader: number | null;
-  committed: number;
-  digest: string;
-  settled: boolean;
-}
-
 class Cluster {
   readonly token = randomBytes(16).toString('hex');
   ports: number[] = [];
@@ -340,16 +333,18 @@ class Cluster {
     return `ws://127.0.0.1:${this.ports[i]!}/client`;
   }
 
-  async status(i: number): Promise<Status | null> {
+  async status(i: number): Promise<ReplicaStatus | null> {
+    let body: unknown;
     try {
       const r = await fetch(`http://127.0.0.1:${this.ports[i]!}/status`, {
         signal: AbortSignal.timeout(2000),
         headers: { authorization: `Bearer ${this.token}` },
       });
-      return (await r.json()) as Status;
+      body = await r.json();
     } catch {
       return null;
     }
+    return ReplicaStatusSchema.parse(body);
   }
 
   /**
@@ -377,7 +372,7 @@ class Cluster {
     };
   }
 
-  statuses(): Promise<(Status | null)[]> {
+  statuses(): Promise<(ReplicaStatus | null)[]> {
     return Promise.all(this.ports.map((_, i) => this.status(i)));
   }
 

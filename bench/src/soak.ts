@@ -35,6 +35,7 @@ import type WebSocket from 'ws';
 import { flagPairs } from './cli-flags.js';
 import { completion, openRaw, type RawFrame } from './raw-client.js';
 import { recordResults } from './results.js';
+import { ReplicaStatusSchema, type ReplicaStatus } from '@creek/protocol';
 
 /** The report: stdout, and the dated record in bench/results/. */
 const out = recordResults('soak', 'text');
@@ -193,21 +194,6 @@ interface Sample {
   replicas: ReplicaSample[];
 }
 
-interface StatusBody {
-  committed: number;
-  tentative: number;
-  rss: number;
-  storage: { records: number };
-  metrics: { versions: number };
-  memory: {
-    heapUsed: number;
-    gossipHeld: number;
-    paxosAccepted: number;
-    paxosDecided: number;
-    checkpoints: number;
-  };
-}
-
 function dirBytes(dir: string): number {
   let total = 0;
   try {
@@ -219,11 +205,11 @@ function dirBytes(dir: string): number {
 }
 
 /** GET /status of replica i, tried again a few times (a busy replica may reset a kept-alive socket). */
-async function status(cluster: LocalCluster, i: number): Promise<StatusBody> {
+async function status(cluster: LocalCluster, i: number): Promise<ReplicaStatus> {
   for (let attempt = 1; ; attempt++) {
     try {
       const r = await cluster.monitor(i, '/status');
-      return (await r.json()) as StatusBody;
+      return ReplicaStatusSchema.parse(await r.json());
     } catch (err) {
       if (attempt >= 5) throw err;
       await new Promise((r) => setTimeout(r, 200 * attempt));

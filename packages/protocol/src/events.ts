@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { SpeculationCountsSchema } from './status.js';
 
 /**
  * Replica → viewer: what a replica does, for the cluster visualizer and other tools, on the
@@ -161,15 +162,7 @@ export const StatusEventSchema = z.object({
    * executions they took (the execution ratio), ops answered tentatively and those whose tentative
    * answer equalled the stable one (speculation accuracy), and rollbacks.
    */
-  counts: z
-    .object({
-      finalized: CountSchema,
-      executionsOfFinalized: CountSchema,
-      speculated: CountSchema,
-      speculatedCorrectly: CountSchema,
-      rollbacks: CountSchema,
-    })
-    .optional(),
+  counts: SpeculationCountsSchema.optional(),
 });
 
 /** Events this viewer was not sent (sampled out, or its socket was full) since the last report. */

@@ -25,6 +25,17 @@ export const SpeculationCountsSchema = z.object({
 });
 export type SpeculationCounts = z.infer<typeof SpeculationCountsSchema>;
 
+/** The speculation counts of a larger object (HostStatus.metrics, say), and nothing else. */
+export function speculationCountsOf(m: SpeculationCounts): SpeculationCounts {
+  return {
+    finalized: m.finalized,
+    executionsOfFinalized: m.executionsOfFinalized,
+    speculated: m.speculated,
+    speculatedCorrectly: m.speculatedCorrectly,
+    rollbacks: m.rollbacks,
+  };
+}
+
 /** The pure replica's own account of itself: the same wherever it runs (ReplicaHost.status). */
 export const HostStatusSchema = z.object({
   id: replicaId,

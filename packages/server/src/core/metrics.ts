@@ -1,3 +1,4 @@
+import type { SpeculationCounts } from '@creek/protocol';
 /**
  * Counters every replica keeps from the start (Creek §6): the execution ratio (executions per
  * finalized op) and speculation accuracy (the share of ops whose first, tentative response equalled
@@ -47,11 +48,5 @@ export class ReplicaMetrics {
   }
 }
 
-/** ReplicaMetrics.speculationCounts. */
-export interface SpeculationCounts {
-  readonly finalized: number;
-  readonly executionsOfFinalized: number;
-  readonly speculated: number;
-  readonly speculatedCorrectly: number;
-  readonly rollbacks: number;
-}
+/** ReplicaMetrics.speculationCounts: the protocol's shape (HostStatus.metrics holds them too). */
+export type { SpeculationCounts };

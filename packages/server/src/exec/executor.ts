@@ -7,8 +7,8 @@ import type { ExecutionJob, ExecutionResult } from '../core/types.js';
  * inline one without touching it.
  *
  * `execute` either returns the result at once, or returns `undefined` and hands the result later
- * to the host (`ReplicaHost.executed`); several jobs may then be running at once (the replica's
- * `executionSlots`). A deferred job reads its snapshot when it runs; whatever it read is validated
+ * to the host (a `{ kind: 'executed' }` step of ReplicaHost); several jobs may then be running at
+ * once (the replica's `executionSlots`). A deferred job reads its snapshot when it runs; whatever it read is validated
  * before its result counts (§4.4), so it may run at any time before it finishes.
  */
 export interface Executor {

@@ -20,7 +20,7 @@ export interface WorkerPoolOptions {
    * message round trip of one overlaps the execution of the others.
    */
   readonly pipeline?: number;
-  /** A deferred job finished: hand it to `ReplicaHost.executed`. */
+  /** A deferred job finished: hand it to the host (a `{ kind: 'executed' }` step). */
   readonly onResult: (result: ExecutionResult) => void;
   /**
    * A worker failed (it threw outside an op, or exited): its job, and every job once no worker is

@@ -1,12 +1,9 @@
+// A replica's identity: the origin it numbers its ops under (core/op-id.ts), taken once it knows
+// its peers' ops, and the reasons it stops when it finds it lost ops or state that no peer can
+// give back.
 import { formatOpId, incarnationOf, originOf, slotOf, type OpId } from '../core/op-id.js';
 import { ORIGIN_UNDECIDED } from '../core/replica.js';
-import type { HostParts } from './router.js';
-
-/**
- * A replica's identity: the origin it numbers its ops under (core/op-id.ts), taken once it knows
- * its peers' ops, and the reasons it stops when it finds it lost ops or state that no peer can
- * give back.
- */
+import type { HostParts } from './parts.js';
 
 /** What an operator can do about a replica that halted for lost state. */
 const REBUILD =
@@ -54,7 +51,7 @@ export function lostStateReason(self: number, why: string): string {
  * itself after (ReplicaHost.rebuildOrHalt). A snapshot taken now holds every op a peer dropped
  * before this replica's summaries reached it, and no peer drops an op this replica's summary lacks.
  */
-export function decideOrigin(
+export function originDecision(
   parts: HostParts,
   slot: number,
 ): { readonly origin: number } | { readonly pullFrom: number } | null {

@@ -13,6 +13,8 @@ export function stepWithInstantDisk(host: ReplicaHost, input: HostInput): Ready 
     kind: 'durable',
     upTo: ready.firstSeq + ready.records.length - 1,
   });
+  if (released.outputs.length === 0 && released.events.length === 0 && released.halted === null)
+    return { ...ready, waits: [] };
   return {
     records: ready.records,
     firstSeq: ready.firstSeq,

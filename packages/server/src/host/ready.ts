@@ -127,6 +127,9 @@ export interface Ready {
   readonly halted: string | null;
 }
 
+/** What a Ready holds where a step produced nothing of a kind: one frozen array, not a new one. */
+const NONE: readonly never[] = Object.freeze([]);
+
 /** An output waiting for the records written before it. */
 interface Held {
   readonly after: number;
@@ -221,21 +224,22 @@ export class ReadyBuilder {
     return false;
   }
 
-  /** Everything since the last call. */
+  /** Everything since the last call. A driver may keep what it is given: nothing is reused. */
   take(): Ready {
     const ready: Ready = {
-      records: this.records,
+      records: this.records.length === 0 ? NONE : this.records,
       firstSeq: this.firstSeq,
-      outputs: this.outputs,
-      events: this.events,
-      waits: this.waits,
+      outputs: this.outputs.length === 0 ? NONE : this.outputs,
+      events: this.events.length === 0 ? NONE : this.events,
+      waits: this.waits.length === 0 ? NONE : this.waits,
       halted: this.halted,
     };
     this.firstSeq += this.records.length;
-    this.records = [];
-    this.outputs = [];
-    this.events = [];
-    this.waits = [];
+    // Most steps make no records, or leave nothing: only a handed-out array is replaced.
+    if (this.records.length > 0) this.records = [];
+    if (this.outputs.length > 0) this.outputs = [];
+    if (this.events.length > 0) this.events = [];
+    if (this.waits.length > 0) this.waits = [];
     this.halted = null;
     return ready;
   }

@@ -20,9 +20,10 @@ import {
 import type { PeerMessage } from './peer-message.js';
 import { ReadyBuilder, type HostInput, type PeerSend, type Ready } from './ready.js';
 import { lastCheckpoint, type HostCheckpoint, type HostRecord } from './records.js';
-import { Router, type HostParts } from './router.js';
+import type { HostParts } from './parts.js';
+import { Router } from './router.js';
 import { hostStatus } from './status.js';
-import { decideOrigin, droppedReqWhy, lostOwnOpReason, lostStateReason } from './identity.js';
+import { droppedReqWhy, lostOwnOpReason, lostStateReason, originDecision } from './identity.js';
 import type { TransferredState } from './state-transfer.js';
 import { Transfers } from './transfers.js';
 
@@ -42,6 +43,7 @@ export class ReplicaHost {
   readonly id: number;
   private readonly options: HostOptions;
   // Rebuilt by a state transfer (`installed`): read them through the getters, never keep them.
+  // Filled by `load`, before anything reads them (the constructor calls it first).
   private readonly parts = {} as HostParts;
   private get replica(): Replica {
     return this.parts.replica;
@@ -386,6 +388,9 @@ export class ReplicaHost {
    * leave once its records are on disk).
    */
   step(input: HostInput): Ready {
+    // A driver acts on a Ready after the step that made it: one that stepped again from inside a
+    // step would get the outer step's outputs, and its own would land in the outer Ready.
+    if (!this.router.idle) throw new Error('ReplicaHost.step was called from inside a step');
     if (input.kind === 'durable') this.out.durableUpTo(input.upTo);
     else if (input.kind !== 'start' && this.halted === null) {
       switch (input.kind) {
@@ -602,7 +607,7 @@ export class ReplicaHost {
    * durable before the first op numbered under it.
    */
   private decideOrigin(): void {
-    const decision = decideOrigin(this.parts, this.id);
+    const decision = originDecision(this.parts, this.id);
     if (decision === null) return;
     if ('pullFrom' in decision) {
       this.transfers.pullFrom(decision.pullFrom);

@@ -6,15 +6,8 @@ import type { Output } from '../core/types.js';
 import type { Executor } from '../exec/executor.js';
 import type { Gossip } from '../gossip/gossip.js';
 import type { GossipOutput } from '../gossip/messages.js';
+import type { HostParts } from './parts.js';
 import type { ReadyBuilder } from './ready.js';
-
-/** The parts a host wires together, as they are now: a state transfer replaces them all. */
-export interface HostParts {
-  replica: Replica;
-  gossip: Gossip;
-  paxos: MultiPaxos;
-  delivery: ConditionalDelivery;
-}
 
 /** What routing asks of the host around it. */
 export interface RouterHost {
@@ -85,12 +78,17 @@ export class Router {
 
   /** The parts were replaced (a state transfer): reads indexed by the old ones mean nothing now. */
   reset(): void {
+    if (this.frames.length > 0)
+      throw new Error('the parts were replaced while their outputs were being routed');
     this.readsIndexed = [];
   }
 
-  /** Routes a batch of the core's outputs, and everything it leads to. */
-  core(outputs: readonly Output[]): void {
-    this.route({ layer: 'core', outputs: [...outputs], next: 0 });
+  /**
+   * Routes a batch of the core's outputs, and everything it leads to. The array is the router's
+   * from here (conditional delivery adds to it): the core hands out a new one with each call.
+   */
+  core(outputs: Output[]): void {
+    this.route({ layer: 'core', outputs, next: 0 });
   }
 
   /** Routes a batch of gossip's outputs, and everything it leads to. */
@@ -104,16 +102,35 @@ export class Router {
   }
 
   private route(frame: Frame): void {
-    this.frames.push(frame);
+    const frames = this.frames;
+    frames.push(frame);
     // A batch queued while routing (what a handler's call into a part returned) is routed next,
     // by the loop already running.
-    if (this.frames.length > 1) return;
-    while (this.frames.length > 0) {
-      const top = this.frames[this.frames.length - 1]!;
-      if (top.layer === 'core') this.stepCore(top);
-      else if (top.layer === 'gossip') this.stepGossip(top);
-      else this.stepPaxos(top);
+    if (frames.length > 1) return;
+    try {
+      while (frames.length > 0) {
+        const top = frames[frames.length - 1]!;
+        if (top.layer === 'core') this.routeCore(top);
+        else if (top.layer === 'gossip') this.routeGossip(top);
+        else this.routePaxos(top);
+      }
+    } catch (err) {
+      // A part threw (a bug, or an executor that failed): what was left of this input's routing
+      // is dropped, so that the next input starts from an empty stack instead of queueing behind
+      // it for good.
+      frames.length = 0;
+      throw err;
     }
+  }
+
+  /** Whether `f` is still the batch to route (a handler did not queue another on top of it). */
+  private isTop(f: Frame): boolean {
+    return this.frames[this.frames.length - 1] === f;
+  }
+
+  /** Nothing is being routed: a state transfer may replace the parts. */
+  get idle(): boolean {
+    return this.frames.length === 0;
   }
 
   /**
@@ -122,9 +139,21 @@ export class Router {
    * decided strong ops whose dependencies are all here are delivered (conditional delivery); their
    * outputs join the batch.
    */
-  private stepCore(f: CoreFrame): void {
+  private routeCore(f: CoreFrame): void {
     const { replica, gossip, paxos, delivery } = this.parts;
     const queue = f.outputs;
+    do this.stepCore(f, queue, replica, gossip, paxos, delivery);
+    while (this.isTop(f));
+  }
+
+  private stepCore(
+    f: CoreFrame,
+    queue: Output[],
+    replica: Replica,
+    gossip: Gossip,
+    paxos: MultiPaxos,
+    delivery: ConditionalDelivery,
+  ): void {
     if (f.next === queue.length && this.readsIndexed.length > 0) {
       // Strong reads whose index is delivered here read the committed state.
       const below = delivery.deliveredBelow();
@@ -188,8 +217,13 @@ export class Router {
    * One output of gossip's batch: a message, a Req delivered to the core, or news of lost state.
    * At its end, Paxos hears which Reqs arrived: ids it waited for may be proposed or accepted now.
    */
-  private stepGossip(f: GossipFrame): void {
+  private routeGossip(f: GossipFrame): void {
     const { replica, paxos } = this.parts;
+    do this.stepGossip(f, replica, paxos);
+    while (this.isTop(f));
+  }
+
+  private stepGossip(f: GossipFrame, replica: Replica, paxos: MultiPaxos): void {
     if (f.next === f.outputs.length) {
       this.frames.pop();
       if (f.delivered.length > 0) this.paxos(paxos.reqsArrived(f.delivered));
@@ -213,7 +247,13 @@ export class Router {
    * end, gossip talks to whom Paxos talks to, what the decisions made deliverable is delivered,
    * and a replica that is no longer needed retires.
    */
-  private stepPaxos(f: PaxosFrame): void {
+  private routePaxos(f: PaxosFrame): void {
+    const { gossip, delivery } = this.parts;
+    do this.stepPaxos(f, gossip, delivery);
+    while (this.isTop(f));
+  }
+
+  private stepPaxos(f: PaxosFrame, gossip: Gossip, delivery: ConditionalDelivery): void {
     if (f.finishing) {
       this.frames.pop();
       this.host.retireIfRemoved();
@@ -225,7 +265,6 @@ export class Router {
       if (f.changed) this.core([]);
       return;
     }
-    const { gossip, delivery } = this.parts;
     const o = f.outputs[f.next++]!;
     if (o.type === 'send') this.out.send(o.to, { kind: 'paxos', msg: o.msg }, o.lazy === true);
     else if (o.type === 'persist') this.out.persist({ layer: 'cab', record: o.record });

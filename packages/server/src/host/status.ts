@@ -1,7 +1,7 @@
 import type { HostStatus } from '@creek/protocol';
 import { incarnationOf } from '../core/op-id.js';
 import { ORIGIN_UNDECIDED } from '../core/replica.js';
-import type { HostParts } from './router.js';
+import type { HostParts } from './parts.js';
 import type { TransferCounters } from './transfers.js';
 
 /** What the host knows of itself beyond its parts (ReplicaHost's getters and counters). */

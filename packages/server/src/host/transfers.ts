@@ -3,7 +3,7 @@ import { opKey, type OpId } from '../core/op-id.js';
 import { ORIGIN_UNDECIDED } from '../core/replica.js';
 import type { ReadyBuilder } from './ready.js';
 import type { HostCheckpoint, TransferChunkRecord } from './records.js';
-import type { HostParts } from './router.js';
+import type { HostParts } from './parts.js';
 import {
   fromChunks,
   IncomingTransfer,

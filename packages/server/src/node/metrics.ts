@@ -12,14 +12,15 @@ import type { ReplicaStatus } from '@creek/protocol';
 export class ReplicaMetricsExporter {
   readonly registry = new Registry();
   readonly latency: Histogram<'level'>;
-  /** The status of the scrape in progress (`metrics`), read by every metric's collect. */
+  /** The status of the scrape in progress (`scrape`), read by every metric's collect. */
   private scraped: ReplicaStatus | null = null;
 
   constructor(
     private readonly status: () => ReplicaStatus,
     replicaId: number,
   ) {
-    const snapshot = (): ReplicaStatus => (this.scraped ??= this.status());
+    // Outside `scrape` (the registry read directly) each metric reads a status of its own.
+    const snapshot = (): ReplicaStatus => this.scraped ?? this.status();
     this.registry.setDefaultLabels({ replica: String(replicaId) });
     const r = this.registry;
     this.latency = new Histogram({

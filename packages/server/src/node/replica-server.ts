@@ -1,18 +1,23 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Logger } from 'pino';
-import { EVENTS_PATH, MAX_FRAME_BYTES, type ReplicaStatus } from '@creek/protocol';
+import {
+  EVENTS_PATH,
+  MAX_FRAME_BYTES,
+  speculationCountsOf,
+  type ReplicaStatus,
+} from '@creek/protocol';
 import { WebSocketServer } from 'ws';
 import { NOOP_OP, type App } from '@creek/app';
 import { InlineExecutor } from '../exec/inline-executor.js';
 import { WorkerPoolExecutor } from '../exec/worker-pool-executor.js';
 import { MembershipAdmin } from './membership-admin.js';
+import { ReplicaHttp } from './replica-http.js';
 import type { Member, ReconfigOutcome } from '../cab/configuration.js';
 import type { Response } from '../core/types.js';
 import type { PeerMessage } from '../host/peer-message.js';
 import type { HostEvent, HostInput, PeerSend, Ready } from '../host/ready.js';
 import { ReplicaHost } from '../host/replica-host.js';
-import { presentsToken } from './bearer.js';
 import { ClientEndpoint } from './client-endpoint.js';
 import { ConnectionGuard, refuseUpgrade } from './connection-guard.js';
 import { registerEdgeMetrics } from './edge-metrics.js';
@@ -23,8 +28,7 @@ import type { PeerAddress } from './peer-address.js';
 import { PeerMesh } from './peer-mesh.js';
 import { GroupCommit } from './group-commit.js';
 import { PeerOutbox } from './peer-outbox.js';
-import { notReady, probeAnswer, type ReplicaCondition } from './probes.js';
-import { requestUrl } from './request-url.js';
+import { notReady, type ReplicaCondition } from './probes.js';
 import { SqliteStorage } from './storage.js';
 import { peerSchemeProblem, type TlsConfig } from './tls.js';
 
@@ -126,6 +130,8 @@ export class ReplicaServer {
   private ticker: NodeJS.Timeout | null = null;
   private paused = false;
   private stopping = false;
+  /** `stop` closed the sockets and the disk: no turn runs any more. */
+  private closed = false;
   /** The disk writes of the turn, and of earlier turns that let nothing leave (group-commit.ts). */
   private readonly writes = new GroupCommit((records) => {
     this.storage.append(records);
@@ -156,10 +162,11 @@ export class ReplicaServer {
     readonly ids: readonly number[];
     readonly length: number;
   } | null = null;
-  private readonly startedAt = Date.now();
+  /** When the replica started, on the monotonic clock: uptime never runs backwards with the wall clock. */
+  private readonly startedAt = performance.now();
   private haltWith: (reason: string) => void = () => undefined;
   /**
-   * Settles, with the reason, if the replica stops for good (HostEffects.halt: it found that it
+   * Settles, with the reason, if the replica stops for good (Ready.halted: it found that it
    * lost durable state). It then refuses clients and ignores peers; its owner should `stop()` it.
    */
   readonly halted = new Promise<string>((resolve) => {
@@ -175,6 +182,8 @@ export class ReplicaServer {
   });
   /** `GET /members` and `POST /admin/members/*`. */
   private readonly membership: MembershipAdmin;
+  /** Its HTTP endpoints: probes, status, metrics, members, admin actions (replica-http.ts). */
+  private readonly endpoints: ReplicaHttp;
 
   constructor(
     private readonly config: ReplicaServerConfig,
@@ -237,7 +246,6 @@ export class ReplicaServer {
           })),
         status: () => {
           const s = this.host.status();
-          const m = s.metrics;
           return {
             committed: s.committed,
             tentative: s.tentative,
@@ -247,13 +255,7 @@ export class ReplicaServer {
             halted: s.halted,
             behind: s.catchUp.behind,
             holding: s.catchUp.holding,
-            counts: {
-              finalized: m.finalized,
-              executionsOfFinalized: m.executionsOfFinalized,
-              speculated: m.speculated,
-              speculatedCorrectly: m.speculatedCorrectly,
-              rollbacks: m.rollbacks,
-            },
+            counts: speculationCountsOf(s.metrics),
           };
         },
       },
@@ -270,6 +272,22 @@ export class ReplicaServer {
       (config.tls ?? null) !== null,
     );
     this.metrics = new ReplicaMetricsExporter(() => this.status(), config.id);
+    this.endpoints = new ReplicaHttp(
+      config,
+      {
+        condition: () => this.condition(),
+        status: () => this.status(),
+        peerIds: () => this.host.peerIds(),
+        membership: this.membership,
+        metrics: this.metrics,
+        mesh: this.mesh,
+        paused: () => this.paused,
+        pause: (paused) => {
+          this.paused = paused;
+        },
+      },
+      log,
+    );
     registerEdgeMetrics(this.metrics.registry, this.guard, [
       this.clients.edge,
       this.mesh.edge,
@@ -337,7 +355,8 @@ export class ReplicaServer {
     this.events.attach(eventsWss, this.guard);
     this.sockets.push(peerWss, clientWss, eventsWss);
     const tls = c.tls ?? null;
-    const onHttp = (req: IncomingMessage, res: ServerResponse): void => this.onHttp(req, res);
+    const onHttp = (req: IncomingMessage, res: ServerResponse): void =>
+      this.endpoints.handle(req, res);
     // With TLS, the one port serves https:// and wss:// (clients, peers, probes, metrics alike).
     this.http =
       tls === null
@@ -401,6 +420,7 @@ export class ReplicaServer {
 
   private scheduleFlush(): void {
     if (
+      !this.closed &&
       !this.flushScheduled &&
       (this.host.executionDue ||
         this.writes.pending ||
@@ -572,115 +592,6 @@ export class ReplicaServer {
     this.call({ kind: 'receive', from, message: msg });
   }
 
-  private onHttp(req: IncomingMessage, res: ServerResponse): void {
-    const url = requestUrl(req.url);
-    const json = (code: number, body: unknown): void => {
-      res.writeHead(code, {
-        'content-type': 'application/json',
-        // RFC 6750 §3: a 401 names the scheme the client should use.
-        ...(code === 401 ? { 'www-authenticate': 'Bearer realm="creek"' } : {}),
-      });
-      res.end(JSON.stringify(body));
-    };
-    if (url === null)
-      return json(400, { error: 'the request target must be a path, e.g. /health' });
-    if (req.method === 'GET' && (url.pathname === '/health' || url.pathname === '/ready')) {
-      const { status, body } = probeAnswer(
-        url.pathname === '/health' ? 'health' : 'ready',
-        this.condition(),
-        { replica: this.config.id, cluster: this.config.clusterId ?? null },
-      );
-      return json(status, body);
-    }
-    if (url.pathname === '/status' || url.pathname === '/metrics' || url.pathname === '/members') {
-      // What the replica holds and does is for its operators: the monitor token (read-only, for a
-      // Prometheus scrape config) or the admin token. Probes above need none.
-      if (!presentsToken(req, [this.config.monitorToken ?? null, this.config.adminToken]))
-        return json(401, {
-          error:
-            (this.config.monitorToken ?? null) === null && this.config.adminToken === null
-              ? `${url.pathname} needs a token, and this replica has none: start it with --monitor-token-file (read-only) or --admin-token-file`
-              : `${url.pathname} needs \`authorization: Bearer <monitor or admin token>\``,
-        });
-      if (req.method !== 'GET') return json(405, { error: `${url.pathname} answers GET only` });
-      if (url.pathname === '/status') return json(200, this.status());
-      if (url.pathname === '/members') return json(200, this.membership.view());
-      void this.metrics.scrape().then((text) => {
-        res.writeHead(200, { 'content-type': this.metrics.registry.contentType });
-        res.end(text);
-      });
-      return;
-    }
-    if (url.pathname.startsWith('/admin/')) return this.onAdmin(req, url, json);
-    json(404, { error: 'not found: try /health, /ready, /status, /metrics or /admin/*' });
-  }
-
-  /** Fault injection for tests, benchmarks and the visualizer; needs the admin token. */
-  private onAdmin(
-    req: IncomingMessage,
-    url: URL,
-    json: (code: number, body: unknown) => void,
-  ): void {
-    if (!presentsToken(req, [this.config.adminToken])) {
-      this.log.warn({ path: url.pathname }, 'admin request without a valid admin token');
-      return json(401, { error: 'admin actions need `authorization: Bearer <admin token>`' });
-    }
-    if (req.method !== 'POST') return json(405, { error: 'admin actions are POST requests' });
-    if (url.pathname.startsWith('/admin/members/')) {
-      const action = url.pathname.slice('/admin/members/'.length);
-      this.log.info({ action, query: url.search.slice(0, 200) }, 'membership change asked');
-      void this.membership.change(action, url.searchParams).then(
-        (a) => json(a.status, a.body),
-        (err: unknown) => json(500, { error: String(err) }),
-      );
-      return;
-    }
-    const peer = Number(url.searchParams.get('peer'));
-    const knownPeer = peer !== this.config.id && this.host.peerIds().includes(peer);
-    switch (url.pathname) {
-      case '/admin/block': {
-        const direction = url.searchParams.get('direction') ?? 'both';
-        if (!knownPeer || !['in', 'out', 'both'].includes(direction))
-          return json(400, {
-            error: 'block needs ?peer=<id of another replica>[&direction=in|out|both]',
-          });
-        if (direction !== 'out') this.mesh.blocked.in.add(peer);
-        if (direction !== 'in') this.mesh.blocked.out.add(peer);
-        break;
-      }
-      case '/admin/unblock':
-        for (const set of [this.mesh.blocked.in, this.mesh.blocked.out]) {
-          if (url.searchParams.has('peer')) set.delete(peer);
-          else set.clear();
-        }
-        break;
-      case '/admin/delay': {
-        const ms = Number(url.searchParams.get('ms'));
-        if (!knownPeer || !Number.isFinite(ms) || ms < 0)
-          return json(400, { error: 'delay needs ?peer=<id>&ms=<non-negative number>' });
-        this.mesh.delays.set(peer, ms);
-        break;
-      }
-      case '/admin/pause':
-        this.paused = true;
-        break;
-      case '/admin/resume':
-        this.paused = false;
-        break;
-      default:
-        return json(404, {
-          error: 'admin actions: block, unblock, delay, pause, resume, members/add, members/remove',
-        });
-    }
-    this.log.info({ action: url.pathname, peer: url.searchParams.get('peer') }, 'admin action');
-    json(200, {
-      ok: true,
-      blocked: { in: [...this.mesh.blocked.in], out: [...this.mesh.blocked.out] },
-      delays: Object.fromEntries(this.mesh.delays),
-      paused: this.paused,
-    });
-  }
-
   /**
    * `/status`: the host's account of itself (HostStatus, the same the simulator shows) and what
    * only this process knows: its links, disk, memory, CPU, clients and viewers.
@@ -693,7 +604,7 @@ export class ReplicaServer {
       ...h,
       peers: this.mesh.states(),
       paused: this.paused,
-      uptimeMs: Date.now() - this.startedAt,
+      uptimeMs: Math.round(performance.now() - this.startedAt),
       speculative: this.config.speculative ?? true,
       cpuMicros: cpu.user + cpu.system,
       rss: memory.rss,
@@ -736,6 +647,9 @@ export class ReplicaServer {
       this.http.closeAllConnections();
     });
     if (this.flushScheduled) this.flush();
+    // From here nothing is scheduled: what the last commit releases goes out with the outbox's
+    // release below, or not at all (answers to clients whose sockets are closed).
+    this.closed = true;
     this.writes.commit();
     this.outbox.release();
     this.storage.close();
@@ -748,7 +662,11 @@ function startsRound(m: PeerMessage): boolean {
   return m.kind === 'paxos' && (m.msg.type === 'forward' || m.msg.type === 'accept');
 }
 
-/** A message the host holds that starts a round (`startsRound`) and may not wait (not lazy). */
+/**
+ * A message the host holds that starts a round (`startsRound`) and may not wait (not lazy): worth
+ * an early commit. A lazy copy of a 2a never comes alone: its instance's fast quorum gets the same
+ * 2a, not lazy (MultiPaxos.fastQuorum), so this finds every turn `outbox.hasFirst` would.
+ */
 function startsRoundSend(s: PeerSend): boolean {
   return !s.lazy && startsRound(s.msg);
 }

@@ -1,8 +1,8 @@
 /**
  * A replica's simulated disk. A write becomes durable some time after it is issued, and writes
- * complete in order; a crash loses every write not yet durable. The simulator holds back a
- * replica's messages and responses until the writes issued before them are durable, which is the
- * contract of a `persist` output.
+ * complete in order; a crash loses every write not yet durable. The host holds back a replica's
+ * messages and responses until the writes issued before them are durable (host/ready.ts), and the
+ * simulator tells it when they are (SimCluster.consume).
  *
  * A write may supersede everything written before it (a checkpoint). Like the runtime's SQLite
  * storage, which deletes the older rows in the checkpoint's transaction, the disk drops them once

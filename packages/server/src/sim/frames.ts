@@ -1,5 +1,5 @@
 import { formatOpId, opKey, type OpId } from '../core/op-id.js';
-import type { SpeculationCounts } from '../core/metrics.js';
+import { speculationCountsOf, type SpeculationCounts } from '@creek/protocol';
 import type { ResponseLevel } from '../core/types.js';
 import type { Flight } from './network.js';
 import type { SimMessage, SimProcess } from './process.js';
@@ -114,13 +114,7 @@ export function frame(
         committedTail: tail.map(frameOp),
         tentativeHead: p.host.tentativeIds().slice(0, FRAME_LIST).map(frameOp),
         holding: s.catchUp.holding,
-        counts: {
-          finalized: m.finalized,
-          executionsOfFinalized: m.executionsOfFinalized,
-          speculated: m.speculated,
-          speculatedCorrectly: m.speculatedCorrectly,
-          rollbacks: m.rollbacks,
-        },
+        counts: speculationCountsOf(m),
       };
     }),
     partition: open === undefined ? null : open.groups,

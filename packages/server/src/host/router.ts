@@ -1,10 +1,7 @@
-import type { ConditionalDelivery } from '../cab/conditional-delivery.js';
-import type { MultiPaxos, PaxosOutput } from '../cab/multi-paxos.js';
+import type { PaxosOutput } from '../cab/multi-paxos.js';
 import type { OpId } from '../core/op-id.js';
-import type { Replica } from '../core/replica.js';
 import type { Output } from '../core/types.js';
 import type { Executor } from '../exec/executor.js';
-import type { Gossip } from '../gossip/gossip.js';
 import type { GossipOutput } from '../gossip/messages.js';
 import type { HostParts } from './parts.js';
 import type { ReadyBuilder } from './ready.js';
@@ -123,166 +120,153 @@ export class Router {
     }
   }
 
-  /** Whether `f` is still the batch to route (a handler did not queue another on top of it). */
-  private isTop(f: Frame): boolean {
-    return this.frames[this.frames.length - 1] === f;
-  }
-
   /** Nothing is being routed: a state transfer may replace the parts. */
   get idle(): boolean {
     return this.frames.length === 0;
   }
 
   /**
-   * One output of the core's batch: executions run inline (or handed to a worker), casts, records,
-   * answers. At its end, strong reads whose read index is delivered read the committed state, and
-   * decided strong ops whose dependencies are all here are delivered (conditional delivery); their
-   * outputs join the batch.
+   * The core's batch, output by output, until it is done or a handler queued a batch on top of it
+   * (routed first; this one goes on after): executions run inline (or handed to a worker), casts,
+   * records, answers. At its end, strong reads whose read index is delivered read the committed
+   * state, and decided strong ops whose dependencies are all here are delivered (conditional
+   * delivery); their outputs join the batch.
    */
   private routeCore(f: CoreFrame): void {
     const { replica, gossip, paxos, delivery } = this.parts;
     const queue = f.outputs;
-    do this.stepCore(f, queue, replica, gossip, paxos, delivery);
-    while (this.isTop(f));
-  }
-
-  private stepCore(
-    f: CoreFrame,
-    queue: Output[],
-    replica: Replica,
-    gossip: Gossip,
-    paxos: MultiPaxos,
-    delivery: ConditionalDelivery,
-  ): void {
-    if (f.next === queue.length && this.readsIndexed.length > 0) {
-      // Strong reads whose index is delivered here read the committed state.
-      const below = delivery.deliveredBelow();
-      const due = this.readsIndexed.filter((r) => r.index <= below);
-      if (due.length > 0) {
-        this.readsIndexed = this.readsIndexed.filter((r) => r.index > below);
-        for (const r of due) queue.push(...replica.readIndexReached(r.tag));
+    const depth = this.frames.length;
+    while (this.frames.length === depth) {
+      if (f.next === queue.length && this.readsIndexed.length > 0) {
+        // Strong reads whose index is delivered here read the committed state.
+        const below = delivery.deliveredBelow();
+        const due = this.readsIndexed.filter((r) => r.index <= below);
+        if (due.length > 0) {
+          this.readsIndexed = this.readsIndexed.filter((r) => r.index > below);
+          for (const r of due) queue.push(...replica.readIndexReached(r.tag));
+        }
       }
-    }
-    if (f.next === queue.length) {
-      const id = delivery.next((x) => replica.checkDep(x));
-      if (id === null) {
-        this.frames.pop();
-        return;
+      if (f.next === queue.length) {
+        const id = delivery.next((x) => replica.checkDep(x));
+        if (id === null) {
+          this.frames.pop();
+          return;
+        }
+        delivery.markDelivered(id);
+        paxos.delivered(id);
+        this.host.delivered(id);
+        queue.push(...replica.deliverStrong(id));
+        continue;
       }
-      delivery.markDelivered(id);
-      paxos.delivered(id);
-      this.host.delivered(id);
-      queue.push(...replica.deliverStrong(id));
-      return;
-    }
-    const o = queue[f.next++]!;
-    switch (o.type) {
-      case 'execute': {
-        const result = this.executor.execute(o.job);
-        if (result !== undefined) queue.push(...replica.executed(result));
-        break;
+      const o = queue[f.next++]!;
+      switch (o.type) {
+        case 'execute': {
+          const result = this.executor.execute(o.job);
+          if (result !== undefined) queue.push(...replica.executed(result));
+          break;
+        }
+        case 'rbCast':
+          this.out.event({ kind: 'op', req: o.req, local: true });
+          this.gossip(gossip.cast(o.req));
+          break;
+        case 'cabCast':
+          this.paxos(paxos.cast({ id: o.id, prevStrong: o.prevStrong }));
+          break;
+        case 'readIndex':
+          this.paxos(paxos.requestRead(o.tag));
+          break;
+        case 'cabAdopt':
+          // Its origin's earlier strong ops are all delivered here (they are in its context), so
+          // the last one delivered is its predecessor.
+          if (!delivery.hasOrdered(o.id))
+            this.paxos(
+              paxos.cast({ id: o.id, prevStrong: this.host.lastDeliveredOf(o.id.replica) }),
+            );
+          break;
+        case 'persist':
+          this.out.persist({ layer: 'core', record: o.record });
+          if (o.record.kind === 'commit')
+            this.out.event({
+              kind: 'commit',
+              ids: o.record.ids,
+              position: replica.committedOps - o.record.ids.length,
+            });
+          break;
+        case 'respond':
+          this.out.respond(o);
+          break;
       }
-      case 'rbCast':
-        this.out.event({ kind: 'op', req: o.req, local: true });
-        this.gossip(gossip.cast(o.req));
-        break;
-      case 'cabCast':
-        this.paxos(paxos.cast({ id: o.id, prevStrong: o.prevStrong }));
-        break;
-      case 'readIndex':
-        this.paxos(paxos.requestRead(o.tag));
-        break;
-      case 'cabAdopt':
-        // Its origin's earlier strong ops are all delivered here (they are in its context), so
-        // the last one delivered is its predecessor.
-        if (!delivery.hasOrdered(o.id))
-          this.paxos(paxos.cast({ id: o.id, prevStrong: this.host.lastDeliveredOf(o.id.replica) }));
-        break;
-      case 'persist':
-        this.out.persist({ layer: 'core', record: o.record });
-        if (o.record.kind === 'commit')
-          this.out.event({
-            kind: 'commit',
-            ids: o.record.ids,
-            position: replica.committedOps - o.record.ids.length,
-          });
-        break;
-      case 'respond':
-        this.out.respond(o);
-        break;
     }
   }
 
   /**
-   * One output of gossip's batch: a message, a Req delivered to the core, or news of lost state.
-   * At its end, Paxos hears which Reqs arrived: ids it waited for may be proposed or accepted now.
+   * Gossip's batch, output by output (as `routeCore`): a message, a Req delivered to the core, or
+   * news of lost state. At its end, Paxos hears which Reqs arrived: ids it waited for may be
+   * proposed or accepted now.
    */
   private routeGossip(f: GossipFrame): void {
     const { replica, paxos } = this.parts;
-    do this.stepGossip(f, replica, paxos);
-    while (this.isTop(f));
-  }
-
-  private stepGossip(f: GossipFrame, replica: Replica, paxos: MultiPaxos): void {
-    if (f.next === f.outputs.length) {
-      this.frames.pop();
-      if (f.delivered.length > 0) this.paxos(paxos.reqsArrived(f.delivered));
-      return;
+    const depth = this.frames.length;
+    while (this.frames.length === depth) {
+      if (f.next === f.outputs.length) {
+        this.frames.pop();
+        if (f.delivered.length > 0) this.paxos(paxos.reqsArrived(f.delivered));
+        return;
+      }
+      const o = f.outputs[f.next++]!;
+      if (o.type === 'send') {
+        const told = o.msg.kind === 'gone' ? paxos.tellRemovedInsteadOfGone(o.to) : null;
+        if (told === null) this.out.send(o.to, { kind: 'gossip', msg: o.msg }, o.lazy === true);
+        else this.paxos(told);
+      } else if (o.type === 'deliver') {
+        this.out.event({ kind: 'op', req: o.req, local: false });
+        f.delivered.push(o.req.id);
+        this.core(replica.deliverReq(o.req));
+      } else if (o.type === 'unknownOwnOp') this.host.lostOwnOp(o.from, o.id);
+      else this.host.lostDroppedReq(o.from, o.id);
     }
-    const o = f.outputs[f.next++]!;
-    if (o.type === 'send') {
-      const told = o.msg.kind === 'gone' ? paxos.tellRemovedInsteadOfGone(o.to) : null;
-      if (told === null) this.out.send(o.to, { kind: 'gossip', msg: o.msg }, o.lazy === true);
-      else this.paxos(told);
-    } else if (o.type === 'deliver') {
-      this.out.event({ kind: 'op', req: o.req, local: false });
-      f.delivered.push(o.req.id);
-      this.core(replica.deliverReq(o.req));
-    } else if (o.type === 'unknownOwnOp') this.host.lostOwnOp(o.from, o.id);
-    else this.host.lostDroppedReq(o.from, o.id);
   }
 
   /**
-   * One output of Paxos's batch: a record, a message, a decision for the delivery stream. At its
-   * end, gossip talks to whom Paxos talks to, what the decisions made deliverable is delivered,
-   * and a replica that is no longer needed retires.
+   * Paxos's batch, output by output (as `routeCore`): a record, a message, a decision for the
+   * delivery stream. At its end, gossip talks to whom Paxos talks to, what the decisions made
+   * deliverable is delivered, and a replica that is no longer needed retires.
    */
   private routePaxos(f: PaxosFrame): void {
     const { gossip, delivery } = this.parts;
-    do this.stepPaxos(f, gossip, delivery);
-    while (this.isTop(f));
-  }
-
-  private stepPaxos(f: PaxosFrame, gossip: Gossip, delivery: ConditionalDelivery): void {
-    if (f.finishing) {
-      this.frames.pop();
-      this.host.retireIfRemoved();
-      return;
-    }
-    if (f.next === f.outputs.length) {
-      this.host.syncPeers();
-      f.finishing = true;
-      if (f.changed) this.core([]);
-      return;
-    }
-    const o = f.outputs[f.next++]!;
-    if (o.type === 'send') this.out.send(o.to, { kind: 'paxos', msg: o.msg }, o.lazy === true);
-    else if (o.type === 'persist') this.out.persist({ layer: 'cab', record: o.record });
-    else if (o.type === 'want') this.gossip(gossip.want(o.ids));
-    else if (o.type === 'skip') {
-      delivery.skipTo(o.below);
-      f.changed = true;
-    } else if (o.type === 'lostState') {
-      // Paxos is inert from here (it reported lost state once): the rest of its batch is moot.
-      this.frames.pop();
-      this.host.rebuildOrHalt(o.from, o.reason);
-    } else if (o.type === 'config') this.out.event({ kind: 'reconfigured', outcome: o.outcome });
-    else if (o.type === 'readIndex') {
-      this.readsIndexed.push({ tag: o.key, index: o.index });
-      f.changed = true;
-    } else {
-      delivery.decide(o.instance, o.value);
-      f.changed = true;
+    const depth = this.frames.length;
+    while (this.frames.length === depth) {
+      if (f.finishing) {
+        this.frames.pop();
+        this.host.retireIfRemoved();
+        return;
+      }
+      if (f.next === f.outputs.length) {
+        this.host.syncPeers();
+        f.finishing = true;
+        if (f.changed) this.core([]);
+        continue;
+      }
+      const o = f.outputs[f.next++]!;
+      if (o.type === 'send') this.out.send(o.to, { kind: 'paxos', msg: o.msg }, o.lazy === true);
+      else if (o.type === 'persist') this.out.persist({ layer: 'cab', record: o.record });
+      else if (o.type === 'want') this.gossip(gossip.want(o.ids));
+      else if (o.type === 'skip') {
+        delivery.skipTo(o.below);
+        f.changed = true;
+      } else if (o.type === 'lostState') {
+        // Paxos is inert from here (it reported lost state once): the rest of its batch is moot.
+        this.frames.pop();
+        this.host.rebuildOrHalt(o.from, o.reason);
+        return;
+      } else if (o.type === 'config') this.out.event({ kind: 'reconfigured', outcome: o.outcome });
+      else if (o.type === 'readIndex') {
+        this.readsIndexed.push({ tag: o.key, index: o.index });
+        f.changed = true;
+      } else {
+        delivery.decide(o.instance, o.value);
+        f.changed = true;
+      }
     }
   }
 }

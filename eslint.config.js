@@ -48,17 +48,10 @@ export default tseslint.config(
     },
   },
   {
-    // The pure state machines and the host that wires them: no clocks, randomness, I/O or Node
-    // built-ins (DESIGN.md, "the central rule"). Time comes in with each input, randomness is
+    // The pure state machines and the host that wires them (@creek/replica), and the app model:
+    // no clocks, randomness, I/O or Node built-ins (DESIGN.md, "the central rule"). Time comes in with each input, randomness is
     // seeded, and every effect leaves as an output the drivers act on.
-    files: [
-      'packages/app/src/**/*.ts',
-      'packages/server/src/core/**/*.ts',
-      'packages/server/src/cab/**/*.ts',
-      'packages/server/src/gossip/**/*.ts',
-      'packages/server/src/common/**/*.ts',
-      'packages/server/src/host/**/*.ts',
-    ],
+    files: ['packages/app/src/**/*.ts', 'packages/replica/src/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -66,7 +59,7 @@ export default tseslint.config(
           patterns: [
             {
               group: ['node:*', 'fs', 'net', 'os', 'worker_threads', 'ws', 'better-sqlite3'],
-              message: 'core/cab/gossip/host are pure: no I/O.',
+              message: 'the replica is pure: no I/O.',
             },
           ],
         },

@@ -8,7 +8,13 @@ import { createRequire } from 'node:module';
  */
 export default function build(): void {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const projects = ['packages/app', 'packages/protocol', 'packages/server', 'packages/client'];
+  const projects = [
+    'packages/app',
+    'packages/protocol',
+    'packages/replica',
+    'packages/server',
+    'packages/client',
+  ];
   const run = spawnSync(process.execPath, [tsc, '-b', ...projects], { stdio: 'inherit' });
   if (run.status !== 0) throw new Error(`tsc -b ${projects.join(' ')} failed (${run.status})`);
 }

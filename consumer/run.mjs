@@ -41,6 +41,7 @@ const PACKAGES = [
   '@creek/app',
   '@creek/protocol',
   '@creek/client',
+  '@creek/replica',
   '@creek/server',
   '@creek/react',
 ];
@@ -121,7 +122,7 @@ try {
   };
 
   // ---- 2a. a Node project: the creek binary, its own app.js, a plain ESM script ----------------
-  const nodeProject = project('node-project', ['@creek/server'], {
+  const nodeProject = project('node-project', ['@creek/replica', '@creek/server'], {
     typescript: '~5.9.3',
     '@types/node': '^20.19.0',
   });
@@ -199,6 +200,19 @@ try {
     throw new Error(`the page showed ${shown}`);
   log(`(c) Chromium ran the page: ${shown}`);
   results.c = 'ok';
+
+  // ---- 2d. the in-memory cluster without the server --------------------------------------------
+  const memoryProject = project('memory-project', ['@creek/replica'], {});
+  log('(d) npm install in the in-memory project (client and replica, no server)');
+  log(`(d) installed in ${npmInstall(memoryProject)}`);
+  for (const absent of ['@creek/server', 'better-sqlite3', 'pino', 'prom-client'])
+    if (existsSync(join(memoryProject, 'node_modules', absent)))
+      throw new Error(`the in-memory project got ${absent}`);
+  const memory = run('node', ['memory.mjs'], { cwd: memoryProject, timeout: 60_000 });
+  if (memory.stdout.trim() !== 'tentative:2 stable:2')
+    throw new Error(`memory.mjs printed ${memory.stdout}`);
+  log(`(d) node memory.mjs, 3 replicas in one process: ${memory.stdout.trim()}`);
+  results.d = 'ok';
 } catch (err) {
   console.error(`consumer: FAILED: ${err instanceof Error ? (err.stack ?? err.message) : err}`);
 } finally {
@@ -207,9 +221,9 @@ try {
   else rmSync(work, { recursive: true, force: true });
 }
 
-const verdict = ['a', 'b', 'c'].map((p) => `(${p}) ${results[p] ?? 'FAILED'}`).join(', ');
+const verdict = ['a', 'b', 'c', 'd'].map((p) => `(${p}) ${results[p] ?? 'FAILED'}`).join(', ');
 log(`${verdict} in ${seconds(started)}`);
-process.exit(Object.keys(results).length === 3 ? 0 : 1);
+process.exit(Object.keys(results).length === 4 ? 0 : 1);
 
 // ---- helpers -----------------------------------------------------------------------------------
 

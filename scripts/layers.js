@@ -1,85 +1,96 @@
 // @ts-check
 /**
  * The layers of DESIGN.md as import rules: for each folder (a package's sources, or a folder of
- * the server), the folders it must never import from. eslint.config.js turns them into
+ * one), the folders it must never import from. eslint.config.js turns them into
  * `import-x/no-restricted-paths` zones, so an arrow that runs back up fails lint.
  *
  * Packages, from the ground up: app and protocol (the app definition and the wire) import no
- * other package; the server imports only those two; the client and React import no server code,
- * except the client's in-memory cluster, which runs the pure replica (never its runtime: no disk,
- * sockets or simulator); examples, the visualizer and the benchmarks sit on top and may use all.
+ * other package; the replica (@creek/replica: the pure state machines and the host that wires
+ * them) imports only those two; the server (the runtime, the simulator, the CLI) stands on the
+ * replica; the client and React import no replica or server code, except the client's in-memory
+ * cluster, which runs the pure replica; examples, the visualizer and the benchmarks sit on top
+ * and may use all.
  *
- * Inside the server: core is the ground; CAB and gossip stand on it and not on each other; the
- * executors run the core's ops; the host wires all four; the simulator and the runtime are the two
- * drivers of the host and never import each other.
+ * Inside the replica: core is the ground; CAB and gossip stand on it and not on each other; the
+ * executors run the core's ops; the host wires all four. Inside the server: the simulator and the
+ * runtime are the two drivers of the host and never import each other.
  */
 
+const REPLICA = 'packages/replica/src';
 const SERVER = 'packages/server/src';
+const replica = (/** @type {string[]} */ ...dirs) => dirs.map((d) => `${REPLICA}/${d}`);
 const server = (/** @type {string[]} */ ...dirs) => dirs.map((d) => `${SERVER}/${d}`);
 const TOP = ['packages/examples', 'packages/visualizer', 'bench'];
+const ABOVE_PROTOCOL = [
+  'packages/replica',
+  'packages/server',
+  'packages/client',
+  'packages/react',
+  ...TOP,
+];
 
 /** @type {{ target: string, from: string[], why: string }[]} */
 const LAYERS = [
   {
     target: 'packages/app/src',
-    from: ['packages/protocol', 'packages/server', 'packages/client', 'packages/react', ...TOP],
+    from: ['packages/protocol', ...ABOVE_PROTOCOL],
     why: 'the app definition is the ground every package stands on',
   },
   {
     target: 'packages/protocol/src',
-    from: ['packages/server', 'packages/client', 'packages/react', ...TOP],
+    from: ABOVE_PROTOCOL,
     why: 'the wire schemas are shared by server and client, and import neither',
+  },
+  {
+    target: REPLICA,
+    from: ['packages/server', 'packages/client', 'packages/react', ...TOP],
+    why: 'the replica imports only @creek/app and @creek/protocol: no runtime, disk or socket',
   },
   {
     target: SERVER,
     from: ['packages/client', 'packages/react', ...TOP],
-    why: 'the server imports only @creek/app and @creek/protocol',
+    why: 'the server imports only @creek/app, @creek/protocol and @creek/replica',
   },
   {
     // Every file of the SDK but the in-memory cluster's folder.
     target: 'packages/client/src/{*,!(memory)/**/*}.{ts,tsx}',
-    from: ['packages/server', 'packages/react', ...TOP],
-    why: 'the SDK runs in browsers and apps: no server code',
+    from: ['packages/replica', 'packages/server', 'packages/react', ...TOP],
+    why: 'the SDK runs in browsers and apps: no replica or server code',
   },
   {
     target: 'packages/client/src/memory',
-    from: [...server('node', 'sim'), 'packages/react', ...TOP],
-    why: 'the in-memory cluster runs the pure replica (host, core, executors), not the runtime or the simulator',
+    from: ['packages/server', 'packages/react', ...TOP],
+    why: 'the in-memory cluster runs the pure replica (@creek/replica), not the runtime or the simulator',
   },
   {
     target: 'packages/react/src',
-    from: ['packages/server', ...TOP],
+    from: ['packages/replica', 'packages/server', ...TOP],
     why: 'the React hooks stand on the client SDK only',
   },
   {
-    target: `${SERVER}/common`,
-    from: server('core', 'cab', 'gossip', 'exec', 'host', 'sim', 'node'),
+    target: `${REPLICA}/common`,
+    from: replica('core', 'cab', 'gossip', 'exec', 'host'),
     why: 'common holds data structures every layer may use, and uses none',
   },
   {
-    target: `${SERVER}/core`,
-    from: server('cab', 'gossip', 'exec', 'host', 'sim', 'node'),
+    target: `${REPLICA}/core`,
+    from: replica('cab', 'gossip', 'exec', 'host'),
     why: 'the core is the ground of the replica: the other layers use it, not the reverse',
   },
   {
-    target: `${SERVER}/cab`,
-    from: server('gossip', 'exec', 'host', 'sim', 'node'),
+    target: `${REPLICA}/cab`,
+    from: replica('gossip', 'exec', 'host'),
     why: 'CAB orders ids; the host, not CAB, wires it to gossip',
   },
   {
-    target: `${SERVER}/gossip`,
-    from: server('cab', 'exec', 'host', 'sim', 'node'),
+    target: `${REPLICA}/gossip`,
+    from: replica('cab', 'exec', 'host'),
     why: 'gossip spreads Reqs; the host, not gossip, wires it to CAB',
   },
   {
-    target: `${SERVER}/exec`,
-    from: server('cab', 'gossip', 'host', 'sim', 'node'),
-    why: 'executors run the core’s jobs and know nothing of ordering, drivers or I/O layers',
-  },
-  {
-    target: `${SERVER}/host`,
-    from: server('sim', 'node'),
-    why: 'the host is driven by the simulator and the runtime; it knows neither',
+    target: `${REPLICA}/exec`,
+    from: replica('cab', 'gossip', 'host'),
+    why: 'executors run the core’s jobs and know nothing of ordering or of the host',
   },
   {
     target: `${SERVER}/sim`,
@@ -90,6 +101,11 @@ const LAYERS = [
     target: `${SERVER}/node`,
     from: server('sim'),
     why: 'the runtime drives the host with real I/O; the simulator is the other driver',
+  },
+  {
+    target: `${SERVER}/exec`,
+    from: server('sim', 'node'),
+    why: 'the worker-thread executors run ops for the runtime and know nothing of it',
   },
 ];
 

@@ -1,8 +1,8 @@
 /**
- * The Creek replica core (Creek Algorithm 1) and the app model, re-exported from `@creek/app`.
+ * The Creek replica's core and the app model: `@creek/replica`, re-exported so that
+ * `import { defineApp, op, Replica } from '@creek/server'` keeps working. The runtime is
+ * `@creek/server/node`, the simulator `@creek/server/sim`.
  *
  * @module @creek/server
  */
-export * from './core/index.js';
-export type { Executor } from './exec/executor.js';
-export { InlineExecutor } from './exec/inline-executor.js';
+export * from '@creek/replica';

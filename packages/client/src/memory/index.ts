@@ -1,6 +1,6 @@
 /**
  * A whole Creek cluster inside this process (the real replica code, no disk or sockets), for
- * application tests and demos. Needs `@creek/server`.
+ * application tests and demos. Needs `@creek/replica` (installed beside the client).
  *
  * @module @creek/client/memory
  */

@@ -1,10 +1,10 @@
-import { InlineExecutor, type App, type Response } from '@creek/server';
+import { InlineExecutor, type App, type Response } from '@creek/replica';
 import {
   ReplicaHost,
   stepWithInstantDisk,
   type HostInput,
   type PeerMessage,
-} from '@creek/server/host';
+} from '@creek/replica/host';
 
 /** Who waits for an op's responses at an in-memory replica. */
 export interface ResponseHandler {

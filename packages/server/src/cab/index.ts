@@ -1,28 +1,7 @@
 /**
- * Conditional atomic broadcast on Multi-Paxos (Creek Algorithm 2), as a pure state machine.
+ * `@creek/replica/cab`, re-exported: it moved to the replica package, which has no disk or
+ * socket dependencies.
  *
  * @module @creek/server/cab
  */
-export {
-  MultiPaxos,
-  type PaxosOptions,
-  type PaxosOutput,
-  type PaxosRecovery,
-  type PaxosStatus,
-} from './multi-paxos.js';
-export { ConditionalDelivery } from './conditional-delivery.js';
-export {
-  CONFIG_DELAY,
-  ConfigHistory,
-  changeProblem,
-  genesis,
-  majorityOf,
-  MAX_MEMBER_ID,
-  type ConfigEntry,
-  type Member,
-  type MembershipChange,
-  type ReconfigOutcome,
-  type ReconfigRequest,
-} from './configuration.js';
-export type { Awaited } from './req-waits.js';
-export * from './messages.js';
+export * from '@creek/replica/cab';

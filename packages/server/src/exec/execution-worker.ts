@@ -4,10 +4,10 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { App } from '@creek/app';
-import { runOperation } from '../core/run-operation.js';
+import { runOperation } from '@creek/replica/core/run-operation.js';
 import { loadApp } from './load-app.js';
-import type { WorkerReply, WorkerRequest } from './mirror-messages.js';
-import { MirrorStore } from './mirror-store.js';
+import type { WorkerReply, WorkerRequest } from '@creek/replica/exec/mirror-messages.js';
+import { MirrorStore } from '@creek/replica/exec/mirror-store.js';
 
 const port = parentPort;
 if (port === null) throw new Error('execution-worker.js runs as a worker thread');

@@ -1,13 +1,13 @@
 import { Worker } from 'node:worker_threads';
 import { adoptFrozenJson, type App, type JsonValue } from '@creek/app';
-import type { Entry, Version } from '../core/entry.js';
-import type { RecordingSnapshot } from '../core/snapshot.js';
-import type { ExecutionJob, ExecutionResult, Outcome, Write } from '../core/types.js';
-import type { StoreObserver, VersionStore } from '../core/version-store.js';
-import type { Executor } from './executor.js';
-import { InlineExecutor } from './inline-executor.js';
-import { MirrorFeed } from './mirror-feed.js';
-import type { WorkerReply } from './mirror-messages.js';
+import type { Entry, Version } from '@creek/replica/core/entry.js';
+import type { RecordingSnapshot } from '@creek/replica/core/snapshot.js';
+import type { ExecutionJob, ExecutionResult, Outcome, Write } from '@creek/replica/core/types.js';
+import type { StoreObserver, VersionStore } from '@creek/replica/core/version-store.js';
+import type { Executor } from '@creek/replica/exec/executor.js';
+import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
+import { MirrorFeed } from '@creek/replica/exec/mirror-feed.js';
+import type { WorkerReply } from '@creek/replica/exec/mirror-messages.js';
 
 export interface WorkerPoolOptions {
   /** The app's module, loaded by every worker as `creek start --app` loads it. */

@@ -1,11 +1,7 @@
 /**
- * ReplicaHost: the replica core, CAB and gossip wired together as one pure state machine.
+ * `@creek/replica/host`, re-exported: it moved to the replica package, which has no disk or
+ * socket dependencies.
  *
  * @module @creek/server/host
  */
-export { ReplicaHost } from './replica-host.js';
-export type { HostOptions } from './options.js';
-export type { PeerMessage } from './peer-message.js';
-export type { ClientResponse, HostEvent, HostInput, HostOutput, PeerSend, Ready } from './ready.js';
-export type { HostRecord } from './records.js';
-export { stepWithInstantDisk } from './instant-disk.js';
+export * from '@creek/replica/host';

@@ -1,4 +1,4 @@
-import { LiveQueries } from '../host/live-queries.js';
+import { LiveQueries } from '@creek/replica/host/live-queries.js';
 import {
   decodeClientFrame,
   encodeFrame,
@@ -10,13 +10,18 @@ import {
 } from '@creek/protocol';
 import type { Logger } from 'pino';
 import WebSocket, { type WebSocketServer } from 'ws';
-import type { InvokeRequest } from '../core/replica.js';
+import type { InvokeRequest } from '@creek/replica/core/replica.js';
 import { CLOSE_CODE, ConnectionGuard, type Gate } from './connection-guard.js';
 import { DEFAULT_EDGE_LIMITS } from './edge-limits.js';
 import { newViolations, type EdgeEndpoint } from './edge-violations.js';
 import { tokenMatches } from './bearer.js';
 import { TurnCork } from './turn-cork.js';
-import { outcomesEqual, type Outcome, type Response, type SessionStamp } from '../core/types.js';
+import {
+  outcomesEqual,
+  type Outcome,
+  type Response,
+  type SessionStamp,
+} from '@creek/replica/core/types.js';
 
 /** One client-chosen op id: who waits for it and what it was told so far. */
 interface ClientOp {

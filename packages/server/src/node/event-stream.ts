@@ -9,9 +9,9 @@ import {
   type EventsFrame,
   type ReplicaEvent,
 } from '@creek/protocol';
-import { formatOpId, type OpId } from '../core/op-id.js';
-import type { Req, Response } from '../core/types.js';
-import type { PeerMessage } from '../host/peer-message.js';
+import { formatOpId, type OpId } from '@creek/replica/core/op-id.js';
+import type { Req, Response } from '@creek/replica/core/types.js';
+import type { PeerMessage } from '@creek/replica/host/peer-message.js';
 import { tokenMatches } from './bearer.js';
 import { CLOSE_CODE, type ConnectionGuard } from './connection-guard.js';
 import { newViolations, type EdgeEndpoint } from './edge-violations.js';

@@ -1,4 +1,4 @@
-import type { HostRecord } from '../host/records.js';
+import type { HostRecord } from '@creek/replica/host/records.js';
 import { realTimers, type LingerTimers } from './peer-outbox.js';
 
 /** Where a batch of writes commits: one transaction (SqliteStorage.append). */

@@ -6,8 +6,8 @@ import {
   type MembershipChange,
   type ReconfigOutcome,
   type ReconfigRequest,
-} from '../cab/configuration.js';
-import type { ReplicaHost } from '../host/replica-host.js';
+} from '@creek/replica/cab/configuration.js';
+import type { ReplicaHost } from '@creek/replica/host/replica-host.js';
 
 /** How long an admin request waits for its change to be decided and in force here. */
 export const MEMBERSHIP_TIMEOUT_MS = 15_000;

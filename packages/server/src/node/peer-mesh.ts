@@ -7,7 +7,7 @@ import {
 } from '@creek/protocol';
 import type { Logger } from 'pino';
 import WebSocket, { type WebSocketServer } from 'ws';
-import type { PeerMessage } from '../host/peer-message.js';
+import type { PeerMessage } from '@creek/replica/host/peer-message.js';
 import { CLOSE_CODE, type ConnectionGuard } from './connection-guard.js';
 import { newViolations, type EdgeEndpoint } from './edge-violations.js';
 import { packFrames } from './frame-packing.js';

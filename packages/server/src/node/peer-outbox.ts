@@ -1,4 +1,4 @@
-import type { PeerMessage } from '../host/peer-message.js';
+import type { PeerMessage } from '@creek/replica/host/peer-message.js';
 
 /** Where the outbox hands messages: one call per peer and batch, in order (PeerMesh.sendMany). */
 export type SendMany = (to: number, msgs: readonly PeerMessage[]) => void;

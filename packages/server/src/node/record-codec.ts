@@ -59,12 +59,16 @@ import {
 } from '@creek/protocol';
 import { toFrozenJson } from '@creek/app';
 import * as z from 'zod';
-import type { ConfigEntry, Member, ReconfigRequest } from '../cab/configuration.js';
-import { isCast, type AcceptorRecord } from '../cab/messages.js';
-import { DottedVersionVector } from '../core/dvv.js';
-import type { OpId } from '../core/op-id.js';
-import type { DurableRecord, Req, SessionStamp } from '../core/types.js';
-import type { HostCheckpoint, HostRecord, TransferChunkRecord } from '../host/records.js';
+import type { ConfigEntry, Member, ReconfigRequest } from '@creek/replica/cab/configuration.js';
+import { isCast, type AcceptorRecord } from '@creek/replica/cab/messages.js';
+import { DottedVersionVector } from '@creek/replica/core/dvv.js';
+import type { OpId } from '@creek/replica/core/op-id.js';
+import type { DurableRecord, Req, SessionStamp } from '@creek/replica/core/types.js';
+import type {
+  HostCheckpoint,
+  HostRecord,
+  TransferChunkRecord,
+} from '@creek/replica/host/records.js';
 import { reqFromWire, transferPartFromWire } from './wire.js';
 
 // ---- the schemas ----

@@ -44,7 +44,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { HostRecord } from '../host/records.js';
+import type { HostRecord } from '@creek/replica/host/records.js';
 import { decodeCheckpoint, decodeRow, encodeCheckpoint, encodeRow } from './record-codec.js';
 import { inspect, migrate } from './storage-migrations.js';
 

@@ -1,10 +1,10 @@
 import type { PeerFrame, WireReq } from '@creek/protocol';
-import type { PaxosMessage } from '../cab/messages.js';
-import { DottedVersionVector } from '../core/dvv.js';
+import type { PaxosMessage } from '@creek/replica/cab/messages.js';
+import { DottedVersionVector } from '@creek/replica/core/dvv.js';
 import { toFrozenJson } from '@creek/app';
-import type { Req } from '../core/types.js';
-import type { PeerMessage } from '../host/peer-message.js';
-import type { TransferMessage, TransferPart } from '../host/state-transfer.js';
+import type { Req } from '@creek/replica/core/types.js';
+import type { PeerMessage } from '@creek/replica/host/peer-message.js';
+import type { TransferMessage, TransferPart } from '@creek/replica/host/state-transfer.js';
 
 type WireTransfer = Extract<PeerFrame, { t: 'transfer' }>['msg'];
 type WireTransferPart = Extract<WireTransfer, { type: 'chunk' }>['part'];

@@ -1,7 +1,7 @@
 import { ABANDON_OP, type App, type JsonValue } from '@creek/app';
-import { formatOpId, opKey, sameOpId, type OpId } from '../core/op-id.js';
-import { StateDigest } from '../core/state-digest.js';
-import { outcomesEqual, type Outcome, type SessionStamp } from '../core/types.js';
+import { formatOpId, opKey, sameOpId, type OpId } from '@creek/replica/core/op-id.js';
+import { StateDigest } from '@creek/replica/core/state-digest.js';
+import { outcomesEqual, type Outcome, type SessionStamp } from '@creek/replica/core/types.js';
 import {
   checkLinearizable,
   queueModel,

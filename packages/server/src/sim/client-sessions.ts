@@ -1,4 +1,4 @@
-import type { SessionStamp } from '../core/types.js';
+import type { SessionStamp } from '@creek/replica/core/types.js';
 
 /**
  * The simulated clients' sessions (exactly-once across replicas, see core/session-dedupe.ts). Each

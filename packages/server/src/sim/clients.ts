@@ -1,5 +1,5 @@
 import { ABANDON_OP } from '@creek/app';
-import type { Response, SessionStamp } from '../core/types.js';
+import type { Response, SessionStamp } from '@creek/replica/core/types.js';
 import { ClientSessions } from './client-sessions.js';
 import { takesOps, type SimProcess, type StepHost } from './process.js';
 import type { Invocation } from './run-record.js';

@@ -1,8 +1,8 @@
-import { formatOpId, opKey, slotOf, type OpId } from '../core/op-id.js';
-import type { Req, Response } from '../core/types.js';
-import type { HostEvent, HostInput, Ready } from '../host/ready.js';
-import { lastCheckpoint, type HostRecord } from '../host/records.js';
-import { ReplicaHost } from '../host/replica-host.js';
+import { formatOpId, opKey, slotOf, type OpId } from '@creek/replica/core/op-id.js';
+import type { Req, Response } from '@creek/replica/core/types.js';
+import type { HostEvent, HostInput, Ready } from '@creek/replica/host/ready.js';
+import { lastCheckpoint, type HostRecord } from '@creek/replica/host/records.js';
+import { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import { complete, type SimClients } from './clients.js';
 import { SimDisk } from './disk.js';
 import type { SimHostOptions } from './host-options.js';

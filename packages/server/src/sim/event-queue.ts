@@ -1,4 +1,4 @@
-import { MinHeap } from '../common/min-heap.js';
+import { MinHeap } from '@creek/replica/common/min-heap.js';
 
 /** Timed events, earliest first; ties run in the order they were scheduled, so runs replay. */
 export class EventQueue<T> {

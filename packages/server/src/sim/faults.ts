@@ -1,4 +1,4 @@
-import type { ReplicaHost } from '../host/replica-host.js';
+import type { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import type { SimCluster } from './cluster.js';
 import type { FaultMode } from './config.js';
 import type { SimProcess } from './process.js';

@@ -1,6 +1,6 @@
-import { formatOpId, opKey, type OpId } from '../core/op-id.js';
+import { formatOpId, opKey, type OpId } from '@creek/replica/core/op-id.js';
 import { speculationCountsOf, type SpeculationCounts } from '@creek/protocol';
-import type { ResponseLevel } from '../core/types.js';
+import type { ResponseLevel } from '@creek/replica/core/types.js';
 import type { Flight } from './network.js';
 import type { SimMessage, SimProcess } from './process.js';
 import type { Invocation, RunRecord } from './run-record.js';

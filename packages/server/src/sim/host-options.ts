@@ -1,12 +1,12 @@
-import type { ReplicaOptions } from '../core/replica.js';
-import type { RecordingSnapshot } from '../core/snapshot.js';
-import type { ExecutionResult } from '../core/types.js';
-import type { Executor } from '../exec/executor.js';
-import { InlineExecutor } from '../exec/inline-executor.js';
-import { MirrorFeed } from '../exec/mirror-feed.js';
-import type { ReadTrace } from '../exec/mirror-messages.js';
-import { MirrorStore } from '../exec/mirror-store.js';
-import type { HostOptions } from '../host/options.js';
+import type { ReplicaOptions } from '@creek/replica/core/replica.js';
+import type { RecordingSnapshot } from '@creek/replica/core/snapshot.js';
+import type { ExecutionResult } from '@creek/replica/core/types.js';
+import type { Executor } from '@creek/replica/exec/executor.js';
+import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
+import { MirrorFeed } from '@creek/replica/exec/mirror-feed.js';
+import type { ReadTrace } from '@creek/replica/exec/mirror-messages.js';
+import { MirrorStore } from '@creek/replica/exec/mirror-store.js';
+import type { HostOptions } from '@creek/replica/host/options.js';
 import type { SimProcess, StepHost } from './process.js';
 import type { RunState } from './run-state.js';
 

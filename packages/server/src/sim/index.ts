@@ -29,6 +29,6 @@ export { ReferenceInterpreter } from './reference-interpreter.js';
 export { Prng } from './prng.js';
 export { simApp, generateOp } from './workload.js';
 export type { RunRecord, Invocation } from './run-record.js';
-export type { SpeculationCounts } from '../core/metrics.js';
+export type { SpeculationCounts } from '@creek/replica/core/metrics.js';
 export { EventQueue } from './event-queue.js';
 export type { SimTrace } from './trace.js';

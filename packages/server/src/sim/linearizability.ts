@@ -1,5 +1,5 @@
 import { canonicalJson, jsonEqual, type JsonValue } from '@creek/app';
-import type { Outcome } from '../core/types.js';
+import type { Outcome } from '@creek/replica/core/types.js';
 
 /**
  * A linearizability checker for the history of one object (one key, one queue): Wing & Gong's

@@ -3,7 +3,7 @@ import {
   type ConfigEntry,
   type MembershipChange,
   type ReconfigOutcome,
-} from '../cab/configuration.js';
+} from '@creek/replica/cab/configuration.js';
 import type { SimClients } from './clients.js';
 import { TICK_MS, type SimCluster } from './cluster.js';
 import type { SimProcess } from './process.js';

@@ -1,9 +1,9 @@
-import type { OpId } from '../core/op-id.js';
-import type { LiveQueries } from '../host/live-queries.js';
-import type { PeerMessage } from '../host/peer-message.js';
-import type { HostInput } from '../host/ready.js';
-import type { HostRecord } from '../host/records.js';
-import type { ReplicaHost } from '../host/replica-host.js';
+import type { OpId } from '@creek/replica/core/op-id.js';
+import type { LiveQueries } from '@creek/replica/host/live-queries.js';
+import type { PeerMessage } from '@creek/replica/host/peer-message.js';
+import type { HostInput } from '@creek/replica/host/ready.js';
+import type { HostRecord } from '@creek/replica/host/records.js';
+import type { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import type { SimDisk } from './disk.js';
 import type { RunRecord } from './run-record.js';
 

@@ -6,9 +6,9 @@ import {
   type Tx,
   type JsonValue,
 } from '@creek/app';
-import { hlcToMillis } from '../core/hlc.js';
-import type { OpId } from '../core/op-id.js';
-import { opRandom } from '../core/seeded-random.js';
+import { hlcToMillis } from '@creek/replica/core/hlc.js';
+import type { OpId } from '@creek/replica/core/op-id.js';
+import { opRandom } from '@creek/replica/core/seeded-random.js';
 import {
   ABANDONED,
   abandonedError,
@@ -19,8 +19,8 @@ import {
   reservedKeyError,
   reusedSeqError,
   sessionKey,
-} from '../core/session-dedupe.js';
-import type { Outcome, SessionStamp } from '../core/types.js';
+} from '@creek/replica/core/session-dedupe.js';
+import type { Outcome, SessionStamp } from '@creek/replica/core/types.js';
 
 export interface SerialOp {
   readonly op: string;

@@ -1,7 +1,7 @@
 import { ABANDON_OP } from '@creek/app';
-import { formatOpId, opKey } from '../core/op-id.js';
-import { CATCH_UP_STALL_MS } from '../host/options.js';
-import type { ReplicaHost } from '../host/replica-host.js';
+import { formatOpId, opKey } from '@creek/replica/core/op-id.js';
+import { CATCH_UP_STALL_MS } from '@creek/replica/host/options.js';
+import type { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import type { CatchUpWork } from './catch-up.js';
 import { checkRun } from './checkers.js';
 import { complete } from './clients.js';

@@ -1,6 +1,12 @@
 import type { JsonValue } from '@creek/app';
-import type { OpId } from '../core/op-id.js';
-import type { OrderTrace, Outcome, Req, ResponseLevel, SessionStamp } from '../core/types.js';
+import type { OpId } from '@creek/replica/core/op-id.js';
+import type {
+  OrderTrace,
+  Outcome,
+  Req,
+  ResponseLevel,
+  SessionStamp,
+} from '@creek/replica/core/types.js';
 
 /** Everything the checkers look at after a run. */
 export interface RunRecord {

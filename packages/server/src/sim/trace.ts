@@ -1,4 +1,4 @@
-import type { ReplicaHost } from '../host/replica-host.js';
+import type { ReplicaHost } from '@creek/replica/host/replica-host.js';
 
 /**
  * A run's story as text (SimConfig.trace, `npm run sim -- --seed S --trace`): the faults and the

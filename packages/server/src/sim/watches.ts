@@ -1,7 +1,7 @@
 import { canonicalJson, type JsonValue } from '@creek/app';
-import { opKey } from '../core/op-id.js';
-import type { Outcome } from '../core/types.js';
-import { LiveQueries } from '../host/live-queries.js';
+import { opKey } from '@creek/replica/core/op-id.js';
+import type { Outcome } from '@creek/replica/core/types.js';
+import { LiveQueries } from '@creek/replica/host/live-queries.js';
 import { takesOps, type SimProcess, type StepHost } from './process.js';
 import { ReferenceInterpreter } from './reference-interpreter.js';
 import { liveReplicas } from './run-record.js';

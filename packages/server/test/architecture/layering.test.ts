@@ -24,7 +24,7 @@ async function ruleIds(path: string, code: string): Promise<string[]> {
 describe('layering', () => {
   it('refuses an arrow back up: the core importing the host', async () => {
     const ids = await ruleIds(
-      'packages/server/src/core/planted.ts',
+      'packages/replica/src/core/planted.ts',
       `import { ReplicaHost } from '../host/replica-host.js';\nexport const h = ReplicaHost;\n`,
     );
     expect(ids).toContain('import-x/no-restricted-paths');
@@ -40,13 +40,13 @@ describe('layering', () => {
     expect(
       await ruleIds(
         'packages/client/src/planted.ts',
-        `import { ReplicaHost } from '@creek/server/host';\nexport const h = ReplicaHost;\n`,
+        `import { ReplicaHost } from '@creek/replica/host';\nexport const h = ReplicaHost;\n`,
       ),
     ).toContain('import-x/no-restricted-paths');
   });
 
   it('lets the in-memory cluster use the pure host, but not the runtime', async () => {
-    const host = `import { ReplicaHost } from '@creek/server/host';\nexport const h = ReplicaHost;\n`;
+    const host = `import { ReplicaHost } from '@creek/replica/host';\nexport const h = ReplicaHost;\n`;
     expect(await ruleIds('packages/client/src/memory/planted.ts', host)).toEqual([]);
     expect(
       await ruleIds(
@@ -56,8 +56,8 @@ describe('layering', () => {
     ).toContain('import-x/no-restricted-paths');
   });
 
-  it('refuses a clock, a timer and randomness in the host', async () => {
-    const path = 'packages/server/src/host/planted.ts';
+  it('refuses a clock, a timer and randomness in the replica', async () => {
+    const path = 'packages/replica/src/host/planted.ts';
     expect(await ruleIds(path, `export const t = Date.now();\n`)).toEqual([
       'no-restricted-globals',
     ]);

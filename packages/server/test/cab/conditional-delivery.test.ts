@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ConditionalDelivery } from '../../src/cab/conditional-delivery.js';
-import { castsOf, type Batch, type CastId } from '../../src/cab/messages.js';
-import { opKey, type OpId } from '../../src/core/op-id.js';
+import { ConditionalDelivery } from '@creek/replica/cab/conditional-delivery.js';
+import { castsOf, type Batch, type CastId } from '@creek/replica/cab/messages.js';
+import { opKey, type OpId } from '@creek/replica/core/op-id.js';
 
 const id = (replica: number, eventNo: number): OpId => ({ replica, eventNo });
 const cast = (replica: number, eventNo: number, prevStrong = 0): CastId => ({

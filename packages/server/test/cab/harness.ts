@@ -13,17 +13,17 @@
  *   `restart(i)` rebuilds it from its records (`new MultiPaxos(opts, { records })`) and its
  *   delivered ids (the commit records a real replica keeps).
  */
-import { ConditionalDelivery } from '../../src/cab/conditional-delivery.js';
+import { ConditionalDelivery } from '@creek/replica/cab/conditional-delivery.js';
 import {
   isCast,
   type AcceptorRecord,
   type Batch,
   type CastId,
   type PaxosMessage,
-} from '../../src/cab/messages.js';
-import { MultiPaxos, type PaxosOptions, type PaxosOutput } from '../../src/cab/multi-paxos.js';
-import { opKey, type OpId } from '../../src/core/op-id.js';
-import type { ReconfigOutcome } from '../../src/cab/configuration.js';
+} from '@creek/replica/cab/messages.js';
+import { MultiPaxos, type PaxosOptions, type PaxosOutput } from '@creek/replica/cab/multi-paxos.js';
+import { opKey, type OpId } from '@creek/replica/core/op-id.js';
+import type { ReconfigOutcome } from '@creek/replica/cab/configuration.js';
 
 export interface Envelope {
   readonly from: number;

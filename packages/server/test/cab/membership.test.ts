@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CONFIG_DELAY, type ReconfigRequest } from '../../src/cab/configuration.js';
-import type { PaxosMessage } from '../../src/cab/messages.js';
+import { CONFIG_DELAY, type ReconfigRequest } from '@creek/replica/cab/configuration.js';
+import type { PaxosMessage } from '@creek/replica/cab/messages.js';
 import { Cluster } from './harness.js';
 
 /**

@@ -6,9 +6,9 @@ import {
   type Batch,
   type CastId,
   type PaxosMessage,
-} from '../../src/cab/messages.js';
-import { MultiPaxos, type PaxosOutput } from '../../src/cab/multi-paxos.js';
-import { opKey } from '../../src/core/op-id.js';
+} from '@creek/replica/cab/messages.js';
+import { MultiPaxos, type PaxosOutput } from '@creek/replica/cab/multi-paxos.js';
+import { opKey } from '@creek/replica/core/op-id.js';
 import { Prng } from '../../src/sim/prng.js';
 import { batchKey, Cluster, opId, type ClusterOptions } from './harness.js';
 

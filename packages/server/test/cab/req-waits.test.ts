@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ReqWaits } from '../../src/cab/req-waits.js';
-import { DottedVersionVector } from '../../src/core/dvv.js';
+import { ReqWaits } from '@creek/replica/cab/req-waits.js';
+import { DottedVersionVector } from '@creek/replica/core/dvv.js';
 import { Driven, remoteReq } from '../replica/harness.js';
 
 describe('ReqWaits: waiting casts and 2a by what they await', () => {

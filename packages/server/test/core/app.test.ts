@@ -10,10 +10,10 @@ import {
   type App,
   type JsonValue,
 } from '@creek/app';
-import { hlcToMillis } from '../../src/core/hlc.js';
-import type { OpId } from '../../src/core/op-id.js';
-import { runOperation } from '../../src/core/run-operation.js';
-import type { ExecutionJob, ExecutionResult, SnapshotReader } from '../../src/core/types.js';
+import { hlcToMillis } from '@creek/replica/core/hlc.js';
+import type { OpId } from '@creek/replica/core/op-id.js';
+import { runOperation } from '@creek/replica/core/run-operation.js';
+import type { ExecutionJob, ExecutionResult, SnapshotReader } from '@creek/replica/core/types.js';
 
 type Store = Map<string, JsonValue>;
 

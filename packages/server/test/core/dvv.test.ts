@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DottedVersionVector } from '../../src/core/dvv.js';
+import { DottedVersionVector } from '@creek/replica/core/dvv.js';
 
 const id = (replica: number, eventNo: number) => ({ replica, eventNo });
 

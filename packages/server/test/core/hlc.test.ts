@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HybridLogicalClock, hlcToMillis } from '../../src/core/hlc.js';
+import { HybridLogicalClock, hlcToMillis } from '@creek/replica/core/hlc.js';
 
 describe('HybridLogicalClock', () => {
   it('starts at the initial value', () => {

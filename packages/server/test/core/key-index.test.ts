@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { KeyIndex } from '../../src/core/key-index.js';
+import { KeyIndex } from '@creek/replica/core/key-index.js';
 
 describe('KeyIndex', () => {
   it('finds keys under a prefix, at a segment boundary or inside a segment, sorted', () => {

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { defineApp, type Tx, type JsonValue } from '@creek/app';
-import { runOperation } from '../../src/core/run-operation.js';
+import { runOperation } from '@creek/replica/core/run-operation.js';
 import {
   abandonedError,
   abandonOrderError,
   outcomeKey,
   sessionKey,
-} from '../../src/core/session-dedupe.js';
+} from '@creek/replica/core/session-dedupe.js';
 import { ReferenceInterpreter } from '../../src/sim/reference-interpreter.js';
-import type { ExecutionResult, SessionStamp } from '../../src/core/types.js';
+import type { ExecutionResult, SessionStamp } from '@creek/replica/core/types.js';
 
 /** A serial store that applies each result's writes: enough to see what runOnce decides. */
 class Store {

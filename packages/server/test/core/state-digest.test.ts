@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { JsonValue } from '@creek/app';
-import { StateDigest } from '../../src/core/state-digest.js';
+import { StateDigest } from '@creek/replica/core/state-digest.js';
 
 describe('StateDigest', () => {
   it('is 32 hex digits, whatever the size of the state', () => {

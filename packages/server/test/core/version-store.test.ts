@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Entry, TENTATIVE, precedes, type Version } from '../../src/core/entry.js';
+import { Entry, TENTATIVE, precedes, type Version } from '@creek/replica/core/entry.js';
 import type { JsonValue } from '@creek/app';
-import { VersionStore } from '../../src/core/version-store.js';
+import { VersionStore } from '@creek/replica/core/version-store.js';
 
 function entry(ts: number, replica: number, eventNo: number, commitSeq = TENTATIVE): Entry {
   const e = new Entry(

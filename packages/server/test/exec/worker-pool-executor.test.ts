@@ -1,10 +1,10 @@
 import { fileURLToPath } from 'node:url';
 import type { App } from '@creek/app';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Replica } from '../../src/core/replica.js';
-import type { ExecutionResult, Output, Response } from '../../src/core/types.js';
-import { InlineExecutor } from '../../src/exec/inline-executor.js';
-import type { Executor } from '../../src/exec/executor.js';
+import { Replica } from '@creek/replica/core/replica.js';
+import type { ExecutionResult, Output, Response } from '@creek/replica/core/types.js';
+import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
+import type { Executor } from '@creek/replica/exec/executor.js';
 import { WorkerPoolExecutor } from '../../src/exec/worker-pool-executor.js';
 import { Prng } from '../../src/sim/prng.js';
 

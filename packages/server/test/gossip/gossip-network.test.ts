@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DottedVersionVector } from '../../src/core/dvv.js';
-import { opKey } from '../../src/core/op-id.js';
+import { DottedVersionVector } from '@creek/replica/core/dvv.js';
+import { opKey } from '@creek/replica/core/op-id.js';
 import { Net, type NetConfig } from './net-harness.js';
 
 /** Generous simulated-time budget for convergence after the last fault; not a timing assertion. */

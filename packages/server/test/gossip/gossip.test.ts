@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DottedVersionVector } from '../../src/core/dvv.js';
-import type { OpId } from '../../src/core/op-id.js';
-import type { Req } from '../../src/core/types.js';
-import { Gossip } from '../../src/gossip/gossip.js';
-import type { GossipMessage, GossipOutput } from '../../src/gossip/messages.js';
+import { DottedVersionVector } from '@creek/replica/core/dvv.js';
+import type { OpId } from '@creek/replica/core/op-id.js';
+import type { Req } from '@creek/replica/core/types.js';
+import { Gossip } from '@creek/replica/gossip/gossip.js';
+import type { GossipMessage, GossipOutput } from '@creek/replica/gossip/messages.js';
 import { mkReq } from './net-harness.js';
 
 const id = (replica: number, eventNo: number): OpId => ({ replica, eventNo });

@@ -4,11 +4,11 @@
  * heal, and nodes that crash and restart from a subset of their Reqs. No retransmission: recovering
  * from loss is the gossip layer's job (Creek §3.2).
  */
-import type { OpId } from '../../src/core/op-id.js';
-import { opKey } from '../../src/core/op-id.js';
-import type { Req } from '../../src/core/types.js';
-import { Gossip, type GossipOptions } from '../../src/gossip/gossip.js';
-import { seenDots, type GossipMessage, type GossipOutput } from '../../src/gossip/messages.js';
+import type { OpId } from '@creek/replica/core/op-id.js';
+import { opKey } from '@creek/replica/core/op-id.js';
+import type { Req } from '@creek/replica/core/types.js';
+import { Gossip, type GossipOptions } from '@creek/replica/gossip/gossip.js';
+import { seenDots, type GossipMessage, type GossipOutput } from '@creek/replica/gossip/messages.js';
 import { EventQueue } from '../../src/sim/event-queue.js';
 import { Prng } from '../../src/sim/prng.js';
 

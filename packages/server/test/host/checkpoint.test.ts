@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ReplicaCheckpoint } from '../../src/core/checkpoint.js';
-import { formatOpId } from '../../src/core/op-id.js';
-import { Replica } from '../../src/core/replica.js';
-import type { DurableRecord, ExecutionResult, Output } from '../../src/core/types.js';
-import { InlineExecutor } from '../../src/exec/inline-executor.js';
-import type { HostRecord } from '../../src/host/records.js';
+import type { ReplicaCheckpoint } from '@creek/replica/core/checkpoint.js';
+import { formatOpId } from '@creek/replica/core/op-id.js';
+import { Replica } from '@creek/replica/core/replica.js';
+import type { DurableRecord, ExecutionResult, Output } from '@creek/replica/core/types.js';
+import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
+import type { HostRecord } from '@creek/replica/host/records.js';
 import { app, HostCluster } from './host-cluster.js';
 
 const options = { id: 0, app, noopIntervalMs: 50 };

@@ -6,14 +6,14 @@
  * a test can compare recovery from a checkpoint with recovery from everything.
  */
 import { defineApp } from '@creek/app';
-import type { Response } from '../../src/core/types.js';
-import { InlineExecutor } from '../../src/exec/inline-executor.js';
-import type { HostOptions } from '../../src/host/options.js';
-import type { PeerMessage } from '../../src/host/peer-message.js';
-import { stepWithInstantDisk } from '../../src/host/instant-disk.js';
-import type { HostInput } from '../../src/host/ready.js';
-import type { HostRecord } from '../../src/host/records.js';
-import { ReplicaHost } from '../../src/host/replica-host.js';
+import type { Response } from '@creek/replica/core/types.js';
+import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
+import type { HostOptions } from '@creek/replica/host/options.js';
+import type { PeerMessage } from '@creek/replica/host/peer-message.js';
+import { stepWithInstantDisk } from '@creek/replica/host/instant-disk.js';
+import type { HostInput } from '@creek/replica/host/ready.js';
+import type { HostRecord } from '@creek/replica/host/records.js';
+import { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import { Prng } from '../../src/sim/prng.js';
 
 export const app = defineApp({});

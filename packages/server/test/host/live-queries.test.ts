@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ServerFrame } from '@creek/protocol';
-import type { InvokeRequest } from '../../src/core/replica.js';
-import type { Outcome, Response } from '../../src/core/types.js';
-import { LiveQueries } from '../../src/host/live-queries.js';
+import type { InvokeRequest } from '@creek/replica/core/replica.js';
+import type { Outcome, Response } from '@creek/replica/core/types.js';
+import { LiveQueries } from '@creek/replica/host/live-queries.js';
 
 /**
  * LiveQueries on its own, with the replica's reads answered by hand in any order: what the client

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { INCARNATION_STRIDE, opKey } from '../../src/core/op-id.js';
+import { INCARNATION_STRIDE, opKey } from '@creek/replica/core/op-id.js';
 import { HostCluster } from './host-cluster.js';
 
 /**

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { PeerMessage } from '../../src/host/peer-message.js';
-import { ReadyBuilder } from '../../src/host/ready.js';
-import type { HostRecord } from '../../src/host/records.js';
-import type { Response } from '../../src/core/types.js';
-import { ReplicaHost } from '../../src/host/replica-host.js';
-import { InlineExecutor } from '../../src/exec/inline-executor.js';
+import type { PeerMessage } from '@creek/replica/host/peer-message.js';
+import { ReadyBuilder } from '@creek/replica/host/ready.js';
+import type { HostRecord } from '@creek/replica/host/records.js';
+import type { Response } from '@creek/replica/core/types.js';
+import { ReplicaHost } from '@creek/replica/host/replica-host.js';
+import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
 import { app } from './host-cluster.js';
 
 /**

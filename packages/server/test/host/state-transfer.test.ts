@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { toFrozenJson } from '@creek/app';
 import { decodePeerFrame } from '@creek/protocol';
-import { DottedVersionVector } from '../../src/core/dvv.js';
-import type { Req } from '../../src/core/types.js';
+import { DottedVersionVector } from '@creek/replica/core/dvv.js';
+import type { Req } from '@creek/replica/core/types.js';
 import {
   fromChunks,
   IncomingTransfer,
@@ -15,7 +15,7 @@ import {
   type TransferMessage,
   type TransferPart,
   type TransferredState,
-} from '../../src/host/state-transfer.js';
+} from '@creek/replica/host/state-transfer.js';
 import { HostCluster } from './host-cluster.js';
 
 function req(eventNo: number, args: unknown = { key: `k${eventNo}` }): Req {

@@ -7,8 +7,8 @@ import {
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { InvokeRequest } from '../../src/core/replica.js';
-import type { Outcome } from '../../src/core/types.js';
+import type { InvokeRequest } from '@creek/replica/core/replica.js';
+import type { Outcome } from '@creek/replica/core/types.js';
 import { ClientEndpoint } from '../../src/node/client-endpoint.js';
 import { closeServers, serve } from './endpoint-server.js';
 

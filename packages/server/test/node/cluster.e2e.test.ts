@@ -1,7 +1,7 @@
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StateDigest } from '../../src/core/state-digest.js';
+import { StateDigest } from '@creek/replica/core/state-digest.js';
 import { LocalCluster } from '../../src/node/local-cluster.js';
 import { RawClient, within } from './cluster-harness.js';
 

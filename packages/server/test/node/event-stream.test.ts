@@ -3,7 +3,7 @@ import { EVENTS_VERSION, EventsFrameSchema, type EventsFrame } from '@creek/prot
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
-import type { Req } from '../../src/core/types.js';
+import type { Req } from '@creek/replica/core/types.js';
 import { ConnectionGuard } from '../../src/node/connection-guard.js';
 import { DEFAULT_EDGE_LIMITS } from '../../src/node/edge-limits.js';
 import { EventStream, type EventSource } from '../../src/node/event-stream.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HostRecord } from '../../src/host/records.js';
+import type { HostRecord } from '@creek/replica/host/records.js';
 import { GroupCommit, HOLD_MAX_RECORDS, HOLD_MS } from '../../src/node/group-commit.js';
 import { ManualTimers } from './manual-timers.js';
 

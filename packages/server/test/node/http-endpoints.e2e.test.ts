@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { StateDigest } from '../../src/core/state-digest.js';
+import { StateDigest } from '@creek/replica/core/state-digest.js';
 import { LocalCluster } from '../../src/node/local-cluster.js';
 import { RawClient, within } from './cluster-harness.js';
 

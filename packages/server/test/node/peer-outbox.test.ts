@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Req } from '../../src/core/types.js';
-import type { PeerMessage } from '../../src/host/peer-message.js';
+import type { Req } from '@creek/replica/core/types.js';
+import type { PeerMessage } from '@creek/replica/host/peer-message.js';
 import { PeerOutbox } from '../../src/node/peer-outbox.js';
 import { ManualTimers } from './manual-timers.js';
 

@@ -4,11 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toFrozenJson } from '@creek/app';
-import type { ConfigEntry } from '../../src/cab/configuration.js';
-import { DottedVersionVector } from '../../src/core/dvv.js';
-import type { Req } from '../../src/core/types.js';
-import type { HostRecord } from '../../src/host/records.js';
-import { fromChunks, toChunks, type TransferredState } from '../../src/host/state-transfer.js';
+import type { ConfigEntry } from '@creek/replica/cab/configuration.js';
+import { DottedVersionVector } from '@creek/replica/core/dvv.js';
+import type { Req } from '@creek/replica/core/types.js';
+import type { HostRecord } from '@creek/replica/host/records.js';
+import { fromChunks, toChunks, type TransferredState } from '@creek/replica/host/state-transfer.js';
 import { DB_FILE, SqliteStorage } from '../../src/node/storage.js';
 
 /**

@@ -9,9 +9,9 @@
  */
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { DottedVersionVector } from '../../src/core/dvv.js';
+import { DottedVersionVector } from '@creek/replica/core/dvv.js';
 import { toFrozenJson } from '@creek/app';
-import type { HostRecord } from '../../src/host/records.js';
+import type { HostRecord } from '@creek/replica/host/records.js';
 import { SqliteStorage } from '../../src/node/storage.js';
 
 /** The `n`th record (from 0) the writer appends: a mix of every kind, derived from `n` alone. */

@@ -6,11 +6,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DottedVersionVector } from '../../src/core/dvv.js';
+import { DottedVersionVector } from '@creek/replica/core/dvv.js';
 import { toFrozenJson, type JsonValue } from '@creek/app';
-import type { TransferPart } from '../../src/host/state-transfer.js';
-import type { Req } from '../../src/core/types.js';
-import type { HostCheckpoint, HostRecord } from '../../src/host/records.js';
+import type { TransferPart } from '@creek/replica/host/state-transfer.js';
+import type { Req } from '@creek/replica/core/types.js';
+import type { HostCheckpoint, HostRecord } from '@creek/replica/host/records.js';
 import { DB_FILE, SqliteStorage } from '../../src/node/storage.js';
 import { writerRecord } from './storage-writer.js';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
-import { StateDigest } from '../../src/core/state-digest.js';
+import { StateDigest } from '@creek/replica/core/state-digest.js';
 import { LocalCluster } from '../../src/node/local-cluster.js';
 import { RawClient, within } from './cluster-harness.js';
 import { makeTestPki, type TestPki } from './test-ca.js';

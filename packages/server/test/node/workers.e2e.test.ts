@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StateDigest } from '../../src/core/state-digest.js';
+import { StateDigest } from '@creek/replica/core/state-digest.js';
 import { LocalCluster } from '../../src/node/local-cluster.js';
 import { RawClient, within } from './cluster-harness.js';
 

@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { ReplicaCheckpoint } from '../../src/core/checkpoint.js';
-import { Replica } from '../../src/core/replica.js';
-import type { DurableRecord, ExecutionJob, ExecutionResult, Output } from '../../src/core/types.js';
-import { InlineExecutor } from '../../src/exec/inline-executor.js';
+import type { ReplicaCheckpoint } from '@creek/replica/core/checkpoint.js';
+import { Replica } from '@creek/replica/core/replica.js';
+import type {
+  DurableRecord,
+  ExecutionJob,
+  ExecutionResult,
+  Output,
+} from '@creek/replica/core/types.js';
+import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
 import { remoteReq, T0, testApp } from './harness.js';
 
 const options = { id: 0, app: testApp, noopIntervalMs: 1_000_000 };

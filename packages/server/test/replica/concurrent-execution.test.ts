@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Replica } from '../../src/core/replica.js';
-import type { ExecutionJob, ExecutionResult, Output, Response } from '../../src/core/types.js';
-import { InlineExecutor } from '../../src/exec/inline-executor.js';
+import { Replica } from '@creek/replica/core/replica.js';
+import type { ExecutionJob, ExecutionResult, Output, Response } from '@creek/replica/core/types.js';
+import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
 import { runSimulation } from '../../src/sim/simulation.js';
 import { T0, testApp } from './harness.js';
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { op, defineApp, type JsonValue } from '@creek/app';
-import { DottedVersionVector } from '../../src/core/dvv.js';
-import type { OpId } from '../../src/core/op-id.js';
-import { Replica, type ReplicaOptions } from '../../src/core/replica.js';
-import type { ExecutionResult, Output, Req, Response } from '../../src/core/types.js';
-import { InlineExecutor } from '../../src/exec/inline-executor.js';
+import { DottedVersionVector } from '@creek/replica/core/dvv.js';
+import type { OpId } from '@creek/replica/core/op-id.js';
+import { Replica, type ReplicaOptions } from '@creek/replica/core/replica.js';
+import type { ExecutionResult, Output, Req, Response } from '@creek/replica/core/types.js';
+import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
 
 /** Ops whose read and write sets are obvious, to count (re-)executions precisely. */
 export const testApp = defineApp({

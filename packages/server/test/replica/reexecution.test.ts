@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DottedVersionVector } from '../../src/core/dvv.js';
+import { DottedVersionVector } from '@creek/replica/core/dvv.js';
 import { Driven, remoteReq } from './harness.js';
 
 /**

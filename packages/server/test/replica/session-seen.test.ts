@@ -8,10 +8,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NOOP_OP } from '@creek/app';
-import { Replica } from '../../src/core/replica.js';
-import type { DurableRecord, ExecutionResult, Output } from '../../src/core/types.js';
-import type { OpId } from '../../src/core/op-id.js';
-import { InlineExecutor } from '../../src/exec/inline-executor.js';
+import { Replica } from '@creek/replica/core/replica.js';
+import type { DurableRecord, ExecutionResult, Output } from '@creek/replica/core/types.js';
+import type { OpId } from '@creek/replica/core/op-id.js';
+import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
 import { T0, testApp } from './harness.js';
 
 const SESSIONS = ['a', 'b', null] as const;

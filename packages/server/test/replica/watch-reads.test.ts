@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readSetCovers } from '../../src/core/types.js';
+import { readSetCovers } from '@creek/replica/core/types.js';
 import { Driven, remoteReq, T0 } from './harness.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type * as SessionDedupe from '../../src/core/session-dedupe.js';
+import type * as SessionDedupe from '@creek/replica/core/session-dedupe.js';
 import { runSimulation } from '../../src/sim/simulation.js';
 
 /**
@@ -8,7 +8,7 @@ import { runSimulation } from '../../src/sim/simulation.js';
  * checkers must catch it: the reference interpreter, which implements the rule on its own, answers
  * the abandon otherwise (c), and an abandoned exactly-once probe is found applied (f).
  */
-vi.mock('../../src/core/session-dedupe.js', async (importOriginal) => {
+vi.mock('@creek/replica/core/session-dedupe.js', async (importOriginal) => {
   const real = await importOriginal<typeof SessionDedupe>();
   return {
     ...real,

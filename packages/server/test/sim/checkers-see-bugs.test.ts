@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DottedVersionVector } from '../../src/core/dvv.js';
-import { ExecutionPipeline } from '../../src/core/execution.js';
-import { ReplicaContext } from '../../src/core/replica-context.js';
-import type { ExecutionJob } from '../../src/core/types.js';
-import { VersionStore } from '../../src/core/version-store.js';
-import { MirrorFeed, writerName } from '../../src/exec/mirror-feed.js';
-import { InlineExecutor } from '../../src/exec/inline-executor.js';
-import { Gossip } from '../../src/gossip/gossip.js';
+import { DottedVersionVector } from '@creek/replica/core/dvv.js';
+import { ExecutionPipeline } from '@creek/replica/core/execution.js';
+import { ReplicaContext } from '@creek/replica/core/replica-context.js';
+import type { ExecutionJob } from '@creek/replica/core/types.js';
+import { VersionStore } from '@creek/replica/core/version-store.js';
+import { MirrorFeed, writerName } from '@creek/replica/exec/mirror-feed.js';
+import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
+import { Gossip } from '@creek/replica/gossip/gossip.js';
 import { runSimulation, type FaultMode } from '../../src/sim/simulation.js';
 
 /**

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Replica } from '../../src/core/replica.js';
-import { Gossip } from '../../src/gossip/gossip.js';
-import { ReplicaHost } from '../../src/host/replica-host.js';
+import { Replica } from '@creek/replica/core/replica.js';
+import { Gossip } from '@creek/replica/gossip/gossip.js';
+import { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import { runSimulation, type SimResult } from '../../src/sim/simulation.js';
 
 afterEach(() => {

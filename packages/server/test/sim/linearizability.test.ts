@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkArgs, builtins, jsonEqual, toFrozenJson, type JsonValue } from '@creek/app';
-import { runOperation } from '../../src/core/run-operation.js';
-import type { Outcome, SnapshotReader } from '../../src/core/types.js';
+import { runOperation } from '@creek/replica/core/run-operation.js';
+import type { Outcome, SnapshotReader } from '@creek/replica/core/types.js';
 import {
   checkLinearizable,
   queueModel,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Replica } from '../../src/core/replica.js';
-import { LiveQueries } from '../../src/host/live-queries.js';
+import { Replica } from '@creek/replica/core/replica.js';
+import { LiveQueries } from '@creek/replica/host/live-queries.js';
 import { runSimulation } from '../../src/sim/simulation.js';
 
 /**

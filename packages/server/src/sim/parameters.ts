@@ -48,8 +48,11 @@ export interface SimParameters {
 }
 
 /**
- * The random streams of a run, each forked from the seed's own in a fixed order (drawRun): a
- * stream added later was forked after the others, so that it left their draws as they were.
+ * The random streams of a run, by name. Those below were forked from the seed's own in a fixed
+ * order (drawRun), each added one after the others so that it left their draws, and so every seed,
+ * as they were; they stay so that a seed replays the run it always did. A stream added from now on
+ * is a named one (`named`): its draws depend on the seed and its name only, so adding it, or
+ * drawing more from it, moves no other stream's draws.
  */
 export interface SimPrngs {
   /** The network's delays, losses and duplicates (SimNetwork). */
@@ -71,6 +74,29 @@ export interface SimPrngs {
    * the group a partition places each replica added in.
    */
   readonly reconfig: Prng;
+  /**
+   * The run's stream named `name` (Prng.named), the same generator each time it is asked for: a
+   * part of the simulator that draws something new takes a name of its own.
+   */
+  named(name: string): Prng;
+}
+
+/** Names the forked streams hold: a named stream may not take one of them. */
+const FORKED = ['net', 'client', 'fault', 'disk', 'retry', 'exec', 'abandon', 'reconfig'];
+
+/** The run's named streams (SimPrngs.named), each made once. */
+function namedStreams(seed: number): (name: string) => Prng {
+  const made = new Map<string, Prng>();
+  return (name) => {
+    if (FORKED.includes(name))
+      throw new Error(`the stream ${name} is a forked one: name a new stream after what it draws`);
+    let prng = made.get(name);
+    if (prng === undefined) {
+      prng = Prng.named(seed, name);
+      made.set(name, prng);
+    }
+    return prng;
+  };
 }
 
 /**
@@ -121,6 +147,7 @@ export function drawRun(
       exec: execPrng,
       abandon: abandonPrng,
       reconfig: reconfigPrng,
+      named: namedStreams(config.seed),
     },
   };
 }

@@ -23,6 +23,21 @@ describe('live queries in the simulator', () => {
       }
   });
 
+  it('a stable result is the read on the committed state, which ops stranded for good never reach', () => {
+    // Each of these runs ends with an op of a dead origin stranded tentative for good on a watched
+    // key (it follows an op of its origin that no survivor received): the final state holds it, the
+    // committed state never will, and the stable side showed the committed value all along.
+    for (const [seed, faults] of [
+      [103, 'all'],
+      [135, 'all'],
+      [337, 'all'],
+      [136, 'crash'],
+    ] as const) {
+      const r = runSimulation({ seed, replicas: 3, faults, liveQueries: true });
+      expect(r.violations, `seed ${seed} --faults ${faults}`).toEqual([]);
+    }
+  });
+
   it('a planted bug is caught: a replica that reports no changed keys leaves watches stale', () => {
     vi.spyOn(Replica.prototype, 'takeChangedKeys').mockReturnValue(new Set());
     const found = SEEDS.flatMap(

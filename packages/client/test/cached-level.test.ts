@@ -1,12 +1,11 @@
 import { defineApp, op } from '@creek/server';
-import { LocalCluster } from '@creek/server/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { connect } from '../src/client.js';
-import type { Correctable } from '../src/correctable.js';
 import { InvalidArguments } from '../src/errors.js';
 import { connectInMemory, type MemoryCluster } from '../src/memory/index.js';
 import { scriptedSockets } from './scripted-sockets.js';
+import { levelsOf } from './support.js';
 
 /**
  * The `cached` level (Correctables §4.3's local cache): a read-only op's result the client saw
@@ -26,17 +25,6 @@ const app = defineApp({
     },
   }),
 });
-
-/** The levels of the views `c` delivered, in order, once it is final. */
-async function levelsOf(c: Correctable<unknown>): Promise<string[]> {
-  const levels: string[] = [];
-  c.setCallbacks({
-    onUpdate: (_, v) => levels.push(v.level),
-    onFinal: (_, v) => levels.push(v.level),
-  });
-  await c;
-  return levels;
-}
 
 describe('the cached level, in memory (read-only ops known from the app)', () => {
   let cluster: MemoryCluster | null = null;
@@ -150,26 +138,6 @@ describe('the cached level over the wire (read-only ops as the replica lists the
       expect(creek.invoke('kv.get' as never, { key: 'b' } as never).latest()?.level).toBe('cached');
     } finally {
       creek.close();
-    }
-  });
-
-  it('real replicas list their read-only ops, so a client without the app caches kv.get', async () => {
-    const cluster = await LocalCluster.start({ replicas: 1, logLevel: 'error' });
-    const creek = connect({ urls: cluster.urls, token: cluster.token });
-    try {
-      await creek.invokeStrong('kv.put', { key: 'k', value: 1 });
-      await creek.invoke('kv.get', { key: 'k' });
-      // The cached value first, the stable one last (a tentative one between, when it comes first).
-      const levels = await levelsOf(creek.invoke('kv.get', { key: 'k' }));
-      expect(levels[0]).toBe('cached');
-      expect(levels.at(-1)).toBe('strong');
-      // kv.put writes: never cached.
-      expect(await levelsOf(creek.invoke('kv.put', { key: 'k', value: 2 }))).not.toContain(
-        'cached',
-      );
-    } finally {
-      creek.close();
-      await cluster.stop(1_000);
     }
   });
 });

@@ -142,3 +142,14 @@ export async function failure(c: Correctable<unknown>, guardMs: number): Promise
   }
   throw new Error('expected the call to fail');
 }
+
+/** The levels of the views `c` delivered, in order, once it is final. */
+export async function levelsOf(c: Correctable<unknown>): Promise<string[]> {
+  const levels: string[] = [];
+  c.setCallbacks({
+    onUpdate: (_, v) => levels.push(v.level),
+    onFinal: (_, v) => levels.push(v.level),
+  });
+  await c;
+  return levels;
+}

@@ -8,7 +8,7 @@ import { createCreekHooks, type OpState } from '../src/index.js';
 /**
  * useWatch: the component re-renders with each result a replica pushes for the live query, and
  * unmounting ends it. The replica is played by a WebSocket the test drives (the live queries
- * themselves are tested against real replicas in the client's live-queries.integration.test.ts).
+ * themselves are tested against real replicas in the client's live-queries.e2e.test.ts).
  */
 (globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
 

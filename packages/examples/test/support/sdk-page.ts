@@ -1,5 +1,5 @@
 /**
- * The page of sdk-in-browser.test.ts: @creek/client in Chromium against a real cluster, over the
+ * The page of sdk-in-browser.page.test.ts: @creek/client in Chromium against a real cluster, over the
  * browser's own WebSocket. It runs a fixed script of calls, shows every view in the page as it
  * arrives, and leaves the record in `window.SDK_RESULT` (or the failure in `window.SDK_ERROR`).
  */

@@ -1,5 +1,5 @@
 /**
- * Child process for the kill test in storage.test.ts:
+ * Child process for the kill test in storage.e2e.test.ts:
  *
  *   node --import tsx storage-writer.ts <dir> <replicaId> <batchSize>
  *

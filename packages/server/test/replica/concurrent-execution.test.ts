@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { Replica } from '@creek/replica/core/replica.js';
 import type { ExecutionJob, ExecutionResult, Output, Response } from '@creek/replica/core/types.js';
 import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
-import { runSimulation } from '../../src/sim/simulation.js';
 import { T0, testApp } from './harness.js';
 
 /**
@@ -104,28 +103,5 @@ describe('concurrent execution in the replica core', () => {
     h.drain();
     expect([h.answer(a), h.answer(b), h.answer(c)]).toEqual([1, 2, 2]);
     expect(h.replica.metrics.aheadConflicts).toBe(2);
-  });
-});
-
-describe('concurrent execution in the simulator', () => {
-  it('every seed runs executions concurrently, and conflicts happen, with every checker passing', () => {
-    const results = Array.from({ length: 16 }, (_, i) =>
-      runSimulation({ seed: 7009 + i, replicas: 3 }),
-    );
-    expect(results.filter((r) => !r.ok).map((r) => `${r.seed}: ${r.violations[0]}`)).toEqual([]);
-    expect(results.filter((r) => r.stats.aheadExecutions === 0).map((r) => r.seed)).toEqual([]);
-    expect(results.reduce((s, r) => s + r.stats.aheadConflicts, 0)).toBeGreaterThan(100);
-    expect(new Set(results.map((r) => r.parameters.execution.slots)).size).toBeGreaterThan(2);
-  });
-
-  it('seeds whose first executions read a mirror of the store pass every checker, stale reads included', () => {
-    const results = Array.from({ length: 24 }, (_, i) =>
-      runSimulation({ seed: 8001 + i, replicas: 3 }),
-    );
-    expect(results.filter((r) => !r.ok).map((r) => `${r.seed}: ${r.violations[0]}`)).toEqual([]);
-    const mirrored = results.filter((r) => r.parameters.execution.mirror);
-    expect(mirrored.length).toBeGreaterThan(5);
-    expect(mirrored.every((r) => r.stats.mirrorExecutions > 0)).toBe(true);
-    expect(mirrored.reduce((s, r) => s + r.stats.staleMirrorReads, 0)).toBeGreaterThan(0);
   });
 });

@@ -1,7 +1,8 @@
 /**
- * A small deterministic network for gossip tests: a seeded PRNG, an event list of timed message
- * arrivals and ticks, links that delay (and so reorder), lose and duplicate messages, partitions that
- * heal, and nodes that crash and restart from a subset of their Reqs. No retransmission: recovering
+ * A small deterministic network for gossip tests, on the simulator's pieces: a seeded PRNG, its
+ * event queue of ticks and message arrivals, and its network (SimNetwork), whose links delay (and
+ * so reorder), lose and duplicate messages and are cut by partitions that heal; nodes crash and
+ * restart from a subset of their Reqs. Every message is sent once, never retransmitted: recovering
  * from loss is the gossip layer's job (Creek §3.2).
  */
 import type { OpId } from '@creek/replica/core/op-id.js';
@@ -10,6 +11,7 @@ import type { Req } from '@creek/replica/core/types.js';
 import { Gossip, type GossipOptions } from '@creek/replica/gossip/gossip.js';
 import { seenDots, type GossipMessage, type GossipOutput } from '@creek/replica/gossip/messages.js';
 import { EventQueue } from '../../src/sim/event-queue.js';
+import { SimNetwork, type Transmission } from '../../src/sim/network.js';
 import { Prng } from '../../src/sim/prng.js';
 
 export function mkReq(replica: number, eventNo: number, ts = eventNo): Req {
@@ -35,15 +37,6 @@ export interface NetConfig {
   readonly gossip?: Partial<Omit<GossipOptions, 'self' | 'peers'>>;
 }
 
-type Event =
-  | {
-      readonly kind: 'msg';
-      readonly from: number;
-      readonly to: number;
-      readonly msg: GossipMessage;
-    }
-  | { readonly kind: 'tick'; readonly node: number; readonly incarnation: number };
-
 interface NodeState {
   gossip: Gossip;
   up: boolean;
@@ -63,29 +56,38 @@ interface NodeState {
 export class Net {
   readonly n: number;
   now = 0;
+  /** The run's one random stream: the network's draws and the tests' own. */
   readonly prng: Prng;
-  private readonly queue = new EventQueue<Event>();
+  /** Ticks and message arrivals, earliest first. */
+  private readonly queue = new EventQueue<() => void>();
+  private readonly network: SimNetwork<GossipMessage>;
   private readonly nodes: NodeState[] = [];
-  private readonly blocked = new Set<string>();
-  private readonly lossRate: number;
-  private readonly duplicateRate: number;
-  private readonly minDelayMs: number;
-  private readonly maxDelayMs: number;
   private readonly tickMs: number;
   private readonly gossipOptions: Partial<Omit<GossipOptions, 'self' | 'peers'>>;
   /** Every Req cast anywhere, by key. */
   readonly allCast = new Map<string, Req>();
-  readonly counters = { sent: 0, lost: 0, duplicated: 0, summaries: 0, maxSummaryDots: 0 };
+  /** Messages that reached their node, first copies and duplicates, to nodes up or down. */
+  private arrivals = 0;
+  private summaries = 0;
+  private maxSummaryDots = 0;
   /** Largest `push` message (number of Reqs) seen on the wire. */
   maxPushSize = 0;
 
   constructor(config: NetConfig) {
     this.n = config.n;
     this.prng = new Prng(config.seed);
-    this.lossRate = config.lossRate ?? 0;
-    this.duplicateRate = config.duplicateRate ?? 0;
-    this.minDelayMs = config.minDelayMs ?? 1;
-    this.maxDelayMs = config.maxDelayMs ?? 10;
+    this.network = new SimNetwork<GossipMessage>(
+      this.prng,
+      {
+        minDelayMs: config.minDelayMs ?? 1,
+        maxDelayMs: config.maxDelayMs ?? 10,
+        lossRate: config.lossRate ?? 0,
+        duplicateRate: config.duplicateRate ?? 0,
+        retransmitMs: 0, // never used: every message is sent unreliably (once)
+      },
+      (at, run) => this.queue.push(at, run),
+      (t) => this.arrive(t),
+    );
     this.tickMs = config.tickMs ?? 10;
     this.gossipOptions = config.gossip ?? {};
     for (let i = 0; i < this.n; i++) {
@@ -100,8 +102,29 @@ export class Net {
         cast: [],
       });
       // Stagger the first ticks so nodes do not run their rounds in lockstep.
-      this.queue.push(this.prng.float(0, this.tickMs), { kind: 'tick', node: i, incarnation: 0 });
+      this.scheduleTick(this.prng.float(0, this.tickMs), i, 0);
     }
+  }
+
+  /**
+   * What went over the wire: messages sent, lost (on a cut link or drawn lost) and duplicated
+   * (second copies that arrived), and the summaries among them.
+   */
+  get counters(): {
+    sent: number;
+    lost: number;
+    duplicated: number;
+    summaries: number;
+    maxSummaryDots: number;
+  } {
+    return {
+      sent: this.network.sent,
+      lost: this.network.lost,
+      // The network counts first copies only as delivered; every other arrival is a duplicate.
+      duplicated: this.arrivals - this.network.delivered,
+      summaries: this.summaries,
+      maxSummaryDots: this.maxSummaryDots,
+    };
   }
 
   gossip(node: number): Gossip {
@@ -131,14 +154,11 @@ export class Net {
 
   /** Cuts every link between nodes of different groups, both ways, until `heal`. */
   partition(groups: readonly (readonly number[])[]): void {
-    this.blocked.clear();
-    for (const g of groups)
-      for (const h of groups)
-        if (g !== h) for (const a of g) for (const b of h) this.blocked.add(`${a}>${b}`);
+    this.network.partition(groups);
   }
 
   heal(): void {
-    this.blocked.clear();
+    this.network.heal();
   }
 
   /** The node stops: its in-memory state is gone, messages to it are lost, it does not tick. */
@@ -160,11 +180,7 @@ export class Net {
     st.ownDelivered = 0;
     for (const r of keep) st.local.set(opKey(r.id), r);
     st.up = true;
-    this.queue.push(this.now + this.prng.float(0, this.tickMs), {
-      kind: 'tick',
-      node,
-      incarnation: st.incarnation,
-    });
+    this.scheduleTick(this.now + this.prng.float(0, this.tickMs), node, st.incarnation);
   }
 
   /** The Reqs node `node` has now (own casts and recovered, plus delivered). */
@@ -222,7 +238,7 @@ export class Net {
       if (at === undefined || at > t) break;
       const { event } = this.queue.pop()!;
       this.now = at;
-      this.step(event);
+      event();
     }
     this.now = t;
   }
@@ -241,17 +257,22 @@ export class Net {
     return this.converged();
   }
 
-  private step(e: Event): void {
-    if (e.kind === 'tick') {
-      const st = this.nodes[e.node]!;
-      if (!st.up || st.incarnation !== e.incarnation) return;
-      this.handle(e.node, st.gossip.tick(this.now));
-      this.queue.push(this.now + this.tickMs, e);
-      return;
-    }
-    const st = this.nodes[e.to]!;
+  /** Node `node` ticks at `at`, and every `tickMs` after, while its incarnation lasts. */
+  private scheduleTick(at: number, node: number, incarnation: number): void {
+    this.queue.push(at, () => {
+      const st = this.nodes[node]!;
+      if (!st.up || st.incarnation !== incarnation) return;
+      this.handle(node, st.gossip.tick(this.now));
+      this.scheduleTick(this.now + this.tickMs, node, incarnation);
+    });
+  }
+
+  /** A message reached its node: a node that is down loses it. */
+  private arrive(t: Transmission<GossipMessage>): void {
+    this.arrivals++;
+    const st = this.nodes[t.to]!;
     if (!st.up) return;
-    this.handle(e.to, st.gossip.receive(e.from, e.msg));
+    this.handle(t.to, st.gossip.receive(t.from, t.msg));
   }
 
   private handle(node: number, outputs: readonly GossipOutput[]): void {
@@ -271,23 +292,12 @@ export class Net {
   }
 
   private transmit(from: number, to: number, msg: GossipMessage): void {
-    this.counters.sent++;
     if (msg.kind === 'summary') {
-      this.counters.summaries++;
-      this.counters.maxSummaryDots = Math.max(this.counters.maxSummaryDots, seenDots(msg.seen));
+      this.summaries++;
+      this.maxSummaryDots = Math.max(this.maxSummaryDots, seenDots(msg.seen));
     } else if (msg.kind === 'push') {
       this.maxPushSize = Math.max(this.maxPushSize, msg.reqs.length);
     }
-    if (this.blocked.has(`${from}>${to}`) || this.prng.chance(this.lossRate)) {
-      this.counters.lost++;
-      return;
-    }
-    const delay = this.prng.float(this.minDelayMs, this.maxDelayMs);
-    this.queue.push(this.now + delay, { kind: 'msg', from, to, msg });
-    if (this.prng.chance(this.duplicateRate)) {
-      this.counters.duplicated++;
-      const again = this.prng.float(this.minDelayMs, this.maxDelayMs * 3);
-      this.queue.push(this.now + again, { kind: 'msg', from, to, msg });
-    }
+    this.network.send(this.now, from, to, msg, false);
   }
 }

@@ -1,11 +1,16 @@
 /**
- * A small deterministic cluster of MultiPaxos nodes for CAB tests.
+ * A small deterministic cluster of MultiPaxos nodes for CAB tests, on the simulator's network,
+ * event queue and disk.
  *
- * - One global FIFO message queue; a message is dropped at delivery time if the `drop` predicate
- *   says so, or if either end is down. A replica's messages to itself go through the queue too.
+ * - One global FIFO message queue: the simulator's network (SimNetwork) with no delay, no loss and
+ *   no duplicates, so each message is queued when it is sent, and its event queue, which runs
+ *   messages in the order they were sent. Tests run it a message at a time (`step`), take
+ *   messages off it (`take`) and read it (`queue`). A message is dropped at delivery time if the
+ *   `drop` predicate says so, or if either end is down. A replica's messages to itself go through
+ *   the queue too.
  * - Time advances only through `tick()`/`advance()`; nothing here reads a clock.
- * - Outputs are applied in order: a `persist` is appended to the node's durable records before any
- *   later `send` of the same output list is queued.
+ * - Outputs are applied in order: a `persist` is written to the node's disk (a SimDisk whose writes
+ *   are durable at once) before any later `send` of the same output list is queued.
  * - Each node has a ConditionalDelivery stream (wired as the driver does: `isOrdered`, `decide`,
  *   `skipTo`, `delivered(id)`, and `setDeliveredBelow` before each tick), delivering whenever
  *   `predicate` allows.
@@ -24,6 +29,10 @@ import {
 import { MultiPaxos, type PaxosOptions, type PaxosOutput } from '@creek/replica/cab/multi-paxos.js';
 import { opKey, type OpId } from '@creek/replica/core/op-id.js';
 import type { ReconfigOutcome } from '@creek/replica/cab/configuration.js';
+import { SimDisk } from '../../src/sim/disk.js';
+import { EventQueue } from '../../src/sim/event-queue.js';
+import { SimNetwork, type Transmission } from '../../src/sim/network.js';
+import { Prng } from '../../src/sim/prng.js';
 
 export interface Envelope {
   readonly from: number;
@@ -81,13 +90,28 @@ export class Cluster {
   drop: DropRule | null = null;
   /** The delivery predicate (`checkDep`): true unless a test holds some ids back. */
   predicate: (node: number, id: OpId) => boolean = () => true;
-  readonly queue: Envelope[] = [];
+  /** Arrivals of the messages sent, in the order they were sent (no delay: all due at once). */
+  private readonly events = new EventQueue<() => void>();
+  /**
+   * Every message is its own envelope, so an arrival names what it delivers. Nothing is lost,
+   * delayed or duplicated: the network's random stream decides nothing.
+   */
+  private readonly network = new SimNetwork<Envelope>(
+    new Prng(0),
+    { minDelayMs: 0, maxDelayMs: 0, lossRate: 0, duplicateRate: 0, retransmitMs: 0 },
+    (at, run) => this.events.push(at, run),
+    (t) => this.arrive(t),
+  );
+  /** Messages queued and not yet delivered or taken, in the order they were sent. */
+  private readonly pending = new Set<Envelope>();
+  /** Messages taken off the queue to be delivered (or dropped) so far. */
+  private arrivals = 0;
   readonly nodes: MultiPaxos[] = [];
   readonly delivery: ConditionalDelivery[] = [];
   readonly up: boolean[] = [];
   readonly incarnation: number[] = [];
-  /** Durable acceptor records, per node, in the order they were persisted. */
-  readonly records: AcceptorRecord[][] = [];
+  /** Each node's disk of acceptor records; `records` reads them. */
+  private readonly disks: SimDisk<AcceptorRecord>[] = [];
   /** Every `decide` output, per node, across incarnations. */
   readonly decisions: Decision[][] = [];
   /** Every `skip` output, per node. */
@@ -126,7 +150,7 @@ export class Cluster {
     {
       this.up.push(true);
       this.incarnation.push(0);
-      this.records.push([]);
+      this.disks.push(new SimDisk());
       this.decisions.push([]);
       this.skips.push([]);
       this.deliveredIds.push([]);
@@ -159,7 +183,7 @@ export class Cluster {
     this.ids.push(id);
     this.joined.add(id);
     this.addSlot(id, null, new ConditionalDelivery(below, []));
-    this.records[id] = [...records];
+    for (const r of records) this.disks[id]!.write(this.now, 0, r);
     this.nodes.push(
       new MultiPaxos({ ...this.paxosOptions(id), noDurableVotes: true }, { records }),
     );
@@ -196,6 +220,16 @@ export class Cluster {
 
   node(i: number): MultiPaxos {
     return this.nodes[i]!;
+  }
+
+  /** Durable acceptor records, per node, in the order they were persisted. */
+  get records(): readonly AcceptorRecord[][] {
+    return this.disks.map((d) => d.read());
+  }
+
+  /** Messages sent and not yet delivered, in the order they were sent (head first). */
+  get queue(): readonly Envelope[] {
+    return [...this.pending];
   }
 
   // ------------------------------------------------------------------ inputs
@@ -272,13 +306,23 @@ export class Cluster {
 
   /** Delivers the message at the head of the queue (or drops it); false if the queue is empty. */
   step(): boolean {
-    const e = this.queue.shift();
-    if (e === undefined) return false;
-    if (!this.up[e.to] || !this.up[e.from]) return true;
-    if (this.drop !== null && this.drop(e.from, e.to, e.msg)) return true;
+    while (this.pending.size > 0) {
+      const arrivals = this.arrivals;
+      // The network's arrival of the oldest message sent: `arrive`, unless it was taken.
+      this.events.pop()!.event();
+      if (this.arrivals > arrivals) return true;
+    }
+    return false;
+  }
+
+  private arrive(t: Transmission<Envelope>): void {
+    const e = t.msg;
+    if (!this.pending.delete(e)) return; // taken off the queue (`take`, `crash`)
+    this.arrivals++;
+    if (!this.up[e.to] || !this.up[e.from]) return;
+    if (this.drop !== null && this.drop(e.from, e.to, e.msg)) return;
     this.trace.push(e);
     this.apply(e.to, this.nodes[e.to]!.receive(e.from, e.msg));
-    return true;
   }
 
   /** Runs the queue until it is empty; returns how many messages were taken off it. */
@@ -291,11 +335,8 @@ export class Cluster {
 
   /** Removes queued messages matching `pred` without delivering them; returns them. */
   take(pred: (e: Envelope) => boolean): Envelope[] {
-    const taken: Envelope[] = [];
-    for (let i = 0; i < this.queue.length;) {
-      if (pred(this.queue[i]!)) taken.push(...this.queue.splice(i, 1));
-      else i++;
-    }
+    const taken = [...this.pending].filter(pred);
+    for (const e of taken) this.pending.delete(e);
     return taken;
   }
 
@@ -309,7 +350,7 @@ export class Cluster {
 
   /** Rebuilds the node from its durable records and delivered ids. */
   restart(i: number): void {
-    const records = [...this.records[i]!];
+    const records = this.disks[i]!.read();
     const truncatedBelow = records.reduce(
       (m, r) => (r.kind === 'truncate' ? Math.max(m, r.below) : m),
       0,
@@ -328,7 +369,7 @@ export class Cluster {
     if (this.options.noDurableVotes !== true) throw new Error('wipe: set noDurableVotes');
     this.up[i] = false;
     this.take((e) => e.from === i || e.to === i);
-    this.records[i] = [];
+    this.disks[i] = new SimDisk();
     this.deliveredIds[i] = [];
     this.held[i]!.clear();
     this.restart(i);
@@ -340,11 +381,14 @@ export class Cluster {
     let decided = false;
     for (const o of outputs) {
       switch (o.type) {
-        case 'send':
-          this.queue.push({ from: i, to: o.to, msg: o.msg });
+        case 'send': {
+          const e: Envelope = { from: i, to: o.to, msg: o.msg };
+          this.pending.add(e);
+          this.network.send(this.now, i, o.to, e, false);
           break;
+        }
         case 'persist':
-          this.records[i]!.push(o.record);
+          this.disks[i]!.write(this.now, 0, o.record);
           break;
         case 'decide':
           this.decisions[i]!.push({

@@ -1,9 +1,12 @@
 /**
  * A small deterministic cluster of ReplicaHosts for tests of checkpoints, truncation and gossip
- * pruning: time moves in steps of `STEP_MS`; a message is delivered one to three steps after it is
- * sent unless a partition drops it; disk writes are durable at once. Each replica's disk drops the
- * records a checkpoint supersedes, as the SQLite storage does; `log` keeps every record anyway, so
- * a test can compare recovery from a checkpoint with recovery from everything.
+ * pruning, on the simulator's network, event queue and disk. Time moves in steps of `STEP_MS`. A
+ * message to a peer arrives one, two or three steps after it is sent, each as likely (SimNetwork's
+ * delay, drawn up to three steps, rounded up to a step), unless `isolated` or `dropIf` loses it; a
+ * replica's message to itself, which SimNetwork hands over at once, arrives at the next step. Disk
+ * writes are durable at once. Each replica's disk (a SimDisk) drops the records a checkpoint
+ * supersedes, as the SQLite storage does; `log` keeps every record anyway, so a test can compare
+ * recovery from a checkpoint with recovery from everything.
  */
 import { defineApp } from '@creek/app';
 import type { Response } from '@creek/replica/core/types.js';
@@ -14,22 +17,40 @@ import { stepWithInstantDisk } from '@creek/replica/host/instant-disk.js';
 import type { HostInput } from '@creek/replica/host/ready.js';
 import type { HostRecord } from '@creek/replica/host/records.js';
 import { ReplicaHost } from '@creek/replica/host/replica-host.js';
+import { SimDisk } from '../../src/sim/disk.js';
+import { EventQueue } from '../../src/sim/event-queue.js';
+import { SimNetwork, type Transmission } from '../../src/sim/network.js';
 import { Prng } from '../../src/sim/prng.js';
 
 export const app = defineApp({});
 export const STEP_MS = 5;
 const EPOCH_MS = 1_700_000_000_000;
 
-interface Node {
-  host: ReplicaHost | null;
-  /** What a restart reads: the last checkpoint and the records after it. */
-  disk: HostRecord[];
+class Node {
+  host: ReplicaHost | null = null;
   /** Every record ever written, checkpoints included. */
-  readonly log: HostRecord[];
+  readonly log: HostRecord[] = [];
+  private store = new SimDisk<HostRecord>();
+
+  /** What a restart reads: the last checkpoint and the records after it. */
+  get disk(): HostRecord[] {
+    return this.store.read();
+  }
+
+  /** Replaces what is on the disk (a lost or restored data directory). */
+  set disk(records: readonly HostRecord[]) {
+    this.store = new SimDisk();
+    for (const r of records) this.write(0, r);
+  }
+
+  /** Writes `r` at `now`, durable at once; a checkpoint supersedes what was written before it. */
+  write(now: number, r: HostRecord): void {
+    this.store.write(now, 0, r, r.layer === 'checkpoint');
+  }
 }
 
+/** A message on its way: its own object, so an arrival names what it delivers. */
 interface InFlight {
-  readonly at: number;
   readonly from: number;
   readonly to: number;
   readonly msg: PeerMessage;
@@ -39,13 +60,18 @@ export class HostCluster {
   readonly nodes: Node[] = [];
   readonly responses: Response[][] = [];
   now = 0;
-  private queue: InFlight[] = [];
+  /** Message arrivals, each at the end of a step. */
+  private readonly events = new EventQueue<() => void>();
+  private readonly network: SimNetwork<InFlight>;
+  /** Messages on their way, not lost in a crash. */
+  private readonly pending = new Set<InFlight>();
   /** Replicas that stopped for good (Ready.halted), and why. */
   readonly halts: { replica: number; reason: string }[] = [];
   /** Messages for which this returns true are lost (on top of `isolated`). */
   dropIf: (from: number, to: number, msg: PeerMessage) => boolean = () => false;
   /** Replica ids cut off from every other replica. */
   readonly isolated = new Set<number>();
+  /** The workload's choices (the network draws from a stream of its own). */
   private readonly prng: Prng;
   private tag = 1;
 
@@ -55,8 +81,17 @@ export class HostCluster {
     private readonly options: Partial<HostOptions> = {},
   ) {
     this.prng = new Prng(seed);
+    this.network = new SimNetwork<InFlight>(
+      Prng.named(seed, 'network'),
+      { minDelayMs: 0, maxDelayMs: 3 * STEP_MS, lossRate: 0, duplicateRate: 0, retransmitMs: 0 },
+      // A message arrives at the end of the step its delay ends in, and never in the step it was
+      // sent in: a delay drawn in [0, 3 steps) is one, two or three steps, each as likely.
+      (at, run) =>
+        this.events.push(Math.max(this.now + STEP_MS, Math.ceil(at / STEP_MS) * STEP_MS), run),
+      (t) => this.arrive(t),
+    );
     for (let i = 0; i < n; i++) {
-      const node: Node = { host: null, disk: [], log: [] };
+      const node = new Node();
       this.nodes.push(node);
       this.responses.push([]);
       node.host = new ReplicaHost(this.hostOptions(i));
@@ -93,18 +128,14 @@ export class HostCluster {
     const ready = stepWithInstantDisk(this.host(i), input);
     for (const r of ready.records) {
       node.log.push(r);
-      if (r.layer === 'checkpoint') node.disk = [r];
-      else node.disk.push(r);
+      node.write(this.now, r);
     }
     for (const o of ready.outputs)
-      if (o.kind === 'send')
-        this.queue.push({
-          at: this.now + STEP_MS * this.prng.int(1, 3),
-          from: i,
-          to: o.to,
-          msg: o.msg,
-        });
-      else this.responses[i]!.push(o.response);
+      if (o.kind === 'send') {
+        const m: InFlight = { from: i, to: o.to, msg: o.msg };
+        this.pending.add(m);
+        this.network.send(this.now, i, o.to, m, false);
+      } else this.responses[i]!.push(o.response);
     if (ready.halted !== null) this.halts.push({ replica: i, reason: ready.halted });
   }
 
@@ -128,17 +159,21 @@ export class HostCluster {
   /** Advances time by one step: delivers what is due, then ticks every live replica. */
   step(): void {
     this.now += STEP_MS;
-    const due = this.queue.filter((m) => m.at <= this.now);
-    this.queue = this.queue.filter((m) => m.at > this.now);
-    for (const m of due) {
-      const to = this.nodes[m.to]!.host;
-      if (to === null || this.nodes[m.from]!.host === null) continue;
-      if (m.from !== m.to && (this.isolated.has(m.from) || this.isolated.has(m.to))) continue;
-      if (this.dropIf(m.from, m.to, m.msg)) continue;
-      this.apply(m.to, { kind: 'receive', from: m.from, message: m.msg });
-    }
+    // Arrivals due now, in the order they were sent (what arrives now sends for later steps).
+    while ((this.events.peekTime() ?? Infinity) <= this.now) this.events.pop()!.event();
     for (const [i, node] of this.nodes.entries())
       if (node.host !== null) this.apply(i, { kind: 'tick', now: this.physical() });
+  }
+
+  /** A message arrives: lost if it was lost in a crash, either end is down, or it is cut off. */
+  private arrive(t: Transmission<InFlight>): void {
+    const m = t.msg;
+    if (!this.pending.delete(m)) return;
+    const to = this.nodes[m.to]!.host;
+    if (to === null || this.nodes[m.from]!.host === null) return;
+    if (m.from !== m.to && (this.isolated.has(m.from) || this.isolated.has(m.to))) return;
+    if (this.dropIf(m.from, m.to, m.msg)) return;
+    this.apply(m.to, { kind: 'receive', from: m.from, message: m.msg });
   }
 
   run(ms: number): void {
@@ -147,7 +182,7 @@ export class HostCluster {
 
   crash(i: number): void {
     this.nodes[i]!.host = null;
-    this.queue = this.queue.filter((m) => m.from !== i && m.to !== i);
+    for (const m of this.pending) if (m.from === i || m.to === i) this.pending.delete(m);
   }
 
   /** Crashes replica `i` and starts it again with an empty disk (its data directory lost). */
@@ -162,7 +197,7 @@ export class HostCluster {
   restart(i: number): void {
     const node = this.nodes[i]!;
     node.host = new ReplicaHost(this.hostOptions(i), {
-      records: [...node.disk],
+      records: node.disk,
       nowMs: this.physical(),
     });
     this.apply(i, { kind: 'start' });

@@ -7,9 +7,10 @@
  * Packages, from the ground up: app and protocol (the app definition and the wire) import no
  * other package; the replica (@creek/replica: the pure state machines and the host that wires
  * them) imports only those two; the server (the runtime, the simulator, the CLI) stands on the
- * replica; the client and React import no replica or server code, except the client's in-memory
- * cluster, which runs the pure replica; examples, the visualizer and the benchmarks sit on top
- * and may use all.
+ * replica, and its simulator also runs the client's pure session (@creek/client/session), so that
+ * seeded runs drive real client sessions; the client and React import no replica or server code,
+ * except the client's in-memory cluster, which runs the pure replica; examples, the visualizer
+ * and the benchmarks sit on top and may use all.
  *
  * Inside the replica: core is the ground; CAB and gossip stand on it and not on each other; the
  * executors run the core's ops; the host wires all four. Inside the server: the simulator and the
@@ -29,7 +30,7 @@ const ABOVE_PROTOCOL = [
   ...TOP,
 ];
 
-/** @type {{ target: string, from: string[], why: string }[]} */
+/** @type {{ target: string, from: string[], except?: string[], why: string }[]} */
 const LAYERS = [
   {
     target: 'packages/app/src',
@@ -48,8 +49,20 @@ const LAYERS = [
   },
   {
     target: SERVER,
-    from: ['packages/client', 'packages/react', ...TOP],
-    why: 'the server imports only @creek/app, @creek/protocol and @creek/replica',
+    from: ['packages/react', ...TOP],
+    why: 'the server imports only @creek/app, @creek/protocol, @creek/replica and the client session',
+  },
+  {
+    // Every file of the server but the simulator's.
+    target: `${SERVER}/{*,!(sim)/**/*}.{ts,tsx}`,
+    from: ['packages/client'],
+    why: 'the runtime and the CLI serve clients over the wire and use none of the SDK',
+  },
+  {
+    target: `${SERVER}/sim`,
+    from: ['packages/client'],
+    except: ['./src/session'],
+    why: 'the simulator runs the client’s pure session (@creek/client/session), and nothing else of the SDK',
   },
   {
     // Every file of the SDK but the in-memory cluster's folder.
@@ -113,5 +126,6 @@ const LAYERS = [
 export const layerZones = LAYERS.map((l) => ({
   target: l.target,
   from: l.from,
+  ...(l.except === undefined ? {} : { except: l.except }),
   message: `layering (scripts/layers.js): ${l.why}.`,
 }));

@@ -95,6 +95,11 @@ export class ClientSession {
     return this.failover.stallCheckEveryMs;
   }
 
+  /** The number the session's next op gets (a simulator names its exactly-once probes by it). */
+  get nextSeq(): number {
+    return this.ops.nextSeq;
+  }
+
   /** Ops of the session not yet acknowledged (answered and committed). */
   unacknowledged(): number {
     return this.ops.size;

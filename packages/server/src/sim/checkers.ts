@@ -10,12 +10,14 @@ import {
   type Model,
 } from './linearizability.js';
 import { ReferenceInterpreter, type SerialOp } from './reference-interpreter.js';
+import { clientHistory } from './session-checkers.js';
 import {
   abandonAnswer,
   allCommitLists,
   committedList,
   committedListOn,
   liveReplicas,
+  longestCommitted,
   type Invocation,
   type RecordedResponse,
   type RunRecord,
@@ -396,46 +398,59 @@ export function checkTentativeResponses(record: RunRecord, app: App): string[] {
  */
 export function checkLinearizability(record: RunRecord, quiescent = false): string[] {
   const out: string[] = [];
-  const objects: { name: string; model: Model<unknown>; ops: (inv: Invocation) => boolean }[] = [
+  type Op = { readonly op: string; readonly args: JsonValue };
+  const objects: { name: string; model: Model<unknown>; ops: (inv: Op) => boolean }[] = [
     ...LINEARIZABLE_KEYS.map((key) => ({
       name: `key ${key}`,
       model: registerModel as Model<unknown>,
-      ops: (inv: Invocation) =>
-        inv.op.startsWith('kv.') && (inv.args as { key?: string }).key === key,
+      ops: (inv: Op) => inv.op.startsWith('kv.') && (inv.args as { key?: string }).key === key,
     })),
     {
       name: `queue ${LINEARIZABLE_QUEUE}`,
       model: queueModel as Model<unknown>,
-      ops: (inv: Invocation) =>
+      ops: (inv: Op) =>
         inv.op.startsWith('queue.') &&
         (inv.args as { queue?: string }).queue === LINEARIZABLE_QUEUE,
     },
   ];
-  const fates = new OpFates(record, quiescent);
+  const fates = record.clientOps === undefined ? new OpFates(record, quiescent) : null;
   for (const object of objects) {
-    const history: HistoryOp[] = record.invocations
-      .filter(
-        (inv) => inv.strong && object.ops(inv) && inv.responses.every((r) => r.level !== 'failed'),
-      )
-      .map((inv) => {
-        const stable = inv.responses.find((r) => r.level === 'stable');
-        const at = fates.position(inv, stable);
-        const tookEffect = stable === undefined ? fates.tookEffect(inv, at) : undefined;
-        return {
-          id: describe(inv),
-          op: inv.op,
-          args: inv.args,
-          invokedAt: inv.invokedAt,
-          completed: stable === undefined ? null : { at: stable.at, outcome: stable.outcome },
-          ...(tookEffect === undefined ? {} : { tookEffect }),
-          ...(at === undefined ? {} : { order: at }),
-        };
-      });
+    // Client sessions ('sdk') resubmit ops as copies of one op: their history is the callers'.
+    const history: HistoryOp[] =
+      record.clientOps !== undefined
+        ? clientHistory(record, object.ops, quiescent)
+        : modelHistory(record, object.ops, fates!);
     const result = checkLinearizable(history, object.model);
     if (!result.ok)
       out.push(`(linearizability) ${object.name}, ${history.length} ops: ${result.reason}`);
   }
   return out;
+}
+
+/** The history of one object as the model's clients saw it: each invocation an op of its own. */
+function modelHistory(
+  record: RunRecord,
+  onObject: (inv: Invocation) => boolean,
+  fates: OpFates,
+): HistoryOp[] {
+  return record.invocations
+    .filter(
+      (inv) => inv.strong && onObject(inv) && inv.responses.every((r) => r.level !== 'failed'),
+    )
+    .map((inv) => {
+      const stable = inv.responses.find((r) => r.level === 'stable');
+      const at = fates.position(inv, stable);
+      const tookEffect = stable === undefined ? fates.tookEffect(inv, at) : undefined;
+      return {
+        id: describe(inv),
+        op: inv.op,
+        args: inv.args,
+        invokedAt: inv.invokedAt,
+        completed: stable === undefined ? null : { at: stable.at, outcome: stable.outcome },
+        ...(tookEffect === undefined ? {} : { tookEffect }),
+        ...(at === undefined ? {} : { order: at }),
+      };
+    });
 }
 
 /**
@@ -610,15 +625,6 @@ class OpFates {
 
 function sameStamp(a: SessionStamp | undefined, b: SessionStamp | undefined): boolean {
   return a === undefined || b === undefined ? a === b : a.id === b.id && a.seq === b.seq;
-}
-
-function longestCommitted(record: RunRecord): OpId[] {
-  let best: OpId[] = [];
-  for (const { commits } of allCommitLists(record)) {
-    const l = commits.flat();
-    if (l.length > best.length) best = l;
-  }
-  return best;
 }
 
 function serialOp(record: RunRecord, id: OpId): SerialOp {

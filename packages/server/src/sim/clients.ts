@@ -1,6 +1,7 @@
 import { ABANDON_OP } from '@creek/app';
 import type { Response, SessionStamp } from '@creek/replica/core/types.js';
 import { ClientSessions } from './client-sessions.js';
+import type { SimClientSide } from './client-side.js';
 import { takesOps, type SimProcess, type StepHost } from './process.js';
 import type { Invocation } from './run-record.js';
 import type { RunState } from './run-state.js';
@@ -22,11 +23,12 @@ export function complete(inv: Invocation): boolean {
 }
 
 /**
- * The simulated clients: open-loop arrivals at each replica during the workload, each op in a
- * session of its replica's clients; their answers; and, when their replica goes, failover with
- * resubmission elsewhere (exactly-once) or abandonment.
+ * The simulator's model of clients (SimConfig.clients 'model'): open-loop arrivals at each replica
+ * during the workload, each op in a session of its replica's clients and handed straight to its
+ * host; their answers; and, when their replica goes, failover with resubmission elsewhere
+ * (exactly-once) or abandonment.
  */
-export class SimClients {
+export class SimClients implements SimClientSide {
   private readonly sessions = new ClientSessions();
   private readonly byTag = new Map<number, Invocation>();
   private nextTag = 1;
@@ -106,15 +108,56 @@ export class SimClients {
     return inv;
   }
 
+  /** A response `p`'s host released, for the op it answers (the workload's tags). */
+  respond(p: SimProcess, o: Response): void {
+    const inv = this.invocation(o.tag);
+    // Its client left this replica (removed) and listens no more.
+    if (p.clientsLeft && inv.abandoned && inv.replica === p.id) return;
+    this.answer(inv, o);
+  }
+
+  /** The clients of ops that `p` has not answered leave it (SimClients.leave). */
+  crashed(p: SimProcess): void {
+    this.leave((inv) => inv.replica === p.id && !complete(inv));
+  }
+
+  departed(p: SimProcess): void {
+    this.leave((inv) => inv.replica === p.id && !complete(inv) && !inv.abandoned);
+  }
+
+  /** Nothing: a new host takes the ops that come to it. */
+  started(): void {}
+
+  /** Nothing: these clients act only on their own events. */
+  afterEvent(): void {}
+
+  settled(): boolean {
+    return true;
+  }
+
+  /** Nothing: what the model's clients wait for is their invocations, which the run counts. */
+  unsettled(): string {
+    return '';
+  }
+
+  /** Nothing of their own: the checkers read their invocations (RunRecord.invocations). */
+  check(): string[] {
+    return [];
+  }
+
+  stats(): null {
+    return null;
+  }
+
   /** The invocation a response answers (the workload's tags; live queries' are apart). */
-  invocation(tag: number): Invocation {
+  private invocation(tag: number): Invocation {
     const inv = this.byTag.get(tag);
     if (inv === undefined) throw new Error(`response for unknown tag ${tag}`);
     return inv;
   }
 
   /** A response reaches the op's client (once the writes before it are durable). */
-  answer(inv: Invocation, o: Response): void {
+  private answer(inv: Invocation, o: Response): void {
     // A stable response is the final answer and proof of commit; an op that is never
     // ordered (a weak read) is done at its answer.
     if (inv.session !== undefined && (o.level === 'stable' || o.id === null)) {
@@ -138,7 +181,7 @@ export class SimClients {
    * over and resubmit (Correctables §5.1 binding, exactly-once); some, not knowing whether their
    * op took effect, abandon it instead (`creek.abandon`).
    */
-  leave(waiting: (inv: Invocation) => boolean): void {
+  private leave(waiting: (inv: Invocation) => boolean): void {
     const run = this.run;
     for (const inv of run.record.invocations) {
       if (waiting(inv)) {

@@ -3,7 +3,7 @@ import type { Req, Response } from '@creek/replica/core/types.js';
 import type { HostEvent, HostInput, Ready } from '@creek/replica/host/ready.js';
 import { lastCheckpoint, type HostRecord } from '@creek/replica/host/records.js';
 import { ReplicaHost } from '@creek/replica/host/replica-host.js';
-import { complete, type SimClients } from './clients.js';
+import type { SimClientSide } from './client-side.js';
 import { SimDisk } from './disk.js';
 import type { SimHostOptions } from './host-options.js';
 import { SimNetwork } from './network.js';
@@ -44,7 +44,7 @@ export class SimCluster {
   constructor(
     private readonly run: RunState,
     private readonly hostOptions: SimHostOptions,
-    private readonly clients: SimClients,
+    private readonly clients: SimClientSide,
     private readonly watches: SimWatches,
   ) {
     const procs = run.procs;
@@ -82,10 +82,12 @@ export class SimCluster {
       durableAt: new Map(),
       live: null,
       clientsLeft: false,
+      endpoint: null,
     };
     this.run.procs.push(p);
     p.host = new ReplicaHost(this.hostOptions.live(p));
     this.step(p, { kind: 'start' });
+    this.clients.started(p);
     // A genesis replica's clients watch from the start; a new member's once it takes ops.
     if (seeds === null) this.watches.watchOn(p);
     return p;
@@ -201,10 +203,7 @@ export class SimCluster {
       this.run.events.push(this.run.now, () => void live?.respond(o));
       return;
     }
-    const inv = this.clients.invocation(o.tag);
-    // Its client left this replica (removed) and listens no more.
-    if (p.clientsLeft && inv.abandoned && inv.replica === p.id) return;
-    this.clients.answer(inv, o);
+    this.clients.respond(p, o);
   }
 
   /**
@@ -271,7 +270,7 @@ export class SimCluster {
     for (const r of tail)
       if (r.layer === 'core' && r.record.kind === 'commit') committed += r.record.ids.length;
     record.commits[h.id] = commitPrefix(record.commits[h.id]!, committed, h.id);
-    this.clients.leave((inv) => inv.replica === h.id && !complete(inv));
+    this.clients.crashed(h);
   }
 
   /**
@@ -287,7 +286,7 @@ export class SimCluster {
       `replica ${p.id} has its removal in force: it takes no client op, and its clients leave`,
     );
     p.clientsLeft = true;
-    this.clients.leave((inv) => inv.replica === p.id && !complete(inv) && !inv.abandoned);
+    this.clients.departed(p);
     if (!record.lost.includes(p.id)) record.lost.push(p.id);
     const origin = p.host.origin;
     if (origin >= 0 && !record.deadOrigins.includes(origin)) record.deadOrigins.push(origin);
@@ -350,6 +349,7 @@ export class SimCluster {
     p.durableAt.clear();
     p.host = new ReplicaHost(this.hostOptions.live(p), { records, nowMs: run.physical(p.id) });
     this.step(p, { kind: 'start' });
+    this.clients.started(p);
     // It crashed while it rebuilt itself: it goes on from the chunks on its disk.
     if (p.host.rebuilding) run.counts.transfersResumed++;
     // A member added during the run is watched once it takes ops (its clients could not before).

@@ -13,6 +13,10 @@ export const FAULT_MODES = [
 ] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
 
+/** Who the clients of a run are (SimConfig.clients). */
+export const CLIENT_MODES = ['model', 'sdk'] as const;
+export type ClientMode = (typeof CLIENT_MODES)[number];
+
 export interface SimConfig {
   readonly seed: number;
   readonly replicas: number;
@@ -24,6 +28,17 @@ export interface SimConfig {
    * off again for 200 ms 20 ms into its catch-up.
    */
   readonly faults?: FaultMode;
+  /**
+   * model (the default): the simulator's own model of clients (sim/clients.ts), which hands each op
+   * straight to its replica's host and fails over, resubmits and abandons by itself. sdk: the
+   * clients of each replica are one real client session (@creek/client/session) talking to the
+   * replica's side of its client connections (@creek/replica/host/client-connections.ts) over
+   * simulated links (sim/client-links.ts): failover, resubmission with the same op id and number,
+   * abandon, the offline queue and live queries are the SDK's and the replica's own code, judged
+   * by every checker and by those of what the clients saw (sim/session-checkers.ts). Another run
+   * than the model's for the same seed.
+   */
+  readonly clients?: ClientMode;
   /** Simulated time during which clients invoke ops (default 1500 ms). */
   readonly workloadMs?: number;
   /** Simulated time allowed, after the workload and all faults end, to reach quiescence. */
@@ -69,12 +84,19 @@ export interface SimConfig {
    */
   readonly unsafeReadWithoutQuorum?: boolean;
   /**
+   * The replicas' client endpoints pass no session numbers on (ClientConnectionsOptions.
+   * unsafeDropSessions), so a session's resubmission elsewhere is applied again. With clients
+   * 'sdk' only. Exists so a test can show the checkers catch it.
+   */
+  readonly unsafeDropSessions?: boolean;
+  /**
    * Live queries (the node layer's LiveQueries, driven here as the runtime drives them): each
    * replica watches `kv.get` of the first two workload keys and `queue.size` of the linearizable
    * queue from the start (and again after each restart, as a client re-watches), re-running them
    * when the replica reports changed keys after each event. At the end of a quiescent run, every
    * watch's last tentative and stable results must equal the read on the final state. Off by
-   * default: its reads are executions, so a run with them is another run.
+   * default: its reads are executions, so a run with them is another run. With clients 'sdk' the
+   * sessions run these live queries through the replicas' endpoints, always, and this is ignored.
    */
   readonly liveQueries?: boolean;
   /**

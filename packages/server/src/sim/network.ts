@@ -151,6 +151,11 @@ export class SimNetwork<M> {
     this.config = config;
   }
 
+  /** Whether the link from host `from` to host `to` is cut now (a partition, or one way). */
+  isBlocked(from: number, to: number): boolean {
+    return this.blocked.has(`${from}>${to}`);
+  }
+
   isPartitioned(): boolean {
     return this.blocked.size > 0;
   }

@@ -4,7 +4,7 @@ import {
   type MembershipChange,
   type ReconfigOutcome,
 } from '@creek/replica/cab/configuration.js';
-import type { SimClients } from './clients.js';
+import type { SimClientSide } from './client-side.js';
 import { TICK_MS, type SimCluster } from './cluster.js';
 import type { SimProcess } from './process.js';
 import type { ReconfigScenario } from './reconfiguration.js';
@@ -25,7 +25,7 @@ export class SimOperator {
   constructor(
     private readonly run: RunState,
     private readonly cluster: SimCluster,
-    private readonly clients: SimClients,
+    private readonly clients: SimClientSide,
   ) {
     this.nextId = run.config.replicas;
   }

@@ -2,6 +2,7 @@ import type { FaultMode, SimConfig } from './config.js';
 import type { NetworkConfig } from './network.js';
 import { Prng } from './prng.js';
 import { drawReconfiguration, type ReconfigScenario } from './reconfiguration.js';
+import type { SessionParameters } from './session-parameters.js';
 import type { WorkloadShape } from './workload.js';
 
 /** The parameters a seed draws, printed when a run fails so the failure can be understood. */
@@ -45,6 +46,8 @@ export interface SimParameters {
      */
     readonly deferTurnMs: number | null;
   };
+  /** How the client sessions behave (SimConfig.clients 'sdk' only; drawn from their own stream). */
+  readonly sessions?: SessionParameters;
 }
 
 /**

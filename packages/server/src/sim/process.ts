@@ -1,11 +1,12 @@
 import type { OpId } from '@creek/replica/core/op-id.js';
+import type { ClientConnections } from '@creek/replica/host/client-connections.js';
 import type { LiveQueries } from '@creek/replica/host/live-queries.js';
 import type { PeerMessage } from '@creek/replica/host/peer-message.js';
 import type { HostInput } from '@creek/replica/host/ready.js';
 import type { HostRecord } from '@creek/replica/host/records.js';
 import type { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import type { SimDisk } from './disk.js';
-import type { RunRecord } from './run-record.js';
+import type { Invocation, RunRecord } from './run-record.js';
 
 /** One simulated replica process: the host and the disk that outlives it. */
 export interface SimProcess {
@@ -45,6 +46,19 @@ export interface SimProcess {
   live: LiveQueries<number> | null;
   /** It was removed and takes no client op (ReplicaHost.leaving): its clients have left it. */
   clientsLeft: boolean;
+  /**
+   * The replica's side of its client connections (SimConfig.clients 'sdk'), made anew with each
+   * host as the runtime's is with each process; null when off, or while it is down.
+   */
+  endpoint: SimEndpoint | null;
+}
+
+/** A process's client endpoint (SimProcess.endpoint): the connections, for the host it serves. */
+export interface SimEndpoint {
+  readonly connections: ClientConnections<number>;
+  readonly host: ReplicaHost;
+  /** The clients' invocations it handed to the host, by its tag (live queries' reads are not). */
+  readonly ops: Map<number, Invocation>;
 }
 
 /**

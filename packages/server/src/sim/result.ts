@@ -3,6 +3,7 @@ import { formatOpId, opKey } from '@creek/replica/core/op-id.js';
 import { CATCH_UP_STALL_MS } from '@creek/replica/host/options.js';
 import type { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import type { CatchUpWork } from './catch-up.js';
+import type { SessionStats, SimClientSide } from './client-side.js';
 import { checkRun } from './checkers.js';
 import { complete } from './clients.js';
 import { TICK_MS, type SimCluster } from './cluster.js';
@@ -83,12 +84,15 @@ export interface SimStats {
   simulatedMs: number;
   /** With faults 'lag': what the lagging replica did from the heal until the run ended. */
   catchUp: CatchUpWork | null;
+  /** With clients 'sdk': what the client sessions did besides their ops (absent otherwise). */
+  sessions?: SessionStats;
 }
 
 /** What the end of a run needs from its parts besides the shared state. */
 export interface RunEnd {
   readonly cluster: SimCluster;
   readonly watches: SimWatches;
+  readonly clients: SimClientSide;
   /** Faults 'lag': the lagging replica's counts when it was healed (SimFaults.catchUpFrom). */
   readonly catchUpFrom: CatchUpStart | null;
   /** The run reached quiescence before its deadline. */
@@ -140,11 +144,14 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
       // 5); a longer one set by the config (held writes) gets twice its own.
       diskWaitMs: Math.max(10, 2 * params.diskLatencyMs),
     }),
+    // What the client sessions saw (clients 'sdk'; nothing of the model's).
+    ...end.clients.check(quiescent),
   ];
   if (!quiescent) {
     const waiting = record.invocations.filter((inv) => !inv.abandoned && !complete(inv));
+    const clients = end.clients.unsettled();
     violations.unshift(
-      `liveness: not quiescent ${run.settleMs} ms after faults ended (${waiting.length} invocations waiting; tentative ${procs.map((x) => x.host.inspect().replica.stats().tentative).join('/')}; paxos ${JSON.stringify(procs.map((x) => x.host.inspect().paxos.status()))})`,
+      `liveness: not quiescent ${run.settleMs} ms after faults ended (${waiting.length} invocations waiting; tentative ${procs.map((x) => x.host.inspect().replica.stats().tentative).join('/')}; paxos ${JSON.stringify(procs.map((x) => x.host.inspect().paxos.status()))})${clients === '' ? '' : `; clients: ${clients}`}`,
     );
   }
 
@@ -202,6 +209,8 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
     simulatedMs: run.now,
     catchUp: catchUpWork(run, cluster, end.catchUpFrom),
   };
+  const sessions = end.clients.stats();
+  if (sessions !== null) stats.sessions = sessions;
   return {
     seed: config.seed,
     replicas: config.replicas,

@@ -56,6 +56,49 @@ export interface RunRecord {
    * everywhere). The genesis configuration at 0.
    */
   readonly memberships: { readonly at: number; readonly members: readonly number[] | null }[];
+  /**
+   * What the clients saw (SimConfig.clients 'sdk'): every op their sessions were asked for, as the
+   * session reported it to its caller. Absent with the model's clients, whose invocations are
+   * what their clients saw.
+   */
+  readonly clientOps?: ClientOpRecord[];
+}
+
+/** One op a client session was asked for, and what it told its caller (RunRecord.clientOps). */
+export interface ClientOpRecord {
+  /** Its session, and its number there (every copy of it a replica took carries both). */
+  readonly session: string;
+  readonly seq: number;
+  readonly op: string;
+  readonly args: JsonValue;
+  readonly strong: boolean;
+  /** Strong, and its caller asked for the stable view alone. */
+  readonly stableOnly: boolean;
+  /** Simulated time of the call. */
+  readonly invokedAt: number;
+  /** The views its caller got, in order (the last one final). */
+  readonly views: {
+    readonly at: number;
+    readonly level: 'cached' | 'weak' | 'strong';
+    readonly final: boolean;
+    readonly value: JsonValue;
+  }[];
+  /** The error its caller got instead of a final view, if one. */
+  error: {
+    readonly at: number;
+    readonly code: string;
+    readonly message: string;
+    readonly mayHaveTakenEffect: boolean;
+  } | null;
+  /** When the session said it is committed (ViewSink.committed), or null. */
+  committedAt: number | null;
+  /** The session said it never will be (ViewSink.neverCommits). */
+  neverCommitted: boolean;
+  /** When its caller stopped waiting for it (a timeout), and whether it then asked to abandon it. */
+  timedOutAt: number | null;
+  abandonAsked: boolean;
+  /** What became of it as the session knew at the end (its `indeterminate` handle's fate). */
+  fate: { readonly fate: 'committed' | 'abandoned' } | null;
 }
 
 export interface Invocation {
@@ -74,6 +117,8 @@ export interface Invocation {
   readonly session?: SessionStamp;
   /** Which of its replica's disks it ran on, when that replica lost one before (RunRecord.retired). */
   readonly disk?: number;
+  /** When its client sent it (SimConfig.clients 'sdk'; the replica took it later, at `invokedAt`). */
+  readonly sentAt?: number;
 }
 
 export interface RecordedResponse {
@@ -138,6 +183,16 @@ export function allCommitLists(
       commits: x.commits,
     })),
   ];
+}
+
+/** The longest commit list of the run (they are prefixes of one another: checker (a)). */
+export function longestCommitted(record: RunRecord): OpId[] {
+  let best: OpId[] = [];
+  for (const { commits } of allCommitLists(record)) {
+    const l = commits.flat();
+    if (l.length > best.length) best = l;
+  }
+  return best;
 }
 
 /**

@@ -98,6 +98,7 @@ export class RunState {
       deadOrigins: [],
       retired: [],
       memberships: [{ at: 0, members: this.ids }],
+      ...(config.clients === 'sdk' ? { clientOps: [] } : {}),
     };
   }
 

@@ -1,4 +1,5 @@
 import type { App } from '@creek/app';
+import type { SimClientSide } from './client-side.js';
 import { complete, SimClients } from './clients.js';
 import { SimCluster, TICK_MS } from './cluster.js';
 import type { SimConfig } from './config.js';
@@ -10,11 +11,19 @@ import { drawRun } from './parameters.js';
 import { stranded, type StepHost } from './process.js';
 import { simResult, type SimResult } from './result.js';
 import { RunState } from './run-state.js';
+import { SimSdkClients } from './sdk-clients.js';
+import { drawSessionParameters } from './session-parameters.js';
 import { statusLine } from './trace.js';
 import { SimWatches } from './watches.js';
 import { simApp } from './workload.js';
 
-export { FAULT_MODES, type FaultMode, type SimConfig } from './config.js';
+export {
+  CLIENT_MODES,
+  FAULT_MODES,
+  type ClientMode,
+  type FaultMode,
+  type SimConfig,
+} from './config.js';
 export {
   FRAME_LIST,
   FRAME_MESSAGES,
@@ -27,6 +36,8 @@ export {
 } from './frames.js';
 export type { SimParameters } from './parameters.js';
 export type { SimResult, SimStats } from './result.js';
+export type { SessionStats } from './client-side.js';
+export type { SessionParameters } from './session-parameters.js';
 
 /**
  * One deterministic run: replicas driven by simulated time, a lossy reordering network, clock skew,
@@ -49,14 +60,32 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const frames = config.frames;
   if (frames !== undefined && !(frames.everyMs > 0))
     throw new Error(`frames.everyMs must be a positive number of ms, not ${frames.everyMs}`);
-  const { params, prngs } = drawRun(config, n, faults, workloadMs);
+  const drawn = drawRun(config, n, faults, workloadMs);
+  const prngs = drawn.prngs;
+  // Client sessions draw how they behave from a stream of their own: no other draw moves.
+  const params =
+    config.clients === 'sdk'
+      ? {
+          ...drawn.params,
+          sessions: drawSessionParameters(prngs.named('sessions'), faults === 'none'),
+        }
+      : drawn.params;
   const run = new RunState(config, app, params, prngs, workloadMs, settleMs);
   const { events, procs, record } = run;
 
   // The parts built before the cluster give replicas their inputs through it, once the run starts.
   const step: StepHost = (p, input) => cluster.step(p, input);
   const watches = new SimWatches(run, step);
-  const clients = new SimClients(run, (p) => cluster.loseForGood(p), step);
+  const clients: SimClientSide =
+    config.clients === 'sdk'
+      ? new SimSdkClients(
+          run,
+          watches,
+          step,
+          (p) => cluster.loseForGood(p),
+          (from, to) => cluster.network.isBlocked(from, to),
+        )
+      : new SimClients(run, (p) => cluster.loseForGood(p), step);
   const cluster = new SimCluster(run, new SimHostOptions(run, step), clients, watches);
   const operator = new SimOperator(run, cluster, clients);
   const faultActions = new SimFaults(run, cluster);
@@ -79,7 +108,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     faultActions,
   );
 
-  const isQuiescent = (): boolean => quiescentNow(run, cluster, operator);
+  const isQuiescent = (): boolean => quiescentNow(run, cluster, operator, clients);
   const frameNow = () => frame(run.now, procs, record, cluster.network.flying());
   // Run: the workload, then settle until quiescent.
   const deadline = workloadMs + settleMs;
@@ -106,6 +135,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     }
     ev.event();
     watches.afterEvent();
+    clients.afterEvent();
     cluster.scheduleDeferredRuns();
     cluster.trackHolds();
     if (
@@ -123,6 +153,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   return simResult(run, {
     cluster,
     watches,
+    clients,
     catchUpFrom: faultActions.catchUpFrom,
     quiescent,
   });
@@ -133,7 +164,12 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
  * the same committed position, no membership change is under way, and every client has its answer
  * (or has left).
  */
-function quiescentNow(run: RunState, cluster: SimCluster, operator: SimOperator): boolean {
+function quiescentNow(
+  run: RunState,
+  cluster: SimCluster,
+  operator: SimOperator,
+  clients: SimClientSide,
+): boolean {
   const { procs, record } = run;
   if (cluster.network.isPartitioned()) return false;
   const live = procs.filter((p) => !record.lost.includes(p.id));
@@ -154,5 +190,5 @@ function quiescentNow(run: RunState, cluster: SimCluster, operator: SimOperator)
       return false;
   }
   if (operator.changesPending > 0) return false;
-  return record.invocations.every((inv) => inv.abandoned || complete(inv));
+  return record.invocations.every((inv) => inv.abandoned || complete(inv)) && clients.settled();
 }

@@ -1,17 +1,20 @@
-import { canonicalJson, type JsonValue } from '@creek/app';
+import { canonicalJson, type App, type JsonValue } from '@creek/app';
 import { opKey } from '@creek/replica/core/op-id.js';
 import type { Outcome } from '@creek/replica/core/types.js';
 import { LiveQueries } from '@creek/replica/host/live-queries.js';
 import { takesOps, type SimProcess, type StepHost } from './process.js';
 import { ReferenceInterpreter } from './reference-interpreter.js';
-import { committedList, liveReplicas } from './run-record.js';
+import { committedList, liveReplicas, type RunRecord } from './run-record.js';
 import type { RunState } from './run-state.js';
 import { LINEARIZABLE_QUEUE } from './workload.js';
 
 /** Tags of live queries' reads start here, apart from the workload's. */
 export const WATCH_TAG_BASE = 1_000_000_000;
-/** The live queries each replica runs (SimConfig.liveQueries): a key each, and a queue's size. */
-const SIM_WATCHES: readonly (readonly [string, string, JsonValue])[] = [
+/**
+ * The live queries each replica runs (SimConfig.liveQueries), and each client session runs in an
+ * 'sdk' run: a key each, and a queue's size.
+ */
+export const SIM_WATCHES: readonly (readonly [string, string, JsonValue])[] = [
   ['k0', 'kv.get', { key: 'k/0' }],
   ['k1', 'kv.get', { key: 'k/1' }],
   ['q', 'queue.size', { queue: LINEARIZABLE_QUEUE }],
@@ -40,6 +43,11 @@ export class SimWatches {
     private readonly step: StepHost,
   ) {}
 
+  /** These live queries run (SimConfig.liveQueries; an 'sdk' run's are the sessions'). */
+  private get on(): boolean {
+    return this.run.config.liveQueries === true && this.run.config.clients !== 'sdk';
+  }
+
   /**
    * Live queries at the end of a quiescent run: each replica's last tentative result of every
    * watch equals the read on its final state, and its last stable result the read on its final
@@ -52,27 +60,11 @@ export class SimWatches {
     const out: string[] = [];
     for (const r of liveReplicas(record)) {
       if (procs[r]!.live === null) continue; // never watched since it took ops
-      const committed = new ReferenceInterpreter(app);
-      for (const id of committedList(record, r)) {
-        const req = record.reqs.get(opKey(id));
-        // checkConvergence reports a committed op without its Req; this replays what it has.
-        if (req !== undefined) committed.apply(req);
-      }
-      const states: Record<'tentative' | 'stable', Record<string, JsonValue>> = {
-        tentative: JSON.parse(record.finals[r]!.digest) as Record<string, JsonValue>,
-        stable: JSON.parse(committed.digest()) as Record<string, JsonValue>,
-      };
+      const states = finalStates(record, app, r);
       for (const [watchId, op, args] of SIM_WATCHES) {
-        const a = args as { key?: string; queue?: string };
         const last = this.watched[r]?.get(watchId);
         for (const level of ['tentative', 'stable'] as const) {
-          const state = states[level];
-          const num = (k: string): number =>
-            typeof state[k] === 'number' ? (state[k] as number) : 0;
-          const expected =
-            op === 'kv.get'
-              ? (state[a.key!] ?? null)
-              : num(`~queue/${a.queue!}/tail`) - num(`~queue/${a.queue!}/head`);
+          const expected = readOnFinal(states[level], op, args);
           const got = last?.[level];
           if (got === undefined || !got.ok || canonicalJson(got.value) !== canonicalJson(expected))
             out.push(
@@ -85,6 +77,15 @@ export class SimWatches {
   }
 
   private checkStablePush(p: SimProcess, watchId: string, got: Outcome, position: number): void {
+    const [, op, args] = SIM_WATCHES.find(([w]) => w === watchId)!;
+    this.checkStable(p, op, args, got, position);
+  }
+
+  /**
+   * A stable result `p` pushed for the live query `op(args)`, read at committed position
+   * `position`, against the reference interpreter's read there (SimWatches.violations).
+   */
+  checkStable(p: SimProcess, op: string, args: JsonValue, got: Outcome, position: number): void {
     const record = this.run.record;
     const order = record.commits[p.id]!.flat();
     if (order.length < position) return; // its commit records are not all written yet
@@ -105,7 +106,6 @@ export class SimWatches {
         ...(req.session === undefined ? {} : { session: req.session }),
       });
     }
-    const [, op, args] = SIM_WATCHES.find(([w]) => w === watchId)!;
     const expected = r.interp.apply({ op, args, ts: 0, id: null }, true);
     if (
       canonicalJson(expected as unknown as JsonValue) !== canonicalJson(got as unknown as JsonValue)
@@ -123,7 +123,7 @@ export class SimWatches {
 
   /** Starts the live queries on the process's current host (at start, and after each restart). */
   watchOn(p: SimProcess): void {
-    if (this.run.config.liveQueries !== true) return;
+    if (!this.on) return;
     const host = p.host;
     const last = (this.watched[p.id] ??= new Map());
     last.clear();
@@ -151,11 +151,47 @@ export class SimWatches {
    * once it takes ops; every watched replica re-runs the watches whose keys changed.
    */
   afterEvent(): void {
-    if (this.run.config.liveQueries !== true) return;
+    if (!this.on) return;
     for (const p of this.run.procs) {
       if (p.up && p.live === null && takesOps(p)) this.watchOn(p);
       if (p.up && p.live !== null && p.host.halted === null)
         p.live.changed(p.host.takeChangedKeys());
     }
   }
+}
+
+/**
+ * What a live query must end on at replica `r`, by level: its final state for the tentative
+ * result, its final committed state for the stable one. The two differ where ops stay tentative
+ * for good (FinalReplicaState.stranded): the final state holds them (checkConvergence), the
+ * committed state never will, so a stable result must not see them.
+ */
+export function finalStates(
+  record: RunRecord,
+  app: App,
+  r: number,
+): Record<'tentative' | 'stable', Record<string, JsonValue>> {
+  const committed = new ReferenceInterpreter(app);
+  for (const id of committedList(record, r)) {
+    const req = record.reqs.get(opKey(id));
+    // checkConvergence reports a committed op without its Req; this replays what it has.
+    if (req !== undefined) committed.apply(req);
+  }
+  return {
+    tentative: JSON.parse(record.finals[r]!.digest) as Record<string, JsonValue>,
+    stable: JSON.parse(committed.digest()) as Record<string, JsonValue>,
+  };
+}
+
+/** What the live query `op(args)` of SIM_WATCHES reads on a state of a replica (its JSON). */
+export function readOnFinal(
+  state: Record<string, JsonValue>,
+  op: string,
+  args: JsonValue,
+): JsonValue {
+  const num = (k: string): number => (typeof state[k] === 'number' ? (state[k] as number) : 0);
+  const a = args as { key?: string; queue?: string };
+  return op === 'kv.get'
+    ? (state[a.key!] ?? null)
+    : num(`~queue/${a.queue!}/tail`) - num(`~queue/${a.queue!}/head`);
 }

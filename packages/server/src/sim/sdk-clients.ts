@@ -1,0 +1,399 @@
+import {
+  ClientSession,
+  OperationFailed,
+  Timeout,
+  type ConsistencyLevel,
+  type CreekError,
+  type SessionOp,
+  type SessionOutput,
+  type ViewSink,
+  type WatchSink,
+} from '@creek/client/session';
+import type { JsonValue } from '@creek/app';
+import type { Outcome, Response } from '@creek/replica/core/types.js';
+import { SimClientLinks, type LinkClient } from './client-links.js';
+import type { SessionStats, SimClientSide } from './client-side.js';
+import { SimEndpoints } from './endpoints.js';
+import type { SimProcess, StepHost } from './process.js';
+import type { Prng } from './prng.js';
+import type { ClientOpRecord } from './run-record.js';
+import type { SessionParameters } from './session-parameters.js';
+import type { RunState } from './run-state.js';
+import { checkSessions, checkSessionWatches, type SessionWatchViews } from './session-checkers.js';
+import { SIM_WATCHES, type SimWatches } from './watches.js';
+import { generateOp, ONCE_PREFIX, type GeneratedOp } from './workload.js';
+
+/** Of the strong ops, the share whose caller asks for the stable view alone. */
+const STABLE_ONLY_SHARE = 0.15;
+/** Of the ops, the share that are exactly-once probes (ONCE_PREFIX). */
+const PROBE_SHARE = 0.05;
+/** Of the callers that time out on an op that may have taken effect, the share that abandon it. */
+const ABANDON_SHARE = 0.5;
+
+/** One replica's clients: a session (the SDK's own), beside that replica. */
+interface SimSession extends LinkClient {
+  /** The replica that welcomed it last, while it is connected there. */
+  replica: number | null;
+  /** The last replica it connected to (a connection elsewhere is a failover). */
+  lastTried: number | null;
+  /** Session numbers it has sent an invoke for (a second invoke of one is a resubmission). */
+  readonly sent: Set<number>;
+  readonly watched: SessionWatchViews;
+}
+
+/**
+ * The clients of an 'sdk' run (SimConfig.clients): the clients of each replica are one client
+ * session of the SDK (@creek/client/session's ClientSession, the pure session its socket driver
+ * runs), beside that replica, which lists it first and the others after. Ops arrive open-loop as
+ * the model's do; the session numbers them, sends them over its link (sim/client-links.ts) to a
+ * replica's endpoint (sim/endpoints.ts), fails over when its replica crashes, refuses it or stops
+ * being useful, and resubmits what is not known committed; some callers stop waiting (a timeout)
+ * and abandon their op. Each session watches the run's live queries too. What each caller was
+ * told is recorded (RunRecord.clientOps), and judged at the end (sim/session-checkers.ts).
+ */
+export class SimSdkClients implements SimClientSide {
+  readonly meanGap: number;
+  private readonly sessions: SimSession[] = [];
+  private readonly links: SimClientLinks;
+  private readonly endpoints: SimEndpoints;
+  /** Every op's session op (for its fate at the end) and record. */
+  private readonly ops: { readonly sop: SessionOp; readonly rec: ClientOpRecord }[] = [];
+  private readonly params: SessionParameters;
+  /** The callers' choices: probes, levels, timeouts, abandons. */
+  private readonly prng: Prng;
+  /** Violations seen as the run goes: live queries a replica ended, errors no caller should get. */
+  private readonly violations: string[] = [];
+  private failovers = 0;
+  private timeouts = 0;
+  private watchViews = 0;
+
+  constructor(
+    private readonly run: RunState,
+    watches: SimWatches,
+    step: StepHost,
+    loseForGood: (p: SimProcess) => void,
+    /** Whether the network cuts the way from replica `from` to replica `to` now. */
+    cut: (from: number, to: number) => boolean,
+  ) {
+    this.meanGap = 1000 / run.params.opsPerSecondPerReplica;
+    if (run.params.sessions === undefined) throw new Error('an sdk run draws its sessions');
+    this.params = run.params.sessions;
+    this.prng = run.prngs.named('sessions');
+    // A stable result a replica pushes to a live query is held to the committed state it names.
+    this.links = new SimClientLinks(run, run.prngs.named('client-links'), cut, (p, w, position) =>
+      watches.checkStable(p, w.op, w.args, w.outcome, position),
+    );
+    this.endpoints = new SimEndpoints(run, this.links, step, loseForGood);
+    const every = this.params.resetEveryMs;
+    if (every !== null) this.scheduleResets(every, run.prngs.named('client-resets'));
+  }
+
+  /** Links reset under open connections during the workload, about one every `every` ms. */
+  private scheduleResets(every: number, prng: Prng): void {
+    const run = this.run;
+    const reset = (): void => {
+      if (run.now >= run.workloadMs) return;
+      this.links.reset((open) => (open.length === 0 ? undefined : prng.pick(open)));
+      run.events.push(run.now + prng.exponential(every), reset);
+    };
+    run.events.push(prng.exponential(every), reset);
+  }
+
+  // ---- the cluster's side ---------------------------------------------------------------------
+
+  started(p: SimProcess): void {
+    this.endpoints.started(p);
+  }
+
+  respond(p: SimProcess, o: Response): void {
+    this.endpoints.respond(p, o);
+  }
+
+  crashed(p: SimProcess): void {
+    this.endpoints.crashed(p);
+    this.links.replicaDown(p);
+  }
+
+  departed(p: SimProcess): void {
+    this.endpoints.departed(p);
+  }
+
+  afterEvent(): void {
+    this.endpoints.afterEvent();
+  }
+
+  // ---- sessions --------------------------------------------------------------------------------
+
+  /** The clients of `h`: a session that connects now, and ops from `firstAt` on. */
+  start(h: SimProcess, firstAt: number): void {
+    const run = this.run;
+    const s = this.newSession(h);
+    const clientPrng = run.prngs.client;
+    const arrive = (): void => {
+      if (run.now >= run.workloadMs) return;
+      run.events.push(run.now + clientPrng.exponential(this.meanGap), arrive);
+      this.invoke(s, generateOp(clientPrng, run.params.workload));
+    };
+    run.events.push(firstAt, arrive);
+  }
+
+  private newSession(h: SimProcess): SimSession {
+    const run = this.run;
+    const others = run.procs.map((p) => p.id).filter((id) => id !== h.id);
+    const urls = [h.id, ...others].map((id) => `sim://${id}`);
+    const s: SimSession = {
+      id: `session-${h.id}`,
+      home: h.id,
+      replica: null,
+      lastTried: null,
+      sent: new Set(),
+      watched: new Map(),
+      session: new ClientSession({
+        urls,
+        // Session ids are 8 to 64 characters on the wire.
+        session: `session-${h.id}`,
+        connectTimeoutMs: this.params.connectTimeoutMs,
+        stallTimeoutMs: this.params.stallTimeoutMs,
+        maxInFlight: this.params.maxInFlight,
+        offline: this.params.offline,
+        maxQueued: 1_000,
+        persistent: false,
+        now: () => run.now,
+        out: (o) => this.output(s, o),
+      }),
+    };
+    this.sessions.push(s);
+    const every = s.session.tickEveryMs;
+    if (every !== null) {
+      const tick = (): void => {
+        s.session.tick();
+        run.events.push(run.now + every, tick);
+      };
+      run.events.push(run.now + every, tick);
+    }
+    s.session.start();
+    for (const [name, op, args] of SIM_WATCHES) s.session.watch(op, args, this.watchSink(s, name));
+    return s;
+  }
+
+  /** Does what a session asks (SessionOutput), over its links and the run's clock. */
+  private output(s: SimSession, o: SessionOutput): void {
+    const run = this.run;
+    switch (o.t) {
+      case 'connect': {
+        const id = Number(o.url.slice('sim://'.length));
+        if (s.lastTried !== null && s.lastTried !== id) this.failovers++;
+        s.lastTried = id;
+        this.links.connect(s, o.connection, run.procs[id]!);
+        return;
+      }
+      case 'send':
+        if (o.frame.t === 'invoke' && o.frame.seq !== undefined) {
+          if (s.sent.has(o.frame.seq)) run.counts.resubmissions++;
+          else s.sent.add(o.frame.seq);
+        }
+        return this.links.send(s, o.connection, o.frame);
+      case 'drop':
+        return this.links.drop(s, o.connection);
+      case 'reconnect':
+        run.events.push(run.now + o.afterMs, () => s.session.reconnect());
+        return;
+      case 'welcomed':
+        s.replica = o.replica;
+        return;
+      case 'disconnected':
+        s.replica = null;
+        return;
+      case 'status':
+      case 'persist':
+        return;
+    }
+  }
+
+  /** A caller invokes an op (`g`, or an exactly-once probe in its place) in session `s`. */
+  private invoke(s: SimSession, g: GeneratedOp): void {
+    const run = this.run;
+    const prng = this.prng;
+    const seq = s.session.nextSeq;
+    // Exactly-once probes: an increment of a key of its own, which must end at exactly 1.
+    const op: GeneratedOp = prng.chance(PROBE_SHARE)
+      ? {
+          op: 'kv.increment',
+          args: { key: `${ONCE_PREFIX}${s.id}/${seq}` },
+          strong: prng.chance(0.5),
+        }
+      : g;
+    const stableOnly = op.strong && prng.chance(STABLE_ONLY_SHARE);
+    const levels: ConsistencyLevel[] = !op.strong
+      ? ['weak']
+      : stableOnly
+        ? ['strong']
+        : ['weak', 'strong'];
+    const timeoutMs = prng.chance(this.params.timeoutShare) ? prng.float(20, 400) : null;
+    const abandon = prng.chance(ABANDON_SHARE);
+    const rec: ClientOpRecord = {
+      session: s.id,
+      seq,
+      op: op.op,
+      args: op.args,
+      strong: op.strong,
+      stableOnly,
+      invokedAt: run.now,
+      views: [],
+      error: null,
+      committedAt: null,
+      neverCommitted: false,
+      timedOutAt: null,
+      abandonAsked: false,
+      fate: null,
+    };
+    run.record.clientOps!.push(rec);
+    const sop = s.session.submit(op.op, op.args, levels, this.opSink(rec));
+    if (sop === null) return;
+    this.ops.push({ sop, rec });
+    if (timeoutMs !== null)
+      run.events.push(run.now + timeoutMs, () => this.timeOut(s, sop, rec, timeoutMs, abandon));
+  }
+
+  /**
+   * The caller stops waiting (as a Correctable's timeout aborts it); if the op may have taken
+   * effect, it may abandon it (`error.indeterminate.abandon()`), which decides its fate for good.
+   */
+  private timeOut(
+    s: SimSession,
+    sop: SessionOp,
+    rec: ClientOpRecord,
+    ms: number,
+    abandon: boolean,
+  ): void {
+    if (rec.error !== null || rec.views.some((v) => v.final)) return;
+    const reason = new Timeout(ms);
+    s.session.abort(sop, reason);
+    rec.timedOutAt = this.run.now;
+    this.timeouts++;
+    const handle = reason.indeterminate;
+    if (handle === null || !abandon) return;
+    rec.abandonAsked = true;
+    this.run.counts.abandons++;
+    // Its answer settles the op's fate (SessionOp.fate), read at the end; the promise is the app's.
+    handle.abandon().then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  /** What the session tells the caller of an op, recorded as it comes. */
+  private opSink(rec: ClientOpRecord): ViewSink<unknown> {
+    const run = this.run;
+    return {
+      view: (v) =>
+        rec.views.push({
+          at: run.now,
+          level: v.level,
+          final: v.final,
+          value: v.value as JsonValue,
+        }),
+      error: (e: CreekError) => {
+        rec.error = {
+          at: run.now,
+          code: e.code,
+          message: e instanceof OperationFailed ? e.reason : e.message,
+          mayHaveTakenEffect: e.mayHaveTakenEffect,
+        };
+      },
+      committed: () => {
+        rec.committedAt ??= run.now;
+      },
+      neverCommits: () => {
+        rec.neverCommitted = true;
+      },
+    };
+  }
+
+  /** The live query `name` of session `s`: its last result at each level, as the caller saw it. */
+  private watchSink(s: SimSession, name: string): WatchSink {
+    const seen: { tentative?: Outcome; stable?: Outcome } = {};
+    s.watched.set(name, seen);
+    return {
+      view: (v) => {
+        this.watchViews++;
+        seen[v.level === 'strong' ? 'stable' : 'tentative'] = {
+          ok: true,
+          value: v.value as JsonValue,
+        };
+      },
+      failed: (e, level) => {
+        seen[level === 'strong' ? 'stable' : 'tentative'] = {
+          ok: false,
+          error: e instanceof OperationFailed ? e.reason : e.message,
+        };
+      },
+      error: (e) => {
+        this.violations.push(
+          `live query: at ${this.run.now.toFixed(1)} ms session ${s.id}'s ${name} ended: ${e.message}`,
+        );
+      },
+    };
+  }
+
+  // ---- the end -------------------------------------------------------------------------------
+
+  /**
+   * Nothing of the clients' is left to happen: every session is welcomed somewhere, every caller
+   * has its answer (or stopped waiting), no frame is on its way and no live query reads.
+   */
+  settled(): boolean {
+    if (this.sessions.some((s) => s.replica === null)) return false;
+    if (this.links.busy || this.endpoints.reading) return false;
+    return this.run.record.clientOps!.every(
+      (r) => r.error !== null || r.timedOutAt !== null || r.views.some((v) => v.final),
+    );
+  }
+
+  unsettled(): string {
+    const away = this.sessions
+      .filter((s) => s.replica === null)
+      .map((s) => `${s.id} (${s.session.status})`);
+    const waiting = this.run.record.clientOps!.filter(
+      (r) => !(r.error !== null || r.timedOutAt !== null || r.views.some((v) => v.final)),
+    );
+    return [
+      ...(away.length === 0 ? [] : [`sessions welcomed nowhere: ${away.join(', ')}`]),
+      ...(waiting.length === 0
+        ? []
+        : [
+            `${waiting.length} callers waiting, the first ${waiting
+              .slice(0, 3)
+              .map((r) => `${r.op} of ${r.session} (#${r.seq})`)
+              .join(', ')}`,
+          ]),
+      ...(this.links.busy ? ['frames on their way'] : []),
+      ...(this.endpoints.reading ? ['live queries reading'] : []),
+    ].join('; ');
+  }
+
+  check(quiescent: boolean): string[] {
+    for (const { sop, rec } of this.ops) rec.fate = sop.fate;
+    const finals = this.sessions.map((s) => ({
+      session: s.id,
+      replica: s.replica,
+      watched: s.watched,
+    }));
+    return [
+      ...this.links.violations.slice(0, 10),
+      ...this.violations.slice(0, 10),
+      ...checkSessions(this.run.record, this.run.app, quiescent),
+      ...(quiescent ? checkSessionWatches(this.run.record, this.run.app, finals) : []),
+    ];
+  }
+
+  stats(): SessionStats {
+    return {
+      connections: this.links.opened,
+      failovers: this.failovers,
+      resets: this.links.resets,
+      timeouts: this.timeouts,
+      watchViews: this.watchViews,
+    };
+  }
+}

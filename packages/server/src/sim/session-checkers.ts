@@ -1,0 +1,279 @@
+import { ABANDON_OP, canonicalJson, type App, type JsonValue } from '@creek/app';
+import { formatOpId, opKey, type OpId } from '@creek/replica/core/op-id.js';
+import { outcomesEqual, type Outcome } from '@creek/replica/core/types.js';
+import type { HistoryOp } from './linearizability.js';
+import { ReferenceInterpreter } from './reference-interpreter.js';
+import {
+  committedListOn,
+  liveReplicas,
+  longestCommitted,
+  type ClientOpRecord,
+  type Invocation,
+  type RunRecord,
+} from './run-record.js';
+import { finalStates, readOnFinal, SIM_WATCHES } from './watches.js';
+
+/** A session's live queries as its caller saw them: by name, the last result at each level. */
+export type SessionWatchViews = Map<string, { tentative?: Outcome; stable?: Outcome }>;
+
+/** A session op's key (its session and number): every copy of the op carries it. */
+function stampKey(session: string, seq: number): string {
+  return `${session}/${seq}`;
+}
+
+/**
+ * Where the copies of each session op are in the run's final committed order: a session op may
+ * have several (a resubmission at another replica is a Req of its own), and only the first one
+ * in the order takes effect, unless a `creek.abandon` of it comes before (core/session-dedupe.ts).
+ */
+class Copies {
+  private readonly first = new Map<string, { readonly at: number; readonly id: OpId }>();
+  private readonly abandonedAt = new Map<string, number>();
+  readonly order: OpId[];
+
+  constructor(record: RunRecord) {
+    this.order = longestCommitted(record);
+    this.order.forEach((id, at) => {
+      const req = record.reqs.get(opKey(id));
+      if (req?.session === undefined) return;
+      const key = stampKey(req.session.id, req.session.seq);
+      if (!this.first.has(key)) this.first.set(key, { at, id });
+      if (req.op !== ABANDON_OP) return;
+      const target = stampKey(req.session.id, (req.args as { seq: number }).seq);
+      if (!this.abandonedAt.has(target)) this.abandonedAt.set(target, at);
+    });
+  }
+
+  /** The first copy of the op in the committed order, whether or not it took effect. */
+  committed(key: string): { readonly at: number; readonly id: OpId } | undefined {
+    return this.first.get(key);
+  }
+
+  /** The copy that took effect: the first one, unless an abandon of the op came before it. */
+  effective(key: string): { readonly at: number; readonly id: OpId } | undefined {
+    const c = this.first.get(key);
+    if (c === undefined) return undefined;
+    const abandoned = this.abandonedAt.get(key);
+    return abandoned !== undefined && abandoned < c.at ? undefined : c;
+  }
+}
+
+function describe(r: ClientOpRecord): string {
+  return `${r.strong ? 'strong' : 'weak'} ${r.op}(${JSON.stringify(r.args)}) of session ${r.session} (#${r.seq})`;
+}
+
+function show(o: Outcome): string {
+  return o.ok ? JSON.stringify(o.value) : `error "${o.error}"`;
+}
+
+/** What the caller of a strong op got as its final, stable answer; null if it got none. */
+function stableAnswer(
+  r: ClientOpRecord,
+): { readonly at: number; readonly outcome: Outcome } | null {
+  if (!r.strong) return null;
+  const v = r.views.find((x) => x.final);
+  if (v !== undefined)
+    return v.level === 'strong' ? { at: v.at, outcome: { ok: true, value: v.value } } : null;
+  if (r.error?.code === 'operation-failed')
+    return { at: r.error.at, outcome: { ok: false, error: r.error.message } };
+  return null;
+}
+
+/** Errors no caller should get from a healthy cluster (the others say it was unreachable, or the op threw). */
+const NEVER = ['protocol', 'invalid-arguments', 'unauthorized', 'closed', 'unknown-op'];
+
+/**
+ * What the clients of an 'sdk' run were told, against what the cluster did (RunRecord.clientOps):
+ * - an op the session reported committed has a copy in the committed order; one it reported
+ *   abandoned, or never to take effect, has none that took effect; a fate it reported committed
+ *   has one;
+ * - a strong op's stable answer is the reference interpreter's for the copy that took effect (the
+ *   others answer as it did);
+ * - read-your-writes across failovers: an op a session sent after its caller had an answer to an
+ *   earlier update of the session executes on an order that holds a copy of that update;
+ * - no caller gets an error a healthy cluster never gives (a protocol error, refused arguments).
+ */
+export function checkSessions(record: RunRecord, app: App, quiescent: boolean): string[] {
+  const ops = record.clientOps;
+  if (ops === undefined) return [];
+  const out: string[] = [];
+  const copies = new Copies(record);
+  const readOnly = (op: string): boolean => app.lookup(op)?.readOnly === true;
+  const reference = new ReferenceInterpreter(app);
+  const outcomes = new Map<string, Outcome>();
+  for (const id of copies.order) {
+    const req = record.reqs.get(opKey(id));
+    if (req === undefined) break; // its Req went with a lost disk: nothing to replay from here
+    outcomes.set(opKey(id), reference.apply(req));
+  }
+  for (const r of ops) {
+    const key = stampKey(r.session, r.seq);
+    const effective = copies.effective(key);
+    if (r.error !== null && NEVER.includes(r.error.code))
+      out.push(`(sessions) ${describe(r)}: its caller got ${r.error.code}: ${r.error.message}`);
+    if (!readOnly(r.op) && r.committedAt !== null && copies.committed(key) === undefined)
+      out.push(
+        `(sessions) ${describe(r)}: reported committed at ${r.committedAt.toFixed(1)} ms, but no copy of it is in the committed order`,
+      );
+    if ((r.neverCommitted || r.fate?.fate === 'abandoned') && effective !== undefined)
+      out.push(
+        `(sessions) ${describe(r)}: its session said it never takes effect${r.fate?.fate === 'abandoned' ? ' (abandoned)' : ''}, but ${formatOpId(effective.id)} took effect at committed position ${effective.at}`,
+      );
+    if (quiescent && !readOnly(r.op) && r.fate?.fate === 'committed' && effective === undefined)
+      out.push(`(sessions) ${describe(r)}: its fate was committed, but no copy of it took effect`);
+    const stable = stableAnswer(r);
+    const first = copies.committed(key);
+    if (stable !== null && first !== undefined && !readOnly(r.op)) {
+      const want = outcomes.get(opKey(first.id));
+      if (want !== undefined && !outcomesEqual(want, stable.outcome))
+        out.push(
+          `(sessions) ${describe(r)}: stable ${show(stable.outcome)}, serial execution of the committed order gives ${show(want)} (${formatOpId(first.id)})`,
+        );
+    }
+  }
+  out.push(...checkReadYourWrites(record, app));
+  return out;
+}
+
+/**
+ * Read-your-writes across replicas: every op of a session that a replica executed tentatively
+ * was executed on an order that held a copy of the last update of the session whose caller had
+ * an answer when the op was sent. (A session moving to another replica is welcomed only once that
+ * replica has what the session saw, and resubmits its own ops that are not known committed
+ * before anything new.)
+ */
+function checkReadYourWrites(record: RunRecord, app: App): string[] {
+  const out: string[] = [];
+  const bySession = new Map<string, ClientOpRecord[]>();
+  for (const r of record.clientOps!) {
+    if (app.lookup(r.op)?.readOnly === true || r.abandonAsked || r.neverCommitted) continue;
+    if (r.views.length === 0) continue;
+    let list = bySession.get(r.session);
+    if (list === undefined) bySession.set(r.session, (list = []));
+    list.push(r);
+  }
+  // Req ids of each session op's copies, and each disk's committed positions.
+  const copiesOf = new Map<string, string[]>();
+  for (const [key, req] of record.reqs) {
+    if (req.session === undefined) continue;
+    const k = stampKey(req.session.id, req.session.seq);
+    const list = copiesOf.get(k);
+    if (list === undefined) copiesOf.set(k, [key]);
+    else list.push(key);
+  }
+  const positions = new Map<string, Map<string, number>>();
+  const positionOn = (inv: Invocation, key: string): number | undefined => {
+    const disk = `${inv.replica}/${inv.disk ?? 0}`;
+    let at = positions.get(disk);
+    if (at === undefined) {
+      at = new Map();
+      const { committed } = committedListOn(record, inv.replica, inv.disk ?? 0);
+      committed.forEach((id, i) => at!.set(opKey(id), i));
+      positions.set(disk, at);
+    }
+    return at.get(key);
+  };
+  for (const inv of record.invocations) {
+    if (inv.session === undefined || inv.sentAt === undefined) continue;
+    const trace = inv.responses.find((x) => x.level === 'tentative')?.trace;
+    if (trace === undefined) continue;
+    const answered = bySession.get(inv.session.id);
+    if (answered === undefined) continue;
+    // The last update of the session before this op, answered when this copy of it was sent.
+    let last: ClientOpRecord | undefined;
+    for (const r of answered)
+      if (r.seq < inv.session.seq && r.views[0]!.at < inv.sentAt && (last?.seq ?? 0) < r.seq)
+        last = r;
+    if (last === undefined) continue;
+    const keys = copiesOf.get(stampKey(last.session, last.seq)) ?? [];
+    const before = new Set(trace.tentativeBefore.map(opKey));
+    const held = keys.some((k) => {
+      if (before.has(k)) return true;
+      const at = positionOn(inv, k);
+      return at !== undefined && at < trace.committedBefore;
+    });
+    if (!held)
+      out.push(
+        `(sessions) read-your-writes: ${inv.strong ? 'strong' : 'weak'} ${inv.op}(${JSON.stringify(inv.args)}) of session ${inv.session.id} (#${inv.session.seq}) ran at replica ${inv.replica} on an order without ${describe(last)}, answered to its caller at ${last.views[0]!.at.toFixed(1)} ms, before the op was sent at ${inv.sentAt.toFixed(1)} ms`,
+      );
+  }
+  return out;
+}
+
+/**
+ * Live queries at the end of a quiescent 'sdk' run: each session's last tentative result of every
+ * live query equals the read on the final state of the replica it is connected to, and its last
+ * stable result the read on that replica's final committed state (finalStates).
+ */
+export function checkSessionWatches(
+  record: RunRecord,
+  app: App,
+  sessions: readonly {
+    readonly session: string;
+    readonly replica: number | null;
+    readonly watched: SessionWatchViews;
+  }[],
+): string[] {
+  const out: string[] = [];
+  const live = liveReplicas(record);
+  for (const s of sessions) {
+    if (s.replica === null || !live.includes(s.replica)) continue;
+    const states = finalStates(record, app, s.replica);
+    for (const [name, op, args] of SIM_WATCHES) {
+      const last = s.watched.get(name);
+      for (const level of ['tentative', 'stable'] as const) {
+        const expected = readOnFinal(states[level], op, args);
+        const got = last?.[level];
+        if (got === undefined || !got.ok || canonicalJson(got.value) !== canonicalJson(expected))
+          out.push(
+            `live query: session ${s.session}'s ${op} ${JSON.stringify(args)} last showed ${got === undefined ? 'nothing' : JSON.stringify(got)} at ${level}, but replica ${s.replica} reads ${JSON.stringify(expected)} on the final ${level === 'stable' ? 'committed ' : ''}state`,
+          );
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The history of one linearizable object as the clients of an 'sdk' run saw it: an op per
+ * session op (however many copies of it replicas took), from its caller's call to its stable
+ * answer; for one without an answer, whether it took effect, from the committed order (the copy
+ * that took effect, if any), when the run settled.
+ */
+export function clientHistory(
+  record: RunRecord,
+  onObject: (op: { readonly op: string; readonly args: JsonValue }) => boolean,
+  settled: boolean,
+): HistoryOp[] {
+  const copies = new Copies(record);
+  // A strong read answered by read index has no copy: its place is the position it read at.
+  const readAt = new Map<string, number>();
+  for (const inv of record.invocations) {
+    const p = inv.responses.find((x) => x.level === 'stable')?.position;
+    if (inv.session !== undefined && p !== undefined)
+      readAt.set(stampKey(inv.session.id, inv.session.seq), p - 0.5);
+  }
+  // A lost disk may have taken copies along whose Reqs no replica holds.
+  const sure = settled && record.retired.length === 0;
+  return record
+    .clientOps!.filter(
+      (r) => r.strong && onObject(r) && !(r.error !== null && NEVER.includes(r.error.code)),
+    )
+    .map((r) => {
+      const key = stampKey(r.session, r.seq);
+      const completed = stableAnswer(r);
+      const effective = copies.effective(key);
+      const order = effective?.at ?? readAt.get(key);
+      const tookEffect =
+        completed !== null ? undefined : effective !== undefined ? true : sure ? false : undefined;
+      return {
+        id: describe(r),
+        op: r.op,
+        args: r.args,
+        invokedAt: r.invokedAt,
+        completed,
+        ...(tookEffect === undefined ? {} : { tookEffect }),
+        ...(order === undefined ? {} : { order }),
+      };
+    });
+}

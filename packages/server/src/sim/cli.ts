@@ -1,8 +1,15 @@
 import { PLANTED_BUG_NAMES, PLANTED_BUGS, type PlantedBug } from './planted-bugs.js';
-import { FAULT_MODES, runSimulation, type FaultMode, type SimResult } from './simulation.js';
+import {
+  CLIENT_MODES,
+  FAULT_MODES,
+  runSimulation,
+  type ClientMode,
+  type FaultMode,
+  type SimResult,
+} from './simulation.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--seed S] [--first F] [--plant BUG] [--verbose] [--json] [--trace] [--trace-every MS]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--clients model|sdk] [--seed S] [--first F] [--plant BUG] [--verbose] [--json] [--trace] [--trace-every MS]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
  * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
  * violations, parameters, stats, and the committed order as op ids) and the progress and the
@@ -10,6 +17,8 @@ import { FAULT_MODES, runSimulation, type FaultMode, type SimResult } from './si
  * `--plant BUG` runs with one of the bugs in planted-bugs.ts, to watch the checkers catch it.
  * `--trace` (with `--seed`) tells the run on stderr as it goes (sim/trace.ts): faults, membership
  * changes, and each replica's Paxos state every 100 simulated ms (`--trace-every MS`).
+ * `--clients sdk` runs real client sessions of the SDK against the replicas' client endpoints
+ * (SimConfig.clients): another run than the default model of clients for the same seed.
  */
 interface Options {
   seeds: number;
@@ -17,6 +26,7 @@ interface Options {
   first: number;
   replicas: number;
   faults: FaultMode;
+  clients: ClientMode;
   verbose: boolean;
   json: boolean;
   plant: PlantedBug | null;
@@ -31,6 +41,7 @@ function parse(argv: string[]): Options {
     first: 1,
     replicas: 3,
     faults: 'all',
+    clients: 'model',
     verbose: false,
     json: false,
     plant: null,
@@ -66,6 +77,13 @@ function parse(argv: string[]): Options {
         o.faults = mode as FaultMode;
         break;
       }
+      case '--clients': {
+        const mode = argv[++i];
+        if (!CLIENT_MODES.includes(mode as ClientMode))
+          fail(`--clients must be one of ${CLIENT_MODES.join(', ')}, got ${mode ?? 'nothing'}`);
+        o.clients = mode as ClientMode;
+        break;
+      }
       case '--plant': {
         const bug = argv[++i];
         if (!PLANTED_BUG_NAMES.includes(bug as PlantedBug))
@@ -88,7 +106,10 @@ function parse(argv: string[]): Options {
         break;
       case '--help':
         console.log(
-          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--verbose] [--json] [--trace] [--trace-every MS]`,
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--clients ${CLIENT_MODES.join('|')}] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--verbose] [--json] [--trace] [--trace-every MS]`,
+        );
+        console.log(
+          "  --clients sdk: the clients are real client sessions of the SDK (failover, resubmission, abandon, live queries) talking to the replicas' client endpoints over simulated links; the default, model, hands ops straight to the replicas",
         );
         process.exit(0);
         break;
@@ -115,7 +136,7 @@ function catchUpLine(c: SimResult['stats']['catchUp']): string {
 
 /** The flags and the visualizer query that name this run again. */
 function replayFlags(seed: number, replicas: number, faults: FaultMode): string {
-  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
+  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
 }
 function replayQuery(seed: number, replicas: number, faults: FaultMode): string {
   return `?seed=${seed}&replicas=${replicas}&faults=${faults}${opts.plant === null ? '' : `&bug=${opts.plant}`}`;
@@ -130,7 +151,11 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
     return;
   }
   const s = r.stats;
-  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}`;
+  const sessions =
+    s.sessions === undefined
+      ? ''
+      : `, client sessions: ${s.sessions.connections} connections (${s.sessions.failovers} to another replica), ${s.sessions.resets} links reset, ${s.sessions.timeouts} callers timed out, ${s.sessions.watchViews} live query views`;
+  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${sessions}`;
   if (verbose || !r.ok) console.log(line);
   if (!r.ok) {
     console.log(`  parameters: ${JSON.stringify(r.parameters)}`);
@@ -139,9 +164,11 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
     console.log(
       `  replay: npm run sim -- ${replayFlags(r.seed, r.replicas, r.parameters.faults)} --verbose`,
     );
-    console.log(
-      `  step through it: npm run visualizer, then open http://127.0.0.1:7300/${replayQuery(r.seed, r.replicas, r.parameters.faults)}`,
-    );
+    // The visualizer replays runs of the model's clients.
+    if (opts.clients === 'model')
+      console.log(
+        `  step through it: npm run visualizer, then open http://127.0.0.1:7300/${replayQuery(r.seed, r.replicas, r.parameters.faults)}`,
+      );
   }
 }
 
@@ -158,6 +185,7 @@ for (const [i, seed] of seeds.entries()) {
       seed,
       replicas: opts.replicas,
       faults: opts.faults,
+      ...(opts.clients === 'model' ? {} : { clients: opts.clients }),
       ...(opts.plant === null ? {} : PLANTED_BUGS[opts.plant].config),
       // On stderr: stdout keeps the verdict (and, with --json, its JSON line) alone.
       ...(opts.traceEveryMs === null

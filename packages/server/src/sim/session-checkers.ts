@@ -152,14 +152,16 @@ function checkReadYourWrites(record: RunRecord, app: App): string[] {
     if (list === undefined) bySession.set(r.session, (list = []));
     list.push(r);
   }
-  // Req ids of each session op's copies, and each disk's committed positions.
+  // Req ids of each session op's copies (those lost with a disk too: the answers given on that
+  // disk saw them), and each disk's committed positions.
   const copiesOf = new Map<string, string[]>();
-  for (const [key, req] of record.reqs) {
+  const reqs = [record.reqs, ...record.retired.map((r) => r.lostReqs)];
+  for (const [key, req] of reqs.flatMap((m) => [...m])) {
     if (req.session === undefined) continue;
     const k = stampKey(req.session.id, req.session.seq);
     const list = copiesOf.get(k);
     if (list === undefined) copiesOf.set(k, [key]);
-    else list.push(key);
+    else if (!list.includes(key)) list.push(key);
   }
   const positions = new Map<string, Map<string, number>>();
   const positionOn = (inv: Invocation, key: string): number | undefined => {

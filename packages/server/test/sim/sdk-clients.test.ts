@@ -125,6 +125,13 @@ describe('known failures the client sessions found', () => {
   );
 
   it.fails(
+    'a session whose strong write was confirmed (its stable answer equal to its tentative one) moves only to a replica that has the write: a confirmation carries no `seen` (seed 233, 3 replicas)',
+    () => {
+      expect(run(233, 3).violations.filter((v) => v.includes('read-your-writes'))).toEqual([]);
+    },
+  );
+
+  it.fails(
     "a session's live query never shows an older committed state after a failover (seed 32, 3 replicas)",
     () => {
       expect(run(32, 3).violations.filter((v) => v.includes('monotonic reads'))).toEqual([]);

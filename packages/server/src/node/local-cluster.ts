@@ -270,6 +270,21 @@ export class LocalCluster {
   }
 
   /**
+   * SIGKILL, resolving once the process has exited: its data directory may then be wiped or
+   * opened again by a new process (a test waits for this, not for a fixed time).
+   */
+  async killed(i: number): Promise<void> {
+    const child = this.procs[i];
+    if (child === null || child === undefined) return;
+    const gone =
+      child.exitCode !== null || child.signalCode !== null
+        ? Promise.resolve()
+        : new Promise<void>((r) => child.once('exit', () => r()));
+    this.kill(i);
+    await gone;
+  }
+
+  /**
    * SIGTERM: the replica drains the ops in flight, then exits; resolves with its exit code (null if
    * it was not running or died of a signal).
    */

@@ -30,8 +30,8 @@ describe('a 3-replica cluster of real processes', () => {
   }
 
   /** SIGKILL of replica 2, then its data directory is removed. */
-  function wipeReplica2(): void {
-    cluster!.kill(2);
+  async function wipeReplica2(): Promise<void> {
+    await cluster!.killed(2);
     rmSync(join(cluster!.dir, 'replica-2'), { recursive: true, force: true });
   }
 
@@ -122,15 +122,16 @@ describe('a 3-replica cluster of real processes', () => {
     const client = await RawClient.connect(cluster.url(origin), cluster.token);
     const N = 300;
     const ops: ReturnType<RawClient['invoke']>[] = [];
+    let gone: Promise<void> | null = null;
     for (let i = 0; i < N; i++) {
       ops.push(
         client.invoke('kv.increment', { key: `q${i % 100}` }, i % 4 === 0 ? 'strong' : 'weak'),
       );
-      if (i === 150) cluster.kill(quiet);
+      if (i === 150) gone = cluster.killed(quiet);
       if (i % 10 === 0) await new Promise((r) => setTimeout(r, 3));
     }
     // The process must be gone before its data directory is opened again.
-    await new Promise((r) => setTimeout(r, 200));
+    await gone;
     cluster.startReplica(quiet);
     await within(Promise.all(ops.map((o) => o.done)), 30_000, 'every op answered');
     const final = await cluster.converged(40_000);
@@ -178,8 +179,13 @@ describe('a 3-replica cluster of real processes', () => {
     const weak = isolated.invoke('kv.put', { key: 'w', value: 1 }, 'weak');
     await within(weak.done, 5_000, 'a weak op answered in the minority');
     const strong = isolated.invoke('kv.increment', { key: 's' }, 'strong');
-    await new Promise((r) => setTimeout(r, 1_500));
-    expect(strong.views.frames.map((f) => (f.t === 'view' ? f.level : f.t))).toEqual(['tentative']);
+    // Its tentative view comes (waited for, not slept on); a minority can never make it stable.
+    const levels0 = (): (string | undefined)[] =>
+      strong.views.frames.map((f) => (f.t === 'view' ? f.level : f.t));
+    await cluster.until(async () => levels0().length > 0, 30_000, 'a tentative view');
+    // A while longer: a stable view would be a bug (this pause can only make the check stricter).
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(levels0()).toEqual(['tentative']);
     for (const i of [0, 1, 2]) await cluster.admin(i, 'unblock');
     await within(strong.done, 20_000, 'the strong op stable after healing');
     const final = await cluster.converged();
@@ -210,7 +216,7 @@ describe('a 3-replica cluster of real processes', () => {
     c2.close();
     await cluster.converged();
     expect((await cluster.status(2))!.identity).toEqual({ origin: 2, incarnation: 0 });
-    wipeReplica2();
+    await wipeReplica2();
     // While its peers are paused, the new replica 2 cannot learn what the cluster holds: it answers
     // ops with `unavailable`, never with a view of an op numbered like one it sent before.
     await cluster.admin(0, 'pause');
@@ -275,7 +281,7 @@ describe('a 3-replica cluster of real processes', () => {
       10_000,
       'replica 1 holds it',
     );
-    wipeReplica2();
+    await wipeReplica2();
     // Now its only holder is down, and replica 0, a majority with replica 2, never saw it.
     await cluster.admin(1, 'pause');
     await cluster.admin(0, 'resume');
@@ -319,7 +325,7 @@ describe('a 3-replica cluster of real processes', () => {
     await within(c2.invoke('kv.increment', { key: 'a' }, 'strong').done, 10_000, 'op at 2');
     c2.close();
     await cluster.converged();
-    wipeReplica2();
+    await wipeReplica2();
     cpSync(copy, join(cluster.dir, 'replica-2'), { recursive: true });
     cluster.startReplica(2);
     // Its peers hold an op of its own that the copy lacks: it cannot tell which ids are taken.
@@ -359,7 +365,7 @@ describe('a 3-replica cluster of real processes', () => {
       20_000,
       'Reqs pruned everywhere',
     );
-    wipeReplica2();
+    await wipeReplica2();
     await new Promise((r) => setTimeout(r, 300));
     cluster.startReplica(2);
     await cluster.until(

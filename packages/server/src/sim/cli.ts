@@ -9,7 +9,7 @@ import {
 } from './simulation.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--clients model|sdk] [--seed S] [--first F] [--plant BUG] [--verbose] [--json] [--trace] [--trace-every MS]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--clients model|sdk] [--seed S] [--first F] [--plant BUG] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
  * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
  * violations, parameters, stats, and the committed order as op ids) and the progress and the
@@ -30,6 +30,8 @@ interface Options {
   verbose: boolean;
   json: boolean;
   plant: PlantedBug | null;
+  /** Clients also keep live queries open (SimConfig.liveQueries), checked by the watch checkers. */
+  liveQueries: boolean;
   /** Simulated ms between the trace's status lines; null: no trace. */
   traceEveryMs: number | null;
 }
@@ -45,6 +47,7 @@ function parse(argv: string[]): Options {
     verbose: false,
     json: false,
     plant: null,
+    liveQueries: false,
     traceEveryMs: null,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -94,6 +97,9 @@ function parse(argv: string[]): Options {
       case '--verbose':
         o.verbose = true;
         break;
+      case '--live-queries':
+        o.liveQueries = true;
+        break;
       case '--trace':
         o.traceEveryMs ??= 100;
         break;
@@ -106,7 +112,10 @@ function parse(argv: string[]): Options {
         break;
       case '--help':
         console.log(
-          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--clients ${CLIENT_MODES.join('|')}] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--verbose] [--json] [--trace] [--trace-every MS]`,
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--clients ${CLIENT_MODES.join('|')}] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`,
+        );
+        console.log(
+          '  --live-queries: the clients also keep live queries open, and the checkers judge what they showed',
         );
         console.log(
           "  --clients sdk: the clients are real client sessions of the SDK (failover, resubmission, abandon, live queries) talking to the replicas' client endpoints over simulated links; the default, model, hands ops straight to the replicas",
@@ -136,7 +145,7 @@ function catchUpLine(c: SimResult['stats']['catchUp']): string {
 
 /** The flags and the visualizer query that name this run again. */
 function replayFlags(seed: number, replicas: number, faults: FaultMode): string {
-  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
+  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
 }
 function replayQuery(seed: number, replicas: number, faults: FaultMode): string {
   return `?seed=${seed}&replicas=${replicas}&faults=${faults}${opts.plant === null ? '' : `&bug=${opts.plant}`}`;
@@ -186,6 +195,7 @@ for (const [i, seed] of seeds.entries()) {
       replicas: opts.replicas,
       faults: opts.faults,
       ...(opts.clients === 'model' ? {} : { clients: opts.clients }),
+      ...(opts.liveQueries ? { liveQueries: true } : {}),
       ...(opts.plant === null ? {} : PLANTED_BUGS[opts.plant].config),
       // On stderr: stdout keeps the verdict (and, with --json, its JSON line) alone.
       ...(opts.traceEveryMs === null

@@ -3,6 +3,7 @@ import { Replica } from '@creek/replica/core/replica.js';
 import { Gossip } from '@creek/replica/gossip/gossip.js';
 import { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import { runSimulation, type SimResult } from '../../src/sim/simulation.js';
+import { expectCaughtBy, plantedRuns } from './planted.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -10,19 +11,6 @@ afterEach(() => {
 
 function run(first: number, count: number, replicas: number): SimResult[] {
   return Array.from({ length: count }, (_, i) => runSimulation({ seed: first + i, replicas }));
-}
-
-/** Seeds that fail, by a violation or by a crash of the simulation itself. */
-function failures(first: number, count: number, replicas: number): number {
-  let failed = 0;
-  for (let seed = first; seed < first + count; seed++) {
-    try {
-      if (!runSimulation({ seed, replicas }).ok) failed++;
-    } catch {
-      failed++;
-    }
-  }
-  return failed;
 }
 
 describe('simulator: checkpoints, truncation and gossip pruning', () => {
@@ -37,7 +25,8 @@ describe('simulator: checkpoints, truncation and gossip pruning', () => {
     expect(new Set(results.map((r) => r.parameters.checkpointEvery)).size).toBe(4);
   });
 
-  // Planted bugs: the same seeds with one part of the machinery broken must fail.
+  // Planted bugs: the same seeds with one part of the machinery broken fail, each caught by the
+  // check named (planted.ts), on the seeds of 30,001–30,012 where the bug shows.
 
   it('catches a checkpoint that loses the tentative ops', () => {
     const checkpoint = Replica.prototype.checkpoint;
@@ -45,7 +34,16 @@ describe('simulator: checkpoints, truncation and gossip pruning', () => {
       const c = checkpoint.call(this);
       return { ...c, reqs: c.reqs.slice(0, c.committedLive) };
     });
-    expect(failures(30_001, 12, 3)).toBeGreaterThan(0);
+    // A replica restarted from such a checkpoint finds a commit record naming an op it has no Req
+    // of, and refuses to start (4 seeds of 12); where none restarts before the ops commit, the
+    // replicas disagree on the committed order (2).
+    const refused = plantedRuns([30_002, 30_006, 30_007, 30_009], {});
+    expect(refused.map((r) => r.threw)).toEqual(
+      refused.map(() =>
+        expect.stringMatching(/^recovery: commit record names r\d+#\d+, whose Req is not on disk$/),
+      ),
+    );
+    expectCaughtBy(plantedRuns([30_008, 30_012], {}), '(a)');
   });
 
   it('catches a checkpoint whose state misses a key', () => {
@@ -54,7 +52,12 @@ describe('simulator: checkpoints, truncation and gossip pruning', () => {
       const c = checkpoint.call(this);
       return { ...c, state: c.state.slice(1) };
     });
-    expect(failures(30_001, 12, 3)).toBeGreaterThan(0);
+    // A committed op's effect is lost: convergence (b) finds the state is not the committed
+    // order's (9 seeds of 12; the other 3 restart no replica from a checkpoint with a key).
+    expectCaughtBy(
+      plantedRuns([30_001, 30_002, 30_003, 30_006, 30_007, 30_008, 30_009, 30_010, 30_011], {}),
+      '(b)',
+    );
   });
 
   it('catches a checkpoint that forgets where the delivery stream was', () => {
@@ -65,7 +68,9 @@ describe('simulator: checkpoints, truncation and gossip pruning', () => {
       (this as unknown as { lastDelivered: Map<number, number> }).lastDelivered.clear();
       checkpoint.call(this);
     });
-    expect(failures(30_001, 12, 3)).toBeGreaterThan(0);
+    // Restarted, the replica waits for strong ops it already delivered: its ops stop committing
+    // (5 seeds of 12).
+    expectCaughtBy(plantedRuns([30_001, 30_007, 30_008, 30_010, 30_011], {}), 'liveness');
   });
 
   it('catches gossip that drops Reqs a peer has not acknowledged', () => {
@@ -74,6 +79,7 @@ describe('simulator: checkpoints, truncation and gossip pruning', () => {
         .store;
       return store.dropPrefixes(() => true);
     });
-    expect(failures(30_001, 6, 3)).toBeGreaterThan(0);
+    // A peer that missed Reqs can no longer get them: it halts (5 seeds of 6).
+    expectCaughtBy(plantedRuns([30_001, 30_003, 30_004, 30_005, 30_006], {}), 'halt');
   });
 });

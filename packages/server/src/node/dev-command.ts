@@ -8,11 +8,24 @@ import { commandUsage, readSettings } from './settings.js';
 export const DEV_USAGE = commandUsage(
   'dev',
   `A local cluster of real replica processes on one machine, with generated secrets; prints the
-client URLs and tokens once every replica takes ops. Ctrl-C stops every replica.`,
+client URLs and tokens once every replica takes ops. A replica that dies (kill -9 one to try
+failover) is restarted on its data directory a second later while the others keep serving; one
+that dies 3 times within a minute is left down. Ctrl-C stops every replica.`,
   DEV_OPTIONS,
 );
 
-/** `creek dev`: runs a LocalCluster until Ctrl-C, or until one of its replicas exits. */
+/** A dead replica restarts after this pause (long enough to read that it died). */
+const RESTART_AFTER_MS = 1_000;
+/** A replica that exits this often within `CRASH_LOOP_MS` is left down: it would only die again. */
+const CRASH_LOOP_EXITS = 3;
+const CRASH_LOOP_MS = 60_000;
+
+/**
+ * `creek dev`: runs a LocalCluster until Ctrl-C. A replica that dies is reported and restarted,
+ * so failover and rejoin can be tried on a laptop (the thing to try first); the others serve on.
+ * One that keeps dying (a halted replica, an app that throws at load) is left down, and the
+ * cluster stops only when no replica is left.
+ */
 export async function dev(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   const read = readSettings('dev', argv, env, DEV_OPTIONS, DevSettingsSchema);
   if (read.help) {
@@ -40,6 +53,38 @@ export async function dev(argv: readonly string[], env: NodeJS.ProcessEnv): Prom
     stopping = true;
     void cluster.stop(2_000).then(() => process.exit(status));
   };
+  const exits = new Map<number, number[]>();
+  const restarting = new Set<number>();
+  const replicaExited = (i: number, how: string): void => {
+    const c = cluster;
+    if (c === null || stopping) return;
+    const now = Date.now();
+    const recent = [...(exits.get(i) ?? []), now].filter((t) => now - t < CRASH_LOOP_MS);
+    exits.set(i, recent);
+    if (recent.length >= CRASH_LOOP_EXITS) {
+      console.error(
+        `creek dev: replica ${i} exited (${how}), ${recent.length} times within a minute; leaving it down (its log above says why)`,
+      );
+      const left = Array.from({ length: c.size }, (_, k) => k).filter(
+        (k) => c.isRunning(k) || restarting.has(k),
+      );
+      if (left.length === 0) {
+        console.error('creek dev: no replica is left; stopping');
+        stopAll(1);
+      } else console.error(`creek dev: replicas ${left.join(', ')} keep serving`);
+      return;
+    }
+    console.error(
+      `creek dev: replica ${i} exited (${how}); the others keep serving, and it restarts on its data directory in ${RESTART_AFTER_MS / 1000} s (Ctrl-C stops all)`,
+    );
+    restarting.add(i);
+    setTimeout(() => {
+      restarting.delete(i);
+      if (stopping || c.isRunning(i)) return;
+      c.startReplica(i);
+      console.error(`creek dev: replica ${i} restarted`);
+    }, RESTART_AFTER_MS);
+  };
   cluster = await LocalCluster.start({
     replicas: s.replicas,
     dataDir: s.data,
@@ -48,10 +93,7 @@ export async function dev(argv: readonly string[], env: NodeJS.ProcessEnv): Prom
     ...(app === undefined ? {} : { app }),
     logLevel: s['log-level'],
     stdio: 'inherit',
-    onExit: (i, code, signal) => {
-      console.error(`creek dev: replica ${i} exited (${signal ?? code}); stopping the cluster`);
-      stopAll(1);
-    },
+    onExit: (i, code, signal) => replicaExited(i, signal ?? `status ${code}`),
   });
   process.on('SIGINT', () => stopAll(0));
   process.on('SIGTERM', () => stopAll(0));

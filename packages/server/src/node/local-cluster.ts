@@ -505,7 +505,7 @@ const PORTS_FROM = 20_000;
 const PORTS_TO = 32_000;
 
 /** A first port p such that p .. p+n-1 are free right now on `host`. */
-async function freeRun(n: number, host: string): Promise<number> {
+export async function freeRun(n: number, host: string): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = PORTS_FROM + Math.floor(Math.random() * (PORTS_TO - PORTS_FROM - n));
     const ok = await Promise.all(Array.from({ length: n }, (_, i) => isFree(base + i, host)));

@@ -89,6 +89,10 @@ export class CreekClient<A = App> {
   }
 
   private readonly cache: ResultCache;
+  /** `close()` was called: status() says `closed` from then on. */
+  private closed = false;
+  /** Listeners of onStatus, told `closed` by close() (the binding is silent by then). */
+  private readonly statusListeners = new Set<(s: ConnectionStatus) => void>();
 
   /** The binding's levels, with `cached` below them: the client keeps that one itself. */
   consistencyLevels(): ConsistencyLevel[] {
@@ -209,10 +213,11 @@ export class CreekClient<A = App> {
   /**
    * Where the client stands with the cluster: `connecting` (no replica serves it yet, or it lost the
    * one that did), `connected` (a replica serves it), `offline` (none has answered for
-   * connectTimeoutMs; with `offline` on, ops wait in the queue meanwhile). A binding without a
-   * network (in memory) is always `connected`.
+   * connectTimeoutMs; with `offline` on, ops wait in the queue meanwhile), `closed` (after
+   * `close()`). A binding without a network (in memory) is `connected` until then.
    */
   status(): ConnectionStatus {
+    if (this.closed) return 'closed';
     return this.binding.status ?? 'connected';
   }
 
@@ -228,7 +233,13 @@ export class CreekClient<A = App> {
 
   /** Calls `listener` with each new status; returns the function that stops it. */
   onStatus(listener: (s: ConnectionStatus) => void): () => void {
-    return this.binding.onStatus?.(listener) ?? (() => undefined);
+    if (this.closed) return () => undefined;
+    const stop = this.binding.onStatus?.(listener) ?? (() => undefined);
+    this.statusListeners.add(listener);
+    return () => {
+      this.statusListeners.delete(listener);
+      stop();
+    };
   }
 
   /**
@@ -241,7 +252,13 @@ export class CreekClient<A = App> {
   }
 
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.binding.close?.();
+    // The binding says nothing once closed: the client tells its own listeners.
+    const listeners = [...this.statusListeners];
+    this.statusListeners.clear();
+    for (const l of listeners) l('closed');
   }
 
   /**
@@ -258,9 +275,12 @@ export class CreekClient<A = App> {
     if (app === undefined) return args;
     const def = app.lookup(op);
     if (def === undefined)
-      return new InvalidArguments(
-        `unknown operation '${op}'; this app has: ${app.names().join(', ')}`,
-      );
+      return new InvalidArguments({
+        op,
+        field: 'op',
+        problem: `unknown operation '${op}'; this app has: ${app.names().join(', ')}`,
+        fix: "check the op name: it must be one of the app's ops",
+      });
     let parsed: ReturnType<z.ZodType['safeParse']>;
     try {
       parsed = (def.args as z.ZodType).safeParse(args);

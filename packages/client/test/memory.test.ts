@@ -80,10 +80,29 @@ describe('the in-memory binding', () => {
   it('fails calls after client.close() with ClientClosed; the cluster runs on for others', async () => {
     const m = connectInMemory({ app });
     cluster = m.cluster;
+    const told: string[] = [];
+    m.client.onStatus((s) => told.push(s));
+    expect(m.client.status()).toBe('connected');
     m.client.close();
+    // It says it is closed, to status() and to its listeners, however it was connected.
+    expect(m.client.status()).toBe('closed');
+    expect(told).toEqual(['closed']);
     await expect(m.client.invokeWeak('kv.get', { key: 'k' })).rejects.toBeInstanceOf(ClientClosed);
     const other = new CreekClient(new MemoryBinding(m.cluster, 1));
     expect(await other.invokeStrong('kv.get', { key: 'k' })).toBeNull();
+  });
+
+  it('answers an unknown op with advice about its name, not its arguments', async () => {
+    const m = connectInMemory({ app });
+    cluster = m.cluster;
+    const call = m.client.invoke('withdrow' as 'withdraw', { account: 'a', amount: 1 });
+    await expect(call).rejects.toMatchObject({
+      code: 'invalid-arguments',
+      op: 'withdrow',
+      field: 'op',
+    });
+    await expect(call).rejects.toThrow(/unknown operation 'withdrow'.*check the op name/);
+    await expect(call).rejects.not.toThrow(/fix the arguments/);
   });
 
   it('refuses a replica the cluster does not have when the client is made', () => {

@@ -3,7 +3,7 @@ import type { ClientFrame } from '@creek/protocol';
 // What goes into a client session (its config) and what comes out of it (its outputs).
 
 /** Where the client stands with the cluster (`client.status()`). */
-export type ConnectionStatus = 'connecting' | 'connected' | 'offline';
+export type ConnectionStatus = 'connecting' | 'connected' | 'offline' | 'closed';
 
 /**
  * What a client session asks of its driver, in the order it asks. The socket driver acts on each

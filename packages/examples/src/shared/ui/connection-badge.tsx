@@ -4,6 +4,7 @@ const LABEL: Record<ConnectionStatus, string> = {
   connected: 'Online',
   connecting: 'Connecting…',
   offline: 'Offline: changes wait here',
+  closed: 'Closed',
 };
 
 /** The client's connection state, as a user reads it (`data-status` carries the raw value). */

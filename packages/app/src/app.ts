@@ -23,15 +23,48 @@ export interface OpDefinition<A extends z.ZodType = z.ZodType, R = unknown> {
   readonly args: A;
   /** A read-only op that is weak is answered from local state and never gossiped. */
   readonly readOnly?: boolean;
-  /** Must be synchronous and deterministic. A thrown error becomes a failed result with its message. */
+  /**
+   * Must be synchronous and deterministic. A thrown error becomes a failed result with its message.
+   * While it runs, the clock, `Math.random`, `crypto`'s random values and the timers throw: use
+   * `tx.now()` and `tx.random()`.
+   */
   run(tx: Tx, args: z.output<A>): R;
 }
 
-/** Declares one operation; exists so that `args` types flow into `run`. */
+/**
+ * Declares one operation; exists so that `args` types flow into `run`. Throws at once when `run`
+ * is an `async` function: an op must be synchronous. (A run that returns a Promise some other
+ * way fails at its first execution.)
+ */
 export function op<A extends z.ZodType, R extends JsonValue | void>(
   def: OpDefinition<A, R>,
 ): OpDefinition<A, R> {
+  if (isAsync(def.run)) throw new Error(asyncRunError('op(...)'));
   return def;
+}
+
+/**
+ * Whether `fn` is an `async` function (or async generator): it returns a Promise, always. Checked
+ * by its constructor's name, which is what distinguishes them without calling them (a transpiled
+ * async function is a plain one, and is caught when it first returns a Promise).
+ */
+function isAsync(fn: unknown): boolean {
+  if (typeof fn !== 'function') return false;
+  const kind = (fn as { constructor?: { name?: unknown } }).constructor?.name;
+  return kind === 'AsyncFunction' || kind === 'AsyncGeneratorFunction';
+}
+
+/**
+ * Why an async run is refused: each replica runs an op at one place in the order, all at once;
+ * whatever followed an `await` would run later, interleaved with other ops, differently on each
+ * replica.
+ */
+function asyncRunError(what: string): string {
+  return (
+    `${what}: run is an async function, and an op must be synchronous: each replica runs it at ` +
+    'one place in the order, and what follows an await would run later, at a different point on ' +
+    'each replica. Remove async/await from run; tx.get, tx.put and tx.scan are synchronous.'
+  );
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a definition of any op type
@@ -66,6 +99,7 @@ export function createApp<D extends OpDefinitions>(
       throw new Error(`operation '${name}': args must be a Zod schema`);
     if (typeof def.run !== 'function')
       throw new Error(`operation '${name}': run must be a function`);
+    if (isAsync(def.run)) throw new Error(asyncRunError(`operation '${name}'`));
     table.set(name, def);
   }
   return {

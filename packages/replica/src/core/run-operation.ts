@@ -5,6 +5,7 @@ import {
   type Tx,
   type JsonValue,
 } from '@creek/app';
+import { guarded } from './determinism-guard.js';
 import { hlcToMillis } from './hlc.js';
 import { opRandom } from './seeded-random.js';
 import { abandon, RESERVED_PREFIX, reservedKeyError, runOnce } from './session-dedupe.js';
@@ -41,13 +42,16 @@ export function runOperation(def: AnyOpDefinition | undefined, job: ExecutionJob
   };
 }
 
-/** One run of the op's code: its buffered writes and outcome (no writes if it threw). */
+/**
+ * One run of the op's code: its buffered writes and outcome (no writes if it threw). The code runs
+ * under the execution guard (determinism-guard.ts): a clock, random source or timer it reaches for
+ * throws, and the op fails with a message naming the safe alternative, the same on every replica.
+ */
 function runCode(def: AnyOpDefinition, job: ExecutionJob): { writes: Write[]; outcome: Outcome } {
   const tx = new OpTx(job, def.readOnly === true);
   try {
-    const value: unknown = def.run(tx, job.args);
-    if (isThenable(value))
-      throw new Error(`operation '${job.op}' returned a promise; run must be synchronous`);
+    const value: unknown = guarded(() => def.run(tx, job.args));
+    if (isThenable(value)) throw new Error(thenableError(job.op));
     const outcome: Outcome = {
       ok: true,
       value: toFrozenJson(value === undefined ? null : value, 'result'),
@@ -122,6 +126,18 @@ function checkKey(key: unknown): void {
 
 function checkNotReserved(key: string): void {
   if (key.startsWith(RESERVED_PREFIX)) throw new Error(reservedKeyError(key));
+}
+
+/**
+ * An op that returns a Promise (an async function, or one that returns a thenable) is refused:
+ * whatever it did after its first `await` would happen outside its place in the order.
+ */
+function thenableError(op: string): string {
+  return (
+    `operation '${op}' returned a Promise (or another thenable): run must be synchronous, ` +
+    'since each replica runs the op at one place in the order and an await would leave it. ' +
+    'Remove async/await from run; tx.get, tx.put and tx.scan are synchronous.'
+  );
 }
 
 function isThenable(v: unknown): boolean {

@@ -6,6 +6,7 @@ import {
   type Tx,
   type JsonValue,
 } from '@creek/app';
+import { guarded } from '@creek/replica/core/determinism-guard.js';
 import { hlcToMillis } from '@creek/replica/core/hlc.js';
 import type { OpId } from '@creek/replica/core/op-id.js';
 import { opRandom } from '@creek/replica/core/seeded-random.js';
@@ -116,7 +117,9 @@ export class ReferenceInterpreter {
     const def = this.app.lookup(o.op)!;
     const tx = new SerialTx(this.data, o);
     try {
-      const value: unknown = def.run(tx, o.args);
+      // Under the replicas' execution guard: an op that reaches for a clock or a random source
+      // fails here as it fails there.
+      const value: unknown = guarded(() => def.run(tx, o.args));
       const result = toFrozenJson(value === undefined ? null : value);
       if (!dryRun) {
         for (const [k, v] of tx.pending) {

@@ -10,9 +10,9 @@
 //    import it (`import type app from './app.js'`); two blocks of one page may not share a name.
 //    A block that cannot stand alone is skipped only when the line before its fence says why:
 //    `<!-- docs-check: skip (the reason) -->`. Keep those rare.
-// 2. The CLI. Every flag a page passes to `creek dev`, `creek start` or `creek member` in a shell
-//    block, and every flag in the first column of a settings table (of the command the text
-//    before the table last names), must be one the command's `--help` lists.
+// 2. The CLI. Every flag a page passes to `creek dev`, `creek start`, `creek member` or
+//    `creek check` in a shell block, and every flag in the first column of a settings table (of
+//    the command the text before the table last names), must be one the command's `--help` lists.
 // 3. The quickstart, for real. docs/getting-started.md's first app (the blocks named
 //    hello/app.ts and hello/client.ts; README.md must show the same two) is written to
 //    .docs-check/quickstart/, `creek dev --app hello/app.ts --data .creek/hello` starts a local
@@ -197,7 +197,7 @@ function build() {
 /** The flags each `creek` command takes, from its `--help`. */
 function creekFlags() {
   const flags = new Map();
-  for (const command of ['dev', 'start', 'member']) {
+  for (const command of ['dev', 'start', 'member', 'check']) {
     const help = spawnSync(process.execPath, [CREEK, command, '--help'], { encoding: 'utf8' });
     if (help.status !== 0) throw new Error(`creek ${command} --help failed:\n${help.stderr}`);
     const names = [...help.stdout.matchAll(/^ {2}--([a-z][a-z-]*)/gm)].map((m) => m[1]);
@@ -206,7 +206,7 @@ function creekFlags() {
   return flags;
 }
 
-const COMMAND = /\bcreek(?:\.js)?\s+(?:--\s+)?(dev|start|member)\b/;
+const COMMAND = /\bcreek(?:\.js)?\s+(?:--\s+)?(dev|start|member|check)\b/;
 
 function checkFlags() {
   const flags = creekFlags();

@@ -14,7 +14,8 @@
  *
  * Inside the replica: core is the ground; CAB and gossip stand on it and not on each other; the
  * executors run the core's ops; the host wires all four. Inside the server: the simulator and the
- * runtime are the two drivers of the host and never import each other.
+ * runtime are the two drivers of the host and never import each other; the determinism checker
+ * (`creek check`) stands on the executors' loader and the core, and the CLI drives it.
  */
 
 const REPLICA = 'packages/replica/src';
@@ -117,8 +118,13 @@ const LAYERS = [
   },
   {
     target: `${SERVER}/exec`,
-    from: server('sim', 'node'),
+    from: server('sim', 'node', 'check'),
     why: 'the worker-thread executors run ops for the runtime and know nothing of it',
+  },
+  {
+    target: `${SERVER}/check`,
+    from: server('sim', 'node'),
+    why: '`creek check` runs an app’s ops as the executors do; the CLI (node/) drives it',
   },
 ];
 

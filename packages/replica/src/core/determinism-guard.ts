@@ -28,21 +28,25 @@ const LATER =
   'an op runs to completion at its place in the order, and a callback run later would act outside it';
 const TIMER_INSTEAD = 'Do the work in run itself; schedule follow-up work from the client.';
 
-/** How many times a guarded source refused, on this thread. */
+/** How many times a guarded source refused on this thread, and the last refusal's message. */
 let refused = 0;
+let lastRefusal: string | undefined;
 
-/** Refusals so far on this thread (a guarded source an op called, even if the op caught it). */
-export function guardRefusals(): number {
-  return refused;
+/**
+ * Refusals so far on this thread, and the last one's message: a guarded source an op called, even
+ * if the op caught the error. `creek check` reports an op that reached for one.
+ */
+export function guardRefusals(): { readonly count: number; readonly last: string | undefined } {
+  return { count: refused, last: lastRefusal };
 }
 
 /** A function that throws the refusal (made once: a fresh closure per run would cost). */
 function refuse(what: string, why: string, instead: string): () => never {
+  const message = `${what} is not allowed inside an op: ${why}, so replicas would disagree. ${instead}`;
   return () => {
     refused++;
-    throw new NondeterminismError(
-      `${what} is not allowed inside an op: ${why}, so replicas would disagree. ${instead}`,
-    );
+    lastRefusal = message;
+    throw new NondeterminismError(message);
   };
 }
 

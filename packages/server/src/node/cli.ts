@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { check, CHECK_USAGE } from './check-command.js';
 import { closestName } from './closest-name.js';
 import { dev, DEV_USAGE } from './dev-command.js';
 import { member, MEMBER_USAGE } from './member-command.js';
@@ -10,6 +11,7 @@ const COMMANDS = {
   start: { run: start, usage: START_USAGE },
   dev: { run: dev, usage: DEV_USAGE },
   member: { run: member, usage: MEMBER_USAGE },
+  check: { run: check, usage: CHECK_USAGE },
 } as const;
 type Command = keyof typeof COMMANDS;
 
@@ -18,6 +20,7 @@ const USAGE = `usage: creek <command> [--setting value ...]
   creek dev     a local cluster of real replica processes on this machine
   creek start   one replica of a cluster whose replicas run on their own hosts
   creek member  list, add, remove or replace the replicas of a running cluster
+  creek check   run every op of an app twice in two instances: find nondeterministic ops
   creek help [command], creek <command> --help    what a command does and its settings
   creek --version                                  the version of creek
 `;

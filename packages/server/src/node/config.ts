@@ -116,7 +116,7 @@ export const DEV_OPTIONS = {
 } as const satisfies OptionSpecs;
 
 /** A whole number from `min` to `max`, given as a number (config file) or digits (flag, env). */
-function wholeNumber(min: number, max: number, expected: string) {
+export function wholeNumber(min: number, max: number, expected: string) {
   const message = `must be ${expected}`;
   return z.union([z.number(), z.string()], { error: message }).transform((v, ctx) => {
     const n = typeof v === 'number' ? v : /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
@@ -126,7 +126,7 @@ function wholeNumber(min: number, max: number, expected: string) {
   });
 }
 
-function text(expected: string) {
+export function text(expected: string) {
   const message = `must be ${expected}`;
   return z.string({ error: message }).trim().min(1, message);
 }

@@ -107,7 +107,7 @@ describe('the execution guard', () => {
   });
 
   it('fails the op with a NondeterminismError, counted even when the op catches it', () => {
-    const before = guardRefusals();
+    const before = guardRefusals().count;
     const r = runOperation(
       def(() => {
         try {
@@ -119,7 +119,10 @@ describe('the execution guard', () => {
       job(),
     );
     expect(r.outcome).toEqual({ ok: true, value: { name: 'NondeterminismError', isError: true } });
-    expect(guardRefusals()).toBe(before + 1);
+    expect(guardRefusals()).toEqual({
+      count: before + 1,
+      last: expect.stringMatching(/^Math\.random\(\) is not allowed inside an op/),
+    });
   });
 
   it('leaves dates that do not read the clock alone', () => {

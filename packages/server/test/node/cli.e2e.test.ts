@@ -99,7 +99,7 @@ describe('flags', () => {
     [['start', '--tokne-file', 't'], 'unknown flag --tokne-file: did you mean --token-file?'],
     [['dev', '--replica', '5'], 'unknown flag --replica: did you mean --replicas?'],
     [['start', '--fsyncc'], 'unknown flag --fsyncc: did you mean --fsync?'],
-    [['bogus'], "unknown command 'bogus'; commands: start, dev, member, help"],
+    [['bogus'], "unknown command 'bogus'; commands: start, dev, member, check, help"],
     [['strat'], "unknown command 'strat': did you mean 'start'?"],
     [['dev', 'now'], "unexpected argument 'now'"],
     [['dev', '--port', '80'], '--port 80 must be a port from 1024 to 65535'],

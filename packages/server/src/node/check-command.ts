@@ -1,0 +1,143 @@
+import { resolve } from 'node:path';
+import { randomInt } from 'node:crypto';
+import { z } from 'zod';
+import type { JsonValue } from '@creek/app';
+import { checkApp, type Finding, type OpReport } from '../check/check-app.js';
+import type { RunResult } from '../check/check-messages.js';
+import { loadApp } from '../exec/load-app.js';
+import { text, wholeNumber } from './config.js';
+import { commandUsage, readSettings, type OptionSpecs } from './settings.js';
+
+/**
+ * `creek check --app app.js`: catches a nondeterministic op before it is deployed (check/).
+ * Prints one line per op as it is checked, the arguments and runs that show each difference, and
+ * exits 1 when an op is nondeterministic or could not be checked.
+ */
+
+export const CHECK_OPTIONS = {
+  app: {
+    type: 'string',
+    value: 'FILE',
+    path: true,
+    help: 'module whose default export is defineApp({...}): the app to check',
+  },
+  runs: {
+    type: 'string',
+    value: 'N',
+    help: 'generated states and arguments per op, 1-100000 (default 100)',
+  },
+  seed: {
+    type: 'string',
+    value: 'N',
+    help: 'seed of the generated states and arguments, to repeat a check (default: a new one)',
+  },
+} as const satisfies OptionSpecs;
+
+export const CHECK_USAGE = commandUsage(
+  'check',
+  `Runs every op of an app twice, in each of two fresh instances of it, on the same generated
+states and arguments, and reports the ops whose results or writes differ, with the arguments
+that show it, and the ops that reach for a clock, a random source or a timer (which replicas
+refuse). Exit 0 when every op is deterministic; 1 when one is not, or could not be checked.`,
+  CHECK_OPTIONS,
+);
+
+const CheckSettingsSchema = z.object({
+  app: text('a module file'),
+  runs: wholeNumber(1, 100_000, 'a whole number from 1 to 100000').default(100),
+  seed: wholeNumber(0, 2 ** 31 - 1, 'a whole number from 0 to 2147483647').optional(),
+});
+
+/** Longest JSON shown for a value: enough to reproduce, short enough to read. */
+const SHOWN = 240;
+
+function show(value: JsonValue | undefined): string {
+  const json = value === undefined ? 'undefined' : JSON.stringify(value);
+  return json.length <= SHOWN ? json : `${json.slice(0, SHOWN)}… (${json.length} characters)`;
+}
+
+function showResult(r: RunResult): string {
+  const outcome = r.outcome.ok ? `ok ${show(r.outcome.value)}` : `failed: ${r.outcome.error}`;
+  const writes =
+    r.writes.length === 0
+      ? 'no writes'
+      : `writes ${show(r.writes.map(([k, v]) => [k, v === undefined ? '(deleted)' : v]))}`;
+  return `${outcome}; ${writes}`;
+}
+
+function describeFinding(f: Finding): string[] {
+  const lines = [`      args:   ${show(f.args)}`];
+  if (f.before.length === 0) lines.push('      state:  empty');
+  else {
+    lines.push(`      state:  ${f.stateKeys} keys, written by these ops in order:`);
+    for (const { op, args } of f.before) lines.push(`                ${op} ${show(args)}`);
+  }
+  if (f.refused !== null) lines.push(`      refused by the execution guard: ${f.refused}`);
+  // Runs with the same result are shown once.
+  const groups = new Map<string, string[]>();
+  for (const { label, result } of f.results) {
+    const text = showResult(result);
+    groups.set(text, [...(groups.get(text) ?? []), label]);
+  }
+  if (groups.size > 1 || f.refused === null)
+    for (const [text, labels] of groups) lines.push(`      ${labels.join(' ').padEnd(12)}${text}`);
+  return lines;
+}
+
+/** The lines of one op's report. */
+export function describeReport(r: OpReport): string[] {
+  if (r.verdict === 'deterministic')
+    return [
+      `  ok        ${r.op} (${r.runs} runs, ${r.succeeded} succeeded, ${(r.ms / 1000).toFixed(1)} s)`,
+    ];
+  if (r.verdict === 'unchecked') return [`  UNCHECKED ${r.op}: ${r.reason}`];
+  const what =
+    r.finding.refused !== null
+      ? 'reaches for a source replicas refuse'
+      : 'results differ between runs on the same state and arguments';
+  return [`  FAILED    ${r.op}: ${what}`, ...describeFinding(r.finding)];
+}
+
+/** `creek check`. */
+export async function check(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const read = readSettings('check', argv, env, CHECK_OPTIONS, CheckSettingsSchema);
+  if (read.help) {
+    process.stdout.write(CHECK_USAGE);
+    return;
+  }
+  const s = read.settings;
+  const app = await loadApp(s.app);
+  const seed = s.seed ?? randomInt(2 ** 31 - 1);
+  const ops = Object.keys(app.definitions).length;
+  console.log(
+    `creek check: ${ops} ops of ${s.app}, ${s.runs} generated states and arguments each (seed ${seed});`,
+  );
+  console.log(
+    '  each op runs twice (1, 2) in each of two instances of the app (A, B) on the same state and arguments',
+  );
+  const reports = await checkApp({
+    appPath: resolve(s.app),
+    app,
+    runs: s.runs,
+    seed,
+    onOp: (r) => {
+      for (const line of describeReport(r)) console.log(line);
+    },
+  });
+  const failed = reports.filter((r) => r.verdict === 'nondeterministic');
+  const unchecked = reports.filter((r) => r.verdict === 'unchecked');
+  if (failed.length === 0 && unchecked.length === 0) {
+    console.log(`creek check: every op is deterministic in ${s.runs} runs each`);
+    return;
+  }
+  if (failed.length > 0)
+    console.log(
+      `creek check: ${failed.length} of ${ops} ops are nondeterministic (${failed.map((r) => r.op).join(', ')}): replicas running them would disagree`,
+    );
+  if (unchecked.length > 0)
+    console.log(
+      `creek check: ${unchecked.length} of ${ops} ops could not be checked (${unchecked.map((r) => r.op).join(', ')})`,
+    );
+  console.log(`creek check: repeat this check with --seed ${seed}`);
+  process.exitCode = 1;
+}

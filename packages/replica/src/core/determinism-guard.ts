@@ -5,7 +5,7 @@
  *
  * Why swap the globals around each run rather than wrap them for good: between ops the process
  * is the replica's own (its timers, its clock, the libraries it uses), and they must see the
- * untouched globals, not a wrapper that checks a flag on every call. The swaps are written out one
+ * original functions, not a wrapper that checks a flag on every call. The swaps are written out one
  * by one, not looped over a table: each is then a plain property store the engine keeps fast, and
  * the whole guard costs a few tens of nanoseconds per run (`npm run bench:core` measures it).
  *
@@ -80,24 +80,19 @@ interface Globals {
 const g = globalThis as unknown as Globals;
 const math = Math as { random: unknown };
 
-/** What stood in a swapped place before the guard: a value, or ABSENT when none was there. */
-const ABSENT = Symbol('absent');
-type Was = unknown;
-
 /** Everything one install swapped, to put back. */
 interface Saved {
-  random: Was;
-  Date: Was;
-  setTimeout: Was;
-  setInterval: Was;
-  setImmediate: Was;
-  queueMicrotask: Was;
-  /** performance.now and crypto's methods: an own property, or ABSENT when inherited. */
+  random: unknown;
+  Date: unknown;
+  setTimeout: unknown;
+  setInterval: unknown;
+  setImmediate: unknown;
+  queueMicrotask: unknown;
   performance: { now?: unknown } | undefined;
-  performanceNow: Was;
+  performanceNow: unknown;
   crypto: { randomUUID?: unknown; getRandomValues?: unknown } | undefined;
-  randomUUID: Was;
-  getRandomValues: Was;
+  randomUUID: unknown;
+  getRandomValues: unknown;
 }
 
 /**
@@ -114,9 +109,6 @@ export function guarded<T>(fn: () => T): T {
   }
 }
 
-const own = (o: object, key: string): Was =>
-  Object.hasOwn(o, key) ? (o as Record<string, unknown>)[key] : ABSENT;
-
 function install(): Saved {
   const performance = g.performance;
   const crypto = g.crypto;
@@ -128,10 +120,10 @@ function install(): Saved {
     setImmediate: g.setImmediate,
     queueMicrotask: g.queueMicrotask,
     performance,
-    performanceNow: performance === undefined ? ABSENT : own(performance, 'now'),
+    performanceNow: performance?.now,
     crypto,
-    randomUUID: crypto === undefined ? ABSENT : own(crypto, 'randomUUID'),
-    getRandomValues: crypto === undefined ? ABSENT : own(crypto, 'getRandomValues'),
+    randomUUID: crypto?.randomUUID,
+    getRandomValues: crypto?.getRandomValues,
   };
   math.random = RANDOM;
   g.Date = guardedDate(saved.Date);
@@ -140,11 +132,13 @@ function install(): Saved {
   if (saved.setInterval !== undefined) g.setInterval = SET_INTERVAL;
   if (saved.setImmediate !== undefined) g.setImmediate = SET_IMMEDIATE;
   if (saved.queueMicrotask !== undefined) g.queueMicrotask = QUEUE_MICROTASK;
-  // Inherited methods (performance.now in Node, crypto's in browsers) are shadowed by an own
-  // property of the object, deleted on restore.
-  if (performance?.now !== undefined) performance.now = PERFORMANCE_NOW;
-  if (crypto?.randomUUID !== undefined) crypto.randomUUID = RANDOM_UUID;
-  if (crypto?.getRandomValues !== undefined) crypto.getRandomValues = GET_RANDOM_VALUES;
+  // An inherited method (performance.now in Node, crypto's in browsers) is shadowed by an own
+  // property of the object at the first run, which then holds the original method between runs:
+  // adding and deleting the property at every run changed the object's shape each time, which
+  // cost more than the rest of the guard together and slowed every performance.now() call.
+  if (saved.performanceNow !== undefined) performance!.now = PERFORMANCE_NOW;
+  if (saved.randomUUID !== undefined) crypto!.randomUUID = RANDOM_UUID;
+  if (saved.getRandomValues !== undefined) crypto!.getRandomValues = GET_RANDOM_VALUES;
   return saved;
 }
 
@@ -155,16 +149,9 @@ function restore(s: Saved): void {
   if (s.setInterval !== undefined) g.setInterval = s.setInterval;
   if (s.setImmediate !== undefined) g.setImmediate = s.setImmediate;
   if (s.queueMicrotask !== undefined) g.queueMicrotask = s.queueMicrotask;
-  if (s.performance !== undefined) {
-    if (s.performanceNow === ABSENT) delete s.performance.now;
-    else s.performance.now = s.performanceNow;
-  }
-  if (s.crypto !== undefined) {
-    if (s.randomUUID === ABSENT) delete s.crypto.randomUUID;
-    else s.crypto.randomUUID = s.randomUUID;
-    if (s.getRandomValues === ABSENT) delete s.crypto.getRandomValues;
-    else s.crypto.getRandomValues = s.getRandomValues;
-  }
+  if (s.performanceNow !== undefined) s.performance!.now = s.performanceNow;
+  if (s.randomUUID !== undefined) s.crypto!.randomUUID = s.randomUUID;
+  if (s.getRandomValues !== undefined) s.crypto!.getRandomValues = s.getRandomValues;
 }
 
 type DateConstructorLike = (new (...args: unknown[]) => object) & {

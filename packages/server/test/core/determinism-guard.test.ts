@@ -9,7 +9,7 @@ import {
 import { runOperation } from '@creek/replica/core/run-operation.js';
 import type { ExecutionJob } from '@creek/replica/core/types.js';
 
-/** The globals the guard swaps, as they are outside any op. */
+/** The globals the guard swaps, as they are outside any op: the functions themselves. */
 function globalsNow(): unknown[] {
   return [
     Math.random,
@@ -18,9 +18,9 @@ function globalsNow(): unknown[] {
     globalThis.setInterval,
     globalThis.setImmediate,
     globalThis.queueMicrotask,
-    Object.getOwnPropertyDescriptor(performance, 'now'),
-    Object.getOwnPropertyDescriptor(crypto, 'randomUUID'),
-    Object.getOwnPropertyDescriptor(crypto, 'getRandomValues'),
+    performance.now,
+    crypto.randomUUID,
+    crypto.getRandomValues,
   ];
 }
 

@@ -224,7 +224,8 @@ export class ExecutionPipeline {
     while (c.head < c.frontier && c.head < c.committedEnd) {
       const e = order[c.head]!;
       const exec = e.exec as Execution;
-      c.store.finalize(exec.writes);
+      c.store.finalize(exec.writes, c.finals);
+      c.finals.finalized(e.commitSeq + 1, e.req.id, e.req.op);
       exec.reads.length = 0;
       c.live.delete(opKey(e.req.id));
       c.metrics.finalized++;

@@ -102,6 +102,7 @@ function restore(c: ReplicaContext, cp: ReplicaCheckpoint): void {
   const base = new Entry(END_REQ, null, c.nowMs);
   base.commitSeq = -1;
   c.store.install(cp.state.map(([key, value]) => ({ writer: base, key, value })));
+  c.finals.restart(cp.finalized, cp.state);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { DottedVersionVector } from './dvv.js';
 import type { Entry } from './entry.js';
+import { FinalDigests } from './final-digests.js';
 import { HybridLogicalClock } from './hlc.js';
 import { ReplicaMetrics } from './metrics.js';
 import type { OpId } from './op-id.js';
@@ -57,6 +58,8 @@ export class ReplicaContext {
   /** Algorithm 1 line 7: ids of the RB-delivered weak ops and CAB-delivered strong ops. */
   readonly known = new DottedVersionVector();
   readonly store: VersionStore;
+  /** The digest of the finalized state at each of the last committed positions. */
+  readonly finals: FinalDigests;
   eventNo = 0;
   lastStrongEventNo = 0;
   /** Event number of this replica's last strong op that is final (for checkpoints). */
@@ -109,6 +112,7 @@ export class ReplicaContext {
     this.traceOrder = options.traceOrder ?? false;
     this.speculative = options.speculative ?? true;
     this.store = new VersionStore(options.storeObserver ?? null);
+    this.finals = new FinalDigests(options.finalDigestsKept);
   }
 
   /**

@@ -56,6 +56,11 @@ export interface ReplicaOptions {
    * are then told apart (`hasJob`).
    */
   readonly firstJobId?: number;
+  /**
+   * How many committed positions' digests of the finalized state it keeps (FINAL_DIGESTS_KEPT by
+   * default): how far back replicas that disagree can name the op that made them differ.
+   */
+  readonly finalDigestsKept?: number;
 }
 
 /**

@@ -8,6 +8,7 @@ import {
 } from '@creek/app';
 import type { ReplicaCheckpoint } from './checkpoint.js';
 import { Dependencies } from './dependencies.js';
+import type { FinalDigests } from './final-digests.js';
 import { ExecutionPipeline } from './execution.js';
 import { Liveness } from './liveness.js';
 import type { ReplicaMetrics } from './metrics.js';
@@ -368,6 +369,15 @@ export class Replica {
    */
   stateDigest(): string {
     return this.ctx.store.digest();
+  }
+
+  /**
+   * The digest of the finalized state at each of the last committed positions (FinalDigests):
+   * what replicas compare to catch a nondeterministic op (host/divergence.ts). Read it, never
+   * change it.
+   */
+  get finalDigests(): FinalDigests {
+    return this.ctx.finals;
   }
 
   /** `state()` as canonical JSON: the whole state, for the simulator's checkers and for tests. */

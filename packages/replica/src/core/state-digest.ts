@@ -31,17 +31,60 @@ export class StateDigest {
       this.contributions.delete(key);
     }
     if (value === undefined) return;
-    const h = hash128(`${JSON.stringify(key)}=${canonicalJson(value)}`);
+    const h = pairHash(key, value);
     for (let i = 0; i < 4; i++) this.lanes[i] = this.lanes[i]! + h[i]!;
     this.contributions.set(key, h);
   }
 
   /** 32 hex digits. */
   hex(): string {
-    let out = '';
-    for (const lane of this.lanes) out += lane.toString(16).padStart(8, '0');
-    return out;
+    return lanesHex(this.lanes);
   }
+}
+
+/**
+ * A StateDigest without its memory of each key's hash: the same sum, kept by a caller that knows
+ * the value a key had before it changed (`replace`), so it costs no memory per key. The digest
+ * of the finalized state (final-digests.ts) is kept so: finalizing a write finds the key's previous
+ * final version right before it in the version chain.
+ */
+export class DigestSum {
+  private readonly lanes = new Uint32Array(4);
+
+  /** The sum over a whole state (`StateDigest.of` gives the same hex). */
+  static of(state: Iterable<readonly [string, JsonValue]>): DigestSum {
+    const d = new DigestSum();
+    for (const [key, value] of state) d.replace(key, undefined, value);
+    return d;
+  }
+
+  /** `key` held `before` and now holds `after` (undefined: absent). */
+  replace(key: string, before: JsonValue | undefined, after: JsonValue | undefined): void {
+    if (before !== undefined) {
+      const h = pairHash(key, before);
+      for (let i = 0; i < 4; i++) this.lanes[i] = this.lanes[i]! - h[i]!;
+    }
+    if (after !== undefined) {
+      const h = pairHash(key, after);
+      for (let i = 0; i < 4; i++) this.lanes[i] = this.lanes[i]! + h[i]!;
+    }
+  }
+
+  /** 32 hex digits. */
+  hex(): string {
+    return lanesHex(this.lanes);
+  }
+}
+
+/** The hash one `key = value` pair adds to a digest. */
+function pairHash(key: string, value: JsonValue): Uint32Array {
+  return hash128(`${JSON.stringify(key)}=${canonicalJson(value)}`);
+}
+
+function lanesHex(lanes: Uint32Array): string {
+  let out = '';
+  for (const lane of lanes) out += lane.toString(16).padStart(8, '0');
+  return out;
 }
 
 /**
@@ -82,9 +125,7 @@ function hash128(s: string): Uint32Array {
 
 /** 128 bits of a string as 32 hex digits (the hash of StateDigest; not cryptographic). */
 export function hashHex(s: string): string {
-  let out = '';
-  for (const lane of hash128(s)) out += lane.toString(16).padStart(8, '0');
-  return out;
+  return lanesHex(hash128(s));
 }
 
 /** MurmurHash3's 32-bit finalizer (avalanche). */

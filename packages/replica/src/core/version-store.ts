@@ -14,6 +14,7 @@ export interface StoreObserver {
   committed(entries: readonly Entry[]): void;
 }
 import type { JsonValue } from '@creek/app';
+import type { FinalChanges } from './final-digests.js';
 import { KeyIndex } from './key-index.js';
 import { StateDigest } from './state-digest.js';
 
@@ -134,12 +135,18 @@ export class VersionStore {
     }
   }
 
-  /** Garbage-collects what a finalized entry's writes make unreachable. */
-  finalize(written: readonly Version[]): void {
+  /**
+   * Garbage-collects what a finalized entry's writes make unreachable, and tells `finals` what
+   * each write changed in the finalized state: the version right before it in its chain is the
+   * key's previous final one (every writer before a finalized entry is finalized, and kept no
+   * older version), none meaning the key was absent.
+   */
+  finalize(written: readonly Version[], finals?: FinalChanges): void {
     for (const v of written) {
       this.changed.add(v.key);
       const chain = this.chains.get(v.key)!;
       const i = chain.indexOf(v);
+      finals?.changed(v.key, i > 0 ? chain[i - 1]!.value : undefined, v.value);
       if (i > 0) {
         chain.splice(0, i);
         this.versions -= i;

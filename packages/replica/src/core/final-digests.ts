@@ -1,0 +1,97 @@
+import type { JsonValue } from '@creek/app';
+import type { OpId } from './op-id.js';
+import { DigestSum } from './state-digest.js';
+
+/**
+ * How many committed positions a replica keeps the digest of (the last ones it finalized): the
+ * window in which replicas that disagree can name the first op whose effects differed. Replicas
+ * compare digests every anti-entropy round (50 ms), so a divergence is caught a few hundred ops
+ * after the op that caused it on a loaded cluster; a replica catching up on thousands of ops
+ * compares late, and may only be able to say "at or before" (host/divergence.ts).
+ */
+export const FINAL_DIGESTS_KEPT = 4096;
+
+/** The digest of the finalized state right after the op at a committed position. */
+export interface FinalDigest {
+  /** Committed ops up to and including this one (the first op's is 1). */
+  readonly position: number;
+  /** The op finalized at this position; null for the state a replica started from. */
+  readonly id: OpId | null;
+  readonly op: string | null;
+  /** StateDigest's 32 hex digits of the state after it. */
+  readonly digest: string;
+}
+
+/** What finalizing a write changed in the finalized state (VersionStore.finalize tells it). */
+export interface FinalChanges {
+  changed(key: string, before: JsonValue | undefined, after: JsonValue | undefined): void;
+}
+
+/**
+ * The digest of the replica's finalized state — committed ops executed at their final position,
+ * the same state on every replica at the same position when ops are deterministic — after each of
+ * the last FINAL_DIGESTS_KEPT positions, with the op finalized there. Replicas compare these to
+ * catch a nondeterministic op (host/divergence.ts): unlike the /status digest, which includes
+ * tentative writes, two replicas' digests at one position must be equal.
+ *
+ * Kept as finalization goes, one hash of each written value and one of the value it replaced (no
+ * memory per key: DigestSum); a checkpoint or a state transfer starts it again from the state it
+ * installs (`restart`).
+ */
+export class FinalDigests implements FinalChanges {
+  private sum = new DigestSum();
+  /** A ring of the last `kept` positions' digests: position p at `(p - first + start) % kept`. */
+  private ring: FinalDigest[] = [];
+  private start = 0;
+
+  constructor(private readonly kept = FINAL_DIGESTS_KEPT) {
+    if (!Number.isInteger(kept) || kept < 2) throw new Error('kept must be an integer ≥ 2');
+    this.ring.push({ position: 0, id: null, op: null, digest: this.sum.hex() });
+  }
+
+  /** Starts again from a state installed at `position` (a checkpoint, a peer's state). */
+  restart(position: number, state: Iterable<readonly [string, JsonValue]>): void {
+    this.sum = DigestSum.of(state);
+    this.ring = [{ position, id: null, op: null, digest: this.sum.hex() }];
+    this.start = 0;
+  }
+
+  changed(key: string, before: JsonValue | undefined, after: JsonValue | undefined): void {
+    this.sum.replace(key, before, after);
+  }
+
+  /** The op at `position` is final, and `changed` was told each of its writes. */
+  finalized(position: number, id: OpId, op: string): void {
+    const entry: FinalDigest = { position, id, op, digest: this.sum.hex() };
+    if (position !== this.latest().position + 1)
+      throw new Error(`final digests: position ${position} after ${this.latest().position}`);
+    if (this.ring.length < this.kept) this.ring.push(entry);
+    else {
+      this.ring[this.start] = entry;
+      this.start = (this.start + 1) % this.kept;
+    }
+  }
+
+  /** The newest finalized position's digest. */
+  latest(): FinalDigest {
+    const n = this.ring.length;
+    return this.ring[(this.start + n - 1) % n]!;
+  }
+
+  /** The oldest position still kept. */
+  oldest(): FinalDigest {
+    return this.ring[this.start]!;
+  }
+
+  /** The digest at `position`, if it is kept. */
+  at(position: number): FinalDigest | undefined {
+    const first = this.oldest().position;
+    if (position < first || position > this.latest().position) return undefined;
+    return this.ring[(this.start + position - first) % this.ring.length];
+  }
+
+  /** Every kept digest, oldest first. */
+  entries(): FinalDigest[] {
+    return [...this.ring.slice(this.start), ...this.ring.slice(0, this.start)];
+  }
+}

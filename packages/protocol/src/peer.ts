@@ -66,6 +66,10 @@ export const GossipMessageSchema = z.discriminatedUnion('kind', [
     pruned: z.record(z.string().regex(/^\d+$/), z.number().int().nonnegative()).optional(),
     boot: z.number().nonnegative().optional(),
     echo: z.number().nonnegative().optional(),
+    /** The digest of the sender's finalized state at its newest finalized position. */
+    digest: z
+      .object({ at: z.number().int().nonnegative(), digest: z.string().regex(/^[0-9a-f]{32}$/) })
+      .optional(),
   }),
   z.object({ kind: z.literal('pull'), ids: z.array(OpIdSchema) }),
   z.object({ kind: z.literal('gone'), ids: z.array(OpIdSchema) }),
@@ -117,6 +121,27 @@ export const PaxosMessageSchema = z.discriminatedUnion('type', [
     type: z.literal('decisions'),
     entries: z.array(z.object({ instance, value: BatchSchema })),
     truncatedBelow: instance,
+  }),
+]);
+
+/**
+ * Most digests a `divergence` message carries: a replica keeps those of its last 4,096 committed
+ * positions (server core/final-digests.ts); a bound keeps a peer's numbers from sizing the work.
+ */
+const MAX_DIGESTS = 65_536;
+/** A committed position (ops committed up to it), or an op id's origin and event number. */
+const position = z.number().int().nonnegative();
+
+/** Replicas whose digests disagree find the first op that made them differ (host/divergence.ts). */
+export const DivergenceMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ask'), at: position }),
+  z.object({
+    type: z.literal('digests'),
+    from: position,
+    digests: z.array(z.string().regex(/^[0-9a-f]{32}$/)).max(MAX_DIGESTS),
+    ops: z
+      .array(z.tuple([z.string().min(1).max(256), position, position]).nullable())
+      .max(MAX_DIGESTS),
   }),
 ]);
 
@@ -174,6 +199,10 @@ export const TransferMessageSchema = z.discriminatedUnion('type', [
 const GossipFrameSchema = z.object({ t: z.literal('gossip'), msg: GossipMessageSchema });
 const TransferFrameSchema = z.object({ t: z.literal('transfer'), msg: TransferMessageSchema });
 const PaxosFrameSchema = z.object({ t: z.literal('paxos'), msg: PaxosMessageSchema });
+const DivergenceFrameSchema = z.object({
+  t: z.literal('divergence'),
+  msg: DivergenceMessageSchema,
+});
 
 export const PeerFrameSchema = z.discriminatedUnion('t', [
   /** Sent by the accepting side as soon as a peer connects (`version`: PEER_PROTOCOL_VERSION). */
@@ -197,11 +226,19 @@ export const PeerFrameSchema = z.discriminatedUnion('t', [
   GossipFrameSchema,
   PaxosFrameSchema,
   TransferFrameSchema,
+  DivergenceFrameSchema,
   /** Several messages to the same peer from one turn of the sender's event loop, in order. */
   z.object({
     t: z.literal('batch'),
     frames: z
-      .array(z.discriminatedUnion('t', [GossipFrameSchema, PaxosFrameSchema, TransferFrameSchema]))
+      .array(
+        z.discriminatedUnion('t', [
+          GossipFrameSchema,
+          PaxosFrameSchema,
+          TransferFrameSchema,
+          DivergenceFrameSchema,
+        ]),
+      )
       .max(10_000),
   }),
   z.object({ t: z.literal('error'), code: z.string(), message: z.string() }),

@@ -36,6 +36,45 @@ export function speculationCountsOf(m: SpeculationCounts): SpeculationCounts {
   };
 }
 
+/**
+ * Replicas compare digests of their finalized state at equal committed positions (a
+ * nondeterministic op makes them differ): how many comparisons this replica made, and the
+ * divergence it knows of, if any.
+ */
+export const DivergenceStatusSchema = z.object({
+  /** Divergences seen since the replica started. */
+  incidents: count,
+  /** Peers' digests compared with its own, and the newest position compared. */
+  comparisons: count,
+  lastCompared: count,
+  /** The divergence now, or null. */
+  current: z
+    .object({
+      /** The first committed position whose state differs between replicas. */
+      position: count,
+      /** False: at or before `position` (the replicas no longer keep the positions before it). */
+      exact: z.boolean(),
+      /** The op at that position: the first whose effects differed (null: not known here). */
+      op: z.string().nullable(),
+      id: z.string().nullable(),
+      /** The position where a comparison first disagreed. */
+      detectedAt: count,
+      /** Each member's digest at `position` (null: not known yet). */
+      digests: z.record(z.string(), z.string().nullable()),
+      /**
+       * majority: a majority of the members holds this replica's state, and it keeps serving;
+       * minority: a majority holds another; undecided: no state is known to be a majority's.
+       */
+      side: z.enum(['majority', 'minority', 'undecided']),
+      /** False on the minority and undecided sides: it serves no stable answer. */
+      servesStable: z.boolean(),
+      /** What happened and what this replica does about it, in a sentence. */
+      reason: z.string(),
+    })
+    .nullable(),
+});
+export type DivergenceStatus = z.infer<typeof DivergenceStatusSchema>;
+
 /** The pure replica's own account of itself: the same wherever it runs (ReplicaHost.status). */
 export const HostStatusSchema = z.object({
   id: replicaId,
@@ -63,6 +102,8 @@ export const HostStatusSchema = z.object({
   learning: z.boolean(),
   /** Why the replica stopped for good (it lost durable state, or was removed), or null. */
   halted: z.string().nullable(),
+  /** Digest comparisons with its peers, and the divergence it knows of (DivergenceStatusSchema). */
+  divergence: DivergenceStatusSchema,
   /**
    * A membership change removed it: it takes no client op, and stops once the members no longer
    * need its vote.

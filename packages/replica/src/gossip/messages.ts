@@ -45,6 +45,12 @@ export type GossipMessage =
        */
       readonly boot?: number;
       readonly echo?: number;
+      /**
+       * The digest of the sender's finalized state at its newest finalized position: its peers
+       * compare it with theirs to catch a nondeterministic op (host/divergence.ts). The host adds
+       * it to every summary that leaves, and takes it off those that arrive; gossip never looks.
+       */
+      readonly digest?: { readonly at: number; readonly digest: string };
     }
   /** The sender needs these Reqs (`Gossip.want`); a receiver that holds any of them pushes them. */
   | { readonly kind: 'pull'; readonly ids: readonly OpId[] }

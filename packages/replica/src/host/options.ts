@@ -76,4 +76,9 @@ export interface HostOptions {
    * are still missing and without checking its digest. Only the simulator's checkers want it.
    */
   readonly unsafeInstallIncomplete?: boolean;
+  /**
+   * A planted bug: peers' digests of their finalized state are never compared with this
+   * replica's, so a nondeterministic op goes unnoticed. Only the simulator's checkers want it.
+   */
+  readonly unsafeSkipDivergenceCheck?: boolean;
 }

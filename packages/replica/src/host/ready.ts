@@ -2,6 +2,7 @@ import type { Member, ReconfigOutcome, ReconfigRequest } from '../cab/configurat
 import type { OpId } from '../core/op-id.js';
 import type { InvokeRequest } from '../core/replica.js';
 import type { ExecutionResult, Req, Response } from '../core/types.js';
+import type { DivergenceReport } from './divergence-messages.js';
 import type { PeerMessage } from './peer-message.js';
 import type { HostRecord } from './records.js';
 
@@ -76,6 +77,11 @@ export type HostEvent =
    * part in nothing from now on, and its driver should stop it.
    */
   | { readonly kind: 'removed'; readonly reason: string }
+  /**
+   * Its finalized state differs from a peer's (host/divergence.ts): what it found, and whether it
+   * still serves stable answers; null once every member agrees with it again.
+   */
+  | { readonly kind: 'divergence'; readonly report: DivergenceReport | null }
   /** The replica installed a peer's checkpoint (state transfer). */
   | {
       readonly kind: 'transferred';

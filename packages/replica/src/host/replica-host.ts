@@ -2,7 +2,7 @@ import type { HostStatus } from '@creek/protocol';
 import { ConditionalDelivery } from '../cab/conditional-delivery.js';
 import type { ReconfigOutcome } from '../cab/configuration.js';
 import { MultiPaxos, type PaxosOptions } from '../cab/multi-paxos.js';
-import { opKey, type OpId } from '../core/op-id.js';
+import type { OpId } from '../core/op-id.js';
 import {
   ORIGIN_UNDECIDED,
   Replica,
@@ -19,11 +19,19 @@ import {
 } from './options.js';
 import type { PeerMessage } from './peer-message.js';
 import { ReadyBuilder, type HostInput, type PeerSend, type Ready } from './ready.js';
-import { lastCheckpoint, type HostCheckpoint, type HostRecord } from './records.js';
+import {
+  checkpointOf,
+  lastCheckpoint,
+  lastDivergence,
+  type HostCheckpoint,
+  type HostRecord,
+} from './records.js';
 import type { HostParts } from './parts.js';
 import { Router } from './router.js';
 import { hostStatus } from './status.js';
 import { droppedReqWhy, lostOwnOpReason, lostStateReason, originDecision } from './identity.js';
+import { CatchUpHold } from './catch-up-hold.js';
+import { Divergence, refusal } from './divergence.js';
 import type { TransferredState } from './state-transfer.js';
 import { Transfers } from './transfers.js';
 
@@ -131,15 +139,7 @@ export class ReplicaHost {
   private readonly executor: Executor;
   private readonly pullAfterMs: number;
   private readonly checkpointEvery: number;
-  private readonly catchUpHold: number;
-  private readonly catchUpStallMs: number;
-  /**
-   * When a gossip push last arrived, or a catch-up began (a peer's summary showed `catchUpHold`
-   * ops this replica lacks), by the host's clock: a catch-up in progress.
-   */
-  private catchUpProgressAt = Number.NEGATIVE_INFINITY;
-  /** What `Gossip.behind` said at the last check. */
-  private wasBehind = 0;
+  private readonly catchUp: CatchUpHold; // when it holds speculation for a catch-up
   private readonly pruneEveryMs: number;
   private blockedSince: number | null = null;
   private now = 0;
@@ -159,6 +159,7 @@ export class ReplicaHost {
   private readonly router: Router;
   /** The state transfer it pulls to rebuild itself, and those it serves. */
   private readonly transfers: Transfers;
+  private readonly divergence: Divergence; // compares its finalized state with its peers'.
   /** Why this replica stopped for good (Ready.halted); null while it runs. */
   get halted(): string | null {
     return this.haltReason;
@@ -232,12 +233,23 @@ export class ReplicaHost {
     this.executor = options.executor;
     this.pullAfterMs = options.pullAfterMs ?? 20;
     this.checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
-    this.catchUpHold = options.catchUpHold ?? CATCH_UP_HOLD;
-    this.catchUpStallMs = options.catchUpStallMs ?? CATCH_UP_STALL_MS;
-    if (!(this.catchUpHold >= 1))
-      throw new Error(`catchUpHold must be a number of ops, 1 or more, not ${this.catchUpHold}`);
+    this.catchUp = new CatchUpHold(
+      options.catchUpHold ?? CATCH_UP_HOLD,
+      options.catchUpStallMs ?? CATCH_UP_STALL_MS,
+    );
     this.pruneEveryMs = options.pruneEveryMs ?? 50;
+    this.divergence = new Divergence(
+      {
+        self: options.id,
+        out: this.out,
+        digests: () => this.replica.finalDigests,
+        members: () => this.paxos.membership().current.members.map((m) => m.id),
+      },
+      options.unsafeSkipDivergenceCheck === true,
+    );
     this.router = new Router(this.parts, this.out, this.executor, {
+      claim: () => this.divergence.claim(),
+      servesStable: () => this.divergence.stopped === null,
       syncPeers: () => this.syncPeers(),
       retireIfRemoved: () => this.retireIfRemoved(),
       delivered: (id) => this.noteDelivered(id),
@@ -252,7 +264,9 @@ export class ReplicaHost {
         out: this.out,
         counters: this.counters,
         now: () => this.now,
-        givesNoState: () => this.learningFromPeers || this.leaving,
+        // Diverged without a majority's state: a copy would make it one (host/divergence.ts).
+        givesNoState: () =>
+          this.learningFromPeers || this.leaving || this.divergence.stopped !== null,
         lastDelivered: () =>
           [...this.lastDelivered].map(([replica, eventNo]) => ({ replica, eventNo })),
         installed: (checkpoint, t) => this.installed(checkpoint, t),
@@ -353,6 +367,7 @@ export class ReplicaHost {
       checkpoint?.core.known,
     );
     this.syncPeers();
+    this.divergence.restore(lastDivergence(checkpoint, tail), this.now);
     this.router.core(outputs);
   }
 
@@ -461,7 +476,15 @@ export class ReplicaHost {
 
   private invoke(nowMs: number, request: InvokeRequest): void {
     this.now = Math.max(this.now, nowMs);
-    this.router.core(this.replica.invoke(nowMs, request));
+    // Drivers send no op to a replica that serves no stable answer (`diverged`): none is taken.
+    const stopped = this.divergence.stopped;
+    if (stopped === null) this.router.core(this.replica.invoke(nowMs, request));
+    else this.out.respond(refusal(request.tag, stopped));
+  }
+
+  /** Why it serves no stable answer nor takes client ops (host/divergence.ts), or null. */
+  get diverged(): string | null {
+    return this.divergence.stopped;
   }
 
   /**
@@ -487,30 +510,20 @@ export class ReplicaHost {
     // While it rebuilds itself it takes part in nothing else: what it would learn, the checkpoint
     // it installs replaces (and its gossip or Paxos stopped when it found it lost state).
     else if (this.rebuilding) return;
+    else if (message.kind === 'divergence') this.divergence.receive(from, message.msg, this.now);
     else if (message.kind === 'gossip') {
-      if (message.msg.kind === 'push') this.catchUpProgressAt = this.now;
+      if (message.msg.kind === 'push') this.catchUp.pushed(this.now);
+      else if (message.msg.kind === 'summary' && message.msg.digest !== undefined)
+        this.divergence.onClaim(from, message.msg.digest, this.now);
       this.router.gossip(this.gossip.receive(from, message.msg));
       this.holdSpeculationWhileBehind();
     } else this.router.paxos(this.paxos.receive(from, message.msg));
   }
 
-  /**
-   * Speculation is held while a peer holds `catchUpHold` (CATCH_UP_HOLD) or more ops this replica
-   * lacks and pushes keep arriving (Replica.holdSpeculation), so the tentative tail is not
-   * re-executed for every batch of a long catch-up. It resumes below a quarter of that, or when
-   * no push came for CATCH_UP_STALL_MS since the catch-up began: cut off mid-catch-up, it answers
-   * tentatively again.
-   */
+  /** Holds speculation while it catches up on many ops (catch-up-hold.ts), or releases it. */
   private holdSpeculationWhileBehind(): void {
-    const behind = this.gossip.behind();
-    if (behind >= this.catchUpHold && this.wasBehind < this.catchUpHold)
-      this.catchUpProgressAt = this.now; // the pushes are on their way: hold the first ones too
-    this.wasBehind = behind;
-    const arriving = this.now - this.catchUpProgressAt < this.catchUpStallMs;
-    if (behind >= this.catchUpHold && arriving)
-      this.router.core(this.replica.holdSpeculation(true));
-    else if (behind < this.catchUpHold / 4 || !arriving)
-      this.router.core(this.replica.holdSpeculation(false));
+    const hold = this.catchUp.decide(this.gossip.behind(), this.now);
+    if (hold !== null) this.router.core(this.replica.holdSpeculation(hold));
   }
 
   /** Speculation is held for a catch-up (holdSpeculationWhileBehind). */
@@ -529,6 +542,7 @@ export class ReplicaHost {
     // Reported with heartbeats, which leave only after earlier writes are durable.
     this.paxos.setDeliveredBelow(this.delivery.deliveredBelow());
     this.router.paxos(this.paxos.tick(nowMs));
+    this.divergence.tick(this.now);
     this.pullMissing();
     if (nowMs - this.lastPruneAt >= this.pruneEveryMs) {
       this.lastPruneAt = nowMs;
@@ -553,22 +567,9 @@ export class ReplicaHost {
    * checkpoint follows every record it refers to.
    */
   private checkpoint(): void {
-    const core = this.replica.checkpoint();
-    const live = new Set(core.reqs.map((q) => opKey(q.id)));
-    const held = this.gossip.heldReqs().filter((q) => !live.has(opKey(q.id)));
-    const delivered = [...this.lastDelivered].map(([replica, eventNo]) => ({ replica, eventNo }));
-    this.out.persist({
-      layer: 'checkpoint',
-      record: {
-        kind: 'checkpoint',
-        core,
-        cab: this.paxos.durableState(),
-        held,
-        delivered,
-        // It supersedes the IdentityRecord too.
-        origin: this.replica.id === ORIGIN_UNDECIDED ? null : this.replica.id,
-      },
-    });
+    const record = checkpointOf(this.parts, this.lastDelivered, this.divergence.status().current);
+    this.out.persist({ layer: 'checkpoint', record });
+    const { core, held } = record;
     this.checkpointedAt = core.finalized;
     this.checkpointItems = core.state.length + core.reqs.length + held.length;
     this.counters.checkpoints++;
@@ -629,8 +630,7 @@ export class ReplicaHost {
     this.counters.transfersIn++;
     this.counters.checkpoints++;
     this.blockedSince = null;
-    this.catchUpProgressAt = Number.NEGATIVE_INFINITY;
-    this.wasBehind = 0;
+    this.catchUp.reset();
     this.load([{ layer: 'checkpoint', record: checkpoint }], this.now);
     this.out.event({
       kind: 'transferred',
@@ -693,6 +693,7 @@ export class ReplicaHost {
       leaving: this.leaving,
       rebuilding: this.rebuilding,
       counters: this.counters,
+      divergence: this.divergence.status(),
     });
   }
 }

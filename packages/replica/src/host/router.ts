@@ -3,11 +3,16 @@ import type { OpId } from '../core/op-id.js';
 import type { Output } from '../core/types.js';
 import type { Executor } from '../exec/executor.js';
 import type { GossipOutput } from '../gossip/messages.js';
+import type { DigestClaim } from './divergence-messages.js';
 import type { HostParts } from './parts.js';
 import type { ReadyBuilder } from './ready.js';
 
 /** What routing asks of the host around it. */
 export interface RouterHost {
+  /** What every gossip summary that leaves carries: its finalized state's digest (divergence.ts). */
+  claim(): DigestClaim;
+  /** False while its state differs from its peers' without a majority's: stable answers stay in. */
+  servesStable(): boolean;
   /** Paxos may have changed whom it talks to: gossip follows (end of each Paxos batch). */
   syncPeers(): void;
   /** A replica the cluster no longer needs stops (after each Paxos batch). */
@@ -193,7 +198,9 @@ export class Router {
             });
           break;
         case 'respond':
-          this.out.respond(o);
+          // A replica whose state may be the wrong one answers nothing stably (its clients go to
+          // another replica: the drivers turn them away).
+          if (o.level !== 'stable' || this.host.servesStable()) this.out.respond(o);
           break;
       }
     }
@@ -216,7 +223,8 @@ export class Router {
       const o = f.outputs[f.next++]!;
       if (o.type === 'send') {
         const told = o.msg.kind === 'gone' ? paxos.tellRemovedInsteadOfGone(o.to) : null;
-        if (told === null) this.out.send(o.to, { kind: 'gossip', msg: o.msg }, o.lazy === true);
+        const msg = o.msg.kind === 'summary' ? { ...o.msg, digest: this.host.claim() } : o.msg;
+        if (told === null) this.out.send(o.to, { kind: 'gossip', msg }, o.lazy === true);
         else this.paxos(told);
       } else if (o.type === 'deliver') {
         this.out.event({ kind: 'op', req: o.req, local: false });

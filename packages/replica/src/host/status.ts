@@ -1,4 +1,4 @@
-import type { HostStatus } from '@creek/protocol';
+import type { DivergenceStatus, HostStatus } from '@creek/protocol';
 import { incarnationOf } from '../core/op-id.js';
 import { ORIGIN_UNDECIDED } from '../core/replica.js';
 import type { HostParts } from './parts.js';
@@ -13,6 +13,7 @@ export interface HostFacts {
   readonly leaving: boolean;
   readonly rebuilding: boolean;
   readonly counters: TransferCounters & { readonly pruned: number };
+  readonly divergence: DivergenceStatus;
 }
 
 /**
@@ -41,6 +42,7 @@ export function hostStatus(parts: HostParts, facts: HostFacts): HostStatus {
     settled: facts.settled,
     learning: facts.learning,
     halted: facts.halted,
+    divergence: facts.divergence,
     leaving: facts.leaving,
     catchUp: { behind: gossip.behind(), holding: replica.speculationHeld },
     membership: {

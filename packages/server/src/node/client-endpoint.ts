@@ -146,6 +146,18 @@ export class ClientEndpoint {
     this.cork.release();
   }
 
+  /**
+   * Turns every client away: an `unavailable` error saying why, then the connection closes, so a
+   * session resubmits its ops in flight at another replica (each applied once). For a replica that
+   * must stop answering (its state diverged from its peers' without a majority's).
+   */
+  turnAway(message: string): void {
+    const sockets = [...this.gates.keys()];
+    for (const ws of sockets) this.send(ws, { t: 'error', code: 'unavailable', message });
+    this.cork.release();
+    for (const ws of sockets) ws.close(1013, 'unavailable');
+  }
+
   /** Invocations still waiting for their last view. */
   pending(): number {
     return this.connections.pending();

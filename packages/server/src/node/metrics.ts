@@ -144,6 +144,21 @@ export class ReplicaMetricsExporter {
       '1 while the replica holds speculation to catch up: reads and first tentative answers wait',
       () => (snapshot().catchUp.holding ? 1 : 0),
     );
+    gauge(
+      'creek_divergence',
+      "1 while this replica knows its finalized state differs from a peer's at the same committed position: an op is not deterministic (/status divergence names it)",
+      () => (snapshot().divergence.current === null ? 0 : 1),
+    );
+    gauge(
+      'creek_stable_answers_stopped',
+      "1 while a divergence leaves this replica without a majority's state: it serves no stable answer and takes no client op",
+      () => (snapshot().divergence.current?.servesStable === false ? 1 : 0),
+    );
+    counter(
+      'creek_divergence_comparisons_total',
+      "Peers' digests of their finalized state compared with this replica's",
+      () => snapshot().divergence.comparisons,
+    );
     counter(
       'creek_peer_frames_rejected_total',
       'Peer frames refused (bad frames, failed authentication)',

@@ -304,7 +304,7 @@ export class PeerMesh {
         this.counters.received++;
         this.onMessage(from, peerMessageFromFrame(inner));
       }
-    } else if (f.t === 'gossip' || f.t === 'paxos' || f.t === 'transfer') {
+    } else if (f.t === 'gossip' || f.t === 'paxos' || f.t === 'transfer' || f.t === 'divergence') {
       this.counters.received++;
       this.onMessage(from, peerMessageFromFrame(f));
     }

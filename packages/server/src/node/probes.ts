@@ -16,6 +16,11 @@ export interface ReplicaCondition {
   readonly rebuilding?: boolean;
   /** It was removed and only finishes its part in consensus (ReplicaHost.leaving); absent: false. */
   readonly leaving?: boolean;
+  /**
+   * Why it serves no stable answer: its state diverged from its peers' and no majority is known
+   * to share it (ReplicaHost.diverged); absent or null while it serves.
+   */
+  readonly diverged?: string | null;
 }
 
 /** Why the replica cannot serve at all (restart or replace it), or null while it can. */
@@ -30,6 +35,8 @@ export function notReady(c: ReplicaCondition): string | null {
   if (c.halted !== null)
     return 'this replica halted: it lost its durable state (see its log); try another replica';
   if (c.paused || c.stopping) return 'this replica is paused or shutting down: try another replica';
+  if (c.diverged !== undefined && c.diverged !== null)
+    return `this replica serves no stable answer: its state diverged from its peers' (${c.diverged}): try another replica`;
   if (c.leaving === true)
     return 'this replica was removed from the cluster and only finishes its part in consensus before it stops: try another replica';
   // A new cluster passes once all its replicas have started (it could not order anything

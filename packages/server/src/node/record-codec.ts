@@ -25,14 +25,17 @@
  *            chunk     {"peer","session","index","total","part"}: a state-transfer chunk the
  *                      replica received (host/state-transfer.ts TransferPart, Reqs as above),
  *                      kept so that a transfer resumes after a crash
+ *            divergence {"report"}: the divergence the replica knows of (host/divergence.ts; the
+ *                      protocol's DivergenceStatus `current`), null once it is over
  *
  * The checkpoint's body (HostCheckpoint):
  *   {"core":{"finalized","state":[[key,value],...],"reqs":[req,...],"committedLive",
  *            "known","hlc","eventNo","lastStrongEventNo","finalizedOwnStrong"},
  *    "cab":[{"kind",...the cab record's body}, ...],
  *    "held":[req,...],
- *    "delivered":[{"replica","eventNo"},...],"origin"}
- *   where origin is the replica's (null while it has none: an installed state transfer)
+ *    "delivered":[{"replica","eventNo"},...],"origin","divergence"?}
+ *   where origin is the replica's (null while it has none: an installed state transfer), and
+ *   divergence the report of the divergence it knew of (absent: none)
  *   and each req is written as in a req record, and known as a causalCtx
  *
  * The Zod schemas below are the format. Where a record holds what a peer message carried (a Req,
@@ -46,6 +49,7 @@
  * compile here until the encoder writes what the schema reads.
  */
 import {
+  DivergenceStatusSchema,
   JsonValueSchema,
   type BatchSchema,
   type ConfigEntrySchema,
@@ -200,6 +204,10 @@ const AcceptorRecordSchema = z.discriminatedUnion('kind', [
 
 const IdentityBodySchema = z.object({ origin: finite });
 
+/** A divergence report (the protocol's, which /status shows). */
+const StoredDivergenceSchema = DivergenceStatusSchema.shape.current.unwrap();
+const DivergenceBodySchema = z.object({ report: StoredDivergenceSchema.nullable() });
+
 /** A state-transfer chunk the replica received, with the peer it came from. */
 const ChunkBodySchema = StoredChunkShape.extend({ peer: finite });
 
@@ -219,6 +227,7 @@ const CheckpointBodySchema = z.object({
   held: z.array(StoredReqSchema),
   delivered: z.array(StoredOpIdSchema),
   origin: finite.nullish(),
+  divergence: StoredDivergenceSchema.optional(),
 });
 
 const CheckpointSchema = CheckpointBodySchema.transform((c): HostCheckpoint => ({
@@ -232,6 +241,7 @@ const CheckpointSchema = CheckpointBodySchema.transform((c): HostCheckpoint => (
   held: c.held,
   delivered: c.delivered,
   origin: c.origin ?? null,
+  ...(c.divergence === undefined ? {} : { divergence: c.divergence }),
 }));
 
 type Rows = readonly HostRecord[];
@@ -261,6 +271,12 @@ const ROWS = new Map<string, z.ZodType<Rows>>([
   [
     'host/chunk',
     ChunkBodySchema.transform((b): Rows => [{ layer: 'transfer', record: chunkRecord(b) }]),
+  ],
+  [
+    'host/divergence',
+    DivergenceBodySchema.transform((b): Rows => [
+      { layer: 'divergence', record: { kind: 'divergence', report: b.report } },
+    ]),
   ],
 ]);
 
@@ -392,6 +408,13 @@ function encode(r: HostRecord): [layer: string, kind: string, body: string] {
     return ['host', 'identity', JSON.stringify(body)];
   }
   if (r.layer === 'transfer') return ['host', 'chunk', JSON.stringify(encodeChunk(r.record))];
+  if (r.layer === 'divergence') {
+    // Rare (a divergence's reports), so checked by its schema rather than by hand.
+    const body: Json<typeof DivergenceBodySchema> = DivergenceBodySchema.parse({
+      report: r.record.report,
+    });
+    return ['host', 'divergence', JSON.stringify(body)];
+  }
   throw new TypeError(`unknown record layer ${JSON.stringify((r as { layer: unknown }).layer)}`);
 }
 
@@ -494,6 +517,9 @@ function checkpointBody(c: HostCheckpoint): Json<typeof CheckpointBodySchema> {
     held: c.held.map(encodeReq),
     delivered: c.delivered.map((id, i) => opId(id, `checkpoint.delivered[${i}]`)),
     origin: c.origin === undefined || c.origin === null ? null : num(c.origin, 'checkpoint.origin'),
+    ...(c.divergence === undefined
+      ? {}
+      : { divergence: StoredDivergenceSchema.parse(c.divergence) }),
   };
 }
 

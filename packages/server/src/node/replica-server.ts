@@ -16,6 +16,7 @@ import { ReplicaHttp } from './replica-http.js';
 import type { Member, ReconfigOutcome } from '@creek/replica/cab/configuration.js';
 import type { Response } from '@creek/replica/core/types.js';
 import type { PeerMessage } from '@creek/replica/host/peer-message.js';
+import type { DivergenceReport } from '@creek/replica/host/divergence.js';
 import type { HostEvent, HostInput, PeerSend, Ready } from '@creek/replica/host/ready.js';
 import { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import { ClientEndpoint } from './client-endpoint.js';
@@ -463,6 +464,7 @@ export class ReplicaServer {
     else if (e.kind === 'peers') this.onPeersChanged(e.peers);
     else if (e.kind === 'reconfigured') this.onReconfigured(e.outcome);
     else if (e.kind === 'removed') this.onRemoved(e.reason);
+    else if (e.kind === 'divergence') this.onDivergence(e.report);
     else
       this.log.info(
         { finalized: e.finalized, keys: e.keys },
@@ -545,6 +547,24 @@ export class ReplicaServer {
     else this.log.warn({ reason: outcome.reason }, 'membership change decided with no effect');
   }
 
+  /**
+   * The replicas' finalized states differ (host/divergence.ts): logged with the op that made them
+   * differ. A replica left without a majority's state turns its clients away, so that their
+   * sessions resubmit what they had in flight at another replica (applied once).
+   */
+  private onDivergence(report: DivergenceReport | null): void {
+    if (report === null) {
+      this.log.warn('divergence over: every member agrees with this replica again');
+      return;
+    }
+    const { position, exact, op, id, side, detectedAt, digests, reason } = report;
+    this.log.error(
+      { position, exact, op, id, side, detectedAt, digests },
+      `replicas diverged: op ${op ?? '(unknown)'} ${id ?? ''} — ${reason}`,
+    );
+    if (!report.servesStable) this.clients.turnAway(notReady(this.condition()) ?? reason);
+  }
+
   private onRemoved(reason: string): void {
     this.log.warn({ reason }, 'removed from the cluster');
     this.removedWith(reason);
@@ -559,6 +579,7 @@ export class ReplicaServer {
       learning: this.host.learningFromPeers,
       rebuilding: this.host.rebuilding,
       leaving: this.host.leaving,
+      diverged: this.host.diverged,
     };
   }
 

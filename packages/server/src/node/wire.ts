@@ -3,6 +3,7 @@ import type { PaxosMessage } from '@creek/replica/cab/messages.js';
 import { DottedVersionVector } from '@creek/replica/core/dvv.js';
 import { toFrozenJson } from '@creek/app';
 import type { Req } from '@creek/replica/core/types.js';
+import type { DivergenceMessage } from '@creek/replica/host/divergence.js';
 import type { PeerMessage } from '@creek/replica/host/peer-message.js';
 import type { TransferMessage, TransferPart } from '@creek/replica/host/state-transfer.js';
 
@@ -32,8 +33,10 @@ export function peerMessageToFrame(
 ):
   | { t: 'gossip'; msg: unknown }
   | { t: 'paxos'; msg: PaxosMessage }
-  | { t: 'transfer'; msg: unknown } {
+  | { t: 'transfer'; msg: unknown }
+  | { t: 'divergence'; msg: DivergenceMessage } {
   if (m.kind === 'paxos') return { t: 'paxos', msg: m.msg };
+  if (m.kind === 'divergence') return { t: 'divergence', msg: m.msg };
   if (m.kind === 'transfer') return { t: 'transfer', msg: transferToWire(m.msg) };
   const msg =
     m.msg.kind === 'push' ? { kind: 'push' as const, reqs: m.msg.reqs.map(reqToWire) } : m.msg;
@@ -62,11 +65,12 @@ export function transferPartFromWire(p: WireTransferPart): TransferPart {
   return p;
 }
 
-/** A validated peer frame (gossip, paxos or transfer) back into a host message. */
+/** A validated peer frame (gossip, paxos, transfer or divergence) back into a host message. */
 export function peerMessageFromFrame(
-  frame: Extract<PeerFrame, { t: 'gossip' | 'paxos' | 'transfer' }>,
+  frame: Extract<PeerFrame, { t: 'gossip' | 'paxos' | 'transfer' | 'divergence' }>,
 ): PeerMessage {
   if (frame.t === 'paxos') return { kind: 'paxos', msg: frame.msg };
+  if (frame.t === 'divergence') return { kind: 'divergence', msg: frame.msg };
   if (frame.t === 'transfer') return { kind: 'transfer', msg: transferFromWire(frame.msg) };
   const g = frame.msg;
   return {

@@ -126,7 +126,9 @@ export function frame(
       kind:
         f.msg.msg.kind === 'gossip'
           ? `gossip ${f.msg.msg.msg.kind}`
-          : `paxos ${f.msg.msg.msg.type}`,
+          : f.msg.msg.kind === 'divergence'
+            ? `divergence ${f.msg.msg.msg.type}`
+            : `paxos ${f.msg.msg.msg.type}`,
       sentAt: f.sentAt,
       arriveAt: f.arriveAt,
     })),

@@ -45,4 +45,18 @@ describe('probeAnswer', () => {
       body: { ok: false, reason: expect.stringMatching(/removed from the cluster.*try another/) },
     });
   });
+
+  it('is live but not ready while a divergence leaves it without a majority’s state', () => {
+    const diverged = {
+      ...well,
+      diverged: "the replicas' states differ after committed position 7",
+    };
+    // Live: /status and /metrics stay up to name the op; not ready: clients go elsewhere.
+    expect(probeAnswer('health', diverged, who).status).toBe(200);
+    expect(probeAnswer('ready', diverged, who)).toMatchObject({
+      status: 503,
+      body: { ok: false, reason: expect.stringMatching(/diverged.*position 7.*try another/) },
+    });
+    expect(probeAnswer('ready', { ...well, diverged: null }, who).status).toBe(200);
+  });
 });

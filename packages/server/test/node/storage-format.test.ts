@@ -371,6 +371,50 @@ describe('records, against rows as format version 3 stores them', () => {
     again.close();
   });
 
+  it('keeps what a replica knew of a divergence, in a record and in a checkpoint', () => {
+    const report = {
+      position: 7,
+      exact: true,
+      op: 'tally',
+      id: 'r1#3',
+      detectedAt: 9,
+      digests: { '0': 'a'.repeat(32), '1': 'b'.repeat(32), '2': null },
+      side: 'minority' as const,
+      servesStable: false,
+      reason: "the replicas' states differ after committed position 7",
+    };
+    const dir = path.join(tmp, 'data');
+    const s = SqliteStorage.open(dir, { replicaId: 1 });
+    const withReport: HostRecord = {
+      layer: 'checkpoint',
+      record: {
+        ...(checkpoint.record as Extract<HostRecord, { layer: 'checkpoint' }>['record']),
+        divergence: report,
+      },
+    };
+    const records: HostRecord[] = [
+      withReport,
+      { layer: 'divergence', record: { kind: 'divergence', report } },
+      { layer: 'divergence', record: { kind: 'divergence', report: null } },
+    ];
+    s.append(records);
+    expect(s.load()).toEqual(records);
+    s.close();
+    expect(dump(dir).rows).toEqual([
+      ['host', 'divergence', JSON.stringify({ report })],
+      ['host', 'divergence', '{"report":null}'],
+    ]);
+    // A corrupt one is refused, naming its field.
+    const db = new Database(path.join(dir, DB_FILE));
+    db.prepare('UPDATE records SET body = ? WHERE body = \'{"report":null}\'').run(
+      JSON.stringify({ report: { ...report, side: 'left' } }),
+    );
+    db.close();
+    const again = SqliteStorage.open(dir, { replicaId: 1 });
+    expect(() => again.load()).toThrow(/\(host\/divergence\) is corrupt: report\.side/);
+    again.close();
+  });
+
   it("keeps a transfer header's configurations: stored chunks still add up to their digest", () => {
     // A replica that crashed mid-transfer resumes from the chunks it stored (ReplicaHost.load);
     // a header read back without its configurations hashed to another digest, and the transfer

@@ -9,12 +9,14 @@ import {
 } from './simulation.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--clients model|sdk] [--seed S] [--first F] [--plant BUG] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--clients model|sdk] [--nondeterministic] [--seed S] [--first F] [--plant BUG] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
  * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
  * violations, parameters, stats, and the committed order as op ids) and the progress and the
  * summary go to stderr, so another program (the visualizer's tests) can compare a replay with it.
  * `--plant BUG` runs with one of the bugs in planted-bugs.ts, to watch the checkers catch it.
+ * `--nondeterministic` plants an op whose effects differ between replicas (sim/nondeterminism.ts),
+ * which they must catch and name (checkDivergence).
  * `--trace` (with `--seed`) tells the run on stderr as it goes (sim/trace.ts): faults, membership
  * changes, and each replica's Paxos state every 100 simulated ms (`--trace-every MS`).
  * `--clients sdk` runs real client sessions of the SDK against the replicas' client endpoints
@@ -32,6 +34,7 @@ interface Options {
   plant: PlantedBug | null;
   /** Clients also keep live queries open (SimConfig.liveQueries), checked by the watch checkers. */
   liveQueries: boolean;
+  nondeterministic: boolean;
   /** Simulated ms between the trace's status lines; null: no trace. */
   traceEveryMs: number | null;
 }
@@ -48,6 +51,7 @@ function parse(argv: string[]): Options {
     json: false,
     plant: null,
     liveQueries: false,
+    nondeterministic: false,
     traceEveryMs: null,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -100,6 +104,9 @@ function parse(argv: string[]): Options {
       case '--live-queries':
         o.liveQueries = true;
         break;
+      case '--nondeterministic':
+        o.nondeterministic = true;
+        break;
       case '--trace':
         o.traceEveryMs ??= 100;
         break;
@@ -112,7 +119,10 @@ function parse(argv: string[]): Options {
         break;
       case '--help':
         console.log(
-          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--clients ${CLIENT_MODES.join('|')}] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`,
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`,
+        );
+        console.log(
+          '  --nondeterministic: the app has a planted op whose effects differ between replicas, which they must catch, name and contain',
         );
         console.log(
           '  --live-queries: the clients also keep live queries open, and the checkers judge what they showed',
@@ -143,9 +153,17 @@ function catchUpLine(c: SimResult['stats']['catchUp']): string {
   return `; replica ${c.replica} caught up on ${c.ops} ops with ${per(c.executions)} executions, ${per(c.lackChecks)} lack checks and ${per(c.messages)} messages per op`;
 }
 
+/** With the planted nondeterministic op: whether its effects differed, and how soon caught. */
+function divergenceLine(d: SimResult['stats']['divergence']): string {
+  if (d === undefined) return '';
+  const caught =
+    d.caughtAfterMs === null ? '' : `, caught ${d.caughtAfterMs.toFixed(0)} ms after its commit`;
+  return `; planted nondeterministic ops: ${d.planted} committed, ${d.differed} left replicas differing${caught}`;
+}
+
 /** The flags and the visualizer query that name this run again. */
 function replayFlags(seed: number, replicas: number, faults: FaultMode): string {
-  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
+  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
 }
 function replayQuery(seed: number, replicas: number, faults: FaultMode): string {
   return `?seed=${seed}&replicas=${replicas}&faults=${faults}${opts.plant === null ? '' : `&bug=${opts.plant}`}`;
@@ -164,7 +182,7 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
     s.sessions === undefined
       ? ''
       : `, client sessions: ${s.sessions.connections} connections (${s.sessions.failovers} to another replica), ${s.sessions.resets} links reset, ${s.sessions.timeouts} callers timed out, ${s.sessions.watchViews} live query views`;
-  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${sessions}`;
+  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${divergenceLine(s.divergence)}${sessions}`;
   if (verbose || !r.ok) console.log(line);
   if (!r.ok) {
     console.log(`  parameters: ${JSON.stringify(r.parameters)}`);
@@ -173,8 +191,9 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
     console.log(
       `  replay: npm run sim -- ${replayFlags(r.seed, r.replicas, r.parameters.faults)} --verbose`,
     );
-    // The visualizer replays runs of the model's clients.
-    if (opts.clients === 'model')
+    // The visualizer replays runs of the model's clients, and planted bugs by name; it has no
+    // switch for the planted op alone.
+    if (opts.clients === 'model' && (!opts.nondeterministic || opts.plant !== null))
       console.log(
         `  step through it: npm run visualizer, then open http://127.0.0.1:7300/${replayQuery(r.seed, r.replicas, r.parameters.faults)}`,
       );
@@ -196,6 +215,7 @@ for (const [i, seed] of seeds.entries()) {
       faults: opts.faults,
       ...(opts.clients === 'model' ? {} : { clients: opts.clients }),
       ...(opts.liveQueries ? { liveQueries: true } : {}),
+      ...(opts.nondeterministic ? { nondeterministic: true } : {}),
       ...(opts.plant === null ? {} : PLANTED_BUGS[opts.plant].config),
       // On stderr: stdout keeps the verdict (and, with --json, its JSON line) alone.
       ...(opts.traceEveryMs === null

@@ -74,6 +74,11 @@ export class SimClients implements SimClientSide {
     run.events.push(firstAt, client);
   }
 
+  /** One op at replica `h`, in a session `${session}${h.id}` of its own (nondeterminism.ts). */
+  invokeAt(h: SimProcess, g: GeneratedOp, session: string): void {
+    this.submit(h, g, this.sessions.stamp(`${session}${h.id}`));
+  }
+
   private submit(h: SimProcess, g: GeneratedOp, session: SessionStamp): Invocation {
     const run = this.run;
     const tag = this.nextTag++;

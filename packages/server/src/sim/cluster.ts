@@ -1,5 +1,6 @@
 import { formatOpId, opKey, slotOf, type OpId } from '@creek/replica/core/op-id.js';
 import type { Req, Response } from '@creek/replica/core/types.js';
+import type { DivergenceReport } from '@creek/replica/host/divergence.js';
 import type { HostEvent, HostInput, Ready } from '@creek/replica/host/ready.js';
 import { lastCheckpoint, type HostRecord } from '@creek/replica/host/records.js';
 import { ReplicaHost } from '@creek/replica/host/replica-host.js';
@@ -7,6 +8,7 @@ import type { SimClientSide } from './client-side.js';
 import { SimDisk } from './disk.js';
 import type { SimHostOptions } from './host-options.js';
 import { SimNetwork } from './network.js';
+import { PLANTED_OP } from './nondeterminism.js';
 import type { SimMessage, SimProcess } from './process.js';
 import type { RunRecord } from './run-record.js';
 import type { RunState } from './run-state.js';
@@ -159,6 +161,7 @@ export class SimCluster {
       });
       return;
     }
+    if (e.kind === 'divergence') return this.diverged(p, e.report);
     if (e.kind !== 'transferred') return;
     // Its clients watch again once it takes ops (a rebuilding replica takes none, so in the
     // runtime they could not watch it meanwhile): the state was replaced wholesale.
@@ -167,6 +170,20 @@ export class SimCluster {
     // compare what it commits from here on with the others' lists.
     run.counts.transfers++;
     record.commits[p.id] = this.transferredPrefix(e.committed, p.id);
+  }
+
+  /**
+   * `p` reports a divergence (host/divergence.ts). Left without a majority's state, it takes no
+   * client op (`takesOps`) and its clients take theirs elsewhere, as the runtime's do when it turns
+   * them away.
+   */
+  private diverged(p: SimProcess, report: DivergenceReport | null): void {
+    const run = this.run;
+    run.record.divergences.push({ at: run.now, replica: p.id, report });
+    run.trace(`replica ${p.id}: ${report === null ? 'divergence over' : report.reason}`);
+    if (report === null || report.servesStable) return;
+    // Its clients leave it as they leave a removed replica.
+    run.events.push(run.now, () => this.clients.departed(p));
   }
 
   /** Writes a record to `p`'s disk; returns when it will be durable. */
@@ -183,6 +200,12 @@ export class SimCluster {
     if (rec.layer !== 'core') return at;
     if (rec.record.kind === 'commit') {
       record.commits[p.id]!.push([...rec.record.ids]);
+      if (run.config.nondeterministic === true)
+        for (const id of rec.record.ids) {
+          const key = opKey(id);
+          if (record.reqs.get(key)?.op === PLANTED_OP && !record.plantedCommittedAt.has(key))
+            record.plantedCommittedAt.set(key, run.now);
+        }
       return at;
     }
     const req = rec.record.req;
@@ -348,6 +371,9 @@ export class SimCluster {
     // A new host numbers its records from 1 again.
     p.durableAt.clear();
     p.host = new ReplicaHost(this.hostOptions.live(p), { records, nowMs: run.physical(p.id) });
+    // What the last process knew of a divergence died with it; what its disk kept comes back.
+    if (run.config.nondeterministic === true)
+      record.divergences.push({ at: run.now, replica: p.id, report: null });
     this.step(p, { kind: 'start' });
     this.clients.started(p);
     // It crashed while it rebuilt itself: it goes on from the chunks on its disk.

@@ -90,6 +90,20 @@ export interface SimConfig {
    */
   readonly unsafeDropSessions?: boolean;
   /**
+   * The app has a planted nondeterministic op (sim/nondeterminism.ts), invoked once or twice in
+   * the run: replicas' states then differ at its key, and checkDivergence requires that the
+   * replicas catch it, name it, and serve no differing stable answers. The checkers that hold
+   * states to a serial execution leave its keys and answers out. Its draws are a named stream's,
+   * and such a run changes no membership (sim/simulation.ts says why); the rest of the seed is as
+   * without it.
+   */
+  readonly nondeterministic?: boolean;
+  /**
+   * Replicas never compare their digests with their peers' (HostOptions.unsafeSkipDivergenceCheck).
+   * Exists so a test can show checkDivergence catches a divergence that went unnoticed.
+   */
+  readonly unsafeSkipDivergenceCheck?: boolean;
+  /**
    * Live queries (the node layer's LiveQueries, driven here as the runtime drives them): each
    * replica watches `kv.get` of the first two workload keys and `queue.size` of the linearizable
    * queue from the start (and again after each restart, as a client re-watches), re-running them

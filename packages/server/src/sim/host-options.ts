@@ -7,6 +7,7 @@ import { MirrorFeed } from '@creek/replica/exec/mirror-feed.js';
 import type { ReadTrace } from '@creek/replica/exec/mirror-messages.js';
 import { MirrorStore } from '@creek/replica/exec/mirror-store.js';
 import type { HostOptions } from '@creek/replica/host/options.js';
+import { plantedApp } from './nondeterminism.js';
 import type { SimProcess, StepHost } from './process.js';
 import type { RunState } from './run-state.js';
 
@@ -69,6 +70,7 @@ export class SimHostOptions {
       // duplicate and reorder (the default fills a chunk with 300,000 characters).
       transferChunkChars: SIM_TRANSFER_CHUNK_CHARS,
       ...(config.unsafeInstallIncomplete === true ? { unsafeInstallIncomplete: true } : {}),
+      ...(config.unsafeSkipDivergenceCheck === true ? { unsafeSkipDivergenceCheck: true } : {}),
     };
   }
 
@@ -86,7 +88,10 @@ export class SimHostOptions {
    */
   private concurrentExecutor(p: SimProcess, feed: MirrorFeed | null): Executor {
     const run = this.run;
-    const inline = this.inline;
+    // With the planted nondeterministic op, each process loads the app itself, as real ones do:
+    // the op's result depends on which process runs it.
+    const inline =
+      run.config.nondeterministic === true ? new InlineExecutor(plantedApp(p.id)) : this.inline;
     const incarnation = p.incarnation;
     const mirror = feed === null ? null : new MirrorStore();
     const step = this.step;

@@ -30,6 +30,10 @@ export const PLANTED_BUGS = {
     config: { unsafeReadWithoutQuorum: true },
     what: 'the leader answers a strong read with its read index without confirming that no other leader took over, so a deposed leader serves stale reads',
   },
+  'skip-divergence-check': {
+    config: { unsafeSkipDivergenceCheck: true, nondeterministic: true },
+    what: 'replicas never compare digests of their state, so a nondeterministic op (planted in the run) leaves them serving different answers unnoticed',
+  },
 } as const satisfies Record<string, { config: Partial<SimConfig>; what: string }>;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;

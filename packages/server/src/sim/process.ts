@@ -71,11 +71,18 @@ export interface SimMessage {
 }
 
 /**
- * Whether a client's op reaches the replica: it is up, has not halted, and is not still learning
- * from its peers (the server answers `unavailable` meanwhile: ReplicaHost.learningFromPeers).
+ * Whether a client's op reaches the replica: it is up, has not halted, is not still learning
+ * from its peers, and serves stable answers (the server answers `unavailable` otherwise:
+ * ReplicaHost.learningFromPeers, .diverged).
  */
 export function takesOps(h: SimProcess): boolean {
-  return h.up && h.host.halted === null && !h.host.learningFromPeers && !h.host.leaving;
+  return (
+    h.up &&
+    h.host.halted === null &&
+    !h.host.learningFromPeers &&
+    !h.host.leaving &&
+    h.host.diverged === null
+  );
 }
 
 /**

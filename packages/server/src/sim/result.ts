@@ -5,6 +5,8 @@ import type { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import type { CatchUpWork } from './catch-up.js';
 import type { SessionStats, SimClientSide } from './client-side.js';
 import { checkRun } from './checkers.js';
+import { checkDivergence, divergenceStats, type DivergenceStats } from './divergence-check.js';
+import { PLANTED_KEY_PREFIXES, PLANTED_OP } from './nondeterminism.js';
 import { complete } from './clients.js';
 import { TICK_MS, type SimCluster } from './cluster.js';
 import type { CatchUpStart } from './faults.js';
@@ -86,6 +88,8 @@ export interface SimStats {
   catchUp: CatchUpWork | null;
   /** With clients 'sdk': what the client sessions did besides their ops (absent otherwise). */
   sessions?: SessionStats;
+  /** With the planted nondeterministic op (SimConfig.nondeterministic): what it did. */
+  divergence?: DivergenceStats;
 }
 
 /** What the end of a run needs from its parts besides the shared state. */
@@ -142,6 +146,20 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
       holdBoundMs: CATCH_UP_STALL_MS + 2 * params.network.maxDelayMs + 2 * TICK_MS,
       // Writes complete in order, each within diskLatencyMs: 10 ms covers the drawn ones (at most
       // 5); a longer one set by the config (held writes) gets twice its own.
+      diskWaitMs: Math.max(10, 2 * params.diskLatencyMs),
+      ...(config.nondeterministic === true
+        ? { planted: { op: PLANTED_OP, prefixes: PLANTED_KEY_PREFIXES } }
+        : {}),
+    }),
+    ...checkDivergence(record, {
+      planted: config.nondeterministic === true,
+      quiescent,
+      members: finalMembers(run),
+      // Faults are healed by the end of the workload; a membership change may end later.
+      faultsEndAt:
+        params.faults === 'none'
+          ? 0
+          : Math.max(run.workloadMs, ...record.memberships.map((m) => m.at)),
       diskWaitMs: Math.max(10, 2 * params.diskLatencyMs),
     }),
     // What the client sessions saw (clients 'sdk'; nothing of the model's).
@@ -208,6 +226,7 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
     adopted: sum((h) => h.inspect().replica.metrics.adopted),
     simulatedMs: run.now,
     catchUp: catchUpWork(run, cluster, end.catchUpFrom),
+    ...(config.nondeterministic === true ? { divergence: divergenceStats(record) } : {}),
   };
   const sessions = end.clients.stats();
   if (sessions !== null) stats.sessions = sessions;
@@ -220,6 +239,13 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
     stats,
     committedOrder: record.commits[survivor]!.flat().map(formatOpId),
   };
+}
+
+/** The members in force at the end, as the first live replica knows them. */
+function finalMembers(run: RunState): readonly number[] {
+  const live = liveReplicas(run.record);
+  const p = run.procs.find((x) => live.includes(x.id) && x.up) ?? run.procs[0]!;
+  return p.host.status().membership.members;
 }
 
 /** Faults 'lag': what the lagging replica did from the heal until now (null if it restarted). */

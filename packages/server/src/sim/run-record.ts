@@ -1,5 +1,6 @@
 import type { JsonValue } from '@creek/app';
 import type { OpId } from '@creek/replica/core/op-id.js';
+import type { DivergenceReport } from '@creek/replica/host/divergence.js';
 import type {
   OrderTrace,
   Outcome,
@@ -62,6 +63,17 @@ export interface RunRecord {
    * what their clients saw.
    */
   readonly clientOps?: ClientOpRecord[];
+  /**
+   * What replicas reported of divergences (HostEvent `divergence`), in order: when, which replica,
+   * and its report (null: over).
+   */
+  readonly divergences: {
+    readonly at: number;
+    readonly replica: number;
+    readonly report: DivergenceReport | null;
+  }[];
+  /** With the planted nondeterministic op: when each of its ops was first committed, by op key. */
+  readonly plantedCommittedAt: Map<string, number>;
 }
 
 /** One op a client session was asked for, and what it told its caller (RunRecord.clientOps). */

@@ -99,6 +99,8 @@ export class RunState {
       retired: [],
       memberships: [{ at: 0, members: this.ids }],
       ...(config.clients === 'sdk' ? { clientOps: [] } : {}),
+      divergences: [],
+      plantedCommittedAt: new Map(),
     };
   }
 

@@ -7,6 +7,12 @@ import { scheduleFaults, SimFaults } from './faults.js';
 import { frame, opLife } from './frames.js';
 import { SimHostOptions } from './host-options.js';
 import { SimOperator } from './operator.js';
+import {
+  PLANTED_GRACE_MS,
+  plantedApp,
+  schedulePlanted,
+  stuckByDivergence,
+} from './nondeterminism.js';
 import { drawRun } from './parameters.js';
 import { stranded, type StepHost } from './process.js';
 import { simResult, type SimResult } from './result.js';
@@ -51,7 +57,8 @@ export type { SessionParameters } from './session-parameters.js';
  * (sim/operator.ts) and the faults (sim/faults.ts). This wires them, starts them in the order
  * every seed depends on, and runs the events until the run is quiescent or out of time.
  */
-export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
+export function runSimulation(config: SimConfig, given: App = simApp): SimResult {
+  const app = config.nondeterministic === true ? plantedApp() : given;
   const n = config.replicas;
   if (!Number.isInteger(n) || n < 1) throw new Error('replicas must be a positive integer');
   const faults = config.faults ?? 'all';
@@ -62,14 +69,19 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     throw new Error(`frames.everyMs must be a positive number of ms, not ${frames.everyMs}`);
   const drawn = drawRun(config, n, faults, workloadMs);
   const prngs = drawn.prngs;
-  // Client sessions draw how they behave from a stream of their own: no other draw moves.
-  const params =
+  // Client sessions draw how they behave from a stream of their own: no other draw moves. With
+  // the planted op, no membership change: a member added while the replicas disagree has nobody
+  // to learn from until an operator chooses a state, and removing a replica of the majority can
+  // leave none (docs/operations.md: an operator replaces the minority).
+  const withSessions =
     config.clients === 'sdk'
       ? {
           ...drawn.params,
           sessions: drawSessionParameters(prngs.named('sessions'), faults === 'none'),
         }
       : drawn.params;
+  const params =
+    config.nondeterministic === true ? { ...withSessions, reconfiguration: null } : withSessions;
   const run = new RunState(config, app, params, prngs, workloadMs, settleMs);
   const { events, procs, record } = run;
 
@@ -95,6 +107,13 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   for (const p of procs) cluster.startTicks(p, prngs.fault.float(0, TICK_MS));
   // Clients: open-loop arrivals at each replica during the workload phase.
   for (const h of procs) clients.start(h, prngs.client.exponential(clients.meanGap));
+  // The planted op is invoked by the model's clients (a run of SDK sessions has none).
+  if (config.nondeterministic === true && !(clients instanceof SimClients))
+    throw new Error('SimConfig.nondeterministic runs with the model of clients, not clients: sdk');
+  const planted =
+    config.nondeterministic === true && clients instanceof SimClients
+      ? schedulePlanted(run, (h, g, session) => clients.invokeAt(h, g, session))
+      : null;
   const scenario = params.reconfiguration;
   if (scenario !== null) events.push(scenario.at, () => operator.runScenario(scenario));
   // A run that changes its membership loses no replica for good but to that change: the operator
@@ -108,11 +127,16 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     faultActions,
   );
 
-  const isQuiescent = (): boolean => quiescentNow(run, cluster, operator, clients);
+  const isQuiescent = (): boolean =>
+    (planted === null || planted.pending === 0) && quiescentNow(run, cluster, operator, clients);
   const frameNow = () => frame(run.now, procs, record, cluster.network.flying());
   // Run: the workload, then settle until quiescent.
   const deadline = workloadMs + settleMs;
   let quiescent = false;
+  // With the planted op, the replicas go on comparing their states a while after they are
+  // quiescent, so that the checkers judge what they made of the last ops too.
+  const grace = config.nondeterministic === true ? PLANTED_GRACE_MS : 0;
+  let quiescentAt: number | null = null;
   while (run.now <= deadline) {
     const at = events.peekTime();
     if (at === undefined) break;
@@ -122,9 +146,12 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
       Math.floor(at / 20) !== Math.floor(run.now / 20) &&
       isQuiescent()
     ) {
-      quiescent = true;
-      break;
-    }
+      quiescentAt ??= run.now;
+      if (run.now - quiescentAt >= grace) {
+        quiescent = true;
+        break;
+      }
+    } else if (grace > 0 && Math.floor(at / 20) !== Math.floor(run.now / 20)) quiescentAt = null;
     const ev = events.pop()!;
     const before = run.now;
     run.now = ev.at;
@@ -149,6 +176,12 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     frames.onOps?.(record.invocations.map(opLife));
   }
   if (!quiescent) quiescent = isQuiescent();
+  if (config.nondeterministic === true)
+    for (const p of procs)
+      if (!record.lost.includes(p.id) && stuckByDivergence(p, procs)) {
+        run.trace(`replica ${p.id} cannot learn: every member it could learn from diverged`);
+        record.lost.push(p.id);
+      }
 
   return simResult(run, {
     cluster,
@@ -172,7 +205,11 @@ function quiescentNow(
 ): boolean {
   const { procs, record } = run;
   if (cluster.network.isPartitioned()) return false;
-  const live = procs.filter((p) => !record.lost.includes(p.id));
+  const live = procs.filter(
+    (p) =>
+      !record.lost.includes(p.id) &&
+      !(run.config.nondeterministic === true && stuckByDivergence(p, procs)),
+  );
   const committed = live[0]!.host.status().committed;
   for (const p of live) {
     if (

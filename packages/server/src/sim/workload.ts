@@ -6,11 +6,11 @@ const num = (v: JsonValue | undefined): number => (typeof v === 'number' ? v : 0
 const key = z.string().min(1);
 
 /**
- * The simulator's application: the built-ins plus ops chosen to make reorders matter — multi-key
+ * The simulator's application (`simApp`, from these ops): the built-ins plus ops chosen to make reorders matter — multi-key
  * read-modify-write (transfer), order-sensitive writes (append), prefix scans whose result changes
  * when keys appear or vanish (sum, snapshotTotal), and ops that use `tx.now()` and `tx.random()`.
  */
-export const simApp = defineApp({
+export const simOps = {
   transfer: op({
     args: z.object({ from: key, to: key, amount: z.number().int().positive() }),
     run(tx, { from, to, amount }) {
@@ -52,7 +52,8 @@ export const simApp = defineApp({
       return v;
     },
   }),
-});
+};
+export const simApp = defineApp(simOps);
 
 export interface WorkloadShape {
   /** Size of the hot key set. */

@@ -123,7 +123,25 @@ describe('npm run sim', () => {
     const typo = await sim(['--seed', '1', '--plant', 'send-before-durabel']);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(
-      /--plant must be one of send-before-durable, speculate-while-behind, hold-while-cut-off, install-incomplete-transfer, genesis-quorum, read-without-quorum, got send-before-durabel/,
+      /--plant must be one of send-before-durable, speculate-while-behind, hold-while-cut-off, install-incomplete-transfer, genesis-quorum, read-without-quorum, skip-divergence-check, got send-before-durabel/,
     );
+  });
+
+  it('--nondeterministic plants an op whose effects differ, which the replicas catch', async () => {
+    const r = await sim(['--seed', '3', '--faults', 'none', '--nondeterministic', '--verbose']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(
+      /planted nondeterministic ops: \d+ committed, [1-9]\d* left replicas differing, caught \d+ ms after its commit/,
+    );
+    // Off, the replicas compare nothing, and the run fails naming the flags that replay it.
+    const off = await sim(['--seed', '3', '--faults', 'none', '--plant', 'skip-divergence-check']);
+    expect(off.code).toBe(1);
+    expect(off.stdout).toMatch(/\(divergence\) .* knows of no divergence at the end/);
+    expect(off.stdout).toContain(
+      'replay: npm run sim -- --seed 3 --replicas 3 --faults none --plant skip-divergence-check --verbose',
+    );
+    const typo = await sim(['--seed', '3', '--nondeterminstic']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/unknown option --nondeterminstic/);
   });
 });

@@ -42,7 +42,8 @@ const BATCH_KEYS = ['t', 'frames'];
 const FRAME_KEYS = ['t', 'msg'];
 const PUSH_KEYS = ['kind', 'reqs'];
 const SUMMARY_KEYS = ['kind', 'seen', 'reply'];
-const SUMMARY_OPTIONAL = ['wanted', 'pruned', 'boot', 'echo'];
+const SUMMARY_OPTIONAL = ['wanted', 'pruned', 'boot', 'echo', 'digest'];
+const DIGEST_CLAIM_KEYS = ['at', 'digest'];
 const REQ_KEYS = ['ts', 'id', 'op', 'args', 'strong', 'causalCtx'];
 const REQ_OPTIONAL = ['session'];
 const SESSION_KEYS = ['id', 'seq', 'acked'];
@@ -68,6 +69,8 @@ const NONE: readonly string[] = [];
 const SESSION_ID = /^[A-Za-z0-9_-]{8,64}$/;
 /** DvvSchema's key rule. */
 const DIGITS = /^\d+$/;
+/** A state digest: 32 hex digits. */
+const DIGEST = /^[0-9a-f]{32}$/;
 
 /** A gossip push or one of the hot Paxos messages, as a frame of its own or inside a batch. */
 function isHotFrame(f: unknown): boolean {
@@ -91,7 +94,12 @@ function isPush(msg: Obj): boolean {
 function isSummary(msg: Obj): boolean {
   if (!hasKeys(msg, SUMMARY_KEYS, SUMMARY_OPTIONAL)) return false;
   if (!isDvv(msg.seen) || typeof msg.reply !== 'boolean') return false;
-  const { wanted, pruned, boot, echo } = msg;
+  const { wanted, pruned, boot, echo, digest } = msg;
+  // Every summary carries one (the sender's finalized state: host/divergence.ts).
+  if (digest !== undefined) {
+    if (!isRecord(digest) || !hasKeys(digest, DIGEST_CLAIM_KEYS) || !isNat(digest.at)) return false;
+    if (typeof digest.digest !== 'string' || !DIGEST.test(digest.digest)) return false;
+  }
   if (wanted !== undefined) {
     if (!Array.isArray(wanted)) return false;
     for (let i = 0; i < wanted.length; i++) if (!isOpId(wanted[i])) return false;

@@ -32,6 +32,8 @@ export function textArb(max: number, min = 0): fc.Arbitrary<string> {
 const hex64Arb = fc
   .uint8Array({ minLength: 32, maxLength: 32 })
   .map((b) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join(''));
+/** A state digest (StateDigest's 32 hex digits). */
+const hex32Arb = hex64Arb.map((h) => h.slice(0, 32));
 
 /**
  * JSON values as JSON.parse produces them: no -0 (JSON text has only 0) and no `__proto__` keys,
@@ -128,6 +130,7 @@ const gossipArb = fc.oneof(
       seen: dvvArb,
       reply: fc.boolean(),
       wanted: fc.array(opIdArb, { maxLength: 3 }),
+      digest: fc.record({ at: natArb, digest: hex32Arb }),
     },
     { requiredKeys: ['kind', 'seen', 'reply'] },
   ),
@@ -209,6 +212,23 @@ const paxosArb = fc.oneof(
     truncatedBelow: natArb,
   }),
 );
+/** DivergenceMessageSchema: an ask, or a run of digests with the op at each. */
+const divergenceArb = fc.oneof(
+  fc.record({ type: fc.constant('ask' as const), at: natArb }),
+  fc
+    .array(fc.tuple(hex32Arb, fc.option(fc.tuple(textArb(20, 1), natArb, natArb))), {
+      maxLength: 4,
+    })
+    .chain((entries) =>
+      fc.record({
+        type: fc.constant('digests' as const),
+        from: natArb,
+        digests: fc.constant(entries.map(([d]) => d)),
+        ops: fc.constant(entries.map(([, o]) => o)),
+      }),
+    ),
+);
+
 const hotSingleArb = fc.oneof(
   fc.record({
     t: fc.constant('gossip' as const),
@@ -228,6 +248,7 @@ const hotSingleArb = fc.oneof(
         pruned: fc.dictionary(fc.nat(64).map(String), natArb, { maxKeys: 4 }),
         boot: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
         echo: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
+        digest: fc.record({ at: natArb, digest: hex32Arb }),
       },
       { requiredKeys: ['kind', 'seen', 'reply'] },
     ),
@@ -245,6 +266,7 @@ export const peerFrameArb: fc.Arbitrary<PeerFrame> = fc.oneof(
   fc.record({ t: fc.constant('welcome' as const), replica: natArb, mac: hex64Arb }),
   fc.record({ t: fc.constant('gossip' as const), msg: gossipArb }),
   fc.record({ t: fc.constant('paxos' as const), msg: paxosArb }),
+  fc.record({ t: fc.constant('divergence' as const), msg: divergenceArb }),
   fc.record({ t: fc.constant('error' as const), code: textArb(40), message: textArb(200) }),
   fc.record({
     t: fc.constant('batch' as const),

@@ -5,6 +5,7 @@ import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ReplicaStatusSchema, type ReplicaStatus } from '@creek/protocol';
 import { START_OPTIONS } from './config.js';
@@ -38,6 +39,8 @@ export interface LocalClusterOptions {
   readonly logLevel?: string;
   /** Where the replicas' stdout and stderr go; default: stderr is inherited, stdout dropped. */
   readonly stdio?: 'inherit' | 'ignore';
+  /** Each line a replica logs (its stdout: pino's JSON lines), in place of `stdio`'s stdout. */
+  readonly onLog?: (replica: number, line: string) => void;
   /**
    * PEM files: every replica serves https:// and wss:// with this certificate (it must name the
    * host), and peers and this class's own requests trust `ca`.
@@ -223,7 +226,8 @@ export class LocalCluster {
       args.push('--checkpoint-every', String(this.options.checkpointEvery));
     if (this.options.workers !== undefined) args.push('--workers', String(this.options.workers));
     if (this.options.speculative === false) args.push('--speculation', 'off');
-    const out = this.options.stdio ?? 'ignore';
+    const onLog = this.options.onLog;
+    const out = onLog !== undefined ? 'pipe' : (this.options.stdio ?? 'ignore');
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', out, 'inherit'],
       // The flags above say all: a CREEK_* setting in the caller's environment must not add to
@@ -237,6 +241,8 @@ export class LocalCluster {
           : { [EDGE_LIMITS_ENV]: JSON.stringify(this.options.edgeLimits) }),
       },
     });
+    if (onLog !== undefined && child.stdout !== null)
+      createInterface({ input: child.stdout }).on('line', (line) => onLog(i, line));
     child.on('exit', (code, signal) => {
       if (this.procs[i] === child) this.procs[i] = null;
       if (this.stopping) return;

@@ -57,8 +57,9 @@ export type { SessionParameters } from './session-parameters.js';
  * (sim/operator.ts) and the faults (sim/faults.ts). This wires them, starts them in the order
  * every seed depends on, and runs the events until the run is quiescent or out of time.
  */
-export function runSimulation(config: SimConfig, given: App = simApp): SimResult {
-  const app = config.nondeterministic === true ? plantedApp() : given;
+export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
+  // With the planted op, the app that has it (each process loads its own: host-options.ts).
+  const runApp = config.nondeterministic === true ? plantedApp() : app;
   const n = config.replicas;
   if (!Number.isInteger(n) || n < 1) throw new Error('replicas must be a positive integer');
   const faults = config.faults ?? 'all';
@@ -82,7 +83,7 @@ export function runSimulation(config: SimConfig, given: App = simApp): SimResult
       : drawn.params;
   const params =
     config.nondeterministic === true ? { ...withSessions, reconfiguration: null } : withSessions;
-  const run = new RunState(config, app, params, prngs, workloadMs, settleMs);
+  const run = new RunState(config, runApp, params, prngs, workloadMs, settleMs);
   const { events, procs, record } = run;
 
   // The parts built before the cluster give replicas their inputs through it, once the run starts.

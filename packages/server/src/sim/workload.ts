@@ -5,11 +5,7 @@ import type { Prng } from './prng.js';
 const num = (v: JsonValue | undefined): number => (typeof v === 'number' ? v : 0);
 const key = z.string().min(1);
 
-/**
- * The simulator's application (`simApp`, from these ops): the built-ins plus ops chosen to make reorders matter — multi-key
- * read-modify-write (transfer), order-sensitive writes (append), prefix scans whose result changes
- * when keys appear or vanish (sum, snapshotTotal), and ops that use `tx.now()` and `tx.random()`.
- */
+/** The simulator's own ops (`simApp`, and the app with a planted op: sim/nondeterminism.ts). */
 export const simOps = {
   transfer: op({
     args: z.object({ from: key, to: key, amount: z.number().int().positive() }),
@@ -53,6 +49,11 @@ export const simOps = {
     },
   }),
 };
+/**
+ * The simulator's application: the built-ins plus ops chosen to make reorders matter — multi-key
+ * read-modify-write (transfer), order-sensitive writes (append), prefix scans whose result changes
+ * when keys appear or vanish (sum, snapshotTotal), and ops that use `tx.now()` and `tx.random()`.
+ */
 export const simApp = defineApp(simOps);
 
 export interface WorkloadShape {

@@ -83,6 +83,11 @@ describe('a 3-replica cluster of real processes', () => {
     expect(metrics).toMatch(/^creek_catch_up_behind_ops\{replica="0"\} \d+$/m);
     expect(s[0]!.catchUp.holding).toBe(false);
     expect(metrics).toMatch(/^creek_leader\{replica="0"\} [0-2]$/m);
+    // The replicas compare their states, and agree.
+    expect(metrics).toMatch(/^creek_divergence\{replica="0"\} 0$/m);
+    expect(metrics).toMatch(/^creek_stable_answers_stopped\{replica="0"\} 0$/m);
+    expect(s[0]!.divergence).toMatchObject({ incidents: 0, current: null });
+    expect(s[0]!.divergence.comparisons).toBeGreaterThan(0);
     a.close();
     b.close();
   });

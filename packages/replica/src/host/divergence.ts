@@ -69,12 +69,14 @@ interface Incident {
  * - **Name.** Both sides then ask every peer for its digests at each position it keeps
  *   (FinalDigests), and compare them with their own: the first position where they differ, right
  *   after one where they agree, holds the first op whose effects differed.
- * - **Decide.** With every member's digest at that position, a replica whose digest a majority
- *   of the members holds goes on serving; one in the minority, or in a tie, serves no stable
- *   answer (`stopped`), rather than answers another replica would contradict.
+ * - **Decide.** A replica goes on serving while a majority of the members' newest claims agree
+ *   with its state; otherwise (the minority, everyone in a tie, a replica that has not heard
+ *   enough peers) it serves no stable answer (`stopped`), rather than answers another replica
+ *   would contradict. Every member's digest at the first differing position says which side of
+ *   it each was on (the report's `side`).
  * - **Heal.** Once every member's claims agree with its own again, past the position, the
  *   divergence is over (an operator rebuilt or replaced the minority, or the ops overwrote what
- *   differed) and the replica serves again.
+ *   differed).
  */
 export class Divergence {
   /** Per peer, a claim beyond this replica's finalized prefix, checked once it gets there. */
@@ -175,8 +177,8 @@ export class Divergence {
   }
 
   /**
-   * Why this replica serves no stable answer now (it is in the minority of a divergence, or no
-   * majority agrees on the state), or null while it may.
+   * Why this replica serves no stable answer now (replicas diverged, and no majority of the
+   * members is known to share its state), or null while it may.
    */
   get stopped(): string | null {
     const r = this.incident?.report;

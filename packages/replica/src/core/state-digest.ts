@@ -49,7 +49,10 @@ export class StateDigest {
  * final version right before it in the version chain.
  */
 export class DigestSum {
+  /** The sum, lane by lane (read it, never change it: `lane`). */
   private readonly lanes = new Uint32Array(4);
+  /** Where each pair's hash is made: it runs on every finalized write, so it allocates nothing. */
+  private static readonly scratch = new Uint32Array(4);
 
   /** The sum over a whole state (`StateDigest.of` gives the same hex). */
   static of(state: Iterable<readonly [string, JsonValue]>): DigestSum {
@@ -60,14 +63,20 @@ export class DigestSum {
 
   /** `key` held `before` and now holds `after` (undefined: absent). */
   replace(key: string, before: JsonValue | undefined, after: JsonValue | undefined): void {
+    const h = DigestSum.scratch;
     if (before !== undefined) {
-      const h = pairHash(key, before);
+      hash128Into(pairText(key, before), h);
       for (let i = 0; i < 4; i++) this.lanes[i] = this.lanes[i]! - h[i]!;
     }
     if (after !== undefined) {
-      const h = pairHash(key, after);
+      hash128Into(pairText(key, after), h);
       for (let i = 0; i < 4; i++) this.lanes[i] = this.lanes[i]! + h[i]!;
     }
+  }
+
+  /** Lane `i` (0 to 3) of the sum now. */
+  lane(i: number): number {
+    return this.lanes[i]!;
   }
 
   /** 32 hex digits. */
@@ -76,12 +85,18 @@ export class DigestSum {
   }
 }
 
-/** The hash one `key = value` pair adds to a digest. */
-function pairHash(key: string, value: JsonValue): Uint32Array {
-  return hash128(`${JSON.stringify(key)}=${canonicalJson(value)}`);
+/** What one `key = value` pair of a digest hashes. */
+function pairText(key: string, value: JsonValue): string {
+  return `${JSON.stringify(key)}=${canonicalJson(value)}`;
 }
 
-function lanesHex(lanes: Uint32Array): string {
+/** The hash one `key = value` pair adds to a digest. */
+function pairHash(key: string, value: JsonValue): Uint32Array {
+  return hash128Into(pairText(key, value), new Uint32Array(4));
+}
+
+/** Four lanes as 32 hex digits. */
+export function lanesHex(lanes: Iterable<number>): string {
   let out = '';
   for (const lane of lanes) out += lane.toString(16).padStart(8, '0');
   return out;
@@ -92,7 +107,7 @@ function lanesHex(lanes: Uint32Array): string {
  * code units with distinct odd multipliers, then MurmurHash3's lane mixing and finalizer, so every
  * output bit depends on every input unit.
  */
-function hash128(s: string): Uint32Array {
+function hash128Into(s: string, out: Uint32Array): Uint32Array {
   let h1 = 0x811c9dc5;
   let h2 = 0x9e3779b9;
   let h3 = 0x85ebca6b;
@@ -120,12 +135,16 @@ function hash128(s: string): Uint32Array {
   h2 = (h2 + h1) | 0;
   h3 = (h3 + h1) | 0;
   h4 = (h4 + h1) | 0;
-  return Uint32Array.of(h1, h2, h3, h4);
+  out[0] = h1;
+  out[1] = h2;
+  out[2] = h3;
+  out[3] = h4;
+  return out;
 }
 
 /** 128 bits of a string as 32 hex digits (the hash of StateDigest; not cryptographic). */
 export function hashHex(s: string): string {
-  return lanesHex(hash128(s));
+  return lanesHex(hash128Into(s, new Uint32Array(4)));
 }
 
 /** MurmurHash3's 32-bit finalizer (avalanche). */

@@ -4,9 +4,10 @@
  *
  *   meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)
  *     'format'     'creek'
- *     'version'    the format version, currently '3' (a version-1 directory, which has no
- *                  checkpoint table, and a version-2 one, which has no 'host' records, are
- *                  upgraded in place when opened)
+ *     'version'    the format version, currently '4' (a version-1 directory, which has no
+ *                  checkpoint table, a version-2 one, which has no 'host' records, and a
+ *                  version-3 one, which has no divergence records, are upgraded in place when
+ *                  opened)
  *     'replica_id' the id of the replica that owns the directory, in decimal
  *
  * The SQLite header's `application_id` is 0x4352454B, "CREK". What the rows hold is the record
@@ -15,7 +16,7 @@
 import type Database from 'better-sqlite3';
 
 /** The on-disk format this code writes and reads (and the older one it upgrades). */
-export const FORMAT_VERSION = 3;
+export const FORMAT_VERSION = 4;
 /** SQLite header `application_id`: "CREK". */
 const APPLICATION_ID = 0x4352454b;
 
@@ -35,6 +36,10 @@ export function migrate(
     const version = checkMeta(db, file, dir, replicaId);
     if (version === 1) upgradeFrom1(db);
     if (version < 3) upgradeFrom2(db, replicaId);
+    // Version 4 added records (host/divergence, a checkpoint's divergence) that version 3 never
+    // wrote: a version-3 directory is a version-4 one as it is, and says so from now on, so a
+    // build that cannot read those records refuses the directory by its version, not by a record.
+    if (version < 4) setVersion(db);
   }
 }
 
@@ -148,7 +153,11 @@ function upgradeFrom2(db: Database.Database, replicaId: number): void {
   })();
 }
 
-/** Checks the directory's meta; returns its format version (this one, or 1 or 2 to upgrade). */
+function setVersion(db: Database.Database): void {
+  db.prepare("UPDATE meta SET value = ? WHERE key = 'version'").run(String(FORMAT_VERSION));
+}
+
+/** Checks the directory's meta; returns its format version (this one, or 1 to 3 to upgrade). */
 function checkMeta(db: Database.Database, file: string, dir: string, replicaId: number): number {
   let rows: { key: string; value: string }[];
   try {
@@ -162,7 +171,7 @@ function checkMeta(db: Database.Database, file: string, dir: string, replicaId: 
   if (meta.get('format') !== 'creek')
     throw new Error(`${file} is not a Creek database (meta has no format 'creek')`);
   const version = meta.get('version');
-  if (version !== String(FORMAT_VERSION) && version !== '1' && version !== '2')
+  if (version === undefined || !['1', '2', '3', String(FORMAT_VERSION)].includes(version))
     throw new Error(
       `${file} has storage format version ${version ?? '(none)'}; this build reads versions 1 to ${FORMAT_VERSION}`,
     );

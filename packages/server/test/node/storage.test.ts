@@ -260,7 +260,7 @@ describe('SqliteStorage', () => {
           .all()
           .map((r) => r as [string, string]),
       );
-      expect(meta).toEqual({ format: 'creek', version: '3', replica_id: '4' });
+      expect(meta).toEqual({ format: 'creek', version: '4', replica_id: '4' });
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       const rows = db.prepare('SELECT layer, kind FROM records ORDER BY seq').all();
       // The two Reqs at the front share a row.
@@ -580,7 +580,7 @@ describe('SqliteStorage', () => {
     s.close();
     const check = new Database(path.join(dir, DB_FILE), { readonly: true });
     try {
-      expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe('3');
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe('4');
       const table = check
         .prepare("SELECT sql FROM sqlite_master WHERE name = 'records'")
         .pluck()
@@ -595,9 +595,28 @@ describe('SqliteStorage', () => {
     const dir = path.join(tmp, 'data');
     open(dir).close();
     const db = new Database(path.join(dir, DB_FILE));
-    db.exec("UPDATE meta SET value = '4' WHERE key = 'version'");
+    db.exec("UPDATE meta SET value = '5' WHERE key = 'version'");
     db.close();
-    expect(() => open(dir)).toThrow(/format version 4; this build reads versions 1 to 3/);
+    expect(() => open(dir)).toThrow(/format version 5; this build reads versions 1 to 4/);
+  });
+
+  it('opens a version-3 directory as it is, and marks it version 4', () => {
+    const dir = path.join(tmp, 'data');
+    const s3 = open(dir);
+    s3.append([checkpointRecord(5), writerRecord(0)]);
+    s3.close();
+    const db = new Database(path.join(dir, DB_FILE));
+    db.exec("UPDATE meta SET value = '3' WHERE key = 'version'");
+    db.close();
+    const s = open(dir);
+    expect(s.load()).toEqual([checkpointRecord(5), writerRecord(0)]);
+    s.close();
+    const check = new Database(path.join(dir, DB_FILE), { readonly: true });
+    try {
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe('4');
+    } finally {
+      check.close();
+    }
   });
 
   it('reports a corrupt checkpoint', () => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { JsonValue } from './json.js';
+import type { User } from './user.js';
 
 /**
  * The transaction an operation runs in. Reads see a consistent snapshot at the op's position in
@@ -16,6 +17,12 @@ export interface Tx {
   now(): number;
   /** A number in [0, 1) from a generator seeded by the op id. Equal on every replica. */
   random(): number;
+  /**
+   * Who invoked the op: null for an anonymous caller, else the user the replica the client is
+   * connected to verified from the client's token. It travels with the op, so every replica and
+   * every re-execution sees the same user.
+   */
+  readonly user: User | null;
 }
 
 export interface OpDefinition<A extends z.ZodType = z.ZodType, R = unknown> {
@@ -23,6 +30,17 @@ export interface OpDefinition<A extends z.ZodType = z.ZodType, R = unknown> {
   readonly args: A;
   /** A read-only op that is weak is answered from local state and never gossiped. */
   readonly readOnly?: boolean;
+  /**
+   * Once the cluster verifies user tokens, ops are closed to anonymous callers: `public: true`
+   * lets anyone call this one (no effect while the cluster verifies no tokens).
+   */
+  readonly public?: boolean;
+  /**
+   * Once the cluster verifies user tokens: who may call the op, among signed-in users (anonymous
+   * callers never may). Checked at the replica the client is connected to, before the op is
+   * ordered; a refused op never takes effect. Not for `public` ops.
+   */
+  readonly access?: (user: User) => boolean;
   /**
    * Must be synchronous and deterministic. A thrown error becomes a failed result with its message.
    * While it runs, the clock, `Math.random`, `crypto`'s random values and the timers throw: use
@@ -76,17 +94,55 @@ export interface App<D extends OpDefinitions = OpDefinitions> {
   readonly definitions: D;
   lookup(name: string): AnyOpDefinition | undefined;
   names(): string[];
+  /** Who may call op `name` once the cluster verifies user tokens (see access.ts). */
+  accessOf(name: string): OpAccess | undefined;
 }
+
+/**
+ * Who may call the built-in `kv.*` and `queue.*` ops once the cluster verifies user tokens:
+ * anyone, signed-in users, or no end user (the default: they read and write any key, so an app
+ * whose own ops check who calls them would be open through them).
+ */
+export type BuiltinAccess = 'public' | 'signed-in' | 'none';
+export const BUILTIN_ACCESS = ['public', 'signed-in', 'none'] as const;
+
+export interface AppOptions {
+  /** Who may call the built-in data types' ops once auth is on (default 'none'). */
+  readonly builtins?: BuiltinAccess;
+}
+
+/** Who may call one op once the cluster verifies user tokens. */
+export type OpAccess =
+  | { readonly kind: 'public' }
+  | { readonly kind: 'signed-in' }
+  | { readonly kind: 'user'; readonly check: (user: User) => boolean }
+  /** A built-in the app keeps closed to end users (AppOptions.builtins 'none'). */
+  | { readonly kind: 'closed' };
 
 export const RESERVED_PREFIXES = ['kv.', 'queue.', 'creek.'] as const;
 
 const OP_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 
+/**
+ * Built-ins every caller may invoke whatever the app opens: `creek.abandon` decides only about the
+ * caller's own session, whose records are the caller's user's alone.
+ */
+const ALWAYS_OPEN: ReadonlySet<string> = new Set(['creek.abandon']);
+
 export function createApp<D extends OpDefinitions>(
   definitions: D,
   builtins: OpDefinitions,
+  options: AppOptions = {},
 ): App<D> {
+  const builtinAccess = options.builtins ?? 'none';
+  if (!(BUILTIN_ACCESS as readonly string[]).includes(builtinAccess))
+    throw new Error(
+      `builtins: must be one of ${BUILTIN_ACCESS.join(', ')}, not ${JSON.stringify(builtinAccess)}`,
+    );
   const table = new Map<string, AnyOpDefinition>(Object.entries(builtins));
+  const access = new Map<string, OpAccess>();
+  for (const name of table.keys())
+    access.set(name, ALWAYS_OPEN.has(name) ? { kind: 'public' } : builtinAccessOf(builtinAccess));
   for (const [name, def] of Object.entries(definitions)) {
     if (!OP_NAME.test(name))
       throw new Error(`invalid operation name '${name}': use letters, digits, '_', '.', '-'`);
@@ -101,12 +157,39 @@ export function createApp<D extends OpDefinitions>(
       throw new Error(`operation '${name}': run must be a function`);
     if (isAsync(def.run)) throw new Error(asyncRunError(`operation '${name}'`));
     table.set(name, def);
+    access.set(name, opAccessOf(name, def));
   }
   return {
     definitions,
     lookup: (name) => table.get(name),
     names: () => [...table.keys()].sort(),
+    accessOf: (name) => access.get(name),
   };
+}
+
+function builtinAccessOf(a: BuiltinAccess): OpAccess {
+  return a === 'public'
+    ? { kind: 'public' }
+    : a === 'signed-in'
+      ? { kind: 'signed-in' }
+      : { kind: 'closed' };
+}
+
+/** An app op's access, from its `public` and `access` fields (checked here, once, at load). */
+function opAccessOf(name: string, def: AnyOpDefinition): OpAccess {
+  const isPublic: unknown = def.public;
+  const check: unknown = def.access;
+  if (isPublic !== undefined && typeof isPublic !== 'boolean')
+    throw new Error(`operation '${name}': public must be true or false`);
+  if (check !== undefined && typeof check !== 'function')
+    throw new Error(`operation '${name}': access must be a function (user) => boolean`);
+  if (isPublic === true && check !== undefined)
+    throw new Error(
+      `operation '${name}': public lets anyone call it, access limits who may: give one of them`,
+    );
+  if (isPublic === true) return { kind: 'public' };
+  if (check !== undefined) return { kind: 'user', check: check as (user: User) => boolean };
+  return { kind: 'signed-in' };
 }
 
 export type ArgsCheck = { ok: true; args: unknown } | { ok: false; error: string };

@@ -18,7 +18,13 @@ export {
   type OpDefinitions,
   type AnyOpDefinition,
   type ArgsCheck,
+  type AppOptions,
+  type BuiltinAccess,
+  type OpAccess,
+  BUILTIN_ACCESS,
 } from './app.js';
+export { checkAccess, type AccessDenied } from './access.js';
+export type { User } from './user.js';
 export { defineApp } from './define-app.js';
 export { ABANDON_OP, builtins, NOOP_OP, type Builtins } from './builtins.js';
 export { adoptFrozenJson, canonicalJson, jsonEqual, toFrozenJson, type JsonValue } from './json.js';

@@ -18,6 +18,7 @@ class MapTx implements Tx {
     [...this.data].filter(([k]) => k.startsWith(prefix)).sort(([a], [b]) => (a < b ? -1 : 1));
   now = (): number => 0;
   random = (): number => 0;
+  readonly user = null;
 }
 
 /** Runs an op of the bank app serially, checking its arguments first like a replica does. */

@@ -41,6 +41,23 @@ export function isJsonValue(root: unknown): boolean {
   return true;
 }
 
+/** The longest user id (a token's `sub`) a replica takes. */
+export const MAX_USER_ID_CHARS = 1024;
+
+/**
+ * A signed-in caller as it travels with its op (`tx.user`): the id (the token's `sub`) and every
+ * claim of the token the replica the client is connected to verified.
+ */
+export const UserSchema = z.object({
+  id: z.string().min(1).max(MAX_USER_ID_CHARS),
+  /** A JSON object, checked as JsonValueSchema checks values (and, like it, passed on as it is). */
+  claims: z.custom<{ [key: string]: WireJson }>(
+    (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && isJsonValue(v),
+    { message: 'must be a JSON object' },
+  ),
+});
+export type WireUser = z.infer<typeof UserSchema>;
+
 /** `(replica, eventNo)`, Creek Algorithm 1 line 1. */
 export const OpIdSchema = z.object({
   replica: z.number().int().nonnegative(),

@@ -3,9 +3,12 @@ export const PROTOCOL_VERSION = 1;
 
 /**
  * The version of the replica-to-replica handshake, sent in its challenge. 2: both sides prove the
- * cluster secret (version 1 trusted any welcome), each proof bound to both replicas' ids.
+ * cluster secret (version 1 trusted any welcome), each proof bound to both replicas' ids. 3: Reqs
+ * carry their caller (`user`), which a replica of version 2 would drop without a word (its schema
+ * strips unknown fields) and then run the op as anonymous: replicas that would disagree about an
+ * op's caller do not talk.
  */
-export const PEER_PROTOCOL_VERSION = 2;
+export const PEER_PROTOCOL_VERSION = 3;
 
 /** Frames larger than this are refused before they are parsed. */
 export const MAX_FRAME_BYTES = 1 << 20;

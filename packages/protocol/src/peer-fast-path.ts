@@ -1,4 +1,4 @@
-import { isJsonValue } from './json-value.js';
+import { isJsonValue, MAX_USER_ID_CHARS } from './json-value.js';
 import type { PeerFrame } from './peer.js';
 
 /**
@@ -45,8 +45,9 @@ const SUMMARY_KEYS = ['kind', 'seen', 'reply'];
 const SUMMARY_OPTIONAL = ['wanted', 'pruned', 'boot', 'echo', 'digest'];
 const DIGEST_CLAIM_KEYS = ['at', 'digest'];
 const REQ_KEYS = ['ts', 'id', 'op', 'args', 'strong', 'causalCtx'];
-const REQ_OPTIONAL = ['session'];
+const REQ_OPTIONAL = ['session', 'user'];
 const SESSION_KEYS = ['id', 'seq', 'acked'];
+const USER_KEYS = ['id', 'claims'];
 const OP_ID_KEYS = ['replica', 'eventNo'];
 const CAST_KEYS = ['id', 'prevStrong'];
 const ACCEPT_KEYS = ['type', 'ballot', 'instance', 'value'];
@@ -122,7 +123,21 @@ function isReq(q: unknown): boolean {
     typeof q.strong === 'boolean' &&
     (q.causalCtx === null || isDvv(q.causalCtx)) &&
     (q.session === undefined || isSession(q.session)) &&
+    (q.user === undefined || isUser(q.user)) &&
     isJsonValue(q.args)
+  );
+}
+
+/** UserSchema: the claims an object of JSON values (Zod's record keeps every key). */
+function isUser(u: unknown): boolean {
+  return (
+    isRecord(u) &&
+    hasKeys(u, USER_KEYS) &&
+    typeof u.id === 'string' &&
+    u.id.length >= 1 &&
+    u.id.length <= MAX_USER_ID_CHARS &&
+    isRecord(u.claims) &&
+    isJsonValue(u.claims)
   );
 }
 

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { SessionIdSchema } from './client.js';
-import { DvvSchema, JsonValueSchema, OpIdSchema } from './json-value.js';
+import { DvvSchema, JsonValueSchema, OpIdSchema, UserSchema } from './json-value.js';
 
 /**
  * Replica ↔ replica. The connecting replica proves it holds the cluster secret by HMAC
@@ -22,6 +22,8 @@ export const ReqSchema = z.object({
       acked: z.number().int().nonnegative(),
     })
     .optional(),
+  /** Who invoked it (`tx.user`), as its replica verified it; absent for an anonymous caller. */
+  user: UserSchema.optional(),
 });
 export type WireReq = z.infer<typeof ReqSchema>;
 

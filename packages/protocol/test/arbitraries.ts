@@ -68,6 +68,12 @@ export const reqArb: fc.Arbitrary<WireReq> = fc.record(
     strong: fc.boolean(),
     causalCtx: fc.option(dvvArb, { nil: null }),
     session: fc.record({ id: sessionIdArb, seq: posArb, acked: natArb }),
+    user: fc.record({
+      id: textArb(1024, 1),
+      claims: fc
+        .dictionary(fc.string({ maxLength: 8 }), jsonArb, { maxKeys: 4 })
+        .map((c) => JSON.parse(JSON.stringify(c)) as Record<string, WireJson>),
+    }),
   },
   { requiredKeys: ['ts', 'id', 'op', 'args', 'strong', 'causalCtx'] },
 );

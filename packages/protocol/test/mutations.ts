@@ -46,6 +46,8 @@ export const FIELDS = [
   'strong',
   'causalCtx',
   'session',
+  'user',
+  'claims',
   'seq',
   'acked',
   'frames',

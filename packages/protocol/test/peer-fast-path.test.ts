@@ -78,6 +78,10 @@ describe('fastPeerFrame', () => {
     ['a causal context with an empty entry', { ...req, causalCtx: { '0': [] } }],
     ['no causalCtx', { ...req, causalCtx: undefined }],
     ['a string for strong', { ...req, strong: 'false' }],
+    ['a user without claims', { ...req, user: { id: 'alice' } }],
+    ['a user with an empty id', { ...req, user: { id: '', claims: {} } }],
+    ['a user whose claims are a list', { ...req, user: { id: 'alice', claims: [1] } }],
+    ['an unknown key in a user', { ...req, user: { id: 'a', claims: {}, admin: true } }],
   ])('declines %s, and the decoder answers as Zod does', (_, bad) => {
     const frame = JSON.parse(JSON.stringify(push(bad))) as unknown;
     expect(fastPeerFrame(frame)).toBeNull();

@@ -66,6 +66,7 @@ export class SerialDb {
       random: () => {
         throw new Error('TPC-C ops draw nothing: their inputs are in their arguments');
       },
+      user: null,
     };
     let value: unknown;
     try {

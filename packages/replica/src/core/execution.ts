@@ -154,6 +154,7 @@ export class ExecutionPipeline {
         // Only executors that read a mirror of the store need it (they are its observer).
         ...(this.mirrored ? { rank: rankOf(e) } : {}),
         ...(req.session === undefined ? {} : { session: req.session }),
+        ...(req.user === undefined ? {} : { user: req.user }),
       },
     });
   }

@@ -1,4 +1,4 @@
-import type { JsonValue } from '@creek/app';
+import type { JsonValue, User } from '@creek/app';
 import type { Dependencies } from './dependencies.js';
 import type { DottedVersionVector } from './dvv.js';
 import { Entry } from './entry.js';
@@ -20,7 +20,7 @@ export class Ordering {
     private readonly deps: Dependencies,
   ) {}
 
-  newReq(op: string, args: JsonValue, strong: boolean, session?: SessionStamp): Req {
+  newReq(op: string, args: JsonValue, strong: boolean, session?: SessionStamp, user?: User): Req {
     const c = this.ctx;
     if (c.origin === ORIGIN_UNDECIDED)
       throw new Error('the replica has no origin yet: it numbers no op before adoptOrigin');
@@ -41,9 +41,16 @@ export class Ordering {
       causalCtx = c.known.prefixes();
       causalCtx.addPrefix(c.origin, id.eventNo - 1);
     }
-    return session === undefined
-      ? { ts, id, op, args, strong, causalCtx }
-      : { ts, id, op, args, strong, causalCtx, session };
+    return {
+      ts,
+      id,
+      op,
+      args,
+      strong,
+      causalCtx,
+      ...(session === undefined ? {} : { session }),
+      ...(user === undefined ? {} : { user }),
+    };
   }
 
   /** Lines 16-25 after the Req is built. */

@@ -1,4 +1,5 @@
 import { NOOP_OP } from '@creek/app';
+import { scopedSession } from './session-dedupe.js';
 import type { Req } from './types.js';
 
 /**
@@ -36,6 +37,7 @@ export class OwnOps {
    * must have (gossip sends a replica's ops in order, so it has them all or waits for them).
    */
   lastOpNotPendingOf(session: string): number {
+    // `session` is scoped to its user (session-dedupe.ts scopedSession), as `issued` keeps it.
     // The ops it may skip are the session's own and no-ops, tentative, at the top: what is left is
     // the newest own op committed (or final) and the newest one, no-ops aside, of another session.
     const other =
@@ -49,7 +51,7 @@ export class OwnOps {
    */
   issued(req: Req, origin: number): void {
     if (req.id.replica !== origin || req.op === NOOP_OP) return;
-    const session = req.session?.id ?? null;
+    const session = req.session === undefined ? null : scopedSession(req.session.id, req.user);
     if (session !== this.newestOwn.session) this.newestOwnBefore = this.newestOwn.eventNo;
     this.newestOwn = { session, eventNo: req.id.eventNo };
   }

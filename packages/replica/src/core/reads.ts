@@ -1,8 +1,15 @@
-import type { JsonValue } from '@creek/app';
+import type { JsonValue, User } from '@creek/app';
 import { Entry } from './entry.js';
 import { END_REQ, type Job, type ReplicaContext } from './replica-context.js';
 import { RecordingSnapshot } from './snapshot.js';
 import type { Outcome, ReadSet } from './types.js';
+
+/** A read-only op to run: what it is, and who asked (absent: anonymous), as `tx.user` sees it. */
+export interface ReadOp {
+  readonly op: string;
+  readonly args: JsonValue;
+  readonly user?: User | undefined;
+}
 
 /**
  * Read-only ops, which are never ordered: weak reads answered from the end of the list (§4.4),
@@ -12,7 +19,7 @@ import type { Outcome, ReadSet } from './types.js';
  * read is executed.
  */
 export class Reads {
-  private readonly pendingReads: { tag: number; op: string; args: JsonValue }[] = [];
+  private readonly pendingReads: (ReadOp & { readonly tag: number })[] = [];
   /**
    * Strong read-only ops answered by read index (cab/read-index.ts), by tag: each waits until the
    * driver reports its index delivered (`indexed`) and every op this replica issued before it is
@@ -21,15 +28,13 @@ export class Reads {
    */
   private readonly strongReads = new Map<
     number,
-    { readonly op: string; readonly args: JsonValue; readonly ownUpTo: number; indexed: boolean }
+    { readonly read: ReadOp; readonly ownUpTo: number; indexed: boolean }
   >();
   /** Live queries' reads waiting to run (InvokeRequest.watch). */
-  private readonly pendingWatchReads: {
-    tag: number;
-    op: string;
-    args: JsonValue;
-    level: 'tentative' | 'stable';
-  }[] = [];
+  private readonly pendingWatchReads: (ReadOp & {
+    readonly tag: number;
+    readonly level: 'tentative' | 'stable';
+  })[] = [];
 
   constructor(
     private readonly ctx: ReplicaContext,
@@ -38,8 +43,8 @@ export class Reads {
   ) {}
 
   /** A weak read-only op (§4.4): read at the end of the list, never ordered or gossiped. */
-  weak(tag: number, op: string, args: JsonValue): void {
-    this.pendingReads.push({ tag, op, args });
+  weak(tag: number, read: ReadOp): void {
+    this.pendingReads.push({ ...read, tag });
   }
 
   /**
@@ -47,12 +52,11 @@ export class Reads {
    * weak read would be, stably at the committed state once its read index is delivered here
    * (cab/read-index.ts).
    */
-  strong(tag: number, op: string, args: JsonValue): void {
+  strong(tag: number, read: ReadOp): void {
     const c = this.ctx;
-    if (c.speculative) this.pendingReads.push({ tag, op, args });
+    if (c.speculative) this.pendingReads.push({ ...read, tag });
     this.strongReads.set(tag, {
-      op,
-      args,
+      read,
       ownUpTo: c.eventNo,
       indexed: false,
     });
@@ -60,8 +64,8 @@ export class Reads {
   }
 
   /** A live query's read (InvokeRequest.watch). */
-  watch(tag: number, op: string, args: JsonValue, level: 'tentative' | 'stable'): void {
-    this.pendingWatchReads.push({ tag, op, args, level });
+  watch(tag: number, read: ReadOp, level: 'tentative' | 'stable'): void {
+    this.pendingWatchReads.push({ ...read, tag, level });
   }
 
   /**
@@ -86,11 +90,11 @@ export class Reads {
   serveStrongReads(): void {
     if (this.strongReads.size === 0) return;
     let at: Entry | null = null;
-    for (const [tag, read] of this.strongReads) {
-      if (!read.indexed || read.ownUpTo > this.ctx.own.committedOwnUpTo) continue;
+    for (const [tag, strong] of this.strongReads) {
+      if (!strong.indexed || strong.ownUpTo > this.ctx.own.committedOwnUpTo) continue;
       this.strongReads.delete(tag);
       at ??= this.readPoint(true);
-      this.startRead(read, at, {
+      this.startRead(strong.read, at, {
         tag,
         trace: undefined,
         strongRead: true,
@@ -178,18 +182,22 @@ export class Reads {
   }
 
   /** Hands out the execution of a read-only op that reads at `at` (it is never ordered). */
-  private startRead(
-    read: { readonly op: string; readonly args: JsonValue },
-    at: Entry,
-    readOnly: NonNullable<Job['readOnly']>,
-  ): void {
+  private startRead(read: ReadOp, at: Entry, readOnly: NonNullable<Job['readOnly']>): void {
     const c = this.ctx;
     const jobId = c.nextJobId++;
     const snapshot = new RecordingSnapshot(c.store, at);
     c.jobs.set(jobId, { entry: null, snapshot, ahead: false, readOnly });
     c.out.push({
       type: 'execute',
-      job: { jobId, op: read.op, args: read.args, ts: c.clock.current(), id: null, snapshot },
+      job: {
+        jobId,
+        op: read.op,
+        args: read.args,
+        ts: c.clock.current(),
+        id: null,
+        snapshot,
+        ...(read.user === undefined ? {} : { user: read.user }),
+      },
     });
   }
 }

@@ -5,6 +5,7 @@ import {
   toFrozenJson,
   type App,
   type JsonValue,
+  type User,
 } from '@creek/app';
 import type { ReplicaCheckpoint } from './checkpoint.js';
 import { Dependencies } from './dependencies.js';
@@ -30,6 +31,11 @@ export interface InvokeRequest {
   readonly tag: number;
   /** The client session's numbering of the op, for exactly-once across replicas. */
   readonly session?: SessionStamp;
+  /**
+   * Who invokes it, as the client's endpoint verified it (absent: anonymous). The endpoint also
+   * checked that this user may call the op: the replica runs what it is handed.
+   */
+  readonly user?: User;
   /**
    * A live query's read (a read-only op, never ordered): at the end of the list like a weak read
    * (`tentative`), or at the committed state (`stable`: once every committed op is executed, read
@@ -188,14 +194,14 @@ export class Replica {
         this.reject(request, `'${request.op}' writes: only read-only ops can be watched`);
         return this.ctx.flush();
       }
-      this.reads.watch(request.tag, request.op, args, request.watch);
+      this.reads.watch(request.tag, { op: request.op, args, user: request.user }, request.watch);
       this.pipeline.changed();
       return this.ctx.flush();
     }
     if (!request.strong && def.readOnly === true) {
       // §4.4: weak read-only ops are answered from local state, never ordered or gossiped.
       this.metrics.invoked.readOnly++;
-      this.reads.weak(request.tag, request.op, args);
+      this.reads.weak(request.tag, { op: request.op, args, user: request.user });
       this.pipeline.changed();
       return this.ctx.flush();
     }
@@ -203,14 +209,14 @@ export class Replica {
       // Answered without a log write: tentatively at the end of the list as a weak read would be,
       // stably at the committed state once its read index is delivered here (cab/read-index.ts).
       this.metrics.invoked.strong++;
-      this.reads.strong(request.tag, request.op, args);
+      this.reads.strong(request.tag, { op: request.op, args, user: request.user });
       this.pipeline.changed();
       return this.ctx.flush();
     }
     if (request.strong) this.metrics.invoked.strong++;
     else this.metrics.invoked.weak++;
     this.ordering.admit(
-      this.ordering.newReq(request.op, args, request.strong, request.session),
+      this.ordering.newReq(request.op, args, request.strong, request.session, request.user),
       request.tag,
     );
     this.pipeline.changed();

@@ -4,11 +4,18 @@ import {
   type AnyOpDefinition,
   type Tx,
   type JsonValue,
+  type User,
 } from '@creek/app';
 import { guarded } from './determinism-guard.js';
 import { hlcToMillis } from './hlc.js';
 import { opRandom } from './seeded-random.js';
-import { abandon, RESERVED_PREFIX, reservedKeyError, runOnce } from './session-dedupe.js';
+import {
+  abandon,
+  RESERVED_PREFIX,
+  reservedKeyError,
+  runOnce,
+  scopedSession,
+} from './session-dedupe.js';
 import type { ExecutionJob, ExecutionResult, Outcome, Write } from './types.js';
 
 /**
@@ -27,7 +34,11 @@ export function runOperation(def: AnyOpDefinition | undefined, job: ExecutionJob
   const readOnly = def.readOnly === true;
   // A read-only op changes nothing, so running a resubmission of it again is harmless.
   if (job.session === undefined || readOnly) return { jobId: job.jobId, ...runCode(def, job) };
-  const session = job.session;
+  // The session's records are its user's (scopedSession): another user naming it gets its own.
+  const session =
+    job.user === undefined
+      ? job.session
+      : { ...job.session, id: scopedSession(job.session.id, job.user) };
   if (job.op === ABANDON_OP) {
     // Its decision is about the session's own records, which no app code may touch.
     const target = (job.args as { seq: number }).seq;
@@ -66,6 +77,7 @@ function runCode(def: AnyOpDefinition, job: ExecutionJob): { writes: Write[]; ou
 class OpTx implements Tx {
   private readonly writes = new Map<string, JsonValue | undefined>();
   private rand: (() => number) | null = null;
+  private frozenUser: User | null | undefined = undefined;
 
   constructor(
     private readonly job: ExecutionJob,
@@ -112,6 +124,19 @@ class OpTx implements Tx {
   random(): number {
     this.rand ??= opRandom(this.job.id, this.job.ts);
     return this.rand();
+  }
+
+  /**
+   * Frozen, as everything an op reads: a user an op could change would differ for the ops after it
+   * that share the object. An executor's copy (a worker's) is frozen here; a frozen one is kept.
+   */
+  get user(): User | null {
+    if (this.frozenUser === undefined)
+      this.frozenUser =
+        this.job.user === undefined
+          ? null
+          : (toFrozenJson(this.job.user, 'user') as unknown as User);
+    return this.frozenUser;
   }
 
   writeList(): Write[] {

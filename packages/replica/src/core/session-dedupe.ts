@@ -1,4 +1,4 @@
-import { toFrozenJson, type JsonValue } from '@creek/app';
+import { toFrozenJson, type JsonValue, type User } from '@creek/app';
 import type { Outcome, SessionStamp, SnapshotReader, Write } from './types.js';
 
 /**
@@ -34,6 +34,19 @@ import type { Outcome, SessionStamp, SnapshotReader, Write } from './types.js';
  * results, so re-executions of one op of a session do not cascade to its later ops.
  */
 export const RESERVED_PREFIX = '~creek/';
+
+/**
+ * The session as the cluster keeps it: a session belongs to the user who invokes its ops. The
+ * session id is the client's choice and travels in the clear, so another user naming it (in a
+ * hello, or in a resubmission) must not reach its records: its ops would be answered with the
+ * owner's results, or refused as duplicates. Keyed by user as well as by id, another user naming
+ * the id gets a session of its own. An anonymous caller's session is its id alone, as before users
+ * existed (session ids have no '@', so the two never meet).
+ */
+export function scopedSession(session: string, user: User | undefined): string {
+  return user === undefined ? session : `${session}@${encodeURIComponent(user.id)}`;
+}
+
 const SESSION_PREFIX = `${RESERVED_PREFIX}session/`;
 
 /** At most this many outcome records are deleted by one op (a bound on the work a client causes). */

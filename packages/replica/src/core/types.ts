@@ -1,6 +1,6 @@
 import type { DottedVersionVector } from './dvv.js';
 import type { Rank } from './rank.js';
-import { jsonEqual, type JsonValue } from '@creek/app';
+import { jsonEqual, type JsonValue, type User } from '@creek/app';
 import type { OpId } from './op-id.js';
 
 /**
@@ -16,6 +16,12 @@ export interface Req {
   readonly causalCtx: DottedVersionVector | null;
   /** Set when a client session invoked the op: makes a retry at another replica apply once. */
   readonly session?: SessionStamp;
+  /**
+   * Who invoked it (`tx.user`), verified once by the replica the client was connected to; absent
+   * for an anonymous caller. Part of the op like its arguments: every replica, every re-execution
+   * and every recovery runs it with this user.
+   */
+  readonly user?: User;
 }
 
 /**
@@ -70,6 +76,8 @@ export interface ExecutionJob {
   readonly snapshot: SnapshotReader;
   /** The invoking session's numbering, when a client session invoked the op. */
   readonly session?: SessionStamp;
+  /** Who invoked the op (`tx.user`); absent for an anonymous caller. */
+  readonly user?: User;
   /** Started beyond the validation frontier (concurrent execution, §4.4). */
   readonly ahead?: boolean;
   /**

@@ -1,4 +1,4 @@
-import type { JsonValue } from '@creek/app';
+import type { JsonValue, User } from '@creek/app';
 import type { Rank } from '../core/rank.js';
 import type { OpId } from '../core/op-id.js';
 import type { Outcome, SessionStamp, Write } from '../core/types.js';
@@ -35,6 +35,8 @@ export interface WorkerJob {
   readonly ts: number;
   readonly id: OpId | null;
   readonly session?: SessionStamp;
+  /** Who invoked the op (`tx.user`); absent for an anonymous caller. */
+  readonly user?: User;
   /** Where the job reads: versions of writers that precede this rank. */
   readonly rank: Rank;
 }

@@ -142,13 +142,18 @@ function upperBound(a: readonly number[], x: number): number {
 const sizes = new WeakMap<Req, number>();
 
 /**
- * About how many characters a Req takes in a gossip frame: its arguments' JSON and a margin for
- * the rest (timestamp, id, op name, causal context). Computed once per Req.
+ * About how many characters a Req takes in a gossip frame: its arguments' JSON, its caller's (a
+ * token's claims can run to kilobytes), and a margin for the rest (timestamp, id, op name, causal
+ * context). Computed once per Req.
  */
 export function reqSize(req: Req): number {
   let n = sizes.get(req);
   if (n === undefined) {
-    n = JSON.stringify(req.args).length + 200 + (req.causalCtx === null ? 0 : 64);
+    n =
+      JSON.stringify(req.args).length +
+      200 +
+      (req.causalCtx === null ? 0 : 64) +
+      (req.user === undefined ? 0 : JSON.stringify(req.user).length);
     sizes.set(req, n);
   }
   return n;

@@ -127,6 +127,8 @@ function reqLine(q: Req): string {
     canonicalJson(q.args),
     q.causalCtx === null ? '-' : q.causalCtx.toString(),
     q.session === undefined ? '-' : `${q.session.id}/${q.session.seq}/${q.session.acked}`,
+    // A Req without a caller hashes as before callers existed.
+    ...(q.user === undefined ? [] : [canonicalJson(q.user as unknown as JsonValue)]),
   ].join('|');
 }
 

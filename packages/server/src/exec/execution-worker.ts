@@ -36,6 +36,7 @@ port.on('message', (request: WorkerRequest) => {
     id: job.id,
     snapshot,
     ...(job.session === undefined ? {} : { session: job.session }),
+    ...(job.user === undefined ? {} : { user: job.user }),
   });
   reply({
     t: 'done',

@@ -183,6 +183,7 @@ export class WorkerPoolExecutor implements Executor, StoreObserver {
         id: job.id,
         rank: job.rank,
         ...(job.session === undefined ? {} : { session: job.session }),
+        ...(job.user === undefined ? {} : { user: job.user }),
       },
     });
   }

@@ -11,7 +11,8 @@
  *          under, core/op-id.ts; a state-transfer chunk)
  *   body   JSON of the record's other fields:
  *            req       {"req":{"ts","id":{"replica","eventNo"},"op","args","strong","causalCtx",
- *                             "session"?:{"id","seq","acked"}}}
+ *                             "session"?:{"id","seq","acked"},"user"?:{"id","claims"}}}
+ *                      (no "user": an anonymous caller, as in every record written before users)
  *                      where causalCtx is DottedVersionVector#toJSON() or null
  *            reqs      {"reqs":[req,...]}: two or more req records, each as "req" above
  *            commit    {"ids":[{"replica","eventNo"},...]}
@@ -61,7 +62,7 @@ import {
   type TransferChunkSchema,
   type WireJson,
 } from '@creek/protocol';
-import { toFrozenJson } from '@creek/app';
+import { toFrozenJson, type JsonValue, type User } from '@creek/app';
 import * as z from 'zod';
 import type { ConfigEntry, Member, ReconfigRequest } from '@creek/replica/cab/configuration.js';
 import { isCast, type AcceptorRecord } from '@creek/replica/cab/messages.js';
@@ -99,6 +100,7 @@ const StoredReqShape = z.object({
   strong: z.boolean(),
   causalCtx: StoredDvvSchema.nullable(),
   session: z.object({ id: z.string(), seq: finite, acked: finite }).optional(),
+  user: z.object({ id: z.string(), claims: z.record(z.string(), JsonValueSchema) }).optional(),
 });
 
 /** A Req read back into a live one: frozen args, a DottedVersionVector. */
@@ -425,7 +427,16 @@ function encodeReq(q: Req): Json<typeof ReqSchema> {
     ...reqFields(q),
     causalCtx: q.causalCtx === null ? null : q.causalCtx.toJSON(),
     ...(q.session === undefined ? {} : { session: sessionFields(q.session) }),
+    ...(q.user === undefined ? {} : { user: userFields(q.user) }),
   };
+}
+
+/** A Req's caller, checked: frozen JSON already (wire.ts, the client endpoint), kept as it is. */
+function userFields(u: User): { id: string; claims: Record<string, JsonValue> } {
+  const claims = toFrozenJson(u.claims, 'req.user.claims');
+  if (typeof claims !== 'object' || claims === null || Array.isArray(claims))
+    throw new TypeError('req.user.claims is not a JSON object');
+  return { id: str(u.id, 'req.user.id'), claims };
 }
 
 /** A live Req's plain fields, checked. Its args are already frozen JSON and come back as they are. */

@@ -1,7 +1,7 @@
 import type { PeerFrame, WireReq } from '@creek/protocol';
 import type { PaxosMessage } from '@creek/replica/cab/messages.js';
 import { DottedVersionVector } from '@creek/replica/core/dvv.js';
-import { toFrozenJson } from '@creek/app';
+import { toFrozenJson, type User } from '@creek/app';
 import type { Req } from '@creek/replica/core/types.js';
 import type { DivergenceMessage } from '@creek/replica/host/divergence.js';
 import type { PeerMessage } from '@creek/replica/host/peer-message.js';
@@ -24,6 +24,8 @@ export function reqFromWire(w: WireReq): Req {
     strong: w.strong,
     causalCtx: w.causalCtx === null ? null : DottedVersionVector.fromJSON(w.causalCtx),
     ...(w.session === undefined ? {} : { session: w.session }),
+    // Frozen like the args: every execution of the op reads this one object (`tx.user`).
+    ...(w.user === undefined ? {} : { user: toFrozenJson(w.user) as unknown as User }),
   };
 }
 

@@ -5,6 +5,7 @@ import {
   type App,
   type Tx,
   type JsonValue,
+  type User,
 } from '@creek/app';
 import { guarded } from '@creek/replica/core/determinism-guard.js';
 import { hlcToMillis } from '@creek/replica/core/hlc.js';
@@ -29,6 +30,8 @@ export interface SerialOp {
   readonly ts: number;
   readonly id: OpId | null;
   readonly session?: SessionStamp;
+  /** Who invoked it (absent: anonymous). */
+  readonly user?: User;
 }
 
 /**
@@ -58,7 +61,11 @@ export class ReferenceInterpreter {
   apply(o: SerialOp, dryRun = false): Outcome {
     const def = this.app.lookup(o.op);
     if (def === undefined) return { ok: false, error: `unknown operation '${o.op}'` };
-    const s = o.session;
+    // A session's records are its user's: another user naming the session has its own.
+    const s =
+      o.session === undefined || o.user === undefined
+        ? o.session
+        : { ...o.session, id: `${o.session.id}@${encodeURIComponent(o.user.id)}` };
     if (s === undefined || def.readOnly === true) return this.run(o, dryRun);
     const sessionRec = this.data.get(sessionKey(s.id)) as { acked: number } | undefined;
     const acked = sessionRec?.acked ?? 0;
@@ -181,5 +188,9 @@ class SerialTx implements Tx {
   random(): number {
     this.rand ??= opRandom(this.o.id, this.o.ts);
     return this.rand();
+  }
+
+  get user(): User | null {
+    return this.o.user === undefined ? null : (toFrozenJson(this.o.user) as unknown as User);
   }
 }

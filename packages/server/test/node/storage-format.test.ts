@@ -415,6 +415,53 @@ describe('records, against rows as format version 3 stores them', () => {
     again.close();
   });
 
+  it("keeps a Req's caller, in its record, a checkpoint and a transfer's chunks, read back frozen", () => {
+    const user = toFrozenJson({ id: 'alice', claims: { sub: 'alice', roles: ['admin'] } });
+    const signed: Req = { ...weak, user: user as unknown as NonNullable<Req['user']> };
+    const dir = path.join(tmp, 'data');
+    const s = SqliteStorage.open(dir, { replicaId: 1 });
+    // A checkpoint drops the records before it: it comes first.
+    s.append([{ ...checkpoint, record: { ...checkpoint.record, held: [signed] } }]);
+    s.append([{ layer: 'core', record: { kind: 'req', req: signed } }]);
+    const state: TransferredState = {
+      finalized: 0,
+      committedLive: 0,
+      known: ctx,
+      hlc: 1,
+      truncatedBelow: 0,
+      config: [],
+      delivered: [],
+      state: [],
+      reqs: [signed],
+      held: [],
+    };
+    const parts = toChunks(state);
+    s.append(
+      parts.map((part, index): HostRecord => ({
+        layer: 'transfer',
+        record: { ...chunk, total: parts.length, index, part },
+      })),
+    );
+    const loaded = s.load();
+    s.close();
+    const req = loaded.find((r) => r.layer === 'core' && r.record.kind === 'req');
+    if (req?.layer !== 'core' || req.record.kind !== 'req') throw new Error('no req record');
+    expect(req.record.req.user).toEqual(user);
+    expect(Object.isFrozen(req.record.req.user!.claims)).toBe(true);
+    const cp = loaded.find((r) => r.layer === 'checkpoint');
+    if (cp?.layer !== 'checkpoint') throw new Error('no checkpoint');
+    expect(cp.record.held[0]!.user).toEqual(user);
+    const stored = loaded.flatMap((r) => (r.layer === 'transfer' ? [r.record.part] : []));
+    const installed = fromChunks(stored);
+    if (!installed.ok) throw new Error(installed.reason);
+    expect(installed.state.reqs[0]!.user).toEqual(user);
+    // The caller counts in the transfer's digest: a chunk that lost it is refused.
+    const stripped = stored.map((p) =>
+      p.kind === 'reqs' ? { ...p, reqs: p.reqs.map(({ user: _, ...q }) => q) } : p,
+    );
+    expect(fromChunks(stripped)).toMatchObject({ ok: false });
+  });
+
   it("keeps a transfer header's configurations: stored chunks still add up to their digest", () => {
     // A replica that crashed mid-transfer resumes from the chunks it stored (ReplicaHost.load);
     // a header read back without its configurations hashed to another digest, and the transfer

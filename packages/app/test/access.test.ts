@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { checkAccess, defineApp, op, type User } from '@creek/app';
+
+const alice: User = { id: 'alice', claims: { sub: 'alice', role: 'admin' } };
+const bob: User = { id: 'bob', claims: { sub: 'bob' } };
+
+const ops = {
+  open: op({ args: z.null(), public: true, run: () => 1 }),
+  mine: op({ args: z.null(), run: (tx) => tx.user?.id ?? null }),
+  admin: op({ args: z.null(), access: (u) => u.claims.role === 'admin', run: () => 2 }),
+  throws: op({
+    args: z.null(),
+    access: () => {
+      throw new Error('no roles claim');
+    },
+    run: () => 3,
+  }),
+};
+
+describe('checkAccess (deny by default once auth is on)', () => {
+  const app = defineApp(ops);
+
+  it('lets anyone call a public op', () => {
+    expect(checkAccess(app, 'open', null)).toBeNull();
+    expect(checkAccess(app, 'open', bob)).toBeNull();
+  });
+
+  it('needs a signed-in user for an op that says nothing', () => {
+    expect(checkAccess(app, 'mine', null)).toMatchObject({ code: 'unauthorized' });
+    expect(checkAccess(app, 'mine', null)?.message).toMatch(/needs a signed-in user.*not applied/);
+    expect(checkAccess(app, 'mine', bob)).toBeNull();
+  });
+
+  it("asks an op's access check, and refuses anonymous callers before it", () => {
+    expect(checkAccess(app, 'admin', alice)).toBeNull();
+    expect(checkAccess(app, 'admin', bob)).toMatchObject({ code: 'forbidden' });
+    expect(checkAccess(app, 'admin', bob)?.message).toMatch(/not allowed for user 'bob'/);
+    expect(checkAccess(app, 'admin', null)).toMatchObject({ code: 'unauthorized' });
+  });
+
+  it('refuses when the access check throws, saying so', () => {
+    expect(checkAccess(app, 'throws', alice)?.message).toMatch(/threw \(no roles claim\)/);
+  });
+
+  it('keeps the built-in data types closed to end users unless the app opens them', () => {
+    expect(checkAccess(app, 'kv.get', alice)).toMatchObject({ code: 'forbidden' });
+    expect(checkAccess(app, 'queue.enqueue', null)).toMatchObject({ code: 'unauthorized' });
+    const signedIn = defineApp(ops, { builtins: 'signed-in' });
+    expect(checkAccess(signedIn, 'kv.get', alice)).toBeNull();
+    expect(checkAccess(signedIn, 'kv.get', null)).toMatchObject({ code: 'unauthorized' });
+    const open = defineApp(ops, { builtins: 'public' });
+    expect(checkAccess(open, 'kv.put', null)).toBeNull();
+  });
+
+  it('always lets a caller abandon an op of its own session', () => {
+    expect(checkAccess(app, 'creek.abandon', null)).toBeNull();
+  });
+
+  it('leaves unknown ops to the replica, which names the ops it has', () => {
+    expect(checkAccess(app, 'nope', null)).toBeNull();
+  });
+
+  it('refuses definitions that are ambiguous or malformed', () => {
+    const both = { x: op({ args: z.null(), public: true, access: () => true, run: () => 0 }) };
+    expect(() => defineApp(both)).toThrow(/give one of them/);
+    const bad = { x: { args: z.null(), access: 'admin', run: () => 0 } } as never;
+    expect(() => defineApp(bad)).toThrow(/access must be a function/);
+    expect(() => defineApp(ops, { builtins: 'everyone' as never })).toThrow(/builtins: must be/);
+  });
+});

@@ -1,10 +1,12 @@
 import { ABANDON_OP } from '@creek/app';
+import { opKey, type OpId } from '@creek/replica/core/op-id.js';
 import type { Response, SessionStamp } from '@creek/replica/core/types.js';
 import { ClientSessions } from './client-sessions.js';
 import type { SimClientSide } from './client-side.js';
 import { takesOps, type SimProcess, type StepHost } from './process.js';
 import type { Invocation } from './run-record.js';
 import type { RunState } from './run-state.js';
+import { callerText } from './users.js';
 import {
   generateOp,
   LINEARIZABLE_KEYS,
@@ -82,6 +84,8 @@ export class SimClients implements SimClientSide {
   private submit(h: SimProcess, g: GeneratedOp, session: SessionStamp): Invocation {
     const run = this.run;
     const tag = this.nextTag++;
+    // A session is one user's, resubmissions and abandons included.
+    const user = run.users.of(session.id);
     const inv: Invocation = {
       replica: h.id,
       tag,
@@ -94,13 +98,21 @@ export class SimClients implements SimClientSide {
       abandoned: false,
       session,
       ...(h.wipes > 0 ? { disk: h.wipes } : {}),
+      ...(user === undefined ? {} : { user }),
     };
     run.record.invocations.push(inv);
     this.byTag.set(tag, inv);
     this.step(h, {
       kind: 'invoke',
       now: run.physical(h.id),
-      request: { op: g.op, args: g.args, strong: g.strong, tag, session },
+      request: {
+        op: g.op,
+        args: g.args,
+        strong: g.strong,
+        tag,
+        session,
+        ...(user === undefined ? {} : { user }),
+      },
     });
     if (g.strong && h.loseAfterStrong) {
       // Dies while its strong op's gossip and CAB cast may be in flight: survivors that got the
@@ -171,6 +183,7 @@ export class SimClients implements SimClientSide {
       if (inv.op === ABANDON_OP && o.outcome.ok)
         this.sessions.acknowledge({ ...inv.session, seq: (inv.args as { seq: number }).seq });
     }
+    if (inv.id === null && o.id !== null) noteInvoker(this.run, inv, o.id);
     inv.id ??= o.id;
     inv.responses.push({
       at: this.run.now,
@@ -234,4 +247,9 @@ function onLinearizableObject(inv: Invocation): boolean {
   return (
     (LINEARIZABLE_KEYS as readonly unknown[]).includes(a?.key) || a?.queue === LINEARIZABLE_QUEUE
   );
+}
+
+/** The caller the client of `inv` invoked it as, seen once the op has its id (RunState.callers). */
+export function noteInvoker(run: RunState, inv: Invocation, id: OpId): void {
+  run.callers.sawInvoked(id, run.record.reqs.get(opKey(id)), inv.op, callerText(inv.user));
 }

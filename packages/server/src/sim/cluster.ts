@@ -12,6 +12,7 @@ import { PLANTED_OP } from './nondeterminism.js';
 import type { SimMessage, SimProcess } from './process.js';
 import type { RunRecord } from './run-record.js';
 import type { RunState } from './run-state.js';
+import { callerText } from './users.js';
 import { WATCH_TAG_BASE, type SimWatches } from './watches.js';
 
 /** Simulated ms between two ticks of a replica. */
@@ -215,6 +216,7 @@ export class SimCluster {
         `op id reused: at ${run.now.toFixed(1)} ms replica ${p.id} wrote ${formatOpId(req.id)} as ${req.op} at ${req.ts}, which is ${before.op} at ${before.ts} elsewhere`,
       );
     record.reqs.set(opKey(req.id), req);
+    run.callers.saw(req.id, req.ts, req.op, `replica ${p.id}'s copy`, callerText(req.user));
     return at;
   }
 

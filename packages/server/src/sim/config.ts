@@ -104,6 +104,12 @@ export interface SimConfig {
    */
   readonly unsafeSkipDivergenceCheck?: boolean;
   /**
+   * Replicas drop the caller (`Req.user`) from the Reqs gossip brings them (HostOptions.
+   * unsafeDropGossipedUsers), so they run other replicas' ops as anonymous. Exists so a test can
+   * show the checkers catch an op run as two different users.
+   */
+  readonly unsafeDropGossipedUsers?: boolean;
+  /**
    * Live queries (the node layer's LiveQueries, driven here as the runtime drives them): each
    * replica watches `kv.get` of the first two workload keys and `queue.size` of the linearizable
    * queue from the start (and again after each restart, as a client re-watches), re-running them

@@ -3,7 +3,7 @@ import type { InvokeRequest } from '@creek/replica/core/replica.js';
 import type { Response } from '@creek/replica/core/types.js';
 import { ClientConnections } from '@creek/replica/host/client-connections.js';
 import type { ReplicaHost } from '@creek/replica/host/replica-host.js';
-import { complete } from './clients.js';
+import { complete, noteInvoker } from './clients.js';
 import type { SimClientLinks } from './client-links.js';
 import { takesOps, type SimEndpoint, type SimProcess, type StepHost } from './process.js';
 import type { Invocation } from './run-record.js';
@@ -75,6 +75,7 @@ export class SimEndpoints {
         responses: [],
         abandoned: false,
         ...(request.session === undefined ? {} : { session: request.session }),
+        ...(request.user === undefined ? {} : { user: request.user }),
         ...(p.wipes > 0 ? { disk: p.wipes } : {}),
         ...(this.links.delivering === null ? {} : { sentAt: this.links.delivering.sentAt }),
       };
@@ -101,6 +102,7 @@ export class SimEndpoints {
     const inv = endpoint.ops.get(o.tag);
     // A departed replica's answers are not held against it (the model's clients left it too).
     if (inv !== undefined && !(p.clientsLeft && inv.abandoned)) {
+      if (inv.id === null && o.id !== null) noteInvoker(this.run, inv, o.id);
       inv.id ??= o.id;
       inv.responses.push({
         at: this.run.now,

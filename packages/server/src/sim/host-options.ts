@@ -28,7 +28,8 @@ export class SimHostOptions {
     private readonly step: StepHost,
   ) {
     const { app, params } = run;
-    this.inline = new InlineExecutor(app);
+    // The executors' ops note the caller they run as (RunState.callers, inside `around`).
+    this.inline = new InlineExecutor(run.callers.observe(app));
     this.replicaOptions = {
       app,
       noopIntervalMs: params.noopIntervalMs,
@@ -71,6 +72,7 @@ export class SimHostOptions {
       transferChunkChars: SIM_TRANSFER_CHUNK_CHARS,
       ...(config.unsafeInstallIncomplete === true ? { unsafeInstallIncomplete: true } : {}),
       ...(config.unsafeSkipDivergenceCheck === true ? { unsafeSkipDivergenceCheck: true } : {}),
+      ...(config.unsafeDropGossipedUsers === true ? { unsafeDropGossipedUsers: true } : {}),
     };
   }
 
@@ -104,9 +106,9 @@ export class SimHostOptions {
           mirror.apply(feed.take(0));
           run.counts.mirrorExecutions++;
           const snapshot = mirror.reader(job.rank);
-          result = inline.execute({ ...job, snapshot });
+          result = run.callers.around(p.id, job, () => inline.execute({ ...job, snapshot }));
           traces = snapshot.reads;
-        } else result = inline.execute(job);
+        } else result = run.callers.around(p.id, job, () => inline.execute(job));
         run.events.push(run.now + run.prngs.exec.float(0, run.params.execution.maxMs), () => {
           if (!p.up || p.incarnation !== incarnation) return;
           // What it read, resolved when the result arrives, as the worker pool does.

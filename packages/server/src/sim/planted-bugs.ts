@@ -26,6 +26,10 @@ export const PLANTED_BUGS = {
     config: { unsafeGenesisQuorum: true },
     what: 'every quorum is a majority of the first configuration, counted over any replicas, whatever membership changes made of the cluster since',
   },
+  'drop-gossiped-users': {
+    config: { unsafeDropGossipedUsers: true },
+    what: "replicas drop the caller from the ops gossip brings them, and run other replicas' ops as anonymous",
+  },
   'read-without-quorum': {
     config: { unsafeReadWithoutQuorum: true },
     what: 'the leader answers a strong read with its read index without confirming that no other leader took over, so a deposed leader serves stale reads',

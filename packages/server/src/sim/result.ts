@@ -164,6 +164,8 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
     }),
     // What the client sessions saw (clients 'sdk'; nothing of the model's).
     ...end.clients.check(quiescent),
+    // Every op ran as one caller, everywhere and every time (tx.user).
+    ...run.callers.check().slice(0, 10),
   ];
   if (!quiescent) {
     const waiting = record.invocations.filter((inv) => !inv.abandoned && !complete(inv));

@@ -1,4 +1,4 @@
-import type { JsonValue } from '@creek/app';
+import type { JsonValue, User } from '@creek/app';
 import type { OpId } from '@creek/replica/core/op-id.js';
 import type { DivergenceReport } from '@creek/replica/host/divergence.js';
 import type {
@@ -131,6 +131,8 @@ export interface Invocation {
   readonly disk?: number;
   /** When its client sent it (SimConfig.clients 'sdk'; the replica took it later, at `invokedAt`). */
   readonly sentAt?: number;
+  /** Who invoked it, as the replica took it (absent: anonymous). */
+  readonly user?: User;
 }
 
 export interface RecordedResponse {

@@ -1,10 +1,12 @@
 import type { App } from '@creek/app';
 import type { SimConfig } from './config.js';
+import { CallerSightings } from './callers.js';
 import { EventQueue } from './event-queue.js';
 import type { SimParameters, SimPrngs } from './parameters.js';
 import type { SimProcess } from './process.js';
 import type { RunRecord } from './run-record.js';
 import { traceEvent } from './trace.js';
+import { SimUsers } from './users.js';
 
 /** Simulated wall clock starts at a realistic epoch so HLC timestamps look like real ones. */
 const EPOCH_MS = 1_700_000_000_000;
@@ -52,6 +54,10 @@ export class RunState {
   readonly record: RunRecord;
   /** Clock skew of every replica: the genesis ones' drawn with the parameters, then those added. */
   readonly skewMs: number[];
+  /** Who the clients' sessions are (their own stream: no other draw moves). */
+  readonly users: SimUsers;
+  /** Where each op's caller was seen: its client, the replicas' copies, every execution. */
+  readonly callers = new CallerSightings();
   readonly counts: SimCounts = {
     partitions: 0,
     crashes: 0,
@@ -86,6 +92,7 @@ export class RunState {
     const n = config.replicas;
     this.ids = Array.from({ length: n }, (_, i) => i);
     this.skewMs = [...params.skewMs];
+    this.users = new SimUsers(prngs.named('users'));
     this.record = {
       replicas: n,
       reqs: new Map(),

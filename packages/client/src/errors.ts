@@ -11,6 +11,7 @@ export type CreekErrorCode =
   | 'unavailable'
   | 'timeout'
   | 'unauthorized'
+  | 'forbidden'
   | 'protocol'
   | 'cancelled'
   | 'closed';
@@ -173,7 +174,10 @@ export class Timeout extends CreekError {
   }
 }
 
-/** The cluster wants a token and got none, or a wrong one. */
+/**
+ * The cluster wants a token and got none, or a wrong one; or, for one op, the op needs a signed-in
+ * user (or is closed to end users) and the client is anonymous: the op was not applied.
+ */
 export class Unauthorized extends CreekError {
   declare readonly code: 'unauthorized';
 
@@ -183,6 +187,18 @@ export class Unauthorized extends CreekError {
       `missing or wrong token: ${detail ?? "pass the cluster's token when connecting"}`,
       options,
     );
+  }
+}
+
+/**
+ * The signed-in user may not call this op: its access check said no, or the app keeps the op to
+ * itself. The op was not applied (`mayHaveTakenEffect` is false).
+ */
+export class Forbidden extends CreekError {
+  declare readonly code: 'forbidden';
+
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super('forbidden', `forbidden: ${detail}`, options);
   }
 }
 
@@ -263,6 +279,8 @@ export function errorFromWire(
       });
     case 'unauthorized':
       return new Unauthorized(message);
+    case 'forbidden':
+      return new Forbidden(message);
     case 'unavailable':
     case 'busy':
       return new Unavailable(message, { mayHaveTakenEffect });

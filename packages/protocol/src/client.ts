@@ -1,6 +1,18 @@
 import * as z from 'zod';
 import { ERROR_CODES } from './errors.js';
+import { MAX_AUTH_TOKEN_CHARS } from './limits.js';
 import { JsonValueSchema, OpIdSchema } from './json-value.js';
+
+/**
+ * A user token as a client presents it: a JSON Web Token from the app's identity provider. The
+ * schema bounds it loosely (the frame's own limits bound it anyway), so that a token over
+ * MAX_AUTH_TOKEN_CHARS is refused as a token, with `unauthorized` and the bound named, rather than
+ * as a malformed frame.
+ */
+export const AuthTokenSchema = z
+  .string()
+  .min(1)
+  .max(2 * MAX_AUTH_TOKEN_CHARS);
 
 /**
  * Client ↔ replica. A client says hello (with its token when the cluster has tokens), then invokes
@@ -28,6 +40,13 @@ export const ClientHelloSchema = z.object({
   t: z.literal('hello'),
   version: z.number().int(),
   token: z.string().max(4096).optional(),
+  /**
+   * The signed-in user's token (a JWT), for a cluster that verifies them (`creek start
+   * --auth-jwks` or `--auth-secret-file`): ops then run as that user (`tx.user`). Absent: the
+   * client is anonymous. Distinct from `token`, the cluster's client token, which says nothing
+   * about who the user is.
+   */
+  auth: AuthTokenSchema.optional(),
   session: SessionIdSchema.optional(),
   /** What the session has seen, when it reconnects (see SeenSchema). */
   seen: SeenSchema.optional(),
@@ -72,6 +91,17 @@ export const WatchQuerySchema = z.object({
   args: JsonValueSchema,
 });
 
+/**
+ * A fresh token for the connection's user, before the one it connected with expires (or when the
+ * replica asks, `auth-expiring`): answered with `authed`, or `auth-refused` (the connection keeps
+ * its previous token until that one expires). It must name the same user: signing in as another
+ * user, or signing out, takes a new connection, since a session belongs to one user.
+ */
+export const AuthRefreshSchema = z.object({
+  t: z.literal('reauth'),
+  token: AuthTokenSchema,
+});
+
 /** Ends a live query: no more `watched` frames for it. */
 export const UnwatchQuerySchema = z.object({
   t: z.literal('unwatch'),
@@ -83,6 +113,7 @@ export const ClientFrameSchema = z.discriminatedUnion('t', [
   InvokeSchema,
   WatchQuerySchema,
   UnwatchQuerySchema,
+  AuthRefreshSchema,
 ]);
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 
@@ -100,7 +131,37 @@ export const ServerFrameSchema = z.discriminatedUnion('t', [
     ops: z.array(z.string()),
     /** The read-only ones among `ops` (a client may show a cached result of those at once). */
     readOnly: z.array(z.string()).optional(),
+    /**
+     * Present when the replica verifies user tokens: who the connection's ops run as (the user's
+     * id, or null for an anonymous client), and in how many ms its token stops being valid.
+     */
+    auth: z
+      .object({
+        user: z.string().nullable(),
+        expiresInMs: z.number().nonnegative().optional(),
+      })
+      .optional(),
   }),
+  /** A refreshed token was accepted: the connection's ops run as this user until it expires. */
+  z.object({
+    t: z.literal('authed'),
+    user: z.string(),
+    expiresInMs: z.number().nonnegative(),
+  }),
+  /** A refreshed token was refused: the connection keeps its previous token until it expires. */
+  z.object({
+    t: z.literal('auth-refused'),
+    code: z.enum(ERROR_CODES),
+    message: z.string(),
+  }),
+  /** The connection's token expires in `inMs`: send a fresh one (`reauth`). */
+  z.object({ t: z.literal('auth-expiring'), inMs: z.number().nonnegative() }),
+  /**
+   * The connection's token expired and no fresh one came: the replica closes the connection. Ops
+   * sent on it stay where they are (a session resubmits them on its next connection, with a
+   * fresh token, and each applies once).
+   */
+  z.object({ t: z.literal('auth-expired'), message: z.string() }),
   z.object({
     t: z.literal('view'),
     opId: z.string(),

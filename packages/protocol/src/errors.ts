@@ -2,7 +2,10 @@
  * Error codes on the wire. Each error frame also carries a message that says what to do.
  * - bad-frame: not parseable, not valid for its type, or too large: fix the sender.
  * - version: the peer speaks another protocol version: upgrade one side.
- * - unauthorized: missing or wrong token (clients) or cluster secret (peers).
+ * - unauthorized: missing or wrong token (clients) or cluster secret (peers); for an op, the op
+ *   needs a signed-in user (or is closed to end users) and was not applied.
+ * - forbidden: the signed-in user may not call this op (its access check said no); the op was not
+ *   applied. Sent only to clients that present user tokens.
  * - invalid-arguments: the op's arguments failed its schema; nothing was ordered.
  * - unknown-op: the app has no such operation.
  * - busy: too many invocations in flight on this connection; wait for responses.
@@ -19,5 +22,6 @@ export const ERROR_CODES = [
   'busy',
   'out-of-order',
   'unavailable',
+  'forbidden',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

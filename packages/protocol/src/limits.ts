@@ -13,5 +13,11 @@ export const PEER_PROTOCOL_VERSION = 3;
 /** Frames larger than this are refused before they are parsed. */
 export const MAX_FRAME_BYTES = 1 << 20;
 
+/**
+ * The longest user token (a JSON Web Token) a replica verifies: longer ones are refused unread.
+ * Identity providers' tokens run from a few hundred characters to a few kilobytes.
+ */
+export const MAX_AUTH_TOKEN_CHARS = 8192;
+
 /** Most invocations one client connection may have in flight; more are refused with `busy`. */
 export const MAX_IN_FLIGHT_PER_CONNECTION = 1024;

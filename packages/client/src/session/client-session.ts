@@ -289,6 +289,9 @@ export class ClientSession {
       return;
     }
     if (f.t === 'watched' || f.t === 'unwatched') return this.watches.frame(f);
+    // About user tokens, which this session does not present: a replica sends none of these to it.
+    if (f.t === 'authed' || f.t === 'auth-refused' || f.t === 'auth-expiring') return;
+    if (f.t === 'auth-expired') return this.drop();
     if (f.t === 'error' && f.opId === undefined) return this.errorNamingNoOp(url, f);
     // What the replica counts as done (client-endpoint.ts): a weak op at its first view, a strong
     // one at its stable view or confirm, any op at an error.

@@ -247,12 +247,14 @@ export class OpTable {
 
   /** A replica refused `o` with an error of its own (not busy or unavailable, which pass). */
   refusedEverywhere(o: SessionOp, code: ErrorCode, message: string): void {
-    // Refused arguments, op names or frames are refused everywhere: never ordered.
+    // Refused arguments, op names, frames or callers are refused everywhere: never ordered.
     if (
       code === 'invalid-arguments' ||
       code === 'unknown-op' ||
       code === 'bad-frame' ||
-      code === 'out-of-order'
+      code === 'out-of-order' ||
+      code === 'unauthorized' ||
+      code === 'forbidden'
     )
       o.committed = true;
     o.views?.error(errorFromWire(code, message));

@@ -1,3 +1,4 @@
+import { toFrozenJson, type AccessDenied, type User } from '@creek/app';
 import {
   MAX_IN_FLIGHT_PER_CONNECTION,
   PROTOCOL_VERSION,
@@ -6,115 +7,24 @@ import {
   type ServerFrame,
 } from '@creek/protocol';
 import type { InvokeRequest } from '../core/replica.js';
-import { outcomesEqual, type Outcome, type Response, type SessionStamp } from '../core/types.js';
+import { scopedSession } from '../core/session-dedupe.js';
+import { outcomesEqual, type Response, type SessionStamp } from '../core/types.js';
+import type {
+  ClientConnectionsOptions,
+  ClientCounters,
+  ClientOp,
+  Connection,
+  Hello,
+} from './client-connection-types.js';
+import { ConnectionAuth, tokenTooLong, type TokenVerdict } from './connection-auth.js';
 import { LiveQueries } from './live-queries.js';
 
-/** One client-chosen op id: who waits for it and what it was told so far. */
-interface ClientOp<C> {
-  readonly opId: string;
-  /** The op id within its session (op ids are unique per client, not across clients). */
-  readonly key: string;
-  readonly startedAt: number;
-  readonly strong: boolean;
-  /** A strong op whose caller wants its stable view alone: tentative outcomes are not sent. */
-  readonly stableOnly: boolean;
-  /** Its first outcome was observed in the tentative latency histogram. */
-  tentativeObserved: boolean;
-  /** Its number in the client's session, if the client has one. */
-  readonly seq: number | null;
-  readonly views: ServerFrame[];
-  readonly subscribers: Set<C>;
-  lastTentative: Outcome | null;
-  /** The client has its last view. */
-  done: boolean;
-  /** Committed, or never to be ordered (a weak read, a rejection): the session may acknowledge it. */
-  settled: boolean;
-  /** Connections that will report it in a `committed` frame once it settles. */
-  readonly owners: Set<C>;
-}
-
-/** One client connection. */
-interface Connection<C> {
-  /** Numbers connections, so op ids of clients without a session are scoped to their connection. */
-  readonly no: number;
-  /** Its hello was accepted (version and token): the edge's pre-authentication limits are lifted. */
-  passed: boolean;
-  greeted: boolean;
-  session: string | null;
-  inFlight: number;
-  /** Session ops submitted here that have not settled (for `committed` frames). */
-  readonly unsettled: Set<ClientOp<C>>;
-  /** The highest session number submitted here. */
-  lastSeq: number;
-  /** The last `below` sent in a `committed` frame. */
-  committedBelow: number;
-  /** A weak op settled since the last `committed` frame (strong ops' stable views say it already). */
-  weakSettled: boolean;
-  /** Confirmations of this turn, sent together at its end (sessions only). */
-  confirms: string[];
-  /** The last `seen` vector sent, as a string (views carry it only when it changed). */
-  lastSeen: string;
-  /** A hello waiting for this replica to catch up with what the session saw elsewhere. */
-  waitingHello: { readonly seen: readonly number[]; readonly deadline: number } | null;
-}
-
-/**
- * What the replica's side of a connection asks its driver to do, in order: send a frame; count a
- * frame that broke the protocol (the connection stays); lift the edge's limits for a client whose
- * hello passed; refuse one whose token did not (count it and close the connection); close it.
- */
-export type ConnectionOutput =
-  | { readonly t: 'frame'; readonly frame: ServerFrame }
-  | { readonly t: 'violation'; readonly kind: 'badFrame' | 'outOfOrder'; readonly detail: string }
-  | { readonly t: 'authenticated' }
-  | { readonly t: 'refused'; readonly reason: string }
-  | { readonly t: 'close' };
-
-/** What the endpoint counts (the replica's `/status` shows them). */
-export interface ClientCounters {
-  connections: number;
-  invokes: number;
-  retries: number;
-  rejected: number;
-  badFrames: number;
-}
-
-/** What the replica's side of its client connections needs from the replica and its driver. */
-export interface ClientConnectionsOptions<C> {
-  /** The replica's id, which its welcome names. */
-  readonly replicaId: number;
-  /** The ops a welcome lists, and the read-only ones among them. */
-  opNames(): string[];
-  readOnlyOps(): string[];
-  /** Whether a hello's token lets its client in (no tokens configured: every hello). */
-  authorize(token: string | undefined): boolean;
-  /** Hands an invocation to the replica; its responses come back to `respond`. */
-  invoke(request: InvokeRequest): void;
-  /** Why the replica takes no ops now (a message for the client), or null when it does. */
-  unavailable(): string | null;
-  /**
-   * Per origin replica, how many of its ops this replica has without a gap. For a session, this
-   * replica's own component stops below the session's own uncommitted ops at the top of its ops
-   * (the client resubmits those when it moves, so no replica needs them first).
-   */
-  seen(session: string | null): number[];
-  /** True when this replica has the op with this id (above the gapless prefix too). */
-  received(replica: number, eventNo: number): boolean;
-  /** Keys whose value may have changed since the last call (Replica.takeChangedKeys). */
-  changedKeys(): ReadonlySet<string>;
-  /** Seconds from an invoke to its first view ('tentative') or to its stable view ('stable'). */
-  observe(level: 'tentative' | 'stable', seconds: number): void;
-  /** The driver's clock, in milliseconds (a monotonic one: only differences are used). */
-  now(): number;
-  /** What the driver does for connection `conn` (see ConnectionOutput). */
-  out(conn: C, o: ConnectionOutput): void;
-  /**
-   * A deliberately broken endpoint that passes no session numbers to the replica, so that a
-   * resubmission elsewhere is taken for a new op and applied again. Exists so a test can show the
-   * simulator's checkers catch it.
-   */
-  readonly unsafeDropSessions?: boolean;
-}
+export type { TokenVerdict } from './connection-auth.js';
+export type {
+  ClientConnectionsOptions,
+  ClientCounters,
+  ConnectionOutput,
+} from './client-connection-types.js';
 
 /**
  * Op ids remembered to answer a retry (a client resubmitting after a reconnect does so within
@@ -143,6 +53,15 @@ const CATCH_UP_MS = 3_000;
  *   to try another replica after CATCH_UP_MS. A replica's `seen` counts its own ops only up to the
  *   last one the session cannot resubmit itself (see `seen` in the options), so a session whose
  *   replica died before gossiping the session's writes is not stranded.
+ *
+ * Users (with `verifiesTokens`): a hello may carry the user's token. Verifying it is the driver's
+ * (keys may have to be fetched): the connection asks (`verify`) and waits, and the verdict comes
+ * back as an input (`verified`), so this stays pure and the simulator can drive it. Every op and
+ * live query of the connection then runs as that user (InvokeRequest.user), after `access` let it
+ * through: a refused op is never ordered. A session is its user's: op ids and `seen` are looked up
+ * under the session scoped by its user, so another user naming the session reaches none of it.
+ * The replica asks for a fresh token before the connection's expires (`auth-expiring`), takes one
+ * of the same user (`reauth`), and closes the connection once its token expired (`auth-expired`).
  */
 export class ClientConnections<C> {
   private readonly byTag = new Map<number, ClientOp<C>>();
@@ -153,6 +72,8 @@ export class ClientConnections<C> {
   private readonly connections = new Map<C, Connection<C>>();
   private readonly dirty = new Set<C>();
   private nextTag = 1;
+  /** When some connection's token next needs attention (ConnectionAuth.nextDue; may be early). */
+  private authDue = Number.POSITIVE_INFINITY;
   readonly counters: ClientCounters = {
     connections: 0,
     invokes: 0,
@@ -184,6 +105,9 @@ export class ClientConnections<C> {
       passed: false,
       greeted: false,
       session: null,
+      sessionKey: null,
+      auth: new ConnectionAuth(),
+      pendingHello: null,
       inFlight: 0,
       unsettled: new Set(),
       lastSeq: 0,
@@ -228,31 +152,42 @@ export class ClientConnections<C> {
     }
     if (!c.greeted) {
       this.o.out(conn, { t: 'violation', kind: 'outOfOrder', detail: `${f.t} before welcome` });
+      const what = {
+        invoke: 'invoking',
+        watch: 'watching',
+        unwatch: 'unwatching',
+        reauth: 'sending a fresh token',
+      };
       return this.error(
         conn,
         'out-of-order',
-        `send hello and wait for welcome before ${f.t === 'invoke' ? 'invoking' : 'watching'}`,
+        `send hello and wait for welcome before ${what[f.t]}`,
         f.t === 'invoke' ? f.opId : undefined,
       );
     }
+    if (f.t === 'reauth') return this.refresh(conn, c, f.token);
+    // A token that expired lets nothing more in: the connection is closing (afterTurn says so).
+    if (c.auth.expired(this.o.now())) return this.expire(conn, c);
     if (f.t === 'watch') {
       const unavailable = this.o.unavailable();
-      if (unavailable !== null)
+      const denied = unavailable === null ? this.denied(f.op, c) : null;
+      if (unavailable !== null || denied !== null)
         return this.send(conn, {
           t: 'unwatched',
           watchId: f.watchId,
-          code: 'unavailable',
-          message: unavailable,
+          code: denied?.code ?? 'unavailable',
+          message: denied?.message ?? unavailable!,
         });
       // The first live query starts the replica's record of changed keys.
       if (this.live.size === 0) this.o.changedKeys();
-      return this.live.watch(conn, f);
+      // It runs as the user who watches.
+      return this.live.watch(conn, { ...f, user: c.auth.user });
     }
     if (f.t === 'unwatch') return this.live.unwatch(conn, f.watchId);
     this.invokeFrame(conn, c, f);
   }
 
-  private hello(conn: C, c: Connection<C>, f: Extract<ClientFrame, { t: 'hello' }>): void {
+  private hello(conn: C, c: Connection<C>, f: Hello): void {
     if (f.version !== PROTOCOL_VERSION) {
       return this.error(
         conn,
@@ -271,7 +206,99 @@ export class ClientConnections<C> {
     }
     c.passed = true;
     this.o.out(conn, { t: 'authenticated' });
+    if (f.auth === undefined) return this.greet(conn, c, f);
+    const refusal = this.o.verifiesTokens === true ? tokenTooLong(f.auth) : NO_USER_TOKENS;
+    if (refusal !== null) return this.refuse(conn, 'unauthorized', refusal);
+    // The session and what it saw wait for the user: the session is that user's.
+    c.auth.verifying = 'hello';
+    c.pendingHello = f;
+    this.o.out(conn, { t: 'verify', token: f.auth });
+  }
+
+  /**
+   * The driver's verdict on the token of a hello or a refresh of `conn`. A hello's: the
+   * connection's ops run as its user, or the hello is refused. A refresh's: the connection's token
+   * is the fresh one, or it keeps its previous one until that one expires.
+   */
+  verified(conn: C, v: TokenVerdict): void {
+    const c = this.connections.get(conn);
+    if (c === undefined || c.auth.verifying === null) return;
+    const purpose = c.auth.verifying;
+    c.auth.verifying = null;
+    const now = this.o.now();
+    if (purpose === 'hello') {
+      const hello = c.pendingHello!;
+      c.pendingHello = null;
+      if (!v.ok) return this.refuse(conn, v.code, v.message);
+      c.auth.accept(frozenUser(v.user), v.validForMs, now);
+      this.authDue = Math.min(this.authDue, c.auth.nextDue());
+      return this.greet(conn, c, hello);
+    }
+    if (!v.ok) return this.send(conn, { t: 'auth-refused', code: v.code, message: v.message });
+    const was = c.auth.user!.id;
+    if (v.user.id !== was)
+      return this.send(conn, {
+        t: 'auth-refused',
+        code: 'unauthorized',
+        message: `the fresh token is for user '${v.user.id}', this connection's for '${was}': a session is one user's, so sign in as another user on a new connection`,
+      });
+    const user = frozenUser(v.user);
+    c.auth.accept(user, v.validForMs, now);
+    this.authDue = Math.min(this.authDue, c.auth.nextDue());
+    // Its live queries run with the fresh claims from their next read on.
+    this.live.setUser(conn, user);
+    this.send(conn, { t: 'authed', user: user.id, expiresInMs: c.auth.remaining(now)! });
+  }
+
+  /** A client's fresh token (client frame `reauth`): the driver verifies it, or it is refused now. */
+  private refresh(conn: C, c: Connection<C>, token: string): void {
+    const refusal: [ErrorCode, string] | null =
+      this.o.verifiesTokens !== true
+        ? ['unauthorized', NO_USER_TOKENS]
+        : c.auth.user === null
+          ? [
+              'unauthorized',
+              'this connection is anonymous: a session is one user’s, so sign in on a new connection',
+            ]
+          : c.auth.verifying !== null
+            ? ['busy', 'a fresh token of this connection is being verified: wait for its answer']
+            : tokenTooLong(token) === null
+              ? null
+              : ['unauthorized', tokenTooLong(token)!];
+    if (refusal !== null)
+      return this.send(conn, { t: 'auth-refused', code: refusal[0], message: refusal[1] });
+    c.auth.verifying = 'refresh';
+    this.o.out(conn, { t: 'verify', token });
+  }
+
+  /** A hello refused: why, then the connection closes (unavailable: try another replica). */
+  private refuse(conn: C, code: 'unauthorized' | 'unavailable', message: string): void {
+    this.error(conn, code, message);
+    if (code === 'unavailable') this.o.out(conn, { t: 'close' });
+    else this.o.out(conn, { t: 'refused', reason: 'user token refused' });
+  }
+
+  /** The connection's token expired unrefreshed: it is told so, and closed. */
+  private expire(conn: C, c: Connection<C>): void {
+    if (c.auth.closing) return;
+    c.auth.closing = true;
+    this.send(conn, {
+      t: 'auth-expired',
+      message: `the token of user '${c.auth.user?.id ?? ''}' expired and no fresh one came: reconnect with a fresh token (ops sent here stay in their session)`,
+    });
+    this.o.out(conn, { t: 'close' });
+  }
+
+  /** Why the connection's user may not call `op`, or null when it may. */
+  private denied(op: string, c: Connection<C>): AccessDenied | null {
+    return this.o.access?.(op, c.auth.user) ?? null;
+  }
+
+  /** The hello of `c` goes on, its user known: its session, then welcome once caught up. */
+  private greet(conn: C, c: Connection<C>, f: Hello): void {
     c.session = f.session ?? null;
+    c.sessionKey =
+      f.session === undefined ? null : scopedSession(f.session, c.auth.user ?? undefined);
     if (f.seen !== undefined && !this.caughtUp(f.seen)) {
       c.waitingHello = { seen: f.seen, deadline: this.o.now() + CATCH_UP_MS };
       return;
@@ -289,6 +316,16 @@ export class ClientConnections<C> {
       levels: ['weak', 'strong'],
       ops: this.o.opNames(),
       readOnly: this.o.readOnlyOps(),
+      ...(this.o.verifiesTokens === true
+        ? {
+            auth: {
+              user: c.auth.user?.id ?? null,
+              ...(c.auth.remaining(this.o.now()) === undefined
+                ? {}
+                : { expiresInMs: c.auth.remaining(this.o.now())! }),
+            },
+          }
+        : {}),
     });
   }
 
@@ -298,7 +335,7 @@ export class ClientConnections<C> {
     // Op ids are the client's, unique per client: scoped by its session, which survives
     // reconnects (a retry is answered, never applied twice), or without one by the connection.
     // Unscoped, a second client reusing an op id got the first one's result and its op never ran.
-    const key = c.session === null ? `#${c.no}/${f.opId}` : `${c.session}/${f.opId}`;
+    const key = c.sessionKey === null ? `#${c.no}/${f.opId}` : `${c.sessionKey}/${f.opId}`;
     const known = this.byOpId.get(key);
     if (known !== undefined) {
       // A retry: answer with what the op produced so far; later views reach this connection too.
@@ -315,6 +352,9 @@ export class ClientConnections<C> {
         'tentative: false is for strong ops only: a weak op answers with its tentative view',
         f.opId,
       );
+    // Before it is ordered: a refused op never takes effect (a retry above was let in before).
+    const denied = this.denied(f.op, c);
+    if (denied !== null) return this.error(conn, denied.code, denied.message, f.opId);
     if (c.inFlight >= MAX_IN_FLIGHT_PER_CONNECTION) {
       return this.error(
         conn,
@@ -348,7 +388,14 @@ export class ClientConnections<C> {
     this.remember(op);
     c.inFlight++;
     if (session !== undefined) own(conn, c, op);
-    const request = { op: f.op, args: f.args, strong: op.strong, tag };
+    const user = c.auth.user;
+    const request: InvokeRequest = {
+      op: f.op,
+      args: f.args,
+      strong: op.strong,
+      tag,
+      ...(user === null ? {} : { user }),
+    };
     this.o.invoke(
       session === undefined || this.o.unsafeDropSessions === true
         ? request
@@ -420,6 +467,7 @@ export class ClientConnections<C> {
    */
   sendsThisTurn(): boolean {
     if (this.dirty.size > 0 || this.live.size > 0) return true;
+    if (this.o.now() >= this.authDue) return true;
     for (const c of this.connections.values()) if (c.waitingHello !== null) return true;
     return false;
   }
@@ -447,6 +495,7 @@ export class ClientConnections<C> {
       }
     }
     this.dirty.clear();
+    if (this.o.now() >= this.authDue) this.tokensDue();
     for (const [conn, c] of this.connections) {
       if (c.waitingHello === null) continue;
       if (this.caughtUp(c.waitingHello.seen)) this.welcome(conn, c);
@@ -460,6 +509,19 @@ export class ClientConnections<C> {
         this.o.out(conn, { t: 'close' });
       }
     }
+  }
+
+  /** Asks for fresh tokens before they expire, and closes connections whose token expired. */
+  private tokensDue(): void {
+    const now = this.o.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [conn, c] of this.connections) {
+      const due = c.auth.due(now);
+      if (due === 'ask') this.send(conn, { t: 'auth-expiring', inMs: c.auth.remaining(now)! });
+      else if (due === 'expired') this.expire(conn, c);
+      if (!c.auth.closing) next = Math.min(next, c.auth.nextDue());
+    }
+    this.authDue = next;
   }
 
   /** Invocations still waiting for their last view. */
@@ -522,7 +584,7 @@ export class ClientConnections<C> {
     if (c === undefined || c.session === null) return frame;
     const { id, ...rest } = frame;
     const view = !op.strong && id !== null && id !== undefined ? frame : rest;
-    const seen = this.o.seen(c.session);
+    const seen = this.o.seen(c.sessionKey);
     const key = seen.join(',');
     if (key === c.lastSeen) return view;
     c.lastSeen = key;
@@ -553,6 +615,15 @@ export class ClientConnections<C> {
       opId === undefined ? { t: 'error', code, message } : { t: 'error', opId, code, message },
     );
   }
+}
+
+/** What a client presenting a user token is told by a replica that verifies none. */
+const NO_USER_TOKENS =
+  'this cluster verifies no user tokens: start its replicas with --auth-jwks or --auth-secret-file, or connect without auth';
+
+/** A verified user as every execution of its ops reads it: frozen JSON. */
+function frozenUser(user: User): User {
+  return toFrozenJson(user, 'user') as unknown as User;
 }
 
 /** Connection `conn` reports `op` in a `committed` frame once it settles. */

@@ -1,4 +1,4 @@
-import type { JsonValue } from '@creek/app';
+import type { JsonValue, User } from '@creek/app';
 import type { ErrorCode, ServerFrame } from '@creek/protocol';
 import type { InvokeRequest } from '../core/replica.js';
 import {
@@ -32,6 +32,8 @@ interface Watch<C> {
   readonly watchId: string;
   readonly op: string;
   readonly args: JsonValue;
+  /** Who watches (null: anonymous): its reads run as this user (`tx.user`). */
+  user: User | null;
   readonly sides: Record<Level, Side>;
 }
 
@@ -67,7 +69,10 @@ export class LiveQueries<C> {
     return n;
   }
 
-  watch(conn: C, f: { watchId: string; op: string; args: JsonValue }): void {
+  watch(
+    conn: C,
+    f: { watchId: string; op: string; args: JsonValue; user?: User | null | undefined },
+  ): void {
     let mine = this.byConn.get(conn);
     if (mine === undefined) this.byConn.set(conn, (mine = new Map()));
     if (mine.has(f.watchId))
@@ -86,9 +91,21 @@ export class LiveQueries<C> {
       sent: null,
       sentPosition: undefined,
     });
-    const w: Watch<C> = { conn, ...f, sides: { tentative: side(), stable: side() } };
+    const w: Watch<C> = {
+      conn,
+      watchId: f.watchId,
+      op: f.op,
+      args: f.args,
+      user: f.user ?? null,
+      sides: { tentative: side(), stable: side() },
+    };
     mine.set(f.watchId, w);
     for (const level of LEVELS) this.run(w, level);
+  }
+
+  /** The user of `conn` refreshed their token: its live queries' next reads run with it. */
+  setUser(conn: C, user: User): void {
+    for (const w of this.byConn.get(conn)?.values() ?? []) w.user = user;
   }
 
   unwatch(conn: C, watchId: string): void {
@@ -176,7 +193,14 @@ export class LiveQueries<C> {
     const tag = this.nextTag();
     w.sides[level].inFlight = tag;
     this.byTag.set(tag, { watch: w, level });
-    this.invoke({ op: w.op, args: w.args, strong: false, tag, watch: level });
+    this.invoke({
+      op: w.op,
+      args: w.args,
+      strong: false,
+      tag,
+      watch: level,
+      ...(w.user === null ? {} : { user: w.user }),
+    });
   }
 
   private drop(w: Watch<C>): void {

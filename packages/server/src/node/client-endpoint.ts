@@ -6,6 +6,7 @@ import {
 import { decodeClientFrame, encodeFrame, type ServerFrame } from '@creek/protocol';
 import type { Logger } from 'pino';
 import WebSocket, { type WebSocketServer } from 'ws';
+import type { AccessDenied, User } from '@creek/app';
 import type { InvokeRequest } from '@creek/replica/core/replica.js';
 import type { Response } from '@creek/replica/core/types.js';
 import { CLOSE_CODE, ConnectionGuard, type Gate } from './connection-guard.js';
@@ -13,6 +14,13 @@ import { DEFAULT_EDGE_LIMITS } from './edge-limits.js';
 import { newViolations, type EdgeEndpoint } from './edge-violations.js';
 import { tokenMatches } from './bearer.js';
 import { TurnCork } from './turn-cork.js';
+import type { UserTokenVerifier } from './user-tokens.js';
+
+/** How the endpoint lets users sign in: their tokens' verifier, and who may call which op. */
+export interface EndpointAuth {
+  readonly verifier: UserTokenVerifier;
+  access(op: string, user: User | null): AccessDenied | null;
+}
 
 /**
  * Clients on `/client`, over WebSocket: the socket driver of the replica's side of its client
@@ -54,12 +62,15 @@ export class ClientEndpoint {
     readOnlyOps: () => string[] = () => [],
     /** Keys whose value may have changed since the last call (Replica.takeChangedKeys). */
     changedKeys: () => ReadonlySet<string> = () => new Set(),
+    /** User tokens and access rules; null: no user signs in, every op is open. */
+    private readonly auth: EndpointAuth | null = null,
   ) {
     this.connections = new ClientConnections<WebSocket>({
       replicaId,
       opNames,
       readOnlyOps,
       authorize: (token) => tokens === null || (token !== undefined && tokenMatches(token, tokens)),
+      ...(auth === null ? {} : { verifiesTokens: true, access: auth.access }),
       invoke,
       unavailable,
       seen,
@@ -120,7 +131,27 @@ export class ClientEndpoint {
         return gate?.refuse('auth', CLOSE_CODE.policy, o.reason);
       case 'close':
         return ws.close();
+      case 'verify':
+        return this.verify(ws, o.token);
     }
+  }
+
+  /**
+   * Verifies a user token off the turn (the keys may have to be fetched) and hands the verdict to
+   * the connections, then sends what they answered at once: the verdict comes after the turn that
+   * asked for it, so nothing else would flush those frames until the next one.
+   */
+  private verify(ws: WebSocket, token: string): void {
+    const auth = this.auth;
+    if (auth === null) return; // never asked: the connections know the endpoint verifies none
+    void auth.verifier.verify(token).then((verdict) => {
+      try {
+        this.connections.verified(ws, verdict);
+      } catch (err) {
+        this.log.error({ err }, 'client endpoint: handling a token verdict failed');
+      }
+      this.cork.release();
+    });
   }
 
   /** A response from the replica for one of our tags. */

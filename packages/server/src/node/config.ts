@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
+import { AUTH_OPTIONS, authSettingsShape, checkAuthSettings } from './auth-settings.js';
 import type { PeerAddress } from './peer-address.js';
 import type { OptionSpecs } from './settings.js';
 
@@ -89,6 +90,7 @@ export const START_OPTIONS = {
     value: 'on|off',
     help: 'off: execute ops only once committed, every answer stable (SMR; default on)',
   },
+  ...AUTH_OPTIONS,
   'log-level': { type: 'string', value: 'LEVEL', help: `${LOG_LEVELS.join('|')} (default info)` },
 } as const satisfies OptionSpecs;
 
@@ -112,6 +114,7 @@ export const DEV_OPTIONS = {
     help: 'replica i listens on port N+i, N from 1024 (default 7100)',
   },
   host: { type: 'string', value: 'ADDRESS', help: 'the address to listen on (default 127.0.0.1)' },
+  ...AUTH_OPTIONS,
   'log-level': { type: 'string', value: 'LEVEL', help: `${LOG_LEVELS.join('|')} (default warn)` },
 } as const satisfies OptionSpecs;
 
@@ -218,9 +221,11 @@ export const StartSettingsSchema = z
     ).optional(),
     workers: wholeNumber(0, 64, 'a whole number of threads from 0 to 64').default(0),
     speculation: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+    ...authSettingsShape,
     'log-level': logLevel('info'),
   })
   .superRefine((s, ctx) => {
+    checkAuthSettings(s, ctx);
     // A new member lists the running replicas it asks; the cluster's configuration then wins.
     if (!s.join && !s.peers.some((p) => p.id === s.id))
       ctx.addIssue({
@@ -258,9 +263,11 @@ export const DevSettingsSchema = z
     data: text('a directory').default('.creek/dev'),
     port: wholeNumber(1024, 65_535, DEV_PORT).default(7100),
     host: text('an address, e.g. 127.0.0.1').default('127.0.0.1'),
+    ...authSettingsShape,
     'log-level': logLevel('warn'),
   })
   .superRefine((s, ctx) => {
+    checkAuthSettings(s, ctx);
     if (s.port + s.replicas - 1 > 65_535)
       ctx.addIssue({
         code: 'custom',

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { DEV_OPTIONS, DevSettingsSchema } from './config.js';
+import type { LocalClusterOptions } from './local-cluster.js';
+import { DEV_OPTIONS, DevSettingsSchema, type DevSettings } from './config.js';
 import { ensureWritableDir } from './data-dir.js';
 import { loadApp } from '../exec/load-app.js';
 import { isFree, LocalCluster } from './local-cluster.js';
@@ -45,6 +46,7 @@ export async function dev(argv: readonly string[], env: NodeJS.ProcessEnv): Prom
       `--port ${s.port}: port ${held.join(', ')} on ${s.host} already in use (${s.replicas} replicas use ports ${ports[0]}-${ports.at(-1)}); stop what holds it or choose another --port`,
     );
   ensureWritableDir(s.data);
+  const auth = devAuth(s);
 
   let cluster: LocalCluster | null = null;
   let stopping = false;
@@ -92,6 +94,7 @@ export async function dev(argv: readonly string[], env: NodeJS.ProcessEnv): Prom
     host: s.host,
     ...(app === undefined ? {} : { app }),
     logLevel: s['log-level'],
+    ...(auth === undefined ? {} : { auth }),
     stdio: 'inherit',
     onExit: (i, code, signal) => replicaExited(i, signal ?? `status ${code}`),
   });
@@ -104,9 +107,36 @@ export async function dev(argv: readonly string[], env: NodeJS.ProcessEnv): Prom
   for (let i = 0; i < cluster.size; i++)
     console.log(`  replica ${i}: ${cluster.url(i)}   ready: ${cluster.httpUrl(i)}/ready`);
   console.log(`  client token: ${cluster.token}`);
+  if (auth !== undefined)
+    console.log(
+      `  users: tokens verified with ${auth.jwks ?? `the HS256 secret in ${auth.secretFile}`}; ops are closed to anonymous clients unless public`,
+    );
   console.log(`  admin token:  ${cluster.adminToken}`);
   console.log(
     `  /status and /metrics take the admin token: curl -H 'authorization: Bearer ${cluster.adminToken}' ${cluster.httpUrl(0)}/status`,
   );
   console.log('Press Ctrl-C to stop.');
+}
+
+/** The auth settings `creek dev` passes to each replica, as flags of `creek start`. */
+function devAuth(s: DevSettings): LocalClusterOptions['auth'] {
+  const keys = s['auth-jwks'];
+  // Replicas run in other directories: files go as absolute paths, URLs as they are.
+  const jwks =
+    keys === undefined
+      ? undefined
+      : keys.kind === 'jwks-url'
+        ? keys.url.href
+        : keys.kind === 'jwks-file'
+          ? resolve(keys.file)
+          : undefined;
+  const secretFile = s['auth-secret-file'];
+  if (jwks === undefined && secretFile === undefined) return undefined;
+  return {
+    ...(jwks === undefined ? {} : { jwks }),
+    ...(secretFile === undefined ? {} : { secretFile: resolve(secretFile) }),
+    ...(s['auth-issuer'] === undefined ? {} : { issuer: s['auth-issuer'] }),
+    ...(s['auth-audience'] === undefined ? {} : { audience: s['auth-audience'] }),
+    ...(s['auth-clock-skew'] === undefined ? {} : { clockSkewS: s['auth-clock-skew'] }),
+  };
 }

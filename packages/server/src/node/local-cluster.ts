@@ -57,6 +57,17 @@ export interface LocalClusterOptions {
    * the ports is never taken for this one.
    */
   readonly clusterId?: string;
+  /**
+   * Every replica verifies users' tokens (`creek start --auth-*`): with the key set at `jwks` (a
+   * file or URL) or the HS256 secret in `secretFile`, requiring `issuer` and `audience` if given.
+   */
+  readonly auth?: {
+    readonly jwks?: string;
+    readonly secretFile?: string;
+    readonly issuer?: string;
+    readonly audience?: string;
+    readonly clockSkewS?: number;
+  };
   /** Called when a replica exits after the cluster started, while it is not stopping. */
   readonly onExit?: (replica: number, code: number | null, signal: NodeJS.Signals | null) => void;
 }
@@ -226,6 +237,12 @@ export class LocalCluster {
       args.push('--checkpoint-every', String(this.options.checkpointEvery));
     if (this.options.workers !== undefined) args.push('--workers', String(this.options.workers));
     if (this.options.speculative === false) args.push('--speculation', 'off');
+    const auth = this.options.auth;
+    if (auth?.jwks !== undefined) args.push('--auth-jwks', auth.jwks);
+    if (auth?.secretFile !== undefined) args.push('--auth-secret-file', auth.secretFile);
+    if (auth?.issuer !== undefined) args.push('--auth-issuer', auth.issuer);
+    if (auth?.audience !== undefined) args.push('--auth-audience', auth.audience);
+    if (auth?.clockSkewS !== undefined) args.push('--auth-clock-skew', String(auth.clockSkewS));
     const onLog = this.options.onLog;
     const out = onLog !== undefined ? 'pipe' : (this.options.stdio ?? 'ignore');
     const child = spawn(process.execPath, args, {

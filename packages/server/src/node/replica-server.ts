@@ -8,7 +8,7 @@ import {
   type ReplicaStatus,
 } from '@creek/protocol';
 import { WebSocketServer } from 'ws';
-import { NOOP_OP, type App } from '@creek/app';
+import { checkAccess, NOOP_OP, type App } from '@creek/app';
 import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
 import { WorkerPoolExecutor } from '../exec/worker-pool-executor.js';
 import { MembershipAdmin } from './membership-admin.js';
@@ -32,6 +32,7 @@ import { PeerOutbox } from './peer-outbox.js';
 import { notReady, type ReplicaCondition } from './probes.js';
 import { SqliteStorage } from './storage.js';
 import { peerSchemeProblem, type TlsConfig } from './tls.js';
+import type { UserTokenVerifier } from './user-tokens.js';
 
 export interface ReplicaServerConfig {
   readonly id: number;
@@ -54,6 +55,12 @@ export interface ReplicaServerConfig {
   readonly secret: string;
   /** Client tokens; null lets any client in. */
   readonly tokens: ReadonlySet<string> | null;
+  /**
+   * Verifies users' tokens (`--auth-jwks`, `--auth-secret-file`): ops then run as their caller
+   * (`tx.user`) and are denied by default (the app's `public` and `access` open them). Absent or
+   * null: no user signs in, and every op is open to every client.
+   */
+  readonly userTokens?: UserTokenVerifier | null;
   /** Needed for /admin; null disables it. */
   readonly adminToken: string | null;
   /** Sync every commit to disk (power loss), not just to the OS (process crash). */
@@ -214,6 +221,12 @@ export class ReplicaServer {
       (replica, eventNo) => this.host.hasReceived({ replica, eventNo }),
       () => config.app.names().filter((n) => config.app.lookup(n)?.readOnly === true),
       () => this.host.takeChangedKeys(),
+      config.userTokens === undefined || config.userTokens === null
+        ? null
+        : {
+            verifier: config.userTokens,
+            access: (op, user) => checkAccess(config.app, op, user),
+          },
     );
     this.outbox = new PeerOutbox(
       (to, msgs) => this.mesh.sendMany(to, msgs),

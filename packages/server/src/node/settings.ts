@@ -186,8 +186,11 @@ function readConfigFile(file: string, options: OptionSpecs): Record<string, unkn
         `--config ${file}: unknown key "${name}"${near === undefined ? '' : `: did you mean "${near}"?`} (the keys are the names of the flags, without --)`,
       );
     }
+    // A URL where a file may be given (--auth-jwks) is no file name to resolve.
     out[name] =
-      spec.path === true && typeof value === 'string' ? resolve(dirname(file), value) : value;
+      spec.path === true && typeof value === 'string' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(value)
+        ? resolve(dirname(file), value)
+        : value;
   }
   return out;
 }
@@ -202,7 +205,10 @@ function describeIssue(
   if (typeof name !== 'string' || options[name] === undefined) return issue.message;
   const source = sources[name];
   if (source === undefined)
-    return `--${name} is required: ${options[name].help} (or set ${envName(name)}, or "${name}" in a --config file)`;
+    // A rule between settings may ask for one that was not given: its message says why.
+    return issue.code === 'custom'
+      ? `--${name} ${issue.message} (or set ${envName(name)}, or "${name}" in a --config file)`
+      : `--${name} is required: ${options[name].help} (or set ${envName(name)}, or "${name}" in a --config file)`;
   const value = values[name];
   const label =
     source.kind === 'flag'

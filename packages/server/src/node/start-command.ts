@@ -4,6 +4,8 @@ import { readPemFile, readSecretFile, START_OPTIONS, StartSettingsSchema } from 
 import type { StartSettings } from './config.js';
 import { ensureWritableDir } from './data-dir.js';
 import { loadApp } from '../exec/load-app.js';
+import { userTokenSettings } from './auth-settings.js';
+import { UserTokenVerifier } from './user-tokens.js';
 import { ReplicaServer } from './replica-server.js';
 import { commandUsage, readSettings } from './settings.js';
 
@@ -45,6 +47,8 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
           key: readPemFile(s['tls-key'], 'tls-key'),
           ca: s['tls-ca'] === undefined ? null : readPemFile(s['tls-ca'], 'tls-ca'),
         };
+  const tokenSettings = userTokenSettings(s);
+  const userTokens = tokenSettings === null ? null : new UserTokenVerifier(tokenSettings);
   const app = await loadApp(s.app);
   const dataDir = ensureWritableDir(s.data);
   const log = pino({ name: `creek-${s.id}`, level: s['log-level'] });
@@ -58,6 +62,7 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
       app,
       secret,
       tokens: token === null ? null : new Set([token]),
+      userTokens,
       adminToken,
       monitorToken,
       tls,

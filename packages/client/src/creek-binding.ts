@@ -31,6 +31,14 @@ export interface CreekBindingOptions {
   /** Client endpoints of the replicas, e.g. ws://127.0.0.1:7100/client; tried in order on failure. */
   readonly urls: readonly string[];
   readonly token?: string;
+  /**
+   * The signed-in user's token (a JWT from the app's identity provider), for a cluster that
+   * verifies them: ops then run as that user (`tx.user`). A function is called at every connection
+   * and whenever the replica asks for a fresh token (before the one it has expires), so it should
+   * return a token that is valid now (identity providers' SDKs cache and refresh theirs, e.g.
+   * Auth0's getTokenSilently, Clerk's getToken, Firebase's getIdToken). Absent: anonymous.
+   */
+  readonly auth?: string | (() => string | Promise<string>);
   /** How long to keep trying to reach a replica before ops fail with Unavailable. */
   readonly connectTimeoutMs?: number;
   /**
@@ -109,6 +117,8 @@ export class CreekBinding implements Binding {
   private persistDue = false;
   private readonly factory: Promise<SocketFactory>;
   private stallTimer: ReturnType<typeof setInterval> | null = null;
+  /** Where the user's tokens come from (`auth`); null: the client is anonymous. */
+  private readonly auth: string | (() => string | Promise<string>) | null;
   /** The replica this client is talking to, once welcomed. */
   replica: number | null = null;
   /** The ops its app offers, as its welcome listed them (the last replica's, while reconnecting). */
@@ -158,10 +168,21 @@ export class CreekBinding implements Binding {
       throw new RangeError(
         `connect: maxInFlight must be a whole number from 1 to ${MAX_IN_FLIGHT_PER_CONNECTION} (a replica refuses more), not ${typeof maxInFlight === 'string' ? JSON.stringify(maxInFlight) : String(maxInFlight)}`,
       );
+    const auth: unknown = options.auth;
+    if (
+      auth !== undefined &&
+      typeof auth !== 'function' &&
+      (typeof auth !== 'string' || auth.length === 0)
+    )
+      throw new TypeError(
+        `connect: auth must be the user's token (a non-empty string) or a function that returns one, not ${typeof auth === 'string' ? 'an empty string' : typeof auth}`,
+      );
+    this.auth = options.auth ?? null;
     this.factory = socketFactory(options.WebSocket, options.tls);
     this.session = new ClientSession({
       urls: options.urls,
       token: options.token,
+      auth: this.auth !== null,
       session: sessionId,
       connectTimeoutMs: options.connectTimeoutMs,
       stallTimeoutMs: options.stallTimeoutMs,
@@ -217,7 +238,27 @@ export class CreekBinding implements Binding {
         return;
       case 'persist':
         return this.persist();
+      case 'token':
+        return void this.userToken(o.connection);
     }
+  }
+
+  /** Gets the user's token from `auth` for the session's `connection`. */
+  private async userToken(connection: number): Promise<void> {
+    const auth = this.auth;
+    if (auth === null) return;
+    let token: unknown;
+    try {
+      token = typeof auth === 'string' ? auth : await auth();
+    } catch (e) {
+      return this.session.tokenFailed(connection, e instanceof Error ? e.message : String(e));
+    }
+    if (typeof token !== 'string' || token.length === 0)
+      return this.session.tokenFailed(
+        connection,
+        `connect's auth function returned ${typeof token === 'string' ? 'an empty string' : typeof token}, not a token`,
+      );
+    this.session.tokenProvided(connection, token);
   }
 
   /** Opens the session's connection number `connection` to `url`, and reports its events. */

@@ -429,3 +429,87 @@ describe('live queries', () => {
     expect(later.heard).toEqual(['ended ClientClosed']);
   });
 });
+
+describe("the client session with a user's tokens (connect({ auth }))", () => {
+  it('asks its driver for a token at every connection, and presents it in the hello', () => {
+    const d = driven({ auth: true });
+    d.session.start();
+    const { connection } = d.connectIn(d.take());
+    d.session.connectionOpened(connection);
+    expect(d.take()).toEqual([{ t: 'token', connection }]); // no hello before the token
+    d.session.tokenProvided(connection, 'jwt-1');
+    const [hello] = d.frames(d.take());
+    expect(hello!.frame).toMatchObject({
+      t: 'hello',
+      auth: 'jwt-1',
+      session: 'session-under-test',
+    });
+    // A token for a connection the session has left is dropped.
+    d.session.tokenProvided(connection, 'late');
+    expect(d.take()).toEqual([]);
+  });
+
+  it('sends a fresh token when the replica asks, with its ops in flight left where they are', () => {
+    const d = driven({ auth: true });
+    d.session.start();
+    const { connection } = d.connectIn(d.take());
+    d.session.connectionOpened(connection);
+    d.session.tokenProvided(connection, 'jwt-1');
+    d.welcome(connection);
+    const r = recorder();
+    d.session.submit('kv.put', { key: 'k', value: 1 }, ['strong'], r.sink);
+    const [invoke] = invokes(d.frames(d.take()));
+    d.receive(connection, { t: 'auth-expiring', inMs: 1_000 });
+    d.receive(connection, { t: 'auth-expiring', inMs: 900 }); // one refresh at a time
+    expect(d.take()).toEqual([{ t: 'token', connection }]);
+    d.session.tokenProvided(connection, 'jwt-2');
+    expect(d.frames(d.take()).map((f) => f.frame)).toEqual([{ t: 'reauth', token: 'jwt-2' }]);
+    d.receive(connection, { t: 'authed', user: 'alice', expiresInMs: 60_000 });
+    d.receive(connection, stable(invoke!.opId, null));
+    expect(r.heard).toContain('view strong final');
+  });
+
+  it('moves on when the token expired, and resubmits its ops with a fresh token', () => {
+    const d = driven({ auth: true });
+    d.session.start();
+    const first = d.connectIn(d.take()).connection;
+    d.session.connectionOpened(first);
+    d.session.tokenProvided(first, 'jwt-1');
+    d.welcome(first);
+    d.session.submit('kv.put', { key: 'k', value: 1 }, ['strong'], recorder().sink);
+    const [sent] = invokes(d.frames(d.take()));
+    d.receive(first, { t: 'auth-expired', message: 'expired' });
+    const outs = d.take();
+    expect(outs).toContainEqual({ t: 'drop', connection: first, terminate: true });
+    d.session.reconnect();
+    const next = d.connectIn(d.take()).connection;
+    d.session.connectionOpened(next);
+    expect(d.take()).toEqual([{ t: 'token', connection: next }]);
+    d.session.tokenProvided(next, 'jwt-2');
+    expect(d.frames(d.take())[0]!.frame).toMatchObject({ t: 'hello', auth: 'jwt-2' });
+    d.welcome(next);
+    // The same op id and number: applied once.
+    const [again] = invokes(d.frames(d.take()));
+    expect(again).toMatchObject({ opId: sent!.opId, seq: sent!.seq });
+  });
+
+  it('leaves a replica when the app cannot give a token, and asks again at the next one', () => {
+    const d = driven({ auth: true });
+    d.session.start();
+    const first = d.connectIn(d.take()).connection;
+    d.session.connectionOpened(first);
+    d.take();
+    d.session.tokenFailed(first, 'signed out');
+    expect(d.take()).toContainEqual({ t: 'drop', connection: first, terminate: true });
+  });
+
+  it('asks for nothing without auth', () => {
+    const d = driven();
+    d.session.start();
+    const { connection } = d.connectIn(d.take());
+    d.session.connectionOpened(connection);
+    const [hello] = d.frames(d.take());
+    expect(hello!.frame).toMatchObject({ t: 'hello' });
+    expect(hello!.frame).not.toHaveProperty('auth');
+  });
+});

@@ -384,6 +384,15 @@ describe('a replica that answers nothing (stallTimeoutMs)', () => {
     for (const ok of [0, Number.POSITIVE_INFINITY])
       clients.push(connect({ urls, WebSocket, stallTimeoutMs: ok }));
   });
+
+  it("refuses an auth that is neither the user's token nor a function that gives one", () => {
+    const { WebSocket } = scriptedSockets();
+    const urls = ['ws://127.0.0.1:7100/client'];
+    for (const bad of ['', 42, {}, null])
+      expect(() => connect({ urls, WebSocket, auth: bad as never }), String(bad)).toThrow(
+        /connect: auth must be the user's token/,
+      );
+  });
 });
 
 describe('ops in flight on one connection (maxInFlight)', () => {

@@ -42,6 +42,10 @@ export class ClientSession {
   private sessionId: string;
   private persistent: boolean;
   private readonly token: string | undefined;
+  /** The driver gets the user's tokens (ClientSessionConfig.auth). */
+  private readonly auth: boolean;
+  /** A token asked of the driver, for the current connection's hello or a refresh of it. */
+  private tokenFor: 'hello' | 'refresh' | null = null;
   private readonly now: () => number;
   private readonly out: (o: SessionOutput) => void;
   /** Per origin replica, how many of its ops this session has seen. */
@@ -67,6 +71,7 @@ export class ClientSession {
   constructor(config: ClientSessionConfig) {
     this.sessionId = config.session;
     this.token = config.token;
+    this.auth = config.auth === true;
     this.now = config.now;
     this.out = config.out;
     this.persistent = config.persistent;
@@ -129,6 +134,7 @@ export class ClientSession {
     this.url = this.failover.url;
     this.opened = false;
     this.failure = undefined;
+    this.tokenFor = null;
     // A new replica counts from nothing; the welcome resubmits what the last one held.
     this.window.reset();
     this.out({ t: 'connect', connection: this.connection, url: this.url });
@@ -157,17 +163,50 @@ export class ClientSession {
     this.retry();
   }
 
-  /** The connection opened: the session says hello, naming itself and what it has seen. */
+  /**
+   * The connection opened: the session says hello, naming itself and what it has seen, and its
+   * user with a token fresh from the driver (asked for now: a token kept from an earlier
+   * connection may have expired since).
+   */
   connectionOpened(connection: number): void {
     if (!this.current(connection)) return;
     this.opened = true;
+    if (!this.auth) return this.hello(undefined);
+    this.tokenFor = 'hello';
+    this.out({ t: 'token', connection });
+  }
+
+  private hello(auth: string | undefined): void {
     this.send({
       t: 'hello',
       version: PROTOCOL_VERSION,
       ...(this.token === undefined ? {} : { token: this.token }),
+      ...(auth === undefined ? {} : { auth }),
       session: this.sessionId,
       ...(this.seen.some((n) => n > 0) ? { seen: [...this.seen] } : {}),
     });
+  }
+
+  /** The user's token the session asked for (`token` output) for `connection`. */
+  tokenProvided(connection: number, token: string): void {
+    if (!this.current(connection) || this.tokenFor === null) return;
+    const purpose = this.tokenFor;
+    this.tokenFor = null;
+    if (purpose === 'hello') return this.hello(token);
+    // A fresh token for the connection's user: the ops in flight stay where they are.
+    this.send({ t: 'reauth', token });
+  }
+
+  /**
+   * The driver could not get the user's token (the app's `auth` threw): at a hello, this replica
+   * is left as a connection that failed (the next attempt asks again); at a refresh, the
+   * connection goes on until its token expires, and the next connection asks again.
+   */
+  tokenFailed(connection: number, message: string): void {
+    if (!this.current(connection) || this.tokenFor === null) return;
+    const purpose = this.tokenFor;
+    this.tokenFor = null;
+    if (purpose === 'hello') this.leave(`no user token for the hello: ${message}`);
   }
 
   /** Why the connection failed, as its driver says (a close follows). */
@@ -289,9 +328,15 @@ export class ClientSession {
       return;
     }
     if (f.t === 'watched' || f.t === 'unwatched') return this.watches.frame(f);
-    // About user tokens, which this session does not present: a replica sends none of these to it.
-    if (f.t === 'authed' || f.t === 'auth-refused' || f.t === 'auth-expiring') return;
-    if (f.t === 'auth-expired') return this.drop();
+    // The user's token: the replica asks for a fresh one before it expires, and closes the
+    // connection once it has (the next connection gets a fresh one; its ops are resubmitted).
+    if (f.t === 'auth-expiring') {
+      if (!this.auth || this.tokenFor !== null) return;
+      this.tokenFor = 'refresh';
+      return this.out({ t: 'token', connection: this.connection });
+    }
+    if (f.t === 'authed' || f.t === 'auth-refused') return;
+    if (f.t === 'auth-expired') return this.leave(`the user token expired: ${f.message}`);
     if (f.t === 'error' && f.opId === undefined) return this.errorNamingNoOp(url, f);
     // What the replica counts as done (client-endpoint.ts): a weak op at its first view, a strong
     // one at its stable view or confirm, any op at an error.

@@ -35,13 +35,24 @@ export type SessionOutput =
   /** The client has no replica any more (the connection dropped, or it left it). */
   | { readonly t: 'disconnected' }
   /** What the offline storage should keep changed: save `stored()` (several changes in one). */
-  | { readonly t: 'persist' };
+  | { readonly t: 'persist' }
+  /**
+   * Get the user's token (the app's `auth`), for the hello or a refresh of `connection`, and hand
+   * it to `tokenProvided` (or say why not: `tokenFailed`).
+   */
+  | { readonly t: 'token'; readonly connection: number };
 
 /** What a client session is made of; the socket driver (`CreekBinding`) checks it first. */
 export interface ClientSessionConfig {
   /** Client endpoints of the replicas, tried in order on failure. */
   readonly urls: readonly string[];
   readonly token?: string | undefined;
+  /**
+   * The driver can get the user's token (`connect({ auth })`): the session asks for one at each
+   * connection (`token` output) and presents it in its hello, and again when the replica asks for
+   * a fresh one. Absent or false: the client is anonymous.
+   */
+  readonly auth?: boolean | undefined;
   /** The session id (random, chosen by the driver); a restored session brings its own. */
   readonly session: string;
   readonly connectTimeoutMs?: number | undefined;

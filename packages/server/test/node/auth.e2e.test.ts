@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from '@creek/client';
 import { LocalCluster } from '../../src/node/local-cluster.js';
 import { AuthClient } from './auth-client.js';
 
@@ -282,6 +283,52 @@ describe("a connection's token expires while it runs", () => {
     expect(kept.isClosed).toBe(false);
     expect(await kept.value('whoami', {}, { level: 'weak' })).toMatchObject({ id: 'alice' });
     kept.close();
+  });
+});
+
+describe('the SDK signs in with connect({ auth })', () => {
+  it("keeps three users' streams of ops going while their tokens expire every few seconds: no op fails, none is applied twice", async () => {
+    // Tokens valid for 3 s: the replica asks for a fresh one after 1.5 s, so over 9 s each client
+    // refreshes about six times, with ops in flight each time.
+    const users = ['dora', 'emil', 'fay'];
+    let minted = 0;
+    const clients = users.map((sub, i) =>
+      connect({
+        urls: cluster.urls.slice(i).concat(cluster.urls.slice(0, i)),
+        token: cluster.token,
+        auth: () => {
+          minted++;
+          return mint({ sub, exp: Math.floor(Date.now() / 1000) + 3 });
+        },
+      }),
+    );
+    const started = Date.now();
+    const calls: PromiseLike<unknown>[][] = users.map(() => []);
+    let n = 0;
+    while (Date.now() - started < 9_000) {
+      for (let u = 0; u < users.length; u++) {
+        const text = `op-${n}`;
+        calls[u]!.push(
+          n % 3 === 0
+            ? clients[u]!.invokeWeak('todos.add', { text })
+            : clients[u]!.invokeStrong('todos.add', { text }),
+        );
+      }
+      n++;
+      await new Promise((r) => setTimeout(r, 60));
+    }
+    // No op failed.
+    for (const list of calls) await Promise.all(list);
+    for (let u = 0; u < users.length; u++) {
+      const todos = (await clients[u]!.invokeStrong('todos.list', {})) as { text: string }[];
+      // Each op applied exactly once, as its user.
+      expect(todos.map((t) => t.text).sort()).toEqual(
+        Array.from({ length: n }, (_, i) => `op-${i}`).sort(),
+      );
+      expect(new Set(todos.map((t) => (t as { by?: string }).by))).toEqual(new Set([users[u]]));
+    }
+    expect(minted).toBeGreaterThan(users.length * 3);
+    for (const c of clients) c.close();
   });
 });
 

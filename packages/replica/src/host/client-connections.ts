@@ -150,6 +150,9 @@ export class ClientConnections<C> {
         'this connection already sent hello: open a new connection for another session',
       );
     }
+    // A fresh token is welcome once the hello passed: the replica asks for one as soon as it took
+    // the hello's token, which may be before its welcome (a session waiting for it to catch up).
+    if (f.t === 'reauth' && c.passed) return this.refresh(conn, c, f.token);
     if (!c.greeted) {
       this.o.out(conn, { t: 'violation', kind: 'outOfOrder', detail: `${f.t} before welcome` });
       const what = {
@@ -165,7 +168,7 @@ export class ClientConnections<C> {
         f.t === 'invoke' ? f.opId : undefined,
       );
     }
-    if (f.t === 'reauth') return this.refresh(conn, c, f.token);
+    if (f.t === 'reauth') return this.refresh(conn, c, f.token); // greeted: passed too
     // A token that expired lets nothing more in: the connection is closing (afterTurn says so).
     if (c.auth.expired(this.o.now())) return this.expire(conn, c);
     if (f.t === 'watch') {

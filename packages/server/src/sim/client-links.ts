@@ -1,11 +1,12 @@
 import type { ClientSession } from '@creek/client/session';
-import type { JsonValue } from '@creek/app';
+import type { JsonValue, User } from '@creek/app';
 import { decodeClientFrame, encodeFrame, type ClientFrame } from '@creek/protocol';
 import type { Outcome } from '@creek/replica/core/types.js';
 import type { ConnectionOutput } from '@creek/replica/host/client-connections.js';
 import type { SimEndpoint, SimProcess } from './process.js';
 import type { Prng } from './prng.js';
 import type { RunState } from './run-state.js';
+import { verifySimToken } from './sim-tokens.js';
 
 /** How long a connection attempt waits for a cut link to heal before it fails (TCP's SYN retries). */
 const CONNECT_GIVE_UP_MS = 500;
@@ -17,6 +18,8 @@ export interface LinkClient {
   readonly session: ClientSession;
   /** The replica it sits beside: a partition cuts its links as it cuts that replica's. */
   readonly home: number;
+  /** Who signs in with it (SimConfig.userTokens): whom its ops must run as. */
+  readonly user?: User | undefined;
 }
 
 /** One connection between a client session and a replica's endpoint. */
@@ -105,8 +108,11 @@ export class SimClientLinks {
   /** By client, its links by the session's connection numbers. */
   private readonly byClient = new Map<LinkClient, Map<number, Link>>();
   private nextId = 1;
-  /** When the invoke the endpoint is handling now was sent (Invocation.sentAt), or null. */
-  delivering: { readonly sentAt: number } | null = null;
+  /**
+   * The invoke the endpoint is handling now: when it was sent (Invocation.sentAt) and by whom, or
+   * null.
+   */
+  delivering: { readonly sentAt: number; readonly client: LinkClient } | null = null;
   /**
    * Frames an endpoint counted as breaking the protocol (a client session never should), and live
    * queries' stable results that went back in time.
@@ -130,7 +136,12 @@ export class SimClientLinks {
       watch: { readonly op: string; readonly args: JsonValue; readonly outcome: Outcome },
       position: number,
     ) => void,
-  ) {}
+  ) {
+    this.verifyPrng = run.prngs.named('token-verify');
+  }
+
+  /** How long the replicas' drivers take to verify a token. */
+  private readonly verifyPrng: Prng;
 
   private delay(): number {
     const { minDelayMs, maxDelayMs } = this.run.params.network;
@@ -199,7 +210,7 @@ export class SimClientLinks {
       const endpoint = this.live(link);
       if (endpoint === null) return;
       const decoded = decodeClientFrame(data);
-      this.delivering = { sentAt };
+      this.delivering = { sentAt, client: link.client };
       try {
         if (!decoded.ok)
           endpoint.connections.badFrame(link.id, decoded.code, decoded.message, decoded.opId);
@@ -254,6 +265,15 @@ export class SimClientLinks {
         return;
       case 'authenticated':
         return;
+      case 'verify': {
+        // The driver verifies off the turn, as the runtime's does: the verdict comes a little later.
+        const endpoint = link.endpoint;
+        this.run.events.push(this.run.now + this.verifyPrng.float(0, 3), () => {
+          if (link.closed || endpoint === null || link.replica.endpoint !== endpoint) return;
+          endpoint.connections.verified(id, verifySimToken(o.token, this.run.now));
+        });
+        return;
+      }
       case 'refused':
       case 'close': {
         // The replica closes it: gone at its side once the socket closes (after this turn), heard

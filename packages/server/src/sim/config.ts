@@ -110,6 +110,14 @@ export interface SimConfig {
    */
   readonly unsafeDropGossipedUsers?: boolean;
   /**
+   * With clients 'sdk': each session of a user (RunState.users) signs in with simulated tokens
+   * (sim/sim-tokens.ts) that the replicas' endpoints verify, some lasting less than the run, so
+   * that hellos wait for verdicts, replicas ask for fresh tokens and close connections whose
+   * tokens lapse, under every fault. Off by default: it changes what the sessions do, so a run
+   * with it is another run.
+   */
+  readonly userTokens?: boolean;
+  /**
    * Live queries (the node layer's LiveQueries, driven here as the runtime drives them): each
    * replica watches `kv.get` of the first two workload keys and `queue.size` of the linearizable
    * queue from the start (and again after each restart, as a client re-watches), re-running them

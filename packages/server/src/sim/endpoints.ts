@@ -42,6 +42,7 @@ export class SimEndpoints {
       opNames: () => run.app.names().filter((n) => n !== NOOP_OP),
       readOnlyOps: () => run.app.names().filter((n) => run.app.lookup(n)?.readOnly === true),
       authorize: () => true,
+      ...(run.config.userTokens === true ? { verifiesTokens: true } : {}),
       invoke: (request) => this.invoke(p, endpoint, request),
       unavailable: () => (takesOps(p) && p.host === host ? null : UNAVAILABLE),
       seen: (session) => seenVector(host, p.id, replicas, session),
@@ -64,6 +65,8 @@ export class SimEndpoints {
     const run = this.run;
     if (!p.up || p.endpoint !== endpoint || p.host.halted !== null) return;
     if (request.watch === undefined) {
+      const user =
+        this.links.delivering === null ? request.user : this.links.delivering.client.user;
       const inv: Invocation = {
         replica: p.id,
         tag: this.nextTag++,
@@ -75,7 +78,8 @@ export class SimEndpoints {
         responses: [],
         abandoned: false,
         ...(request.session === undefined ? {} : { session: request.session }),
-        ...(request.user === undefined ? {} : { user: request.user }),
+        // Whom its client signed in as (the replica's word would hide a replica that lost it).
+        ...(user === undefined ? {} : { user }),
         ...(p.wipes > 0 ? { disk: p.wipes } : {}),
         ...(this.links.delivering === null ? {} : { sentAt: this.links.delivering.sentAt }),
       };

@@ -19,6 +19,7 @@ import type { Prng } from './prng.js';
 import type { ClientOpRecord } from './run-record.js';
 import type { SessionParameters } from './session-parameters.js';
 import type { RunState } from './run-state.js';
+import { freshSimToken } from './sim-tokens.js';
 import { checkSessions, checkSessionWatches, type SessionWatchViews } from './session-checkers.js';
 import { SIM_WATCHES, type SimWatches } from './watches.js';
 import { generateOp, ONCE_PREFIX, type GeneratedOp } from './workload.js';
@@ -61,6 +62,8 @@ export class SimSdkClients implements SimClientSide {
   private readonly params: SessionParameters;
   /** The callers' choices: probes, levels, timeouts, abandons. */
   private readonly prng: Prng;
+  /** When the sessions' tokens come, and how long each lasts (SimConfig.userTokens). */
+  private readonly tokenPrng: Prng;
   /** Violations seen as the run goes: live queries a replica ended, errors no caller should get. */
   private readonly violations: string[] = [];
   private failovers = 0;
@@ -79,6 +82,7 @@ export class SimSdkClients implements SimClientSide {
     if (run.params.sessions === undefined) throw new Error('an sdk run draws its sessions');
     this.params = run.params.sessions;
     this.prng = run.prngs.named('sessions');
+    this.tokenPrng = run.prngs.named('tokens');
     // A stable result a replica pushes to a live query is held to the committed state it names.
     this.links = new SimClientLinks(run, run.prngs.named('client-links'), cut, (p, w, position) =>
       watches.checkStable(p, w.op, w.args, w.outcome, position),
@@ -139,11 +143,14 @@ export class SimSdkClients implements SimClientSide {
 
   private newSession(h: SimProcess): SimSession {
     const run = this.run;
+    // Signed in (SimConfig.userTokens) as the session's user, if it has one.
+    const user = run.config.userTokens === true ? run.users.of(`session-${h.id}`) : undefined;
     const others = run.procs.map((p) => p.id).filter((id) => id !== h.id);
     const urls = [h.id, ...others].map((id) => `sim://${id}`);
     const s: SimSession = {
       id: `session-${h.id}`,
       home: h.id,
+      ...(user === undefined ? {} : { user }),
       replica: null,
       lastTried: null,
       sent: new Set(),
@@ -158,6 +165,7 @@ export class SimSdkClients implements SimClientSide {
         offline: this.params.offline,
         maxQueued: 1_000,
         persistent: false,
+        auth: user !== undefined,
         now: () => run.now,
         out: (o) => this.output(s, o),
       }),
@@ -204,6 +212,16 @@ export class SimSdkClients implements SimClientSide {
       case 'disconnected':
         s.replica = null;
         return;
+      case 'token': {
+        // The app's auth function: a fresh token of the session's user, a little later.
+        const user = s.user;
+        if (user === undefined) return;
+        const tokens = this.tokenPrng;
+        run.events.push(run.now + tokens.float(0, 5), () =>
+          s.session.tokenProvided(o.connection, freshSimToken(user, run.now, tokens)),
+        );
+        return;
+      }
       case 'status':
       case 'persist':
         return;

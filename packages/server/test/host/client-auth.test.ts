@@ -233,3 +233,46 @@ describe('user tokens at the replica’s side of a connection', () => {
     expect(h.cc.counters.retries).toBe(1);
   });
 });
+
+describe('a fresh token before the welcome', () => {
+  it('is taken while the hello waits for the replica to catch up (the simulator found it refused)', () => {
+    const out: { conn: string; o: ConnectionOutput }[] = [];
+    const clock = { now: 0 };
+    let caughtUp = false;
+    const cc = new ClientConnections<string>({
+      replicaId: 0,
+      opNames: () => [],
+      readOnlyOps: () => [],
+      authorize: () => true,
+      verifiesTokens: true,
+      invoke: () => undefined,
+      unavailable: () => null,
+      seen: () => [0],
+      received: () => caughtUp,
+      changedKeys: () => new Set(),
+      observe: () => undefined,
+      now: () => clock.now,
+      out: (conn, o) => out.push({ conn, o }),
+    });
+    cc.open('c');
+    cc.frame('c', {
+      t: 'hello',
+      version: PROTOCOL_VERSION,
+      auth: 'a',
+      session: 'session-1',
+      seen: [3],
+    });
+    cc.verified('c', { ok: true, user: alice, validForMs: 1_000 });
+    clock.now = 500; // half the token's life, the hello still waiting
+    cc.afterTurn();
+    expect(out.at(-1)?.o).toEqual({ t: 'frame', frame: { t: 'auth-expiring', inMs: 500 } });
+    cc.frame('c', { t: 'reauth', token: 'fresh' });
+    expect(out.at(-1)?.o).toEqual({ t: 'verify', token: 'fresh' });
+    cc.verified('c', { ok: true, user: alice, validForMs: 60_000 });
+    expect(out.at(-1)?.o).toMatchObject({ t: 'frame', frame: { t: 'authed', user: 'alice' } });
+    caughtUp = true;
+    cc.afterTurn();
+    expect(out.at(-1)?.o).toMatchObject({ t: 'frame', frame: { t: 'welcome' } });
+    expect(out.some((x) => x.o.t === 'violation')).toBe(false);
+  });
+});

@@ -350,6 +350,8 @@ describe('a JWKS URL that hangs or serves garbage', () => {
         replicas: 1,
         app: APP,
         auth: { jwks: `http://127.0.0.1:${port}/jwks.json`, audience: AUDIENCE },
+        // Its ops run in a worker thread: the caller travels there too.
+        workers: 1,
       },
       60_000,
     );
@@ -381,6 +383,7 @@ describe('a JWKS URL that hangs or serves garbage', () => {
     mode = 'good';
     const ok = await hello();
     expect(ok.welcome?.auth).toMatchObject({ user: 'alice' });
+    expect(await ok.value('stamp', { key: 'in-a-worker' })).toBe('alice');
     for (const c of [g, h, anon, ok]) c.close();
   });
 });

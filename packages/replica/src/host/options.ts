@@ -81,9 +81,4 @@ export interface HostOptions {
    * replica's, so a nondeterministic op goes unnoticed. Only the simulator's checkers want it.
    */
   readonly unsafeSkipDivergenceCheck?: boolean;
-  /**
-   * A planted bug: drop the caller (`Req.user`) from every Req a gossip push brings, so this
-   * replica runs other replicas' ops as anonymous. Only the simulator's checkers want it.
-   */
-  readonly unsafeDropGossipedUsers?: boolean;
 }

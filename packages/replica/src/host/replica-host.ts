@@ -512,12 +512,9 @@ export class ReplicaHost {
     else if (this.rebuilding) return;
     else if (message.kind === 'divergence') this.divergence.receive(from, message.msg, this.now);
     else if (message.kind === 'gossip') {
-      let msg = message.msg;
-      if (msg.kind === 'push') {
-        this.catchUp.pushed(this.now);
-        if (this.options.unsafeDropGossipedUsers === true)
-          msg = { ...msg, reqs: msg.reqs.map(({ user: _, ...req }) => req) };
-      } else if (msg.kind === 'summary' && msg.digest !== undefined)
+      const msg = message.msg;
+      if (msg.kind === 'push') this.catchUp.pushed(this.now);
+      else if (msg.kind === 'summary' && msg.digest !== undefined)
         this.divergence.onClaim(from, msg.digest, this.now);
       this.router.gossip(this.gossip.receive(from, msg));
       this.holdSpeculationWhileBehind();

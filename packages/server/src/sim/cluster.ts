@@ -2,6 +2,7 @@ import { formatOpId, opKey, slotOf, type OpId } from '@creek/replica/core/op-id.
 import type { Req, Response } from '@creek/replica/core/types.js';
 import type { DivergenceReport } from '@creek/replica/host/divergence.js';
 import type { HostEvent, HostInput, Ready } from '@creek/replica/host/ready.js';
+import type { PeerMessage } from '@creek/replica/host/peer-message.js';
 import { lastCheckpoint, type HostRecord } from '@creek/replica/host/records.js';
 import { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import type { SimClientSide } from './client-side.js';
@@ -60,7 +61,9 @@ export class SimCluster {
         const p = procs[t.to];
         if (p === undefined || !p.up || procs[t.from]!.wipes !== t.msg.wipes) return;
         this.received[t.to] = (this.received[t.to] ?? 0) + 1;
-        this.step(p, { kind: 'receive', from: t.from, message: t.msg.msg });
+        const message =
+          run.config.unsafeDropGossipedUsers === true ? withoutUsers(t.msg.msg) : t.msg.msg;
+        this.step(p, { kind: 'receive', from: t.from, message });
       },
       (node) => node,
       (node) => procs[node]?.up === true,
@@ -460,4 +463,17 @@ function commitPrefix(groups: OpId[][], count: number, replica: number): OpId[][
       `replica ${replica}: its disk holds ${count} committed ops, not a prefix of the ${groups.flat().length} it wrote`,
     );
   return groups.slice(0, g);
+}
+
+/**
+ * The planted bug `drop-gossiped-users` (SimConfig.unsafeDropGossipedUsers): the caller
+ * (`Req.user`) is stripped from every Req a gossip push carries, so receivers run other replicas'
+ * ops as anonymous.
+ */
+function withoutUsers(message: PeerMessage): PeerMessage {
+  if (message.kind !== 'gossip' || message.msg.kind !== 'push') return message;
+  return {
+    ...message,
+    msg: { ...message.msg, reqs: message.msg.reqs.map(({ user: _, ...req }) => req) },
+  };
 }

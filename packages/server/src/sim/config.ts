@@ -104,8 +104,8 @@ export interface SimConfig {
    */
   readonly unsafeSkipDivergenceCheck?: boolean;
   /**
-   * Replicas drop the caller (`Req.user`) from the Reqs gossip brings them (HostOptions.
-   * unsafeDropGossipedUsers), so they run other replicas' ops as anonymous. Exists so a test can
+   * Replicas get the Reqs gossip brings them without their caller (`Req.user`; the simulator's
+   * delivery strips it), so they run other replicas' ops as anonymous. Exists so a test can
    * show the checkers catch an op run as two different users.
    */
   readonly unsafeDropGossipedUsers?: boolean;

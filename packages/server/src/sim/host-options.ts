@@ -72,7 +72,6 @@ export class SimHostOptions {
       transferChunkChars: SIM_TRANSFER_CHUNK_CHARS,
       ...(config.unsafeInstallIncomplete === true ? { unsafeInstallIncomplete: true } : {}),
       ...(config.unsafeSkipDivergenceCheck === true ? { unsafeSkipDivergenceCheck: true } : {}),
-      ...(config.unsafeDropGossipedUsers === true ? { unsafeDropGossipedUsers: true } : {}),
     };
   }
 

@@ -8,7 +8,7 @@ import {
   type ReplicaStatus,
 } from '@creek/protocol';
 import { WebSocketServer } from 'ws';
-import { checkAccess, NOOP_OP, type App } from '@creek/app';
+import { checkAccess, NOOP_OP } from '@creek/app';
 import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
 import { WorkerPoolExecutor } from '../exec/worker-pool-executor.js';
 import { MembershipAdmin } from './membership-admin.js';
@@ -22,96 +22,23 @@ import { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import { ClientEndpoint } from './client-endpoint.js';
 import { ConnectionGuard, refuseUpgrade } from './connection-guard.js';
 import { registerEdgeMetrics } from './edge-metrics.js';
-import { edgeLimits, type EdgeLimits } from './edge-limits.js';
+import { edgeLimits } from './edge-limits.js';
 import { EventStream } from './event-stream.js';
 import { ReplicaMetricsExporter } from './metrics.js';
-import type { PeerAddress } from './peer-address.js';
 import { PeerMesh } from './peer-mesh.js';
 import { GroupCommit } from './group-commit.js';
 import { PeerOutbox } from './peer-outbox.js';
 import { notReady, type ReplicaCondition } from './probes.js';
 import { SqliteStorage } from './storage.js';
-import { peerSchemeProblem, type TlsConfig } from './tls.js';
-import type { UserTokenVerifier } from './user-tokens.js';
+import { peerSchemeProblem } from './tls.js';
 
-export interface ReplicaServerConfig {
-  readonly id: number;
-  readonly host: string;
-  readonly port: number;
-  /**
-   * Every replica of the cluster's genesis configuration, this one included; with `join`, the
-   * replicas to ask for the cluster's state. The configuration on disk wins over it (membership
-   * changes: cab/configuration.ts).
-   */
-  readonly peers: readonly PeerAddress[];
-  /**
-   * A replica added to a running cluster (`creek member add`, then `creek start --join`): with an
-   * empty data directory it takes a peer's checkpoint, and the cluster's configuration, first.
-   */
-  readonly join?: boolean;
-  readonly dataDir: string;
-  readonly app: App;
-  /** The cluster secret peers prove they hold. */
-  readonly secret: string;
-  /** Client tokens; null lets any client in. */
-  readonly tokens: ReadonlySet<string> | null;
-  /**
-   * Verifies users' tokens (`--auth-jwks`, `--auth-secret-file`): ops then run as their caller
-   * (`tx.user`) and are denied by default (the app's `public` and `access` open them). Absent or
-   * null: no user signs in, and every op is open to every client.
-   */
-  readonly userTokens?: UserTokenVerifier | null;
-  /** Needed for /admin; null disables it. */
-  readonly adminToken: string | null;
-  /** Sync every commit to disk (power loss), not just to the OS (process crash). */
-  readonly fsync: boolean;
-  readonly tickMs?: number;
-  readonly noopIntervalMs?: number;
-  /** Finalized ops between two checkpoints (older records are then deleted); 0: never. */
-  readonly checkpointEvery?: number;
-  /**
-   * How long a frame nothing waits for (lazy gossip pushes and Paxos copies) may wait to travel
-   * with more (PeerOutbox).
-   */
-  readonly peerLingerMs?: number;
-  /**
-   * A name the operator (or `creek dev`, which generates one) gives the cluster. /health and /ready
-   * report it, so a readiness probe can tell its own replicas from another cluster's on the port.
-   */
-  readonly clusterId?: string | null;
-  /** Read-only token for /status and /metrics (the admin token reads them too); null: admin only. */
-  readonly monitorToken?: string | null;
-  /** PEM text; null or absent: plain ws:// and http://. */
-  readonly tls?: TlsConfig | null;
-  /** Overrides of the limits before authentication (DEFAULT_EDGE_LIMITS). */
-  readonly edgeLimits?: Partial<EdgeLimits>;
-  /**
-   * Worker threads that execute ops (exec/worker-pool-executor.ts); 0 or absent: every op runs
-   * on the main thread. Each worker loads the app from `appPath`.
-   */
-  readonly workers?: number;
-  /**
-   * False: ops execute only once committed and every answer is stable (state machine replication,
-   * the baseline `bench:tpcc` compares with; ReplicaOptions.speculative). Default true.
-   */
-  readonly speculative?: boolean;
-  /** The app's module (`--app`); absent: the built-in ops. */
-  readonly appPath?: string;
-}
+import {
+  DEFAULT_PEER_LINGER_MS,
+  DEFAULT_TICK_MS,
+  type ReplicaServerConfig,
+} from './replica-server-config.js';
 
-/**
- * Default `tickMs`: how often the protocols' timers are looked at. Every timer they keep is at
- * least this long (heartbeats 25 ms, retransmissions 50 ms, elections 250 ms, no-ops 100 ms), and
- * nothing an op waits for is left to a periodic tick: a strong read that waits for a no-op makes
- * the replica tick at once (ReplicaHost.tickWanted). So a shorter period buys nothing but wakes:
- * at 5 ms each idle replica spent about 9 % of a core on a 2-core machine (README, "Where the tail
- * goes"). 25 ms was first tried when a client's failover resubmitted more ops at once than a
- * replica takes in flight; the client now keeps to that limit (CreekBinding `maxInFlight`).
- */
-export const DEFAULT_TICK_MS = 25;
-
-/** Default `peerLingerMs`: about ten times a weak op's round trip on one machine. */
-export const DEFAULT_PEER_LINGER_MS = 2;
+export { DEFAULT_PEER_LINGER_MS, DEFAULT_TICK_MS, type ReplicaServerConfig };
 
 /**
  * One Creek replica process: drives a ReplicaHost with real time, WebSocket peers and clients and a

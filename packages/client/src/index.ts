@@ -33,6 +33,7 @@ export {
   type StoredSession,
 } from './offline-storage.js';
 export { indexedDbStorage } from './indexeddb-storage.js';
-export { LiveQuery, type LiveQueryCallbacks } from './live-query.js';
+export { LiveQuery, type LiveQueryCallbacks, type LiveQueryCorrection } from './live-query.js';
+export type { CorrectedOp } from './session/view-order.js';
 export * from './binding.js';
 export * from './errors.js';

@@ -1,11 +1,37 @@
 import { Observable } from 'rxjs';
 import type { View } from './binding.js';
 import type { CreekError } from './errors.js';
+import type { CorrectedOp } from './session/view-order.js';
+import type { WatchShown } from './session/watches.js';
+
+/**
+ * A live query's latest view replaced one that showed some of the session's own ops applied, and
+ * shows them failed: rejected at their place in the committed order (their `run` threw there), or
+ * abandoned. The user's write that was on screen is gone for good, and the app may say why.
+ */
+export interface LiveQueryCorrection<T> {
+  /** The view that showed the ops applied. */
+  readonly previous: View<T>;
+  /** The new latest view, which shows them failed. */
+  readonly view: View<T>;
+  /** The ops, with why each failed. */
+  readonly failed: readonly CorrectedOp[];
+}
 
 /** What a subscriber of a live query hears. */
 export interface LiveQueryCallbacks<T> {
-  /** A new result: at the replica's tentative state (`weak`) or its committed one (`strong`). */
+  /**
+   * The latest view changed: a new result, at the replica's tentative state (`weak`) or its
+   * committed one (`strong`), that is the newest in the session's own order (see `latest()`).
+   */
   onView?(value: T, view: View<T>): void;
+  /**
+   * A new stable result (`latestStable()`, the synced mark): every one, also one that does not
+   * become the latest view because it was read before the session's newest writes committed.
+   */
+  onStable?(value: T, view: View<T>): void;
+  /** The new latest view corrects the one before (it comes before that view's `onView`). */
+  onCorrection?(correction: LiveQueryCorrection<T>): void;
   /** The read failed at a level (the op threw there); the query goes on. */
   onFailed?(error: CreekError, level: 'weak' | 'strong'): void;
   /** The query ended: the replica refused it, or it was closed with its client. */
@@ -17,6 +43,10 @@ export interface LiveQueryCallbacks<T> {
  * read may have changed, the replica reads it again, at its tentative state and at its committed
  * one, and pushes the result when it differs from the last. Views never become final: the query
  * runs until `close()`. After a failover the new replica reads it anew.
+ *
+ * Views are monotonic in the session's own order: the latest view never goes back to a state
+ * without one of the session's own writes it already showed (a stable result read before that
+ * write committed is the latest stable only), except to show that write failed (`onCorrection`).
  */
 export class LiveQuery<T> {
   private latestView: View<T> | undefined;
@@ -28,10 +58,16 @@ export class LiveQuery<T> {
   /** @internal Made by the client; `start` begins the query and returns what ends it. */
   constructor(start: (sink: LiveQuerySink<T>) => () => void) {
     this.stop = start({
-      view: (v) => {
-        this.latestView = v;
+      view: (v, shown) => {
+        const previous = this.latestView;
+        if (shown.latest) this.latestView = v;
         if (v.level === 'strong') this.stableView = v;
-        for (const l of [...this.listeners]) l.onView?.(v.value, v);
+        const listeners = [...this.listeners];
+        if (shown.corrected.length > 0 && previous !== undefined)
+          for (const l of listeners)
+            l.onCorrection?.({ previous, view: v, failed: shown.corrected });
+        if (shown.latest) for (const l of listeners) l.onView?.(v.value, v);
+        if (v.level === 'strong') for (const l of listeners) l.onStable?.(v.value, v);
       },
       failed: (e, level) => {
         for (const l of [...this.listeners]) l.onFailed?.(e, level);
@@ -45,12 +81,19 @@ export class LiveQuery<T> {
     });
   }
 
-  /** The latest result at either level, if any came. */
+  /**
+   * The newest view in the session's own order, at either level, if any came: `{ value, level,
+   * final: false }`. A stable result replaces a tentative one only if it holds every op of the
+   * session the tentative one held (or has the same value); else the tentative view stays, newer.
+   */
   latest(): View<T> | undefined {
     return this.latestView;
   }
 
-  /** The latest result at the committed state, if any came. */
+  /**
+   * The latest result at the committed state, if any came: the synced mark. It may be older than
+   * `latest()`, which then shows the session's own writes that are not committed yet.
+   */
   latestStable(): View<T> | undefined {
     return this.stableView;
   }
@@ -60,7 +103,7 @@ export class LiveQuery<T> {
     return this.failure;
   }
 
-  /** Hears every new result (at once the latest, if there is one); returns what stops it. */
+  /** Hears every new view (at once the latest and the latest stable, if any); returns what stops it. */
   subscribe(callbacks: LiveQueryCallbacks<T>): () => void {
     if (this.failure !== undefined) {
       callbacks.onError?.(this.failure);
@@ -68,6 +111,7 @@ export class LiveQuery<T> {
     }
     this.listeners.add(callbacks);
     if (this.latestView !== undefined) callbacks.onView?.(this.latestView.value, this.latestView);
+    if (this.stableView !== undefined) callbacks.onStable?.(this.stableView.value, this.stableView);
     return () => void this.listeners.delete(callbacks);
   }
 
@@ -88,7 +132,7 @@ export class LiveQuery<T> {
 
 /** @internal What a binding drives a live query through. */
 export interface LiveQuerySink<T> {
-  view(v: View<T>): void;
+  view(v: View<T>, shown: WatchShown): void;
   failed(e: CreekError, level: 'weak' | 'strong'): void;
   error(e: CreekError): void;
 }

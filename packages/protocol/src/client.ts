@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { ERROR_CODES } from './errors.js';
 import { MAX_AUTH_TOKEN_CHARS } from './limits.js';
 import { JsonValueSchema, OpIdSchema } from './json-value.js';
+import { HeldOwnOpsSchema, OwnOpsSchema } from './own-ops.js';
 
 /**
  * A user token as a client presents it: a JSON Web Token from the app's identity provider. The
@@ -89,6 +90,19 @@ export const WatchQuerySchema = z.object({
   watchId: z.string().min(1).max(128),
   op: z.string().min(1).max(256),
   args: JsonValueSchema,
+  /**
+   * What the client's query already shows, when it is sent again on a new connection (after a
+   * failover): the committed position of its latest stable result, and the session's own ops its
+   * latest view holds. The replica sends no stable result read below that position, and no
+   * tentative result that does not hold those ops, until its reads reach them: the client would
+   * not show those results, and the replica would then not send a later equal one.
+   */
+  shown: z
+    .object({
+      position: z.number().int().nonnegative().optional(),
+      own: HeldOwnOpsSchema.optional(),
+    })
+    .optional(),
 });
 
 /**
@@ -181,6 +195,8 @@ export const ServerFrameSchema = z.discriminatedUnion('t', [
     outcome: OutcomeSchema,
     /** Stable results: how many committed ops the state read holds (later results, higher). */
     position: z.number().int().nonnegative().optional(),
+    /** For a session: which of its own ops the state read holds (see OwnOpsSchema). */
+    own: OwnOpsSchema.optional(),
   }),
   /** The replica ended a live query (an op that writes, bad arguments, too many watches): why. */
   z.object({

@@ -8,6 +8,7 @@ export * from './limits.js';
 export * from './errors.js';
 export * from './json-value.js';
 export * from './client.js';
+export * from './own-ops.js';
 export * from './peer.js';
 export * from './codec.js';
 export * from './events.js';

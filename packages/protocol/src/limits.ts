@@ -21,3 +21,9 @@ export const MAX_AUTH_TOKEN_CHARS = 8192;
 
 /** Most invocations one client connection may have in flight; more are refused with `busy`. */
 export const MAX_IN_FLIGHT_PER_CONNECTION = 1024;
+
+/**
+ * Most of a session's ops one live-query result lists as missing or as failed (`own.missing`,
+ * `own.failed`): a bound on the frame whatever a client leaves unacknowledged.
+ */
+export const MAX_OWN_OPS_LISTED = 1024;

@@ -3,7 +3,9 @@ import {
   createElement,
   useCallback,
   useContext,
+  useEffect,
   useMemo,
+  useRef,
   useSyncExternalStore,
   type ReactNode,
 } from 'react';
@@ -13,6 +15,7 @@ import type {
   Correctable,
   CreekClient,
   InvokeOptions,
+  LiveQueryCorrection,
   OpName,
   ResultOf,
 } from '@creek/client';
@@ -23,6 +26,18 @@ import { LiveQueryStore } from './live-query-store.js';
 export interface UseInvokeOptions extends Omit<InvokeOptions, 'signal'> {
   /** Invoke nothing while true (arguments not known yet): the state stays idle. */
   readonly skip?: boolean;
+}
+
+/** Options of `useWatch`. */
+export interface UseWatchOptions<T> {
+  /** Watch nothing while true (arguments not known yet): the state stays idle. */
+  readonly skip?: boolean;
+  /**
+   * The latest view replaced one that showed some of the session's own ops applied, and shows
+   * them failed (rejected at their place in the committed order, or abandoned): say so to the
+   * user, whose write is gone for good (`LiveQueryCallbacks.onCorrection`).
+   */
+  readonly onCorrection?: (correction: LiveQueryCorrection<T>) => void;
 }
 
 /** What `useOp` returns: the function that invokes the op, and the state of its latest call. */
@@ -48,14 +63,17 @@ export interface CreekHooks<A> {
     options?: UseInvokeOptions,
   ): OpState<ResultOf<A, K>>;
   /**
-   * A live query (`client.watch`): the result of the read-only `op(args)`, pushed by the replica
-   * each time it changes — `level` weak at its tentative state, strong at its committed one.
-   * `pending` until the first result. New arguments watch anew; unmounting ends the query.
+   * A live query (`client.watch`): the latest view of the read-only `op(args)` in the session's
+   * own order (`LiveQuery.latest()`), pushed by the replica each time it changes — `level` weak at
+   * its tentative state, strong at its committed one; a stable result read before the session's
+   * newest writes committed does not replace the tentative view that shows them. `pending` until
+   * the first result. `onCorrection` hears a view that shows the session's own ops failed after
+   * one showed them applied. New arguments watch anew; unmounting ends the query.
    */
   useWatch<K extends OpName<A>>(
     op: K,
     args: ArgsOf<A, K>,
-    options?: { readonly skip?: boolean },
+    options?: UseWatchOptions<ResultOf<A, K>>,
   ): OpState<ResultOf<A, K>>;
   /** A function that invokes `op`, and the state of its latest call (for writes, on an event). */
   useOp<K extends OpName<A>>(op: K): OpHandle<A, K>;
@@ -120,12 +138,21 @@ export function createCreekHooks<A>(): CreekHooks<A> {
   function useWatch<K extends OpName<A>>(
     op: K,
     args: ArgsOf<A, K>,
-    options: { readonly skip?: boolean } = {},
+    options: UseWatchOptions<ResultOf<A, K>> = {},
   ): OpState<ResultOf<A, K>> {
     const client = useCreekClient();
     const key = options.skip === true ? null : JSON.stringify([op, args]);
+    // The latest callback, without watching anew when a render passes a new function.
+    const onCorrection = useRef(options.onCorrection);
+    useEffect(() => {
+      onCorrection.current = options.onCorrection;
+    });
     const store = useMemo(
-      () => new LiveQueryStore<ResultOf<A, K>>(key === null ? null : () => client.watch(op, args)),
+      () =>
+        new LiveQueryStore<ResultOf<A, K>>(
+          key === null ? null : () => client.watch(op, args),
+          (c) => onCorrection.current?.(c),
+        ),
       // `key` stands for op and args: a new query only when one of them changed.
       [client, key],
     );

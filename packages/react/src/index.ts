@@ -9,6 +9,7 @@ export {
   type CreekHooks,
   type OpHandle,
   type UseInvokeOptions,
+  type UseWatchOptions,
 } from './hooks.js';
 export { CorrectableStore, IDLE, STARTING, type OpState } from './correctable-store.js';
 export { LiveQueryStore } from './live-query-store.js';

@@ -1,18 +1,23 @@
-import type { LiveQuery } from '@creek/client';
+import type { LiveQuery, LiveQueryCorrection } from '@creek/client';
 import { IDLE, STARTING, type OpState } from './correctable-store.js';
 import { SnapshotStore } from './snapshot-store.js';
 
 /**
  * A live query as a store for `useSyncExternalStore`: started on the first subscription, closed
  * when the last one goes (React's development double mount closes it and starts it again), its
- * snapshot the latest result (`level` weak: the replica's tentative state; strong: committed).
+ * snapshot the latest view in the session's order (`LiveQuery.latest()`: `level` weak, the
+ * replica's tentative state; strong, committed).
  * `pending` until the first result; a query the replica refused ends with `error`.
  */
 export class LiveQueryStore<T> extends SnapshotStore<OpState<T>> {
   private query: LiveQuery<T> | null = null;
   private detach: (() => void) | null = null;
 
-  constructor(private readonly start: (() => LiveQuery<T>) | null) {
+  constructor(
+    private readonly start: (() => LiveQuery<T>) | null,
+    /** Hears the query's corrections (LiveQueryCallbacks.onCorrection). */
+    private readonly onCorrection?: (correction: LiveQueryCorrection<T>) => void,
+  ) {
     super(start === null ? IDLE : STARTING);
   }
 
@@ -31,6 +36,7 @@ export class LiveQueryStore<T> extends SnapshotStore<OpState<T>> {
             committed: view.level === 'strong',
           }),
         onError: (error) => this.set({ ...this.snapshot, error, pending: false }),
+        onCorrection: (c) => this.onCorrection?.(c),
       });
     }
     return () => {

@@ -82,4 +82,45 @@ describe('useWatch', () => {
     expect(sockets[0]!.sent.at(-1)).toMatchObject({ t: 'unwatch' });
     client.close();
   });
+
+  it("keeps the session's own write that a stable result read before its commit lacks, and hears a correction", async () => {
+    const before = sockets.length;
+    const client = connect({ urls: ['ws://replica.test/client'], WebSocket: Replica as never });
+    const states: OpState<unknown>[] = [];
+    const corrections: string[] = [];
+    function Live(): ReactNode {
+      states.push(
+        useWatch('todo.list' as never, { list: 'mine' } as never, {
+          onCorrection: (c) => corrections.push(c.failed.map((f) => `${f.op}: ${f.error}`).join()),
+        }),
+      );
+      return null;
+    }
+    const root = createRoot(document.createElement('div'));
+    act(() => root.render(createElement(CreekProvider, { client }, createElement(Live))));
+    const replica = (): Replica => sockets[before]!;
+    for (let i = 0; i < 400 && sockets[before]?.sent.some((f) => f.t === 'watch') !== true; i++)
+      await act(async () => {
+        await new Promise((r) => setTimeout(r, 2));
+      });
+    try {
+      const watchId = replica().sent.find((f) => f.t === 'watch')!.watchId!;
+      const push = (level: string, value: unknown, own: object) =>
+        act(() =>
+          replica().push({ t: 'watched', watchId, level, outcome: { ok: true, value }, own }),
+        );
+      push('tentative', ['a'], { upTo: 1 });
+      push('stable', [], { upTo: 0 });
+      expect(states.at(-1)).toMatchObject({ value: ['a'], level: 'weak', committed: false });
+      push('stable', [], {
+        upTo: 1,
+        failed: [{ seq: 1, op: 'todo.add', error: 'the list is full' }],
+      });
+      expect(states.at(-1)).toMatchObject({ value: [], level: 'strong', committed: true });
+      expect(corrections).toEqual(['todo.add: the list is full']);
+    } finally {
+      act(() => root.unmount());
+    }
+    client.close();
+  });
 });

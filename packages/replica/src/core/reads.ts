@@ -1,6 +1,8 @@
 import type { JsonValue, User } from '@creek/app';
+import { MAX_OWN_OPS_LISTED } from '@creek/protocol';
 import { Entry } from './entry.js';
 import { END_REQ, type Job, type ReplicaContext } from './replica-context.js';
+import { sessionOpsAt } from './session-dedupe.js';
 import { RecordingSnapshot } from './snapshot.js';
 import type { Outcome, ReadSet } from './types.js';
 
@@ -34,6 +36,7 @@ export class Reads {
   private readonly pendingWatchReads: (ReadOp & {
     readonly tag: number;
     readonly level: 'tentative' | 'stable';
+    readonly reader: string | undefined;
   })[] = [];
 
   constructor(
@@ -63,9 +66,14 @@ export class Reads {
     c.out.push({ type: 'readIndex', tag });
   }
 
-  /** A live query's read (InvokeRequest.watch). */
-  watch(tag: number, read: ReadOp, level: 'tentative' | 'stable'): void {
-    this.pendingWatchReads.push({ ...read, tag, level });
+  /** A live query's read (InvokeRequest.watch), for a client session's `reader`. */
+  watch(
+    tag: number,
+    read: ReadOp,
+    level: 'tentative' | 'stable',
+    reader: string | undefined,
+  ): void {
+    this.pendingWatchReads.push({ ...read, tag, level, reader });
   }
 
   /**
@@ -121,6 +129,17 @@ export class Reads {
         trace: undefined,
         watch: level,
         ...(level === 'stable' ? { position: this.ctx.committedCount } : {}),
+        // Read now, at the snapshot the read itself gets: a read-only job runs at once (it has
+        // no rank, so even the worker pool runs it inline), so both see the same state.
+        ...(read.reader === undefined
+          ? {}
+          : {
+              sessionOps: sessionOpsAt(
+                new RecordingSnapshot(this.ctx.store, at),
+                read.reader,
+                MAX_OWN_OPS_LISTED,
+              ),
+            }),
       });
     }
     this.pendingWatchReads.push(...keep);
@@ -157,6 +176,7 @@ export class Reads {
         outcome,
         reads: readSetOf(snapshot),
         ...(ro.position === undefined ? {} : { position: ro.position }),
+        ...(ro.sessionOps === undefined ? {} : { sessionOps: ro.sessionOps }),
       });
   }
 

@@ -7,7 +7,7 @@ import type { OpId } from './op-id.js';
 import { OwnOps } from './own-ops.js';
 import { ORIGIN_UNDECIDED, type ReplicaOptions } from './replica-options.js';
 import type { RecordingSnapshot } from './snapshot.js';
-import type { OrderTrace, Outcome, Output, Req, ResponseLevel } from './types.js';
+import type { OrderTrace, Outcome, Output, Req, ResponseLevel, SessionOpsHeld } from './types.js';
 import { VersionStore } from './version-store.js';
 
 /** A reader placed after every op: what weak read-only ops see. */
@@ -34,6 +34,8 @@ export interface Job {
     readonly watch?: 'tentative' | 'stable';
     /** Its stable read's committed position (Response.position). */
     readonly position?: number;
+    /** A live query's read for a session: the session's ops its state holds (Response.own). */
+    readonly sessionOps?: SessionOpsHeld;
     /** A strong read-only op's stable read (by read index): answered as the op's stable view. */
     readonly strongRead?: boolean;
   };

@@ -42,6 +42,11 @@ export interface InvokeRequest {
    * before the first tentative entry). Its response carries what it read (Response.reads).
    */
   readonly watch?: 'tentative' | 'stable';
+  /**
+   * A live query's client session: its responses say which of the session's own ops the state
+   * read holds (Response.own).
+   */
+  readonly reader?: string;
 }
 
 /**
@@ -194,7 +199,12 @@ export class Replica {
         this.reject(request, `'${request.op}' writes: only read-only ops can be watched`);
         return this.ctx.flush();
       }
-      this.reads.watch(request.tag, { op: request.op, args, user: request.user }, request.watch);
+      this.reads.watch(
+        request.tag,
+        { op: request.op, args, user: request.user },
+        request.watch,
+        request.reader,
+      );
       this.pipeline.changed();
       return this.ctx.flush();
     }

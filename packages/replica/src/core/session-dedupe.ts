@@ -1,5 +1,12 @@
 import { toFrozenJson, type JsonValue, type User } from '@creek/app';
-import type { Outcome, SessionStamp, SnapshotReader, Write } from './types.js';
+import type {
+  FailedSessionOp,
+  Outcome,
+  SessionOpsHeld,
+  SessionStamp,
+  SnapshotReader,
+  Write,
+} from './types.js';
 
 /**
  * Exactly-once across replicas for client sessions.
@@ -170,4 +177,41 @@ export function abandon(
     writes: [[key, toFrozenJson(record as unknown as JsonValue, 'session record')]],
     outcome: ok({ abandoned: true }),
   };
+}
+
+/**
+ * Which of session `session`'s ops the state `snapshot` reads holds (a live query's result says
+ * so, for monotonic views at the client): every op numbered below the session's `acked` (they
+ * precede, in the order, the op that carried it), and every op whose record is there. Above
+ * `acked`, the numbers without a record are listed as missing (reads, which leave none, and ops
+ * not decided there: a session's ops usually reach the order in their numbering, but an op one
+ * replica refused may follow the next one, and an abandoned one is decided where its abandon is).
+ * At most `maxListed` are listed as missing or failed: past that, `upTo` stops early.
+ */
+export function sessionOpsAt(
+  snapshot: SnapshotReader,
+  session: string,
+  maxListed: number,
+): SessionOpsHeld {
+  const acked = Math.max(1, ackedOf(snapshot.get(sessionKey(session))));
+  const prefix = `${sessionKey(session)}/`;
+  const recorded = new Map<number, { op: string; outcome: Outcome }>();
+  for (const [key, value] of snapshot.scan(prefix)) {
+    const seq = Number(key.slice(prefix.length));
+    const r = recordedOutcome(value);
+    if (Number.isSafeInteger(seq) && seq >= acked && r !== null) recorded.set(seq, r);
+  }
+  // Scanned in key order, which is not numeric order.
+  const seqs = [...recorded.keys()].sort((a, b) => a - b);
+  let upTo = acked - 1;
+  const missing: number[] = [];
+  const failed: FailedSessionOp[] = [];
+  for (const seq of seqs) {
+    if (missing.length + (seq - upTo - 1) > maxListed || failed.length >= maxListed) break;
+    for (let s = upTo + 1; s < seq; s++) missing.push(s);
+    upTo = seq;
+    const r = recorded.get(seq)!;
+    if (!r.outcome.ok) failed.push({ seq, op: r.op, error: r.outcome.error });
+  }
+  return { upTo, missing, failed };
 }

@@ -137,6 +137,25 @@ export interface Response {
    * committed ops the state it read holds.
    */
   readonly position?: number;
+  /** A live query's read for a session (InvokeRequest.reader): the session's ops its state holds. */
+  readonly sessionOps?: SessionOpsHeld;
+}
+
+/** An op of a session that failed at its place in some state. */
+export interface FailedSessionOp {
+  readonly seq: number;
+  readonly op: string;
+  readonly error: string;
+}
+
+/**
+ * Which of a session's ops a state holds: all of them numbered up to `upTo` but those `missing`,
+ * with those that failed among them (session-dedupe.ts `sessionOpsAt`).
+ */
+export interface SessionOpsHeld {
+  readonly upTo: number;
+  readonly missing: readonly number[];
+  readonly failed: readonly FailedSessionOp[];
 }
 
 /** The keys a read got, and the prefixes it scanned. */

@@ -138,4 +138,6 @@ export interface ClientConnectionsOptions<C> {
    * simulator's checkers catch it.
    */
   readonly unsafeDropSessions?: boolean;
+  /** A deliberately broken side of live queries (LiveQueries' `unsafeStableOwnOps`), for a test. */
+  readonly unsafeStableOwnOps?: boolean;
 }

@@ -89,6 +89,8 @@ export class ClientConnections<C> {
       (request) => this.o.invoke(request),
       (conn, frame) => this.send(conn, frame),
       () => this.nextTag++,
+      undefined,
+      o.unsafeStableOwnOps === true,
     );
   }
 
@@ -184,7 +186,7 @@ export class ClientConnections<C> {
       // The first live query starts the replica's record of changed keys.
       if (this.live.size === 0) this.o.changedKeys();
       // It runs as the user who watches.
-      return this.live.watch(conn, { ...f, user: c.auth.user });
+      return this.live.watch(conn, { ...f, user: c.auth.user }, c.session);
     }
     if (f.t === 'unwatch') return this.live.unwatch(conn, f.watchId);
     this.invokeFrame(conn, c, f);

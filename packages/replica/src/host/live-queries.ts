@@ -1,12 +1,14 @@
 import type { JsonValue, User } from '@creek/app';
-import type { ErrorCode, ServerFrame } from '@creek/protocol';
+import { holdsAll, type ErrorCode, type HeldOwnOps, type ServerFrame } from '@creek/protocol';
 import type { InvokeRequest } from '../core/replica.js';
+import { sessionKey } from '../core/session-dedupe.js';
 import {
   outcomesEqual,
   readSetCovers,
   type Outcome,
   type ReadSet,
   type Response,
+  type SessionOpsHeld,
 } from '../core/types.js';
 
 /** Live queries one connection may hold at once: a bound on the reads a client makes us run. */
@@ -25,6 +27,8 @@ interface Side {
   sent: Outcome | null;
   /** The committed position the stable result last sent was read at. */
   sentPosition: number | undefined;
+  /** Which of the client session's ops the state of the result last sent held. */
+  sentOwn: SessionOpsHeld | undefined;
 }
 
 interface Watch<C> {
@@ -34,6 +38,13 @@ interface Watch<C> {
   readonly args: JsonValue;
   /** Who watches (null: anonymous): its reads run as this user (`tx.user`). */
   user: User | null;
+  /** The connection's client session, whose own ops each result says it holds. */
+  readonly reader: string | undefined;
+  /**
+   * What the client's query already shows (the `watch` frame's `shown`), until a read reaches it:
+   * results below it are not sent (see `behind`).
+   */
+  readonly floor: { position: number | undefined; own: HeldOwnOps | undefined };
   readonly sides: Record<Level, Side>;
 }
 
@@ -42,7 +53,10 @@ interface Watch<C> {
  * two levels — the end of the replica's list (tentative) and its committed state (stable) — with
  * the read set the read recorded. When the replica reports keys that may have changed
  * (`Replica.takeChangedKeys`), the reads whose sets they touch run again, and a `watched` frame
- * goes out only when the result differs from the one the client has. `C` is the connection.
+ * goes out only when the result differs from the one the client has, or holds more of the client
+ * session's own ops (`own`: the client lets a result replace a newer one only if it holds as many,
+ * so one that holds them at last must reach it even when its value is the same). `C` is the
+ * connection.
  */
 export class LiveQueries<C> {
   private readonly byTag = new Map<number, { watch: Watch<C>; level: Level }>();
@@ -55,6 +69,12 @@ export class LiveQueries<C> {
     /** A fresh tag, shared with the endpoint's ops so that responses route unambiguously. */
     private readonly nextTag: () => number,
     private readonly max = MAX_WATCHES_PER_CONNECTION,
+    /**
+     * A deliberately broken side that tells the client its stable results hold the session's ops
+     * its tentative results held, so that one read before the session's write committed replaces
+     * the tentative view that showed it. Exists so a test can show the simulator's checkers catch it.
+     */
+    private readonly unsafeStableOwnOps = false,
   ) {}
 
   /** Reads of live queries in flight (asked of the replica, not answered yet). */
@@ -69,9 +89,17 @@ export class LiveQueries<C> {
     return n;
   }
 
+  /** A `watch` frame of `conn`, whose client session is `reader` (if it has one). */
   watch(
     conn: C,
-    f: { watchId: string; op: string; args: JsonValue; user?: User | null | undefined },
+    f: {
+      watchId: string;
+      op: string;
+      args: JsonValue;
+      user?: User | null | undefined;
+      shown?: { position?: number | undefined; own?: HeldOwnOps | undefined } | undefined;
+    },
+    reader?: string | null,
   ): void {
     let mine = this.byConn.get(conn);
     if (mine === undefined) this.byConn.set(conn, (mine = new Map()));
@@ -90,6 +118,7 @@ export class LiveQueries<C> {
       reads: null,
       sent: null,
       sentPosition: undefined,
+      sentOwn: undefined,
     });
     const w: Watch<C> = {
       conn,
@@ -97,6 +126,8 @@ export class LiveQueries<C> {
       op: f.op,
       args: f.args,
       user: f.user ?? null,
+      reader: reader ?? undefined,
+      floor: { position: f.shown?.position, own: f.shown?.own },
       sides: { tentative: side(), stable: side() },
     };
     mine.set(f.watchId, w);
@@ -139,16 +170,27 @@ export class LiveQueries<C> {
       return true;
     }
     side.reads = r.reads ?? { keys: [], prefixes: [] };
-    if (side.sent === null || !outcomesEqual(side.sent, r.outcome)) {
+    const claimed = w.sides.tentative.sentOwn;
+    if (this.unsafeStableOwnOps && level === 'stable' && r.sessionOps && claimed !== undefined)
+      r = { ...r, sessionOps: { ...r.sessionOps, upTo: claimed.upTo, missing: claimed.missing } };
+    if (this.behind(w, level, r)) {
+      // Older than what the client shows: it would not show it. A later read is sent instead,
+      // whatever its value (side.sent stays as it was).
+    } else if (
+      side.sent === null ||
+      !outcomesEqual(side.sent, r.outcome) ||
+      !sameOwnOps(side.sentOwn, r.sessionOps)
+    ) {
       side.sent = r.outcome;
       side.sentPosition = r.position;
-      this.push(w, level, r.outcome, r.position);
+      side.sentOwn = r.sessionOps;
+      this.push(w, level, side);
       // A tentative result the committed state also reads: the stable result again, after it, so
       // that the client's latest view says the value is confirmed (the two reads answer in either
       // order: at the start the committed reader often answers first).
       const stable = w.sides.stable;
       if (level === 'tentative' && stable.sent !== null && outcomesEqual(stable.sent, r.outcome))
-        this.push(w, 'stable', stable.sent, stable.sentPosition);
+        this.push(w, 'stable', stable);
     }
     if (side.again) {
       side.again = false;
@@ -173,19 +215,63 @@ export class LiveQueries<C> {
             if (side.inFlight !== null) side.again = true;
             continue;
           }
-          if (!changed.some((k) => readSetCovers(side.reads!, k))) continue;
+          if (
+            !changed.some((k) => readSetCovers(side.reads!, k)) &&
+            !(level === 'tentative' && this.awaitsOwnOps(w, changed))
+          )
+            continue;
           if (side.inFlight !== null) side.again = true;
           else this.run(w, level);
         }
   }
 
-  private push(w: Watch<C>, level: Level, outcome: Outcome, position: number | undefined): void {
+  /**
+   * Whether result `r` is older than what the client's query already showed (before it moved
+   * here): a stable one read below the committed position it showed, or a tentative one that holds
+   * fewer of the session's own ops (this replica has not got the ones the session resubmits yet).
+   * The first read that reaches the floor lifts it: later reads are later still.
+   */
+  private behind(w: Watch<C>, level: Level, r: Response): boolean {
+    const floor = w.floor;
+    if (level === 'stable' && floor.position !== undefined && r.position !== undefined) {
+      if (r.position < floor.position) return true;
+      floor.position = undefined;
+    }
+    if (level === 'tentative' && floor.own !== undefined && r.sessionOps !== undefined) {
+      if (!holdsAll(r.sessionOps, floor.own)) return true;
+      floor.own = undefined;
+    }
+    return false;
+  }
+
+  /**
+   * A tentative read held back for the session's own ops (`behind`) runs again when one of them
+   * arrives: each writes its session record, whatever keys the query reads.
+   */
+  private awaitsOwnOps(w: Watch<C>, changed: readonly string[]): boolean {
+    if (w.floor.own === undefined || w.reader === undefined) return false;
+    const records = `${sessionKey(w.reader)}/`;
+    return changed.some((k) => k.startsWith(records));
+  }
+
+  /** Sends the result `side` last sent (again). */
+  private push(w: Watch<C>, level: Level, side: Side): void {
+    const own = side.sentOwn;
     this.send(w.conn, {
       t: 'watched',
       watchId: w.watchId,
       level,
-      outcome: outcome as never,
-      ...(position === undefined ? {} : { position }),
+      outcome: side.sent as never,
+      ...(side.sentPosition === undefined ? {} : { position: side.sentPosition }),
+      ...(own === undefined
+        ? {}
+        : {
+            own: {
+              upTo: own.upTo,
+              ...(own.missing.length === 0 ? {} : { missing: [...own.missing] }),
+              ...(own.failed.length === 0 ? {} : { failed: [...own.failed] }),
+            },
+          }),
     });
   }
 
@@ -200,6 +286,7 @@ export class LiveQueries<C> {
       tag,
       watch: level,
       ...(w.user === null ? {} : { user: w.user }),
+      ...(w.reader === undefined ? {} : { reader: w.reader }),
     });
   }
 
@@ -214,4 +301,10 @@ export class LiveQueries<C> {
   private end(conn: C, watchId: string, code: ErrorCode, message: string): void {
     this.send(conn, { t: 'unwatched', watchId, code, message });
   }
+}
+
+/** Whether two results hold the same ops of the session (a result that holds others is sent). */
+function sameOwnOps(a: SessionOpsHeld | undefined, b: SessionOpsHeld | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.upTo === b.upTo && a.missing.join() === b.missing.join();
 }

@@ -4,6 +4,7 @@ import { decodeClientFrame, encodeFrame, type ClientFrame } from '@creek/protoco
 import type { Outcome } from '@creek/replica/core/types.js';
 import type { ConnectionOutput } from '@creek/replica/host/client-connections.js';
 import type { SimEndpoint, SimProcess } from './process.js';
+import type { StableOwnOps } from './own-ops-checker.js';
 import type { Prng } from './prng.js';
 import type { RunState } from './run-state.js';
 import { verifySimToken } from './sim-tokens.js';
@@ -113,13 +114,10 @@ export class SimClientLinks {
    * null.
    */
   delivering: { readonly sentAt: number; readonly client: LinkClient } | null = null;
-  /**
-   * Frames an endpoint counted as breaking the protocol (a client session never should), and live
-   * queries' stable results that went back in time.
-   */
+  /** Frames an endpoint counted as breaking the protocol (a client session never should). */
   readonly violations: string[] = [];
-  /** By session and watch id, the highest committed position a live query showed, and where. */
-  private readonly shownAt = new Map<string, { position: number; replica: number }>();
+  /** What stable live-query results said of their session's own ops (own-ops-checker.ts). */
+  readonly stableOwnOps: StableOwnOps[] = [];
   /** Connections opened at an endpoint, and links reset. */
   opened = 0;
   resets = 0;
@@ -248,13 +246,18 @@ export class SimClientLinks {
           const w = link.watches.get(f.watchId);
           if (w !== undefined)
             this.stablePush(p, { ...w, outcome: f.outcome as Outcome }, f.position);
+          if (f.own !== undefined)
+            this.stableOwnOps.push({
+              session: link.client.id,
+              replica: p.id,
+              at: this.run.now,
+              position: f.position,
+              own: { upTo: f.own.upTo, ...(f.own.missing ? { missing: f.own.missing } : {}) },
+            });
         }
         const data = encodeFrame(f);
         link.toClient.push(this.delay(), () => {
-          if (link.closed) return;
-          if (f.t === 'watched' && f.level === 'stable' && f.position !== undefined)
-            this.stableShown(link, f.watchId, f.position);
-          link.client.session.frameReceived(link.connection, data);
+          if (!link.closed) link.client.session.frameReceived(link.connection, data);
         });
         return;
       }
@@ -286,22 +289,6 @@ export class SimClientLinks {
         return;
       }
     }
-  }
-
-  /**
-   * Monotonic reads of the committed state: a session's live query shows the committed state at a
-   * position no lower than it showed before, whichever replica it is connected to now (the
-   * committed orders are prefixes of one another, so positions compare across replicas).
-   */
-  private stableShown(link: Link, watchId: string, position: number): void {
-    const key = `${link.client.id}/${watchId}`;
-    const before = this.shownAt.get(key);
-    if (before !== undefined && position < before.position)
-      this.violations.push(
-        `(sessions) monotonic reads: at ${this.run.now.toFixed(1)} ms session ${link.client.id}'s live query ${watchId} showed the committed state at position ${position} (replica ${link.replica.id}), after it had shown it at ${before.position} (replica ${before.replica})`,
-      );
-    if (before === undefined || position > before.position)
-      this.shownAt.set(key, { position, replica: link.replica.id });
   }
 
   /** Whether some frame is still on its way over an open link. */

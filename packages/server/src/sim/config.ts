@@ -118,6 +118,13 @@ export interface SimConfig {
    */
   readonly userTokens?: boolean;
   /**
+   * The replicas' live queries tell a session that their stable results hold the session's ops
+   * their tentative results held (ClientConnectionsOptions.unsafeStableOwnOps), so a stable result
+   * read before the session's write committed replaces the tentative view that showed it. With
+   * clients 'sdk' only. Exists so a test can show the checkers catch it.
+   */
+  readonly unsafeStableOwnOps?: boolean;
+  /**
    * Live queries (the node layer's LiveQueries, driven here as the runtime drives them): each
    * replica watches `kv.get` of the first two workload keys and `queue.size` of the linearizable
    * queue from the start (and again after each restart, as a client re-watches), re-running them

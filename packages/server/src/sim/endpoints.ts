@@ -52,6 +52,7 @@ export class SimEndpoints {
       now: () => run.now,
       out: (conn, o) => this.links.fromReplica(p, conn, o),
       ...(run.config.unsafeDropSessions === true ? { unsafeDropSessions: true } : {}),
+      ...(run.config.unsafeStableOwnOps === true ? { unsafeStableOwnOps: true } : {}),
     });
     const endpoint: SimEndpoint = { connections, host, ops };
     p.endpoint = endpoint;

@@ -38,6 +38,10 @@ export const PLANTED_BUGS = {
     config: { unsafeSkipDivergenceCheck: true, nondeterministic: true },
     what: 'replicas never compare digests of their state, so a nondeterministic op (planted in the run) leaves them serving different answers unnoticed',
   },
+  'stable-claims-own-ops': {
+    config: { unsafeStableOwnOps: true, clients: 'sdk', faults: 'all' },
+    what: "a replica tells a session that its live queries' stable results hold the session's ops that only their tentative results hold, so the user's write vanishes from the view",
+  },
 } as const satisfies Record<string, { config: Partial<SimConfig>; what: string }>;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;

@@ -14,6 +14,7 @@ import type { Outcome, Response } from '@creek/replica/core/types.js';
 import { SimClientLinks, type LinkClient } from './client-links.js';
 import type { SessionStats, SimClientSide } from './client-side.js';
 import { SimEndpoints } from './endpoints.js';
+import { checkStableOwnOps } from './own-ops-checker.js';
 import type { SimProcess, StepHost } from './process.js';
 import type { Prng } from './prng.js';
 import type { ClientOpRecord } from './run-record.js';
@@ -332,13 +333,25 @@ export class SimSdkClients implements SimClientSide {
   private watchSink(s: SimSession, name: string): WatchSink {
     const seen: { tentative?: Outcome; stable?: Outcome } = {};
     s.watched.set(name, seen);
+    /** The highest committed position a stable view of this query was read at, and where. */
+    let shownAt: { position: number; replica: number | null } | null = null;
     return {
-      view: (v) => {
+      view: (v, shown) => {
         this.watchViews++;
         seen[v.level === 'strong' ? 'stable' : 'tentative'] = {
           ok: true,
           value: v.value as JsonValue,
         };
+        const position = shown.position;
+        if (position === undefined) return;
+        // Monotonic reads of the committed state: whichever replica the session is connected to
+        // now (committed orders are prefixes of one another, so positions compare across them).
+        if (shownAt !== null && position < shownAt.position)
+          this.violations.push(
+            `(sessions) monotonic reads: at ${this.run.now.toFixed(1)} ms session ${s.id}'s live query ${name} showed the committed state at position ${position} (replica ${s.replica}), after it had shown it at ${shownAt.position} (replica ${shownAt.replica})`,
+          );
+        if (shownAt === null || position > shownAt.position)
+          shownAt = { position, replica: s.replica };
       },
       failed: (e, level) => {
         seen[level === 'strong' ? 'stable' : 'tentative'] = {
@@ -401,6 +414,7 @@ export class SimSdkClients implements SimClientSide {
       ...this.links.violations.slice(0, 10),
       ...this.violations.slice(0, 10),
       ...checkSessions(this.run.record, this.run.app, quiescent),
+      ...checkStableOwnOps(this.run.record, this.run.app, this.links.stableOwnOps),
       ...(quiescent ? checkSessionWatches(this.run.record, this.run.app, finals) : []),
     ];
   }

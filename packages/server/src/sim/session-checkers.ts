@@ -17,7 +17,7 @@ import { finalStates, readOnFinal, SIM_WATCHES } from './watches.js';
 export type SessionWatchViews = Map<string, { tentative?: Outcome; stable?: Outcome }>;
 
 /** A session op's key (its session and number): every copy of the op carries it. */
-function stampKey(session: string, seq: number): string {
+export function stampKey(session: string, seq: number): string {
   return `${session}/${seq}`;
 }
 
@@ -26,7 +26,7 @@ function stampKey(session: string, seq: number): string {
  * have several (a resubmission at another replica is a Req of its own), and only the first one
  * in the order takes effect, unless a `creek.abandon` of it comes before (core/session-dedupe.ts).
  */
-class Copies {
+export class Copies {
   private readonly first = new Map<string, { readonly at: number; readonly id: OpId }>();
   private readonly abandonedAt = new Map<string, number>();
   readonly order: OpId[];
@@ -47,6 +47,17 @@ class Copies {
   /** The first copy of the op in the committed order, whether or not it took effect. */
   committed(key: string): { readonly at: number; readonly id: OpId } | undefined {
     return this.first.get(key);
+  }
+
+  /**
+   * Where the op is decided in the committed order: its first copy, or an abandon of it before
+   * that (either writes the op's session record); undefined when neither is committed.
+   */
+  decidedAt(key: string): number | undefined {
+    const c = this.first.get(key)?.at;
+    const abandoned = this.abandonedAt.get(key);
+    if (c === undefined || abandoned === undefined) return c ?? abandoned;
+    return Math.min(c, abandoned);
   }
 
   /** The copy that took effect: the first one, unless an abandon of the op came before it. */

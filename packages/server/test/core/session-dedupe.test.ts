@@ -6,6 +6,7 @@ import {
   abandonOrderError,
   outcomeKey,
   sessionKey,
+  sessionOpsAt,
 } from '@creek/replica/core/session-dedupe.js';
 import { ReferenceInterpreter } from '../../src/sim/reference-interpreter.js';
 import type { ExecutionResult, SessionStamp } from '@creek/replica/core/types.js';
@@ -188,5 +189,56 @@ describe('exactly-once for session ops (session-dedupe.ts)', () => {
         expect(s.data.get('n')).toBe(abandonFirst ? undefined : 1);
       }
     });
+  });
+});
+
+describe("which of a session's ops a state holds (sessionOpsAt, for live queries)", () => {
+  const reader = (s: Store) => ({
+    get: (k: string) => s.data.get(k),
+    scan: (p: string) => [...s.data].filter(([k]) => k.startsWith(p)).sort(),
+  });
+
+  it('nothing of a session that never ran an op', () => {
+    expect(sessionOpsAt(reader(new Store()), 'sess', 10)).toEqual({
+      upTo: 0,
+      missing: [],
+      failed: [],
+    });
+  });
+
+  it('every op up to the highest recorded, the unrecorded ones missing, the failed ones with why', () => {
+    const s = new Store();
+    s.data.set('text', 'not a number');
+    s.run('kv.put', { key: 'a', value: 1 }, stamp(1, 1));
+    // 2 was a read (never recorded); 3 did not reach this state yet; 4 and 10 did, 10 failing.
+    s.run('kv.put', { key: 'b', value: 1 }, stamp(4, 1));
+    s.run('kv.increment', { key: 'text', by: 1 }, stamp(10, 1));
+    const held = sessionOpsAt(reader(s), 'sess', 10);
+    expect(held.upTo).toBe(10);
+    // Numerically, though the records scan in key order ('10' before '4').
+    expect(held.missing).toEqual([2, 3, 5, 6, 7, 8, 9]);
+    expect(held.failed.map((f) => [f.seq, f.op])).toEqual([[10, 'kv.increment']]);
+    expect(held.failed[0]!.error).toMatch(/number/);
+  });
+
+  it('ops the session acknowledged are held though their records are gone; an abandoned one is held, failed', () => {
+    const s = new Store();
+    s.run('kv.put', { key: 'a', value: 1 }, stamp(1, 1));
+    s.run('kv.put', { key: 'a', value: 2 }, stamp(2, 1));
+    s.run('creek.abandon', { seq: 4 }, stamp(5, 3));
+    const held = sessionOpsAt(reader(s), 'sess', 10);
+    expect(s.data.has(outcomeKey('sess', 1))).toBe(false);
+    expect(held.upTo).toBe(5);
+    expect(held.missing).toEqual([3]); // never ran here
+    expect(held.failed.map((f) => f.seq)).toEqual([4]);
+    expect(held.failed[0]!.error).toBe(abandonedError(4));
+  });
+
+  it('lists at most maxListed missing: past that, upTo stops early (it never claims an op it lacks)', () => {
+    const s = new Store();
+    s.run('kv.put', { key: 'a', value: 1 }, stamp(1, 1));
+    s.run('kv.put', { key: 'a', value: 2 }, stamp(5, 1));
+    s.run('kv.put', { key: 'a', value: 3 }, stamp(20, 1));
+    expect(sessionOpsAt(reader(s), 'sess', 4)).toEqual({ upTo: 5, missing: [2, 3, 4], failed: [] });
   });
 });

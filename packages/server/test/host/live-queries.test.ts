@@ -17,7 +17,12 @@ function harness() {
     (_conn, f) => sent.push(f),
     () => ++tag,
   );
-  const answer = (watch: 'tentative' | 'stable', value: number, position?: number): void => {
+  const answer = (
+    watch: 'tentative' | 'stable',
+    value: number,
+    position?: number,
+    sessionOps?: Response['sessionOps'],
+  ): void => {
     const r = reads.findLast((x) => x.watch === watch)!;
     const response: Response = {
       type: 'respond',
@@ -27,13 +32,14 @@ function harness() {
       outcome: { ok: true, value } as Outcome,
       reads: { keys: ['k'], prefixes: [] },
       ...(position === undefined ? {} : { position }),
+      ...(sessionOps === undefined ? {} : { sessionOps }),
     };
     expect(lq.respond(response)).toBe(true);
   };
   const pushes = (): string[] =>
     sent.map((f) =>
       f.t === 'watched'
-        ? `${f.level} ${JSON.stringify((f.outcome as { value: unknown }).value)}${f.position === undefined ? '' : `@${f.position}`}`
+        ? `${f.level} ${JSON.stringify((f.outcome as { value: unknown }).value)}${f.position === undefined ? '' : `@${f.position}`}${f.own === undefined ? '' : ` own ${JSON.stringify(f.own)}`}`
         : f.t,
     );
   return { lq, reads, answer, pushes };
@@ -88,5 +94,44 @@ describe('LiveQueries', () => {
     h.lq.changed(new Set(['k']));
     h.answer('tentative', 5); // the op that made it 7 was withdrawn
     expect(h.pushes()).toEqual(['tentative 7', 'stable 5@2', 'tentative 5', 'stable 5@2']);
+  });
+
+  it("reads for a session's connection say which of its ops they hold, and a result that holds others is sent even with the same value", () => {
+    const h = harness();
+    h.lq.watch('c', { watchId: 'w', op: 'get', args: {} }, 'sess');
+    expect(h.reads.map((r) => r.reader)).toEqual(['sess', 'sess']);
+    const held = (upTo: number, missing: number[] = []) => ({ upTo, missing, failed: [] });
+    h.answer('tentative', 1, undefined, held(3, [2]));
+    h.answer('stable', 0, 5, held(1));
+    h.lq.changed(new Set(['k']));
+    h.answer('stable', 0, 6, held(1)); // the same: nothing
+    h.lq.changed(new Set(['k']));
+    h.answer('stable', 0, 7, held(3, [2])); // the same value, but the session's op 3 is in it now
+    expect(h.pushes()).toEqual([
+      'tentative 1 own {"upTo":3,"missing":[2]}',
+      'stable 0@5 own {"upTo":1}',
+      'stable 0@7 own {"upTo":3,"missing":[2]}',
+    ]);
+  });
+
+  it('sent again after a failover, sends nothing older than what the client shows, then a result equal to the first held back', () => {
+    const h = harness();
+    const shown = { position: 10, own: { upTo: 4 } };
+    h.lq.watch('c', { watchId: 'w', op: 'get', args: {}, shown }, 'sess');
+    h.answer('stable', 3, 8, { upTo: 4, missing: [], failed: [] }); // a replica behind: not sent
+    h.answer('tentative', 3, undefined, { upTo: 2, missing: [], failed: [] }); // ops 3, 4 not here yet
+    expect(h.pushes()).toEqual([]);
+    // The session's resubmitted op writes its record: the tentative read runs again, whatever
+    // keys it reads, and so does the stable one when its keys change.
+    h.lq.changed(new Set(['~creek/session/sess/3']));
+    expect(h.reads.filter((r) => r.watch === 'tentative')).toHaveLength(2);
+    h.answer('tentative', 3, undefined, { upTo: 3, missing: [], failed: [] }); // still not 4
+    h.lq.changed(new Set(['~creek/session/sess/4', 'k']));
+    h.answer('tentative', 3, undefined, { upTo: 4, missing: [], failed: [] });
+    h.answer('stable', 3, 10, { upTo: 4, missing: [], failed: [] });
+    expect(h.pushes()).toEqual(['tentative 3 own {"upTo":4}', 'stable 3@10 own {"upTo":4}']);
+    // Another session's records run nothing.
+    h.lq.changed(new Set(['~creek/session/other/1']));
+    expect(h.lq.reading).toBe(0);
   });
 });

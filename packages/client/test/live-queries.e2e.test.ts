@@ -102,7 +102,7 @@ describe('client.watch over a real cluster', () => {
     }
   });
 
-  it('at the edge: a watch before the welcome, a malformed one and an unknown op are refused, and the replica stays up', async () => {
+  it('at the edge: a watch before the welcome, a malformed one (its shown too) and an unknown op are refused, and the replica stays up', async () => {
     const ws = new WebSocket(cluster.url(0));
     const frames: { t: string; code?: string; watchId?: string; message?: string }[] = [];
     ws.on('message', (d) => frames.push(JSON.parse(String(d)) as (typeof frames)[number]));
@@ -133,14 +133,44 @@ describe('client.watch over a real cluster', () => {
       'a second bad-frame',
       () => frames.filter((f) => f.code === 'bad-frame').length > before,
     );
+    // What the query shows (`shown`), malformed: a negative position, `missing` not numbers, more
+    // missing ops than the protocol lists.
+    for (const shown of [
+      { position: -1 },
+      { own: { upTo: 3, missing: ['x'] } },
+      { own: { upTo: 5000, missing: Array.from({ length: 1025 }, (_, i) => i + 1) } },
+    ]) {
+      const bad = frames.filter((f) => f.code === 'bad-frame').length;
+      ws2.send(JSON.stringify({ t: 'watch', watchId: 's', op: 'kv.get', args: {}, shown }));
+      await until(
+        `bad-frame for ${JSON.stringify(shown).slice(0, 40)}`,
+        () => frames.filter((f) => f.code === 'bad-frame').length > bad,
+      );
+    }
     ws2.send(JSON.stringify({ t: 'watch', watchId: 'w', op: 'no.such', args: {} }));
     await until('unwatched', () => frames.some((f) => f.t === 'unwatched'));
     expect(frames.find((f) => f.t === 'unwatched')).toMatchObject({
       watchId: 'w',
       code: 'unknown-op',
     });
-    ws2.send(JSON.stringify({ t: 'watch', watchId: 'v', op: 'kv.get', args: { key: 'x' } }));
+    // A well-formed `shown` from a session that never wrote here: its committed position is
+    // above this replica's, so the stable result waits; the tentative one (it holds none of the
+    // session's ops, and the client showed none) comes, saying so.
+    ws2.send(
+      JSON.stringify({
+        t: 'watch',
+        watchId: 'v',
+        op: 'kv.get',
+        args: { key: 'x' },
+        shown: { position: 1_000_000, own: { upTo: 0 } },
+      }),
+    );
     await until('watched', () => frames.some((f) => f.t === 'watched' && f.watchId === 'v'));
+    const watched = frames.filter((f) => f.t === 'watched' && f.watchId === 'v') as unknown as {
+      level: string;
+      own?: unknown;
+    }[];
+    expect(watched.map((f) => [f.level, f.own])).toEqual([['tentative', { upTo: 0 }]]);
     ws2.close();
   });
 });

@@ -1,3 +1,4 @@
+import type { OptimisticChange } from './session/optimistic.js';
 import type { CreekError } from './errors.js';
 
 /**
@@ -8,8 +9,10 @@ import type { CreekError } from './errors.js';
 
 /**
  * Consistency levels, weakest first (the order `consistencyLevels()` reports them in):
- * `cached` — a read-only op's result this client saw recently, shown at once (Correctables §4.3's
- * local cache); `weak` — a replica's tentative answer; `strong` — the stable, linearizable one.
+ * `cached` — the client's own view, before a replica's: a read-only op's result this client saw
+ * recently, shown at once (Correctables §4.3's local cache), or a live query's view with the
+ * optimistic changes of the session's pending ops (InvokeOptions.optimistic); `weak` — a
+ * replica's tentative answer; `strong` — the stable, linearizable one.
  */
 export const CONSISTENCY_LEVELS = ['cached', 'weak', 'strong'] as const;
 export type ConsistencyLevel = (typeof CONSISTENCY_LEVELS)[number];
@@ -66,7 +69,9 @@ export interface Binding {
   /**
    * Runs `op(args)` and reports one view per requested level through `sink` (the last one with
    * `final: true`), or an error. Must not throw: failures go to `sink.error`. When `signal`
-   * aborts, the binding may stop and need not report anything more.
+   * aborts, the binding may stop and need not report anything more. `optimistic`: changes the op
+   * makes to live queries' views until its effect shows in them (InvokeOptions.optimistic); a
+   * binding without live queries ignores them.
    */
   submitOperation<T>(
     op: string,
@@ -74,5 +79,6 @@ export interface Binding {
     levels: ConsistencyLevel[],
     sink: ViewSink<T>,
     signal?: AbortSignal,
+    optimistic?: readonly OptimisticChange[],
   ): void;
 }

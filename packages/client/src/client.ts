@@ -12,6 +12,7 @@ import {
 } from './creek-binding.js';
 import { LiveQuery } from './live-query.js';
 import { InvalidArguments } from './errors.js';
+import { collectOptimistic } from './optimistic-views.js';
 import { checkJson, type JsonLimits } from './json-check.js';
 import { DEFAULT_CACHE_ENTRIES, ResultCache } from './result-cache.js';
 
@@ -33,7 +34,7 @@ export type ResultOf<A, K extends OpName<A>> = Definitions<A>[K] extends {
     : R
   : never;
 
-export interface InvokeOptions {
+export interface InvokeOptions<A = App> {
   /**
    * Views wanted, weakest first (Correctables §3.2); default: every level the client offers
    * (`cached`, `weak`, `strong`). `cached` adds, for a read-only op whose result this client saw
@@ -42,6 +43,30 @@ export interface InvokeOptions {
   readonly levels?: ConsistencyLevel[];
   readonly signal?: AbortSignal;
   readonly timeoutMs?: number;
+  /**
+   * Optimistic changes, as Replicache, Zero and Convex make them: called once, at the call, to say
+   * how the op changes the live queries of this client (`views.update(query, args, change)`).
+   * While the op is queued offline or in flight, each such query's latest view is `change`
+   * applied to the replica's latest result (level `cached`), the pending ops' changes in the order
+   * they were called. In each query the change stops applying as soon as a result holds the op
+   * (its real effect, or its failure), so the row never vanishes in between; everywhere once the
+   * op ends (committed, failed, or never to take effect).
+   */
+  readonly optimistic?: (views: OptimisticViews<A>) => void;
+}
+
+/** What `InvokeOptions.optimistic` gets: the live queries of this client, to change. */
+export interface OptimisticViews<A = App> {
+  /**
+   * The live queries of `query(args)` (arguments compared as JSON, after the app's schema) show
+   * `change(value)` while the op is pending: `value` is what they would show without it
+   * (undefined before their first result); return a new value, never a mutated one.
+   */
+  update<K extends OpName<A>>(
+    query: K,
+    args: ArgsOf<A, K>,
+    change: (value: ResultOf<A, K> | undefined) => ResultOf<A, K>,
+  ): void;
 }
 
 export interface ConnectOptions<A> extends CreekBindingOptions {
@@ -115,7 +140,7 @@ export class CreekClient<A = App> {
   invoke<K extends OpName<A>>(
     op: K,
     args: ArgsOf<A, K>,
-    options: InvokeOptions = {},
+    options: InvokeOptions<A> = {},
   ): Correctable<ResultOf<A, K>> {
     const offered = this.consistencyLevels();
     const refused = invalidOptions(op, options, offered);
@@ -127,6 +152,14 @@ export class CreekClient<A = App> {
       controller.fail(checked);
       return controller.correctable;
     }
+    const optimistic =
+      options.optimistic === undefined
+        ? undefined
+        : collectOptimistic(op, options.optimistic as never, (q, a) => this.check(q, a));
+    if (optimistic instanceof InvalidArguments) {
+      controller.fail(optimistic);
+      return controller.correctable;
+    }
     // The binding listens to the controller's signal only if the caller can end the op early.
     const stop =
       refused === null && (options.signal !== undefined || options.timeoutMs !== undefined)
@@ -135,7 +168,7 @@ export class CreekClient<A = App> {
     const levels = options.levels ?? offered;
     const replicaLevels = levels.filter((l) => l !== 'cached');
     if (!levels.includes('cached') || !this.readOnly(op)) {
-      this.binding.submitOperation(op, checked, replicaLevels, controller.sink, stop);
+      this.binding.submitOperation(op, checked, replicaLevels, controller.sink, stop, optimistic);
       return controller.correctable;
     }
     // A read-only op: its result seen before comes at once, and each new view is kept for later.
@@ -192,7 +225,7 @@ export class CreekClient<A = App> {
   invokeWeak<K extends OpName<A>>(
     op: K,
     args: ArgsOf<A, K>,
-    options: Omit<InvokeOptions, 'levels'> = {},
+    options: Omit<InvokeOptions<A>, 'levels'> = {},
   ): Correctable<ResultOf<A, K>> {
     return this.invoke(op, args, { ...options, levels: ['weak'] });
   }
@@ -200,7 +233,7 @@ export class CreekClient<A = App> {
   invokeStrong<K extends OpName<A>>(
     op: K,
     args: ArgsOf<A, K>,
-    options: Omit<InvokeOptions, 'levels'> = {},
+    options: Omit<InvokeOptions<A>, 'levels'> = {},
   ): Correctable<ResultOf<A, K>> {
     return this.invoke(op, args, { ...options, levels: ['strong'] });
   }
@@ -361,7 +394,7 @@ function invalidOpName(op: unknown): string | null {
 /** The invoke options' problem, if any: levels offered by the binding, a valid timeout and signal. */
 function invalidOptions(
   op: string,
-  options: InvokeOptions,
+  options: InvokeOptions<never>,
   offered: readonly ConsistencyLevel[],
 ): InvalidArguments | null {
   const refuse = (field: string, problem: string, fix: string) =>

@@ -4,6 +4,7 @@ import { Correctable } from './correctable.js';
 import { readStoredSession, type OfflineStorage, type StoredSession } from './offline-storage.js';
 import { ClientSession } from './session/client-session.js';
 import type { ConnectionStatus, SessionOutput } from './session/session-io.js';
+import type { OptimisticChange } from './session/optimistic.js';
 import type { WatchSink } from './session/watches.js';
 import { randomId } from './session-id.js';
 import { socketFactory, type SocketFactory, type SocketLike } from './socket.js';
@@ -302,15 +303,17 @@ export class CreekBinding implements Binding {
     levels: ConsistencyLevel[],
     sink: ViewSink<T>,
     signal?: AbortSignal,
+    optimistic?: readonly OptimisticChange[],
   ): void {
     if (this.restoring !== null && !this.session.closed) {
       // Numbered after the ops the storage brings back; a call cancelled meanwhile is not sent.
       this.beforeRestore.push(() => {
-        if (signal?.aborted !== true) this.submitOperation(op, args, levels, sink, signal);
+        if (signal?.aborted !== true)
+          this.submitOperation(op, args, levels, sink, signal, optimistic);
       });
       return;
     }
-    const o = this.session.submit(op, args, levels, sink);
+    const o = this.session.submit(op, args, levels, sink, optimistic);
     if (o === null || signal === undefined) return;
     // The caller stops listening (Cancelled, Timeout: the signal's reason).
     signal.addEventListener('abort', () => this.session.abort(o, signal.reason), { once: true });

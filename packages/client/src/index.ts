@@ -9,6 +9,7 @@ export {
   CreekClient,
   type ConnectOptions,
   type InvokeOptions,
+  type OptimisticViews,
   type OpName,
   type ArgsOf,
   type ResultOf,

@@ -43,7 +43,7 @@ export interface UseWatchOptions<T> {
 /** What `useOp` returns: the function that invokes the op, and the state of its latest call. */
 export interface OpHandle<A, K extends OpName<A>> extends OpState<ResultOf<A, K>> {
   /** Invokes the op; the state follows this call (each call replaces the one followed). */
-  invoke(args: ArgsOf<A, K>, options?: InvokeOptions): Correctable<ResultOf<A, K>>;
+  invoke(args: ArgsOf<A, K>, options?: InvokeOptions<A>): Correctable<ResultOf<A, K>>;
 }
 
 /** The hooks, typed from an app: `createCreekHooks<typeof app>()`. */
@@ -164,7 +164,7 @@ export function createCreekHooks<A>(): CreekHooks<A> {
     const store = useMemo(() => new CorrectableStore<ResultOf<A, K>>(null), [client, op]);
     const state = useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
     const invoke = useCallback(
-      (args: ArgsOf<A, K>, options?: InvokeOptions) => {
+      (args: ArgsOf<A, K>, options?: InvokeOptions<A>) => {
         const c = client.invoke(op, args, options);
         store.follow(c);
         return c;

@@ -4,7 +4,7 @@ import {
   type ClientFrame,
   type ServerFrame,
 } from '@creek/protocol';
-import type { ConsistencyLevel, ViewSink } from '../binding.js';
+import type { ConsistencyLevel, View, ViewSink } from '../binding.js';
 import { connectFailure } from '../connect-failure.js';
 import {
   ClientClosed,
@@ -17,6 +17,7 @@ import type { StoredOp, StoredSession } from '../offline-storage.js';
 import { Failover } from './failover.js';
 import { OfflineQueue, queue, storedSession } from './offline-queue.js';
 import { OpTable, type SessionOp } from './op-table.js';
+import type { OptimisticChange } from './optimistic.js';
 import type { ClientSessionConfig, ConnectionStatus, SessionOutput } from './session-io.js';
 import { SendWindow } from './send-window.js';
 import { watchFrame, WatchTable, type WatchSink } from './watches.js';
@@ -460,6 +461,7 @@ export class ClientSession {
     args: unknown,
     levels: readonly ConsistencyLevel[],
     sink: ViewSink<T>,
+    optimistic?: readonly OptimisticChange[],
   ): SessionOp | null {
     if (this.closedBy !== null) {
       sink.error(this.closedBy(false));
@@ -472,7 +474,29 @@ export class ClientSession {
         return null;
       }
     }
-    return this.track(this.ops.nextSeq++, op, args, levels, sink as ViewSink<unknown>);
+    const seq = this.ops.nextSeq++;
+    if (optimistic === undefined || optimistic.length === 0)
+      return this.track(seq, op, args, levels, sink as ViewSink<unknown>);
+    // Its changes show in the live queries they name until the op ends; in each query, until a
+    // result holds the op (WatchTable).
+    const ended = (): void => this.watches.ended(seq);
+    this.watches.optimisticOp(seq, optimistic);
+    return this.track(seq, op, args, levels, {
+      view: (v) => sink.view(v as View<T>),
+      error: (e) => {
+        ended();
+        sink.error(e);
+      },
+      committed: () => {
+        ended();
+        sink.committed?.();
+      },
+      neverCommits: (e) => {
+        ended();
+        sink.neverCommits?.(e);
+      },
+      ...(sink.queued === undefined ? {} : { queued: (q: boolean) => sink.queued!(q) }),
+    });
   }
 
   /** An op of the session, numbered `seq`, from its invocation (or its restoring) on. */

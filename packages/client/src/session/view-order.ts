@@ -73,6 +73,15 @@ export class ViewOrder {
     };
   }
 
+  /** The query's latest result (as it stands for it), and the session's ops it holds. */
+  current(): {
+    readonly outcome: WatchedFrame['outcome'];
+    readonly level: 'tentative' | 'stable';
+    readonly own: HeldOwnOps | null;
+  } | null {
+    return this.latest;
+  }
+
   /** What `f`, the query's next result, does (and the query's state after it). */
   result(f: WatchedFrame): ResultEffect {
     const level = f.level;

@@ -1,5 +1,7 @@
 import type { ClientFrame, ServerFrame } from '@creek/protocol';
 import { errorFromWire, OperationFailed, type CreekError } from '../errors.js';
+import { jsonEqual, type JsonValue } from '@creek/app';
+import { OptimisticOps, queryKey, type OptimisticChange } from './optimistic.js';
 import { ViewOrder, type CorrectedOp } from './view-order.js';
 
 /** How a live query shows a result (see ViewOrder). */
@@ -20,9 +22,13 @@ export interface WatchShown {
 export interface WatchSink {
   /**
    * A result to show at a level (`weak`: the replica's tentative state; `strong`: its committed
-   * one). Results older than what the query shows, in the session's order, never come here.
+   * one; `cached`: the latest of those with the optimistic changes of the session's pending ops).
+   * Results older than what the query shows, in the session's order, never come here.
    */
-  view(v: { value: unknown; level: 'weak' | 'strong'; final: false }, shown: WatchShown): void;
+  view(
+    v: { value: unknown; level: 'cached' | 'weak' | 'strong'; final: false },
+    shown: WatchShown,
+  ): void;
   /** The read failed (the op threw) at a level; the query goes on. */
   failed(e: CreekError, level: 'weak' | 'strong'): void;
   /** The query ended (the replica refused it, or the client was closed). */
@@ -32,9 +38,13 @@ export interface WatchSink {
 interface Watch {
   readonly op: string;
   readonly args: unknown;
+  /** Its op and arguments as optimistic changes name them (queryKey). */
+  readonly key: string;
   readonly sink: WatchSink;
   /** What the query shows, across connections: results never take it back (monotonic views). */
   readonly order: ViewOrder;
+  /** The latest view its sink has, if any. */
+  shown: { readonly value: unknown; readonly level: 'cached' | 'weak' | 'strong' } | null;
 }
 
 /**
@@ -44,12 +54,27 @@ interface Watch {
 export class WatchTable {
   private readonly watches = new Map<string, Watch>();
   private nextWatch = 1;
+  private readonly optimistic = new OptimisticOps();
 
   /** A new live query; returns its id. */
   add(op: string, args: unknown, sink: WatchSink): string {
     const watchId = `w${this.nextWatch++}`;
-    this.watches.set(watchId, { op, args, sink, order: new ViewOrder() });
+    const key = queryKey(op, args);
+    const w: Watch = { op, args, key, sink, order: new ViewOrder(), shown: null };
+    this.watches.set(watchId, w);
+    // Ops still pending show in a new query at once, on no result.
+    this.refresh(w);
     return watchId;
+  }
+
+  /** Op `seq` of the session makes `changes` to the queries they name until `ended(seq)`. */
+  optimisticOp(seq: number, changes: readonly OptimisticChange[]): void {
+    this.refreshKeys(this.optimistic.add(seq, changes));
+  }
+
+  /** Op `seq` ended (committed, failed, never to take effect): its changes stop showing. */
+  ended(seq: number): void {
+    this.refreshKeys(this.optimistic.end(seq));
   }
 
   /** Ends a live query; returns whether it was still running. */
@@ -74,18 +99,66 @@ export class WatchTable {
       return w.sink.error(errorFromWire(f.code, f.message));
     }
     const effect = w.order.result(f);
-    // Older than what the query shows, or the same views again (it held more of the session's ops).
-    if (effect.t === 'skip') return;
     const level = f.level === 'stable' ? 'strong' : 'weak';
-    if (!f.outcome.ok) return w.sink.failed(new OperationFailed(f.outcome.error), level);
-    w.sink.view(
-      { value: f.outcome.value, level, final: false },
-      {
-        latest: effect.latest,
-        corrected: effect.corrected,
-        ...(f.position === undefined ? {} : { position: f.position }),
-      },
-    );
+    const position = f.position === undefined ? {} : { position: f.position };
+    if (effect.t === 'show' && !f.outcome.ok)
+      return w.sink.failed(new OperationFailed(f.outcome.error), level);
+    if (effect.t === 'show' && f.outcome.ok) {
+      const result = { value: f.outcome.value, level, final: false } as const;
+      if (!effect.latest) return w.sink.view(result, { latest: false, corrected: [], ...position });
+      // A stable result under optimistic changes is the synced mark all the same.
+      const shows = this.display(w)!;
+      if (shows.level === 'cached' && level === 'strong')
+        w.sink.view(result, { latest: false, corrected: [], ...position });
+      w.shown = shows;
+      return w.sink.view(
+        { ...shows, final: false },
+        { latest: true, corrected: effect.corrected, ...position },
+      );
+    }
+    // Older than what the query shows, or the same views again: it may hold one of the session's
+    // pending ops all the same, whose optimistic change then stops showing.
+    this.refresh(w);
+  }
+
+  private refreshKeys(keys: readonly string[]): void {
+    if (keys.length === 0) return;
+    for (const w of this.watches.values()) if (keys.includes(w.key)) this.refresh(w);
+  }
+
+  /** Delivers the view `w` shows now, if it is not the one its sink has. */
+  private refresh(w: Watch): void {
+    const shows = this.display(w);
+    // No result yet, and no change: nothing to show (an optimistic view shown before the first
+    // result stays until that result replaces it).
+    if (shows === null) return;
+    const was = w.shown;
+    if (
+      was !== null &&
+      was.level === shows.level &&
+      jsonEqual(was.value as JsonValue, shows.value as JsonValue)
+    )
+      return;
+    w.shown = shows;
+    w.sink.view({ ...shows, final: false }, { latest: true, corrected: [] });
+  }
+
+  /**
+   * The latest result of `w`, with the optimistic changes of the ops it does not hold yet
+   * (`cached`: the client's own view); null with neither.
+   */
+  private display(w: Watch): {
+    readonly value: unknown;
+    readonly level: 'cached' | 'weak' | 'strong';
+  } | null {
+    const latest = w.order.current();
+    // The read failed there (its sink heard `failed`): nothing to show, nor to change.
+    if (latest !== null && !latest.outcome.ok) return null;
+    const base = latest?.outcome.ok === true ? latest.outcome.value : undefined;
+    const { value, changed } = this.optimistic.apply(w.key, base, latest?.own ?? null);
+    if (changed) return { value, level: 'cached' };
+    if (latest === null) return null;
+    return { value, level: latest.level === 'stable' ? 'strong' : 'weak' };
   }
 
   /** Ends every live query with the error `end` makes for each. */

@@ -244,7 +244,7 @@ export class CreekBinding implements Binding {
     }
   }
 
-  /** Gets the user's token from `auth` for the session's `connection`. */
+  /** Asks `auth` for the user's token, for the session's `connection`. */
   private async userToken(connection: number): Promise<void> {
     const auth = this.auth;
     if (auth === null) return;

@@ -44,7 +44,7 @@ export const ClientHelloSchema = z.object({
   /**
    * The signed-in user's token (a JWT), for a cluster that verifies them (`creek start
    * --auth-jwks` or `--auth-secret-file`): ops then run as that user (`tx.user`). Absent: the
-   * client is anonymous. Distinct from `token`, the cluster's client token, which says nothing
+   * client is anonymous. Not the cluster's client token (`token`), which says nothing
    * about who the user is.
    */
   auth: AuthTokenSchema.optional(),

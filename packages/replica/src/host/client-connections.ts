@@ -186,7 +186,7 @@ export class ClientConnections<C> {
       // The first live query starts the replica's record of changed keys.
       if (this.live.size === 0) this.o.changedKeys();
       // It runs as the user who watches.
-      return this.live.watch(conn, { ...f, user: c.auth.user }, c.session);
+      return this.live.watch(conn, { ...f, user: c.auth.user }, c.sessionKey);
     }
     if (f.t === 'unwatch') return this.live.unwatch(conn, f.watchId);
     this.invokeFrame(conn, c, f);

@@ -89,7 +89,7 @@ export class LiveQueries<C> {
     return n;
   }
 
-  /** A `watch` frame of `conn`, whose client session is `reader` (if it has one). */
+  /** A `watch` frame of `conn`, whose client session is `reader` (if it has one: its key as the cluster keeps it, scoped to its user). */
   watch(
     conn: C,
     f: {

@@ -40,6 +40,9 @@ describe('failover to another replica', () => {
     });
     const results = await Promise.all(ops);
     expect(results).toEqual(Array.from({ length: n }, () => 1));
+    // The client serves from another replica now. Asked through an op, not read at once: on a
+    // busy machine the last answers can arrive before the killed socket's close does.
+    await c.invokeWeak('kv.get', { key: 'after-the-kill' });
     expect(c.replica()).not.toBe(0);
     // The killed replica comes back with what it had made durable, re-gossips it and converges:
     // submissions it held are now found to be duplicates.

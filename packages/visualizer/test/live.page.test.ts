@@ -90,19 +90,25 @@ describe('the visualizer, live mode', () => {
     // Per-op timelines: strong ops answered tentatively first, then stably. The table holds the
     // most recent ops, so wait until one of its strong ops has its stable answer (on a busy
     // machine every strong op of the window may still be waiting for it when the charts fill).
-    await page.waitForFunction(
-      () => document.querySelector('#timelines tr[data-level=strong][data-stable-ms]') !== null,
-      undefined,
-      { timeout: 30_000 },
-    );
-    const strongOps = await page
-      .locator('#timelines tr[data-level=strong][data-stable-ms]')
-      .evaluateAll((rows) =>
-        rows.map((r) => [
-          Number(r.getAttribute('data-tentative-ms')),
-          Number(r.getAttribute('data-stable-ms')),
-        ]),
-      );
+    // Read the rows in the same evaluation that finds them: the table re-renders once a second, so
+    // a second query could see a newer window whose strong ops are all still waiting.
+    const strongOps = (await (
+      await page.waitForFunction(
+        () => {
+          const rows = [
+            ...document.querySelectorAll('#timelines tr[data-level=strong][data-stable-ms]'),
+          ];
+          return rows.length === 0
+            ? null
+            : rows.map((r) => [
+                Number(r.getAttribute('data-tentative-ms')),
+                Number(r.getAttribute('data-stable-ms')),
+              ]);
+        },
+        undefined,
+        { timeout: 30_000 },
+      )
+    ).jsonValue()) as number[][];
     expect(strongOps.length).toBeGreaterThan(0);
     for (const [tentative, stable] of strongOps) expect(tentative).toBeLessThanOrEqual(stable!);
 

@@ -7,3 +7,4 @@ export { LocalCluster, type LocalClusterOptions, type ReplicaStatus } from './lo
 export { ReplicaServer } from './replica-server.js';
 export { setDurability } from './storage.js';
 export { WorkerPoolExecutor, type WorkerPoolOptions } from '../exec/worker-pool-executor.js';
+export { DevIdentity, devSignInHandler, DEV_USERS } from './dev-identity.js';

@@ -11,6 +11,7 @@ import { ReplicaStatusSchema, type ReplicaStatus } from '@creek/protocol';
 import { START_OPTIONS } from './config.js';
 import { envName } from './settings.js';
 import { EDGE_LIMITS_ENV, type EdgeLimits } from './edge-limits.js';
+import { DevIdentity } from './dev-identity.js';
 
 const BIN = fileURLToPath(new URL('../../bin/creek.js', import.meta.url));
 
@@ -68,6 +69,12 @@ export interface LocalClusterOptions {
     readonly audience?: string;
     readonly clockSkewS?: number;
   };
+  /**
+   * The cluster runs its own dev identity provider (DevIdentity): a key kept in the data
+   * directory, whose JWKS, issuer and audience every replica verifies users' tokens with;
+   * `identity` mints them. Not with `auth`: one source of users' tokens.
+   */
+  readonly devIdentity?: boolean;
   /** Called when a replica exits after the cluster started, while it is not stopping. */
   readonly onExit?: (replica: number, code: number | null, signal: NodeJS.Signals | null) => void;
 }
@@ -103,11 +110,16 @@ export class LocalCluster {
   private stopping = false;
   /** While `start()` waits for readiness: a replica that exits then fails the start at once. */
   private onEarlyExit: ((message: string) => void) | null = null;
+  private devIdentity: DevIdentity | null = null;
 
   private constructor(
     private readonly options: LocalClusterOptions,
     readonly basePort: number,
   ) {
+    if (options.devIdentity === true && options.auth !== undefined)
+      throw new Error(
+        'devIdentity and auth both given: the replicas verify tokens of one source, the dev identity or auth',
+      );
     this.size = options.replicas ?? 3;
     if (!Number.isInteger(this.size) || this.size < 1 || this.size > 15)
       throw new Error(`replicas must be an integer from 1 to 15, not ${this.size}`);
@@ -127,6 +139,11 @@ export class LocalCluster {
     this.members = Array.from({ length: this.size }, (_, i) => i);
   }
 
+  /** The dev identity provider the replicas verify users' tokens with (`devIdentity`), or null. */
+  get identity(): DevIdentity | null {
+    return this.devIdentity;
+  }
+
   /** The port replica i listens on. */
   port(i: number): number {
     return this.extraPorts.get(i) ?? this.basePort + i;
@@ -137,6 +154,14 @@ export class LocalCluster {
     const size = options.replicas ?? 3;
     const basePort = options.basePort ?? (await freeRun(size, options.host ?? '127.0.0.1'));
     const cluster = new LocalCluster(options, basePort);
+    if (options.devIdentity === true) {
+      try {
+        cluster.devIdentity = await DevIdentity.open(cluster.dir);
+      } catch (err) {
+        await cluster.stop();
+        throw err;
+      }
+    }
     const exited = new Promise<never>((_, reject) => {
       cluster.onEarlyExit = (message) => reject(new Error(message));
     });
@@ -237,7 +262,11 @@ export class LocalCluster {
       args.push('--checkpoint-every', String(this.options.checkpointEvery));
     if (this.options.workers !== undefined) args.push('--workers', String(this.options.workers));
     if (this.options.speculative === false) args.push('--speculation', 'off');
-    const auth = this.options.auth;
+    const id = this.devIdentity;
+    const auth: LocalClusterOptions['auth'] =
+      id === null
+        ? this.options.auth
+        : { jwks: id.jwksFile, issuer: id.issuer, audience: id.audience };
     if (auth?.jwks !== undefined) args.push('--auth-jwks', auth.jwks);
     if (auth?.secretFile !== undefined) args.push('--auth-secret-file', auth.secretFile);
     if (auth?.issuer !== undefined) args.push('--auth-issuer', auth.issuer);

@@ -159,6 +159,37 @@ export class ReplicaMetricsExporter {
       "Peers' digests of their finalized state compared with this replica's",
       () => snapshot().divergence.comparisons,
     );
+    new Gauge({
+      name: 'creek_peer_up',
+      help: '1 while the link to this peer is connected, 0 while it is down or connecting',
+      labelNames: ['peer'],
+      registers: [r],
+      collect() {
+        this.reset();
+        for (const [peer, state] of Object.entries(snapshot().peers))
+          this.set({ peer }, state === 'connected' ? 1 : 0);
+      },
+    });
+    gauge(
+      'creek_members',
+      'Replicas in the configuration this replica knows (the latest, while a change is under way)',
+      () => snapshot().membership.latest.length,
+    );
+    gauge(
+      'creek_storage_bytes',
+      'Bytes of the data directory: the database and its write-ahead log',
+      () => snapshot().storage.bytes,
+    );
+    gauge(
+      'creek_client_connections',
+      'Clients connected now',
+      () => snapshot().clients.connections,
+    );
+    counter(
+      'creek_client_errors_total',
+      'Error answers sent to clients: ops refused (Unauthorized, Forbidden, InvalidArguments, unknown op, Unavailable, ...)',
+      () => snapshot().clients.rejected,
+    );
     counter(
       'creek_peer_frames_rejected_total',
       'Peer frames refused (bad frames, failed authentication)',

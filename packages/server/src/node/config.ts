@@ -19,7 +19,7 @@ export const START_OPTIONS = {
   peers: {
     type: 'string',
     value: '0=ws://h0:p0,...',
-    help: 'every replica as id=ws://host:port, comma-separated, this one included',
+    help: 'every replica as id=ws://host:port, comma-separated, this one included; with --join, the running replicas to take the cluster from (this one may be left out, as creek member add prints it)',
   },
   data: { type: 'string', value: 'DIR', path: true, help: "this replica's data directory" },
   'secret-file': {

@@ -18,6 +18,7 @@ type Command = keyof typeof COMMANDS;
 const USAGE = `usage: creek <command> [--setting value ...]
 
   creek dev     a local cluster of real replica processes on this machine
+                (creek dev token --user NAME: a dev user's token for it)
   creek start   one replica of a cluster whose replicas run on their own hosts
   creek member  list, add, remove or replace the replicas of a running cluster
   creek check   run every op of an app twice in two instances: find nondeterministic ops
@@ -70,7 +71,12 @@ async function main(argv: readonly string[]): Promise<void> {
 
 const argv = process.argv.slice(2);
 main(argv).catch((err: unknown) => {
-  const command = argv[0] !== undefined && isCommand(argv[0]) ? `creek ${argv[0]}` : 'creek';
+  const command =
+    argv[0] === 'dev' && argv[1] === 'token'
+      ? 'creek dev token'
+      : argv[0] !== undefined && isCommand(argv[0])
+        ? `creek ${argv[0]}`
+        : 'creek';
   const message = err instanceof Error ? err.message : String(err);
   for (const line of message.split('\n')) console.error(`${command}: ${line}`);
   process.exit(err instanceof SettingsError ? EXIT_USAGE : EXIT_FAILED);

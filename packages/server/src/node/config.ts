@@ -114,6 +114,11 @@ export const DEV_OPTIONS = {
     help: 'replica i listens on port N+i, N from 1024 (default 7100)',
   },
   host: { type: 'string', value: 'ADDRESS', help: 'the address to listen on (default 127.0.0.1)' },
+  'dev-identity': {
+    type: 'string',
+    value: 'on|off',
+    help: "on: a local identity provider signs dev users in (creek dev token), ops are closed to anonymous callers unless public; off: no users' tokens, every op open (default: on with --app and no --auth-*)",
+  },
   ...AUTH_OPTIONS,
   'log-level': { type: 'string', value: 'LEVEL', help: `${LOG_LEVELS.join('|')} (default warn)` },
 } as const satisfies OptionSpecs;
@@ -263,11 +268,21 @@ export const DevSettingsSchema = z
     data: text('a directory').default('.creek/dev'),
     port: wholeNumber(1024, 65_535, DEV_PORT).default(7100),
     host: text('an address, e.g. 127.0.0.1').default('127.0.0.1'),
+    'dev-identity': z.enum(['on', 'off'], { error: 'must be on or off' }).optional(),
     ...authSettingsShape,
     'log-level': logLevel('warn'),
   })
   .superRefine((s, ctx) => {
     checkAuthSettings(s, ctx);
+    if (
+      s['dev-identity'] === 'on' &&
+      (s['auth-jwks'] !== undefined || s['auth-secret-file'] !== undefined)
+    )
+      ctx.addIssue({
+        code: 'custom',
+        path: ['dev-identity'],
+        message: `and --${s['auth-jwks'] === undefined ? 'auth-secret-file' : 'auth-jwks'} both given: the replicas verify the tokens of one identity provider, the dev one or yours`,
+      });
     if (s.port + s.replicas - 1 > 65_535)
       ctx.addIssue({
         code: 'custom',

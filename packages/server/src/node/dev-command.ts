@@ -5,13 +5,19 @@ import { ensureWritableDir } from './data-dir.js';
 import { loadApp } from '../exec/load-app.js';
 import { isFree, LocalCluster } from './local-cluster.js';
 import { commandUsage, readSettings } from './settings.js';
+import { devToken } from './dev-token-command.js';
 
 export const DEV_USAGE = commandUsage(
   'dev',
   `A local cluster of real replica processes on one machine, with generated secrets; prints the
 client URLs and tokens once every replica takes ops. A replica that dies (kill -9 one to try
 failover) is restarted on its data directory a second later while the others keep serving; one
-that dies 3 times within a minute is left down. Ctrl-C stops every replica.`,
+that dies 3 times within a minute is left down. Ctrl-C stops every replica.
+
+With an --app (and no --auth-* setting), the replicas verify users' tokens from a local dev
+identity provider whose key is kept in the data directory: creek dev token --user alice prints
+one (creek dev token --help), and ops are closed to anonymous callers unless the app opens them,
+as in production. --dev-identity off turns users off.`,
   DEV_OPTIONS,
 );
 
@@ -28,6 +34,7 @@ const CRASH_LOOP_MS = 60_000;
  * cluster stops only when no replica is left.
  */
 export async function dev(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  if (argv[0] === 'token') return devToken(argv.slice(1), env);
   const read = readSettings('dev', argv, env, DEV_OPTIONS, DevSettingsSchema);
   if (read.help) {
     process.stdout.write(DEV_USAGE);
@@ -47,6 +54,11 @@ export async function dev(argv: readonly string[], env: NodeJS.ProcessEnv): Prom
     );
   ensureWritableDir(s.data);
   const auth = devAuth(s);
+  // On by default only with an app: without one, the built-in ops are all there is, and they stay
+  // closed to end users once tokens are verified, so every call would be refused.
+  const devIdentity =
+    s['dev-identity'] === 'on' ||
+    (s['dev-identity'] === undefined && auth === undefined && app !== undefined);
 
   let cluster: LocalCluster | null = null;
   let stopping = false;
@@ -95,6 +107,7 @@ export async function dev(argv: readonly string[], env: NodeJS.ProcessEnv): Prom
     ...(app === undefined ? {} : { app }),
     logLevel: s['log-level'],
     ...(auth === undefined ? {} : { auth }),
+    devIdentity,
     stdio: 'inherit',
     onExit: (i, code, signal) => replicaExited(i, signal ?? `status ${code}`),
   });
@@ -107,15 +120,36 @@ export async function dev(argv: readonly string[], env: NodeJS.ProcessEnv): Prom
   for (let i = 0; i < cluster.size; i++)
     console.log(`  replica ${i}: ${cluster.url(i)}   ready: ${cluster.httpUrl(i)}/ready`);
   console.log(`  client token: ${cluster.token}`);
-  if (auth !== undefined)
-    console.log(
-      `  users: tokens verified with ${auth.jwks ?? `the HS256 secret in ${auth.secretFile}`}; ops are closed to anonymous clients unless public`,
-    );
-  console.log(`  admin token:  ${cluster.adminToken}`);
+  console.log(`  users: ${usersLine(s, auth, cluster, app !== undefined)}`);
+  console.log(`  admin token:  ${cluster.adminToken}   (the operator's, not an end user's)`);
   console.log(
     `  /status and /metrics take the admin token: curl -H 'authorization: Bearer ${cluster.adminToken}' ${cluster.httpUrl(0)}/status`,
   );
   console.log('Press Ctrl-C to stop.');
+}
+
+/** How end users sign in to this `creek dev`, for its banner. */
+function usersLine(
+  s: DevSettings,
+  auth: LocalClusterOptions['auth'],
+  cluster: LocalCluster,
+  hasApp: boolean,
+): string {
+  if (cluster.identity !== null) {
+    const data = s.data === '.creek/dev' ? '' : ` --data ${s.data}`;
+    return [
+      `signed in by the dev identity provider; ops are closed to anonymous clients unless public`,
+      `    a user's token (any name; admin gets role admin): creek dev token --user alice${data}`,
+      ...(hasApp
+        ? []
+        : ['    no --app: the built-in kv.* and queue.* ops stay closed to end users']),
+    ].join('\n');
+  }
+  if (auth !== undefined)
+    return `tokens verified with ${auth.jwks ?? `the HS256 secret in ${auth.secretFile}`}; ops are closed to anonymous clients unless public`;
+  return hasApp
+    ? 'none (--dev-identity off): every op is open to any client with the client token'
+    : 'none: every op is open to any client with the client token (with --app, creek dev signs dev users in)';
 }
 
 /** The auth settings `creek dev` passes to each replica, as flags of `creek start`. */

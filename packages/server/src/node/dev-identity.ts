@@ -76,6 +76,15 @@ export class DevIdentity {
     private readonly kid: string,
   ) {}
 
+  /** Whether `dir` holds a dev identity's key (one `open` made there), without making one. */
+  static existsIn(dir: string): boolean {
+    return (
+      statSync(join(resolve(dir), DEV_IDENTITY_DIR, PRIVATE_KEY_FILE), {
+        throwIfNoEntry: false,
+      })?.isFile() === true
+    );
+  }
+
   /**
    * Loads the key kept in `<dir>/dev-identity/`, or makes one there, and (re)writes its JWKS file
    * beside it. Throws, naming the file, if a key file is there but is not a P-256 private JWK.

@@ -7,12 +7,14 @@ import { serveVisualizer, type LiveCluster } from './serve.js';
  * [--token-file F]]`: serves the visualizer and prints its URL. A seed opens with
  * `?seed=42&replicas=5&faults=all` (what `npm run sim` prints for a failing seed); with `--urls`
  * (the replicas' client URLs, as `creek dev` prints them) the page shows that cluster live. With
- * `--dev [--app F] [--replicas N] [--data DIR]` it runs a local cluster itself (what `creek dev`
- * runs) and the page may also kill and restart its replicas: what `npm start` does. Ctrl-C stops
- * it all.
+ * `--dev [--app F] [--replicas N] [--data DIR] [--dev-identity on|off]` it runs a local cluster
+ * itself (what `creek dev` runs) and the page may also kill and restart its replicas: what `npm
+ * start` does. As in `creek dev`, with an app the replicas verify users' tokens from a dev identity
+ * provider, and the page's workload signs in as a dev user through this server's /dev/sign-in.
+ * Ctrl-C stops it all.
  */
 const USAGE =
-  'usage: npm run visualizer [-- --port 7300] [--host 127.0.0.1] [--urls ws://127.0.0.1:7100/client,... --admin-token-file FILE [--token-file FILE] | --dev [--app FILE] [--replicas 3] [--data .creek/dev]]';
+  'usage: npm run visualizer [-- --port 7300] [--host 127.0.0.1] [--urls ws://127.0.0.1:7100/client,... --admin-token-file FILE [--token-file FILE] | --dev [--app FILE] [--replicas 3] [--data .creek/dev] [--dev-identity on|off]]';
 
 function fail(message: string): never {
   console.error(`visualizer: ${message}\n${USAGE}`);
@@ -29,6 +31,8 @@ let devMode = false;
 let app: string | undefined;
 let replicas = 3;
 let dataDir = '.creek/dev';
+/** undefined: on with an app (as `creek dev`). */
+let devIdentity: boolean | undefined;
 for (let i = 0; i < argv.length; i++) {
   const flag = argv[i]!;
   if (flag === '--help' || flag === '-h') {
@@ -51,7 +55,10 @@ for (let i = 0; i < argv.length; i++) {
   else if (flag === '--token-file') tokenFile = value;
   else if (flag === '--app') app = value;
   else if (flag === '--data') dataDir = value;
-  else if (flag === '--replicas') {
+  else if (flag === '--dev-identity') {
+    if (value !== 'on' && value !== 'off') fail(`--dev-identity must be on or off, not "${value}"`);
+    devIdentity = value === 'on';
+  } else if (flag === '--replicas') {
     if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 15)
       fail(`--replicas must be a whole number from 1 to 15, not "${value}"`);
     replicas = Number(value);
@@ -75,8 +82,13 @@ let live: LiveCluster | undefined;
 let stopCluster: () => Promise<void> = async () => undefined;
 if (devMode && (urls !== null || adminTokenFile !== null || tokenFile !== null))
   fail('--dev runs its own cluster: leave out --urls and the token files');
-if (!devMode && (app !== undefined || argv.includes('--replicas') || argv.includes('--data')))
-  fail('--app, --replicas and --data go with --dev');
+if (
+  !devMode &&
+  (app !== undefined ||
+    devIdentity !== undefined ||
+    ['--replicas', '--data'].some((f) => argv.includes(f)))
+)
+  fail('--app, --replicas, --data and --dev-identity go with --dev');
 if (devMode) {
   try {
     const dev = await startDevCluster({
@@ -84,6 +96,7 @@ if (devMode) {
       dataDir,
       basePort: 7100,
       ...(app === undefined ? {} : { app }),
+      devIdentity: devIdentity ?? app !== undefined,
     });
     live = dev.live;
     stopCluster = () => dev.cluster.stop(2_000);
@@ -93,7 +106,12 @@ if (devMode) {
     for (let i = 0; i < dev.cluster.size; i++)
       console.log(`  replica ${i}: ${dev.cluster.url(i)}   ready: ${dev.cluster.httpUrl(i)}/ready`);
     console.log(`  client token: ${dev.cluster.token}`);
-    console.log(`  admin token:  ${dev.cluster.adminToken}`);
+    console.log(
+      dev.cluster.identity === null
+        ? '  users: none: every op is open to any client with the client token'
+        : `  users: signed in by the dev identity provider (the page's workload signs in as one); a user's token: npm run creek -- dev token --user alice${dataDir === '.creek/dev' ? '' : ` --data ${dataDir}`}`,
+    );
+    console.log(`  admin token:  ${dev.cluster.adminToken}   (the operator's, not an end user's)`);
   } catch (err) {
     console.error(`visualizer: the cluster did not start: ${(err as Error).message}`);
     process.exit(1);

@@ -1,4 +1,4 @@
-import { LocalCluster } from '@creek/server/node';
+import { devSignInHandler, LocalCluster } from '@creek/server/node';
 import type { LiveCluster } from './serve.js';
 
 export interface DevClusterOptions {
@@ -9,6 +9,11 @@ export interface DevClusterOptions {
   readonly dataDir: string;
   /** Replica i listens on basePort + i (creek dev's default: 7100). */
   readonly basePort?: number;
+  /**
+   * The replicas verify users' tokens from a dev identity provider kept in `dataDir`, and the
+   * visualizer serves its sign-in (what `creek dev` does with an app); default false.
+   */
+  readonly devIdentity?: boolean;
 }
 
 /**
@@ -25,6 +30,7 @@ export async function startDevCluster(
     dataDir: o.dataDir,
     ...(o.basePort === undefined ? {} : { basePort: o.basePort }),
     ...(o.app === undefined ? {} : { app: o.app }),
+    devIdentity: o.devIdentity === true,
     logLevel: 'warn',
     stdio: 'inherit',
     onExit: (i, code, signal) =>
@@ -43,6 +49,7 @@ export async function startDevCluster(
         restart: (i) => cluster.startReplica(i),
         running: (i) => cluster.isRunning(i),
       },
+      ...(cluster.identity === null ? {} : { signIn: devSignInHandler(cluster.identity) }),
     },
   };
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -25,6 +25,12 @@ export interface LiveCluster {
    * does it, by replica index.
    */
   readonly supervisor?: Supervisor;
+  /**
+   * When this process runs the replicas with a dev identity provider (`--dev`): its /dev/users and
+   * /dev/sign-in (devSignInHandler), served here so the page's workload signs in as a dev user.
+   * Never otherwise: whoever reaches it signs in as anyone.
+   */
+  readonly signIn?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 /** Kills and restarts the replicas' processes (a LocalCluster does). */
@@ -93,6 +99,7 @@ export async function serveVisualizer(options: ServeOptions = {}): Promise<Serve
           token: live.token,
           adminToken: live.adminToken,
           supervised: live.supervisor !== undefined,
+          signIn: live.signIn !== undefined,
         }).replace(/</g, '\\u003c')}</script>`;
   const html = `<!doctype html>
 <html lang="en">
@@ -119,6 +126,7 @@ ${liveJson}
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/api/admin') return void proxyAdmin(req.url ?? '', req.method ?? '', res);
+    if (live?.signIn?.(req, res) === true) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { ...headers, allow: 'GET, HEAD', 'content-type': 'text/plain' });
       return res.end('the visualizer serves GET requests only\n');

@@ -34,7 +34,9 @@ describe('npm run visualizer', () => {
     ],
     [['--token-file', 'client.token'], /go with --urls/],
     [['--dev', '--urls', 'ws://127.0.0.1:7100/client'], /--dev runs its own cluster/],
-    [['--app', 'app.js'], /--app, --replicas and --data go with --dev/],
+    [['--app', 'app.js'], /--app, --replicas, --data and --dev-identity go with --dev/],
+    [['--dev-identity', 'on'], /--app, --replicas, --data and --dev-identity go with --dev/],
+    [['--dev', '--dev-identity', 'yes'], /--dev-identity must be on or off, not "yes"/],
     [['--dev', '--replicas', '0'], /--replicas must be a whole number from 1 to 15, not "0"/],
   ])('%j exits 2 saying what is wrong', async (args, message) => {
     const r = await run(args);
@@ -61,6 +63,9 @@ describe('npm run visualizer', () => {
       expect(await page.text()).toMatch(/<script type="module" src="\/app.js">/);
       expect((await fetch(`${url}app.js`)).status).toBe(200);
       expect((await fetch(`${url}secrets`)).status).toBe(404);
+      // The dev sign-in is served only with --dev and its dev identity provider.
+      expect((await fetch(`${url}dev/users`)).status).toBe(404);
+      expect((await fetch(`${url}dev/sign-in?user=alice`)).status).toBe(404);
       expect((await fetch(url, { method: 'POST', body: 'x' })).status).toBe(405);
     } finally {
       child.kill('SIGTERM');

@@ -38,6 +38,9 @@ afterAll(async () => {
 
 describe('the visualizer running its own cluster', () => {
   it('kills a replica from the page and restarts it; the cluster converges', async () => {
+    // Started without a dev identity provider, it serves no sign-in.
+    expect(cluster.identity).toBeNull();
+    expect((await fetch(`${served.url}dev/sign-in?user=alice`)).status).toBe(404);
     const page = await browser.context.newPage();
     await page.goto(served.url);
     const state = (i: number) =>

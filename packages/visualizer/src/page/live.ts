@@ -13,6 +13,7 @@ import {
 } from './live-model.js';
 import { h, opTimelines, replicaCard, shownOrder } from './render.js';
 import { RecentReorders } from './reorders.js';
+import { devUsers, signInAs } from './dev-sign-in.js';
 import { Workload } from './workload.js';
 import { appOps, parseTemplate, type WorkloadOps } from './workload-ops.js';
 
@@ -27,7 +28,15 @@ export interface LiveConfig {
   readonly adminToken: string;
   /** The server runs the replicas: the page may kill and restart them. */
   readonly supervised?: boolean;
+  /**
+   * The replicas verify users' tokens from the server's dev identity provider: the workload signs
+   * in as a dev user, chosen in the panel, through the server's /dev/sign-in.
+   */
+  readonly signIn?: boolean;
 }
+
+/** The dev user the workload signs in as until another is picked. */
+const FIRST_DEV_USER = 'alice';
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -44,10 +53,17 @@ const DRAW_MS = 100;
  */
 export function startLive(app: HTMLElement, config: LiveConfig): void {
   const replicas = config.replicas.map((r) => newLiveReplica(r.id));
-  const workload = new Workload(
-    config.replicas.map((r) => r.client),
-    config.token,
-  );
+  /** Whom the workload's clients sign in as (null: anonymous, no dev identity). */
+  let user: string | null = config.signIn === true ? FIRST_DEV_USER : null;
+  const newWorkload = (): Workload => {
+    const as = user;
+    return new Workload(
+      config.replicas.map((r) => r.client),
+      config.token,
+      as === null ? null : () => signInAs(as),
+    );
+  };
+  let workload = newWorkload();
   let dirty = true;
   const flights = new Flights();
   const reorders = new RecentReorders();
@@ -124,6 +140,28 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     opSelect.dataset.loaded = 'true';
   }, 250);
   const toggle = h('button', { type: 'submit', 'data-act': 'workload' }, 'Start workload');
+  /** The "sign in as" picker: a new user means new clients, signed in as that user. */
+  const userSelect = h(
+    'select',
+    { name: 'user', 'aria-label': 'Sign in as' },
+    h('option', { value: FIRST_DEV_USER }, FIRST_DEV_USER),
+  ) as HTMLSelectElement;
+  if (user !== null)
+    devUsers().then(
+      (users) => {
+        userSelect.replaceChildren(...users.map((u) => h('option', { value: u }, u)));
+        userSelect.value = user ?? FIRST_DEV_USER;
+        userSelect.dataset.loaded = 'true';
+      },
+      (err: unknown) => (message.textContent = `Sign-in: ${(err as Error).message}`),
+    );
+  userSelect.addEventListener('change', () => {
+    workload.close();
+    user = userSelect.value;
+    workload = newWorkload();
+    toggle.textContent = 'Start workload';
+    document.body.dataset.workload = 'stopped';
+  });
   const panel = h(
     'form',
     { id: 'workload' },
@@ -132,6 +170,7 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     h('label', {}, 'Keys ', keys),
     h('label', {}, 'Ops ', opSelect),
     h('label', {}, 'Arguments ', argsInput),
+    ...(user === null ? [] : [h('label', {}, 'Sign in as ', userSelect)]),
     toggle,
   ) as HTMLFormElement;
   panel.addEventListener('submit', (ev) => {

@@ -64,8 +64,22 @@ export class Workload {
   /** The most recent ops, newest last. */
   readonly recent: OpTimeline[] = [];
 
-  constructor(urls: readonly string[], token: string | null) {
-    this.clients = urls.map((u) => connect({ urls: [u], ...(token === null ? {} : { token }) }));
+  /**
+   * `auth`: where the clients get the user's token, when the replicas verify users' tokens (the
+   * page's dev sign-in); null: anonymous.
+   */
+  constructor(
+    urls: readonly string[],
+    token: string | null,
+    auth: (() => Promise<string>) | null = null,
+  ) {
+    this.clients = urls.map((u) =>
+      connect({
+        urls: [u],
+        ...(token === null ? {} : { token }),
+        ...(auth === null ? {} : { auth }),
+      }),
+    );
     this.counts = urls.map(() => ({ invoked: 0, answered: 0, failed: 0, waitingStrong: 0 }));
   }
 

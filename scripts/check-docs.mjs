@@ -10,9 +10,10 @@
 //    import it (`import type app from './app.js'`); two blocks of one page may not share a name.
 //    A block that cannot stand alone is skipped only when the line before its fence says why:
 //    `<!-- docs-check: skip (the reason) -->`. Keep those rare.
-// 2. The CLI. Every flag a page passes to `creek dev`, `creek start`, `creek member` or
-//    `creek check` in a shell block, and every flag in the first column of a settings table (of
-//    the command the text before the table last names), must be one the command's `--help` lists.
+// 2. The CLI. Every flag a page passes to `creek dev`, `creek dev token`, `creek start`,
+//    `creek member` or `creek check` in a shell block, and every flag in the first column of a
+//    settings table (of the command the text before the table last names), must be one the
+//    command's `--help` lists.
 // 3. The quickstart, for real. docs/getting-started.md's first app (the blocks named
 //    hello/app.ts and hello/client.ts; README.md must show the same two) is written to
 //    .docs-check/quickstart/, `creek dev --app hello/app.ts --data .creek/hello` starts a local
@@ -197,8 +198,10 @@ function build() {
 /** The flags each `creek` command takes, from its `--help`. */
 function creekFlags() {
   const flags = new Map();
-  for (const command of ['dev', 'start', 'member', 'check']) {
-    const help = spawnSync(process.execPath, [CREEK, command, '--help'], { encoding: 'utf8' });
+  for (const command of ['dev', 'dev token', 'start', 'member', 'check']) {
+    const help = spawnSync(process.execPath, [CREEK, ...command.split(' '), '--help'], {
+      encoding: 'utf8',
+    });
     if (help.status !== 0) throw new Error(`creek ${command} --help failed:\n${help.stderr}`);
     const names = [...help.stdout.matchAll(/^ {2}--([a-z][a-z-]*)/gm)].map((m) => m[1]);
     flags.set(command, new Set(names));
@@ -206,7 +209,8 @@ function creekFlags() {
   return flags;
 }
 
-const COMMAND = /\bcreek(?:\.js)?\s+(?:--\s+)?(dev|start|member|check)\b/;
+/** A `creek` command a page names; `creek dev token` is a command of its own, with its own flags. */
+const COMMAND = /\bcreek(?:\.js)?\s+(?:--\s+)?(dev token|dev|start|member|check)\b/;
 
 function checkFlags() {
   const flags = creekFlags();

@@ -1,38 +1,38 @@
 import { CreekClient, InvalidArguments, OperationFailed } from '@creek/client';
 import { MemoryBinding, MemoryCluster } from '@creek/client/memory';
-import type { JsonValue, Tx } from '@creek/server';
+import { checkAccess } from '@creek/app';
+import type { Tx } from '@creek/server';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import app, { balanceKey, type BankApp, type WithdrawResult } from '../src/bank/app.js';
+import app, { balanceKey, ownerKey, type BankApp, type WithdrawResult } from '../src/bank/app.js';
 import { Bank } from '../src/bank/bank.js';
 import { quiesce, runLoad, seedAccounts } from '../src/bank/load.js';
 import { formatCents, interestOn, parseDollars } from '../src/bank/money.js';
-
-/** A serial store: what each op's `run` sees when ops execute one after another. */
-class MapTx implements Tx {
-  readonly data = new Map<string, JsonValue>();
-  get = (k: string): JsonValue | undefined => this.data.get(k);
-  put = (k: string, v: JsonValue): void => void this.data.set(k, v);
-  delete = (k: string): void => void this.data.delete(k);
-  scan = (prefix: string): [string, JsonValue][] =>
-    [...this.data].filter(([k]) => k.startsWith(prefix)).sort(([a], [b]) => (a < b ? -1 : 1));
-  now = (): number => 0;
-  random = (): number => 0;
-  readonly user = null;
-}
+import { MapTx, runOp, user } from './support/map-tx.js';
 
 /** Runs an op of the bank app serially, checking its arguments first like a replica does. */
 function run(tx: Tx, name: keyof BankApp['definitions'], args: unknown): unknown {
-  const def = app.lookup(name)!;
-  return def.run(tx, def.args.parse(args));
+  return runOp(app, tx, name, args);
 }
+
+const alice = user('alice');
+const bob = user('bob');
+const admin = user('admin', { role: 'admin' });
 
 describe('the bank ops, executed serially', () => {
   it('opens an account once, deposits, withdraws, and refuses an overdraft as a result', () => {
     const tx = new MapTx();
-    expect(run(tx, 'bank.open', { account: 'a' })).toEqual({ created: true, balance: 0 });
+    expect(run(tx, 'bank.open', { account: 'a' })).toEqual({
+      created: true,
+      balance: 0,
+      owner: null,
+    });
     expect(run(tx, 'bank.deposit', { account: 'a', amount: 500 })).toBe(500);
-    expect(run(tx, 'bank.open', { account: 'a' })).toEqual({ created: false, balance: 500 });
+    expect(run(tx, 'bank.open', { account: 'a' })).toEqual({
+      created: false,
+      balance: 500,
+      owner: null,
+    });
     expect(run(tx, 'bank.withdraw', { account: 'a', amount: 200 })).toEqual({
       ok: true,
       balance: 300,
@@ -83,7 +83,10 @@ describe('the bank ops, executed serially', () => {
               account: 'a',
               amount: o.amount,
             }) as WithdrawResult;
-            expect(r.balance).toBeGreaterThanOrEqual(0);
+            // Anonymous caller, anonymous account: never refused as forbidden.
+            expect(r.ok || r.reason === 'insufficient funds').toBe(true);
+            if (r.ok || r.reason === 'insufficient funds')
+              expect(r.balance).toBeGreaterThanOrEqual(0);
             // Refused exactly when the balance did not cover it.
             expect(r.ok).toBe(ledger >= o.amount);
             if (r.ok) ledger -= o.amount;
@@ -125,6 +128,191 @@ describe('the bank ops, executed serially', () => {
           expect(new Set(finals).size).toBe(1);
         },
       ),
+    );
+  });
+});
+
+describe('who may do what', () => {
+  it('the user who opens an account owns it; only the owner withdraws, anyone deposits', () => {
+    const tx = new MapTx();
+    expect(run(tx.as(alice), 'bank.open', { account: 'a' })).toEqual({
+      created: true,
+      balance: 0,
+      owner: 'alice',
+    });
+    expect(tx.get(ownerKey('a'))).toBe('alice');
+    // Bob deposits to Alice's account: anyone signed in may.
+    expect(run(tx.as(bob), 'bank.deposit', { account: 'a', amount: 1_000 })).toBe(1_000);
+    // Bob's withdrawal is refused as a result, and says only whose the account is.
+    expect(run(tx.as(bob), 'bank.withdraw', { account: 'a', amount: 100 })).toEqual({
+      ok: false,
+      reason: 'forbidden',
+      owner: 'alice',
+    });
+    // So is the admin's: being an admin opens interest, not other people's accounts.
+    expect(run(tx.as(admin), 'bank.withdraw', { account: 'a', amount: 100 })).toMatchObject({
+      ok: false,
+      reason: 'forbidden',
+    });
+    // Forbidden comes before the funds: a non-owner learns nothing of the balance from it.
+    expect(run(tx.as(bob), 'bank.withdraw', { account: 'a', amount: 5_000 })).toEqual({
+      ok: false,
+      reason: 'forbidden',
+      owner: 'alice',
+    });
+    expect(tx.get(balanceKey('a'))).toBe(1_000);
+    // Alice withdraws, and is refused an overdraft like anyone.
+    expect(run(tx.as(alice), 'bank.withdraw', { account: 'a', amount: 400 })).toEqual({
+      ok: true,
+      balance: 600,
+    });
+    expect(run(tx.as(alice), 'bank.withdraw', { account: 'a', amount: 601 })).toMatchObject({
+      ok: false,
+      reason: 'insufficient funds',
+      shortBy: 1,
+    });
+    // Reopening someone else's account changes nothing, and does not make it yours.
+    expect(run(tx.as(bob), 'bank.open', { account: 'a' })).toEqual({
+      created: false,
+      balance: 600,
+      owner: 'alice',
+    });
+    expect(run(tx.as(bob), 'bank.withdraw', { account: 'a', amount: 1 })).toMatchObject({
+      reason: 'forbidden',
+    });
+  });
+
+  it("an anonymous caller withdraws from no one's account but its own kind: one opened anonymously", () => {
+    // With tokens verified, an anonymous caller never reaches run (below); without, every
+    // caller is anonymous and accounts are nobody's, so the bank works as before.
+    const tx = new MapTx();
+    run(tx.as(alice), 'bank.open', { account: 'alices' });
+    run(tx.as(alice), 'bank.deposit', { account: 'alices', amount: 500 });
+    expect(run(tx.as(null), 'bank.withdraw', { account: 'alices', amount: 1 })).toEqual({
+      ok: false,
+      reason: 'forbidden',
+      owner: 'alice',
+    });
+    run(tx.as(null), 'bank.open', { account: 'nobodys' });
+    run(tx.as(null), 'bank.deposit', { account: 'nobodys', amount: 500 });
+    expect(run(tx.as(null), 'bank.withdraw', { account: 'nobodys', amount: 1 })).toEqual({
+      ok: true,
+      balance: 499,
+    });
+    // ... and a signed-in user may not take it from nobody.
+    expect(run(tx.as(alice), 'bank.withdraw', { account: 'nobodys', amount: 1 })).toEqual({
+      ok: false,
+      reason: 'forbidden',
+      owner: null,
+    });
+  });
+
+  it('an admin opens accounts for others; a user opens only for itself', () => {
+    const tx = new MapTx();
+    expect(run(tx.as(admin), 'bank.open', { account: 'shared', owner: 'alice' })).toEqual({
+      created: true,
+      balance: 0,
+      owner: 'alice',
+    });
+    expect(() => run(tx.as(bob), 'bank.open', { account: 'b2', owner: 'alice' })).toThrow(
+      /only an admin opens an account for someone else/,
+    );
+    expect(tx.get(balanceKey('b2'))).toBeUndefined();
+    expect(run(tx.as(bob), 'bank.open', { account: 'b2', owner: 'bob' })).toMatchObject({
+      owner: 'bob',
+    });
+    // Without verified users nobody can be told apart: the owner is taken as given.
+    expect(run(tx.as(null), 'bank.open', { account: 'c', owner: 'carol' })).toMatchObject({
+      owner: 'carol',
+    });
+    run(tx.as(admin), 'bank.deposit', { account: 'shared', amount: 300 });
+    expect(run(tx.as(alice), 'bank.withdraw', { account: 'shared', amount: 300 })).toEqual({
+      ok: true,
+      balance: 0,
+    });
+    expect(() => run(tx, 'bank.open', { account: 'd', owner: '' })).toThrow();
+  });
+
+  it('the replica lets only signed-in users call the bank, admins alone add interest, and keeps kv.* and queue.* closed', () => {
+    const ops = ['bank.open', 'bank.deposit', 'bank.withdraw', 'bank.balance', 'bank.interest'];
+    for (const name of ops) {
+      // Deny by default: no op of the bank is public.
+      expect(checkAccess(app, name, null), name).toMatchObject({
+        code: 'unauthorized',
+        message: expect.stringMatching(/needs a signed-in user/),
+      });
+      expect(checkAccess(app, name, admin), name).toBeNull();
+    }
+    for (const who of [alice, bob, user('carol', { role: 'teller' })]) {
+      for (const name of ops.filter((n) => n !== 'bank.interest'))
+        expect(checkAccess(app, name, who), `${name} by ${who.id}`).toBeNull();
+      expect(checkAccess(app, 'bank.interest', who)).toMatchObject({
+        code: 'forbidden',
+        message: expect.stringMatching(/'bank.interest' is not allowed for user/),
+      });
+    }
+    for (const name of ['kv.put', 'kv.get', 'queue.enqueue']) {
+      expect(checkAccess(app, name, alice)?.code, name).toBe('forbidden');
+      expect(checkAccess(app, name, admin)?.code, name).toBe('forbidden');
+      expect(checkAccess(app, name, null)?.code, name).toBe('unauthorized');
+    }
+  });
+
+  it('interest is a deposit of the amount the generator computed', () => {
+    const tx = new MapTx();
+    run(tx.as(alice), 'bank.open', { account: 'a' });
+    run(tx.as(alice), 'bank.deposit', { account: 'a', amount: 10_000 });
+    expect(run(tx.as(admin), 'bank.interest', { account: 'a', amount: 100 })).toBe(10_100);
+    expect(() => run(tx.as(admin), 'bank.interest', { account: 'none', amount: 1 })).toThrow(
+      /open it first/,
+    );
+    expect(() => run(tx.as(admin), 'bank.interest', { account: 'a', amount: 0 })).toThrow();
+  });
+
+  it('by any users in any order: withdrawals are taken only from their owner and only when covered (fast-check)', () => {
+    const users = [alice, bob, admin, null];
+    const opArb = fc.record({
+      kind: fc.constantFrom('deposit', 'withdraw', 'interest'),
+      by: fc.integer({ min: 0, max: users.length - 1 }),
+      account: fc.constantFrom('alices', 'bobs'),
+      amount: fc.integer({ min: 1, max: 1e4 }),
+    });
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 60 }), (ops) => {
+        const tx = new MapTx();
+        run(tx.as(alice), 'bank.open', { account: 'alices' });
+        run(tx.as(admin), 'bank.open', { account: 'bobs', owner: 'bob' });
+        const ledger = new Map([
+          ['alices', 0],
+          ['bobs', 0],
+        ]);
+        const owner = { alices: 'alice', bobs: 'bob' };
+        for (const o of ops) {
+          const by = users[o.by]!;
+          const args = { account: o.account, amount: o.amount };
+          const before = ledger.get(o.account)!;
+          if (o.kind === 'withdraw') {
+            const r = run(tx.as(by), 'bank.withdraw', args) as WithdrawResult;
+            const mine = by?.id === owner[o.account as 'alices' | 'bobs'];
+            if (!mine)
+              expect(r).toEqual({
+                ok: false,
+                reason: 'forbidden',
+                owner: owner[o.account as 'alices' | 'bobs'],
+              });
+            else expect(r.ok).toBe(before >= o.amount);
+            if (r.ok) ledger.set(o.account, before - o.amount);
+          } else {
+            // The access rule for interest is the replica's (above); run only credits.
+            run(tx.as(by), o.kind === 'deposit' ? 'bank.deposit' : 'bank.interest', args);
+            ledger.set(o.account, before + o.amount);
+          }
+          for (const [a, cents] of ledger) {
+            expect(tx.get(balanceKey(a))).toBe(cents);
+            expect(cents).toBeGreaterThanOrEqual(0);
+          }
+        }
+      }),
     );
   });
 });

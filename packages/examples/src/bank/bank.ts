@@ -1,9 +1,9 @@
 import type { Correctable, CreekClient, InvokeOptions } from '@creek/client';
 // Types only: the browser page bundles this file and must not pull in server code.
-import type { BankApp, WithdrawResult } from './app.js';
+import type { BankApp, Opened, WithdrawResult } from './app.js';
 import { interestOn } from './money.js';
 
-export type { WithdrawResult };
+export type { Opened, WithdrawResult };
 
 /** Per-call options passed on to the SDK: a timeout for the final view, an AbortSignal. */
 export type CallOptions = Omit<InvokeOptions, 'levels'>;
@@ -26,12 +26,17 @@ export interface Accrual {
 export class Bank {
   constructor(private readonly creek: CreekClient<BankApp>) {}
 
-  /** Opens an account (strong: deposits must find it, wherever they are ordered). */
-  async open(
-    account: string,
-    options?: CallOptions,
-  ): Promise<{ created: boolean; balance: number }> {
-    return this.creek.invokeStrong('bank.open', { account }, options);
+  /**
+   * Opens an account (strong: deposits must find it, wherever they are ordered), owned by the
+   * signed-in user, or by `owner` (an admin may open accounts for others).
+   */
+  async open(account: string, options?: CallOptions & { owner?: string }): Promise<Opened> {
+    const { owner, ...call } = options ?? {};
+    return this.creek.invokeStrong(
+      'bank.open',
+      owner === undefined ? { account } : { account, owner },
+      call,
+    );
   }
 
   /**
@@ -46,7 +51,8 @@ export class Bank {
   /**
    * A withdrawal, strong (red, RedBlue §5.3). The preliminary view is the replica's tentative
    * answer (it may be revised: a concurrent withdrawal elsewhere can be ordered first); the final
-   * view is the stable answer, the one to hand cash out on.
+   * view is the stable answer, the one to hand cash out on. Only the account's owner withdraws:
+   * anyone else is answered `{ ok: false, reason: 'forbidden' }`.
    */
   withdraw(account: string, cents: number, options?: CallOptions): Correctable<WithdrawResult> {
     return this.creek.invoke('bank.withdraw', { account, amount: cents }, options);
@@ -63,10 +69,19 @@ export class Bank {
   }
 
   /**
+   * The shadow op of an accrual, `accrueinterest'(cents)`: a weak deposit of an amount computed
+   * beforehand (see accrueInterest). Admins only.
+   */
+  interest(account: string, cents: number, options?: CallOptions): Correctable<number> {
+    return this.creek.invokeWeak('bank.interest', { account, amount: cents }, options);
+  }
+
+  /**
    * RedBlue's `accrueinterest` as a generator and a shadow op (§5, Figure 4).
    *
    * Generator: read the balance this branch sees (weak, local, no side effect) and compute the
-   * interest. Shadow: deposit exactly that amount, weak.
+   * interest. Shadow: `bank.interest`, a deposit of exactly that amount, weak. Admins only: the
+   * replica refuses anyone else's shadow op with `Forbidden` (the read alone is anyone's).
    *
    * Why this is safe as a weak op, though `balance × rate` is not:
    * - The original op multiplies, and multiplication does not commute with a deposit's addition
@@ -87,7 +102,7 @@ export class Bank {
     const basedOn = await this.localBalance(account, options);
     const amount = interestOn(basedOn, rateBps);
     if (amount === 0) return { basedOn, amount, balance: basedOn };
-    const balance = await this.deposit(account, amount, options);
+    const balance = await this.interest(account, amount, options);
     return { basedOn, amount, balance };
   }
 }

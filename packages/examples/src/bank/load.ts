@@ -1,3 +1,4 @@
+import { Forbidden } from '@creek/client';
 import type { Bank, WithdrawResult } from './bank.js';
 import { seededRng } from '../shared/random.js';
 
@@ -22,6 +23,19 @@ export interface LoadOptions {
   /** Each op's final view must come within this many ms, or the op counts as failed. */
   readonly opTimeoutMs?: number;
   readonly onProgress?: (done: number) => void;
+  /**
+   * Whom each client (by index) is signed in as; absent, or null for a client: anonymous, as on a
+   * cluster that verifies no tokens. The load checks every answer against who may do what.
+   */
+  readonly users?: readonly (LoadUser | null)[];
+  /** Each account's owner, as `seedAccounts` opened it; absent: every account is nobody's. */
+  readonly owners?: ReadonlyMap<string, string | null>;
+}
+
+/** A signed-in load client: its user id, and whether its token makes it an admin. */
+export interface LoadUser {
+  readonly id: string;
+  readonly admin: boolean;
 }
 
 /** Relative weights of the op kinds. */
@@ -39,11 +53,15 @@ export interface LoadResult {
   ops: number;
   elapsedMs: number;
   readonly deposits: { count: number; cents: number };
-  readonly interest: { count: number; cents: number };
+  /** Accruals applied, and those the cluster refused (`Forbidden`: the client is no admin). */
+  readonly interest: { count: number; cents: number; forbidden: number };
   readonly withdrawals: {
     accepted: number;
     acceptedCents: number;
+    /** Refused for insufficient funds. */
     refused: number;
+    /** Refused because the client's user does not own the account. */
+    forbidden: number;
     /** Stable answer differs from the first tentative one in any way (speculation misses, Creek §6). */
     revised: number;
     /** ... and the decision itself (accepted / refused) changed (or there was no tentative view). */
@@ -59,6 +77,12 @@ export interface LoadResult {
   minStableBalance: number;
   /** Ops that ended in an error, with the error's message. */
   readonly failures: string[];
+  /**
+   * Answers that broke who may do what: a non-owner's withdrawal not refused as forbidden, an
+   * owner's refused as forbidden, a non-admin's interest applied. (An admin's interest refused
+   * is a failure: it ended in an error.)
+   */
+  readonly violations: string[];
   /** Latencies (ms) by op kind and view. */
   readonly latency: {
     deposit: number[];
@@ -80,11 +104,12 @@ export async function runLoad(banks: readonly Bank[], options: LoadOptions): Pro
     ops: 0,
     elapsedMs: 0,
     deposits: { count: 0, cents: 0 },
-    interest: { count: 0, cents: 0 },
+    interest: { count: 0, cents: 0, forbidden: 0 },
     withdrawals: {
       accepted: 0,
       acceptedCents: 0,
       refused: 0,
+      forbidden: 0,
       revised: 0,
       decisionRevised: 0,
       retentatives: 0,
@@ -93,6 +118,7 @@ export async function runLoad(banks: readonly Bank[], options: LoadOptions): Pro
     ledger: new Map(options.accounts.map((a) => [a, 0])),
     minStableBalance: Infinity,
     failures: [],
+    violations: [],
     latency: {
       deposit: [],
       withdrawTentative: [],
@@ -112,6 +138,12 @@ export async function runLoad(banks: readonly Bank[], options: LoadOptions): Pro
     banks.map(async (bank, client) => {
       // One PRNG per client, so each client's ops do not depend on how the clients interleave.
       const random = seededRng(options.seed * 7919 + client);
+      const user = options.users?.[client] ?? null;
+      const who = user === null ? 'anonymous' : `'${user.id}'`;
+      // Anonymous clients talk to a cluster that checks no access, so any of them accrues.
+      const mayAccrue = user === null || user.admin;
+      const owns = (account: string): boolean =>
+        (options.owners?.get(account) ?? null) === (user?.id ?? null);
       for (let i = 0; i < options.opsPerClient; i++) {
         const account = options.accounts[Math.floor(random() * options.accounts.length)]!;
         const cents = 1 + Math.floor(random() * options.maxCents);
@@ -125,11 +157,22 @@ export async function runLoad(banks: readonly Bank[], options: LoadOptions): Pro
             r.deposits.cents += cents;
             credit(account, cents);
           } else if (kind === 'interest') {
-            const accrual = await bank.accrueInterest(account, options.rateBps, call);
-            r.latency.interest.push(performance.now() - t0);
-            r.interest.count++;
-            r.interest.cents += accrual.amount;
-            credit(account, accrual.amount);
+            const accrual = await bank
+              .accrueInterest(account, options.rateBps, call)
+              .catch((err: unknown) => {
+                if (!(err instanceof Forbidden) || mayAccrue) throw err;
+                return null; // refused before it was ordered: nothing was credited
+              });
+            if (accrual === null) {
+              r.interest.forbidden++;
+            } else {
+              r.latency.interest.push(performance.now() - t0);
+              if (accrual.amount > 0 && !mayAccrue)
+                r.violations.push(`interest ${account}: applied for ${who}, who is no admin`);
+              r.interest.count++;
+              r.interest.cents += accrual.amount;
+              credit(account, accrual.amount);
+            }
           } else if (kind === 'withdraw') {
             // The first tentative view: what the user saw first (Creek §6 measures its accuracy).
             const seen: { first?: WithdrawResult } = {};
@@ -143,12 +186,20 @@ export async function runLoad(banks: readonly Bank[], options: LoadOptions): Pro
             });
             const tentative = seen.first;
             r.latency.withdrawStable.push(performance.now() - t0);
-            stable(outcome.balance);
+            const forbidden = !outcome.ok && outcome.reason === 'forbidden';
+            if (forbidden === owns(account))
+              r.violations.push(
+                `withdraw ${account}: ${forbidden ? 'refused as forbidden for' : 'not refused for'} ${who}, ${owns(account) ? 'its owner' : 'who does not own it'}`,
+              );
             if (outcome.ok) {
+              stable(outcome.balance);
               r.withdrawals.accepted++;
               r.withdrawals.acceptedCents += cents;
               credit(account, -cents);
+            } else if (outcome.reason === 'forbidden') {
+              r.withdrawals.forbidden++;
             } else {
+              stable(outcome.balance);
               r.withdrawals.refused++;
             }
             if (JSON.stringify(tentative) !== JSON.stringify(outcome)) r.withdrawals.revised++;
@@ -183,23 +234,33 @@ export async function runLoad(banks: readonly Bank[], options: LoadOptions): Pro
 }
 
 /**
- * Opens the accounts and deposits `initialCents` in each through the first client, then makes
- * every client's replica catch up: a strong read at a replica is answered stably only after that
- * replica has committed everything ordered before it, the opens included. Without this, a weak
- * deposit at a replica that has not yet heard of the account would fail there (its only answer).
+ * Opens the accounts and deposits `initialCents` in each through `options.opener` (default: the
+ * first client), then makes every client's replica catch up: a strong read at a replica is
+ * answered stably only after that replica has committed everything ordered before it, the opens
+ * included. Without this, a weak deposit at a replica that has not yet heard of the account would
+ * fail there (its only answer).
+ *
+ * `options.owners` names an account's owner (opening for someone else takes an admin, once the
+ * cluster verifies users); otherwise the opener owns it. Resolves with each account's owner as the
+ * cluster answered (an account that was open already keeps its owner).
  */
 export async function seedAccounts(
   banks: readonly Bank[],
   accounts: readonly string[],
   initialCents: number,
-): Promise<void> {
-  const first = banks[0]!;
+  options: { opener?: Bank; owners?: ReadonlyMap<string, string> } = {},
+): Promise<Map<string, string | null>> {
+  const opener = options.opener ?? banks[0]!;
+  const owners = new Map<string, string | null>();
   for (const account of accounts) {
-    const { balance } = await first.open(account);
+    const owner = options.owners?.get(account);
+    const opened = await opener.open(account, owner === undefined ? {} : { owner });
+    owners.set(account, opened.owner);
     // Seeding an account that is already open (a rerun on the same cluster) tops it up instead.
-    if (initialCents > balance) await first.deposit(account, initialCents - balance);
+    if (initialCents > opened.balance) await opener.deposit(account, initialCents - opened.balance);
   }
   await quiesce(banks, accounts);
+  return owners;
 }
 
 /**

@@ -75,9 +75,10 @@ interface Entry {
 const outcomeOf = (r: WithdrawResult): 'accepted' | 'refused' => (r.ok ? 'accepted' : 'refused');
 
 function describeWithdrawal(r: WithdrawResult): string {
-  return r.ok
-    ? `Approved · balance ${formatCents(r.balance)}`
-    : `Declined: ${r.reason} (short by ${formatCents(r.shortBy)}) · balance ${formatCents(r.balance)}`;
+  if (r.ok) return `Approved · balance ${formatCents(r.balance)}`;
+  if (r.reason === 'forbidden')
+    return `Declined: only the account's owner${r.owner === null ? '' : `, ${r.owner},`} withdraws from it`;
+  return `Declined: ${r.reason} (short by ${formatCents(r.shortBy)}) · balance ${formatCents(r.balance)}`;
 }
 
 /** Records the views as they come (a render may skip one that is followed at once by the next). */

@@ -34,9 +34,11 @@ export function formatReport(r: Report): { text: string; ok: boolean } {
       `${r.delayMs > 0 ? ` (${r.delayMs} ms one-way between replicas)` : ''}` +
       ` in ${secs.toFixed(1)} s, ${(load.ops / secs).toFixed(0)} ops/s`,
     `  deposits      ${pad(load.deposits.count)} weak                 +${formatCents(load.deposits.cents)}`,
-    `  interest      ${pad(load.interest.count)} shadow deposits      +${formatCents(load.interest.cents)}`,
-    `  withdrawals   ${pad(withdrawals)} strong: ${w.accepted} accepted −${formatCents(w.acceptedCents)}, ` +
-      `${w.refused} refused (insufficient funds, ${pct(w.refused, withdrawals)})`,
+    `  interest      ${pad(load.interest.count)} shadow deposits      +${formatCents(load.interest.cents)}` +
+      `${load.interest.forbidden > 0 ? `; ${load.interest.forbidden} refused before ordering (Forbidden: no admin)` : ''}`,
+    `  withdrawals   ${pad(withdrawals + w.forbidden)} strong: ${w.accepted} accepted −${formatCents(w.acceptedCents)}, ` +
+      `${w.refused} refused (insufficient funds, ${pct(w.refused, withdrawals)})` +
+      `${w.forbidden > 0 ? `, ${w.forbidden} forbidden (not the owner's)` : ''}`,
     `    stable answer differed from the first tentative one: ${w.revised} (${pct(w.revised, withdrawals)}),` +
       ` of which accept/refuse flipped: ${w.decisionRevised}; re-sent tentative views: ${w.retentatives}`,
     `  balance reads ${pad(load.balanceReads.count)} first tentative ≠ stable: ${load.balanceReads.revised}`,
@@ -81,6 +83,7 @@ export function formatReport(r: Report): { text: string; ok: boolean } {
       (s) => s.digest === statuses[0]!.digest && s.committed === statuses[0]!.committed,
     );
   const noFailures = load.failures.length === 0;
+  const noViolations = load.violations.length === 0;
   const check = (ok: boolean, what: string): string => `  ${ok ? 'ok  ' : 'FAIL'} ${what}`;
   lines.push(
     'checks',
@@ -100,9 +103,16 @@ export function formatReport(r: Report): { text: string; ok: boolean } {
           converged,
           `replicas converged: ${statuses.map((s) => `#${s.id} committed ${s.committed} state ${shortHash(s.digest)}`).join(', ')}`,
         ),
+    check(
+      noViolations,
+      `only owners withdrew, only admins accrued interest${noViolations ? '' : `: ${load.violations.length} answers broke it, e.g. ${load.violations[0]}`}`,
+    ),
     check(noFailures, 'no op failed'),
   );
-  return { text: lines.join('\n') + '\n', ok: noNegative && ledgerOk && converged && noFailures };
+  return {
+    text: lines.join('\n') + '\n',
+    ok: noNegative && ledgerOk && converged && noViolations && noFailures,
+  };
 }
 
 /** /status's digest (32 hex digits) is long for a table: its first 12 tell states apart well enough. */

@@ -1,4 +1,4 @@
-import { builtins, defineApp, op } from '@creek/app';
+import { builtins, defineApp, op, type User } from '@creek/app';
 import { z } from 'zod';
 
 /**
@@ -11,6 +11,12 @@ import { z } from 'zod';
  * recorded under `ticketing/<event>/sale/<ticket>` so the final state can be audited on the server's
  * own committed data, not only on what clients were told.
  *
+ * Who may do what, once the cluster verifies users' tokens: anyone, signed in or not, sees how
+ * many tickets are left; any signed-in user buys, and sees the tickets they bought (`tickets.mine`,
+ * scoped by `tx.user`: no argument names whose); the organizer (a user with `role: 'admin'`)
+ * stocks tickets and reads every sale. Without verified tokens every caller is anonymous, every op
+ * is open, and nobody has tickets of their own.
+ *
  * This module is the `--app` of the replicas and the type of the client (`connect<typeof app>`).
  */
 
@@ -22,6 +28,18 @@ const EventSchema = z
 export const queueOf = (event: string): string => `tickets/${event}`;
 const salePrefix = (event: string): string => `ticketing/${event}/sale/`;
 const issuedKey = (event: string): string => `ticketing/${event}/issued`;
+/**
+ * Where a user's tickets are listed: under the user's own prefix, which only `tx.user` builds, so
+ * no op reaches another user's list from its arguments. The id is URI-encoded: a '/' in it cannot
+ * make one user's prefix fall under another's.
+ */
+const holderPrefix = (user: User): string => `ticketing/holder/${encodeURIComponent(user.id)}/`;
+
+/** The organizer: the role the dev identity gives its `admin` (and a real provider can). */
+export const isOrganizer = (user: User): boolean => user.claims.role === 'admin';
+
+/** One of the caller's tickets, as `tickets.mine` lists them. */
+export type Held = { event: string; ticket: string };
 
 /** The name of the event's n-th ticket (from 0): T0001, T0002, … */
 export function ticketName(n: number): string {
@@ -35,6 +53,7 @@ const app = defineApp({
   /** The organizer puts `count` more tickets on sale (one op, so they appear all at once). */
   'tickets.stock': op({
     args: z.object({ event: EventSchema, count: z.number().int().min(1).max(100_000) }),
+    access: isOrganizer,
     run: (tx, { event, count }) => {
       const queue = queueOf(event);
       // Our own counter of tickets ever stocked: a restock continues the numbering (T0501, …)
@@ -51,6 +70,8 @@ const app = defineApp({
   /**
    * One purchase: dequeue a ticket and record who bought it; null when sold out. Which ticket a
    * customer gets is irrelevant (no seating, §4.3), so a retailer may sell on the tentative answer.
+   * `customer` is the buyer's name on the sale (a retailer sells to many); the ticket is also
+   * listed under the signed-in caller, whose `tickets.mine` shows it.
    */
   'tickets.buy': op({
     args: z.object({ event: EventSchema, customer: z.string().min(1).max(100) }),
@@ -60,21 +81,42 @@ const app = defineApp({
       if (typeof got.item !== 'string')
         throw new Error(`tickets/${event}: item ${got.position} is not a ticket name`);
       tx.put(salePrefix(event) + got.item, customer);
+      if (tx.user !== null) tx.put(`${holderPrefix(tx.user)}${event}/${got.item}`, customer);
       return { ticket: got.item, position: got.position, remaining: got.remaining };
     },
   }),
 
-  /** Tickets still in stock. */
+  /** Tickets still in stock: anyone may look, signed in or not. */
   'tickets.left': op({
     args: z.object({ event: EventSchema }),
     readOnly: true,
+    public: true,
     run: (tx, { event }) => builtins['queue.size'].run(tx, { queue: queueOf(event) }),
   }),
 
-  /** Every sale of the event, as the state says: ticket → customer, in ticket order. */
+  /**
+   * The caller's own tickets (of one event, or all), in event and ticket order: a live query a
+   * page watches. Whose is `tx.user`'s alone, so nobody reads another user's tickets through it.
+   */
+  'tickets.mine': op({
+    args: z.object({ event: EventSchema.optional() }),
+    readOnly: true,
+    run: (tx, { event }): Held[] => {
+      if (tx.user === null)
+        throw new Error("tickets.mine lists the signed-in user's tickets: sign in to see yours");
+      const prefix = holderPrefix(tx.user);
+      return tx.scan(event === undefined ? prefix : `${prefix}${event}/`).map(([key]) => {
+        const [ev, ticket] = key.slice(prefix.length).split('/') as [string, string];
+        return { event: ev, ticket };
+      });
+    },
+  }),
+
+  /** Every sale of the event, as the state says: ticket → customer, in ticket order. Organizer's. */
   'tickets.sales': op({
     args: z.object({ event: EventSchema }),
     readOnly: true,
+    access: isOrganizer,
     run: (tx, { event }) =>
       tx.scan(salePrefix(event)).map(([key, customer]) => ({
         ticket: key.slice(salePrefix(event).length),

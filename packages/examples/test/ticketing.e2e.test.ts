@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { connect, InvalidArguments } from '@creek/client';
+import { connect, Forbidden, InvalidArguments, Unauthorized } from '@creek/client';
 import { LocalCluster } from '@creek/server/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import app, { ticketName } from '../src/ticketing/app.js';
@@ -10,7 +10,8 @@ import { runSale } from '../src/ticketing/sale.js';
 /**
  * The ticketing example against real replica processes running its app: retailers on different
  * replicas, with a little delay between replicas so their preliminary views really disagree.
- * Outcomes only; no timing is asserted.
+ * The replicas verify the tokens of the cluster's dev identity: the organizer signs in as `admin`,
+ * retailer i as `retailer-i`. Outcomes only; no timing is asserted.
  */
 const APP = fileURLToPath(new URL('../src/ticketing/app.ts', import.meta.url));
 const RETAILERS = 4;
@@ -20,13 +21,30 @@ let organizer: TicketClient;
 let retailers: TicketClient[];
 
 beforeAll(async () => {
-  cluster = await LocalCluster.start({ replicas: 3, app: APP, logLevel: 'error' });
+  cluster = await LocalCluster.start({
+    replicas: 3,
+    app: APP,
+    logLevel: 'error',
+    devIdentity: true,
+  });
   await cluster.delayBetweenReplicas(5);
-  const client = (i: number): TicketClient =>
-    connect({ urls: [cluster.url(i % 3), ...cluster.urls], token: cluster.token, app });
-  organizer = client(0);
-  retailers = Array.from({ length: RETAILERS }, (_, i) => client(i));
+  organizer = client(0, 'admin');
+  retailers = Array.from({ length: RETAILERS }, (_, i) => client(i, `retailer-${i}`));
 }, 60_000);
+
+/** A client preferring replica i, signed in as `user` (null: anonymous). */
+function client(i: number, user: string | null): TicketClient {
+  const urls = [cluster.url(i % 3), ...cluster.urls];
+  const identity = cluster.identity!;
+  return user === null
+    ? connect({ urls, token: cluster.token, app })
+    : connect({
+        urls,
+        token: cluster.token,
+        app,
+        auth: async () => (await identity.mint(user)).token,
+      });
+}
 
 afterAll(async () => {
   organizer?.close();
@@ -75,6 +93,18 @@ describe('ticketing on a real cluster', () => {
     // Every ticket went to exactly one customer: those confirmed, reissued or sold on the final view.
     expect(o.confirmed + o.reissued + o.sold).toBe(100);
 
+    // Each retailer's own list (tickets.mine, its user's) holds exactly the tickets its final
+    // views gave it, and no other retailer's.
+    for (let i = 0; i < RETAILERS; i++) {
+      const finals = r.purchases
+        .filter((p) => p.retailer === i && p.final !== null)
+        .map((p) => p.final!.ticket)
+        .sort();
+      const mine = await retailers[i]!.invokeStrong('tickets.mine', { event: 'hundred' });
+      expect(mine.map((t) => t.ticket).sort(), `retailer ${i}`).toEqual(finals);
+      expect(mine.every((t) => t.event === 'hundred')).toBe(true);
+    }
+
     // Each retailer stopped on its own final "sold out", and only then.
     for (let i = 0; i < RETAILERS; i++) {
       const own = r.purchases.filter((p) => p.retailer === i);
@@ -120,5 +150,58 @@ describe('ticketing on a real cluster', () => {
     await expect(organizer.invokeStrong('tickets.stock', { event: 'x', count: 0 })).rejects.toThrow(
       /count/,
     );
+  });
+
+  it('who may do what, at real replicas: anyone sees the stock; buyers see only their own tickets; the organizer alone stocks and reads the sales', async () => {
+    const alice = client(1, 'alice');
+    const bob = client(2, 'bob');
+    const anonymous = client(0, null);
+    try {
+      await organizer.invokeStrong('tickets.stock', { event: 'mine', count: 5 });
+      const a = await alice.invokeStrong('tickets.buy', { event: 'mine', customer: 'Alice' });
+      const b = await bob.invokeStrong('tickets.buy', { event: 'mine', customer: 'Bob' });
+      expect(await alice.invokeStrong('tickets.mine', { event: 'mine' })).toEqual([
+        { event: 'mine', ticket: a!.ticket },
+      ]);
+      // Bob's list is Bob's, whatever he passes: the schema drops an argument naming someone.
+      const bobs = [{ event: 'mine', ticket: b!.ticket }];
+      expect(await bob.invokeStrong('tickets.mine', { event: 'mine' })).toEqual(bobs);
+      const named = { event: 'mine', user: 'alice' } as { event: string };
+      expect(await bob.invokeStrong('tickets.mine', named)).toEqual(bobs);
+      // A live query of it: Alice's second ticket appears in her watch, never Bob's.
+      const seen: string[][] = [];
+      const watch = alice.watch('tickets.mine', { event: 'mine' });
+      const stop = watch.subscribe({
+        onView: (held) => seen.push(held.map((t) => t.ticket)),
+      });
+      const a2 = await alice.invokeStrong('tickets.buy', { event: 'mine', customer: 'Alice' });
+      await cluster.until(
+        async () => seen.some((v) => v.includes(a2!.ticket)),
+        20_000,
+        "Alice's second ticket in her watch",
+      );
+      stop();
+      watch.close();
+      for (const v of seen) expect(v).not.toContain(b!.ticket);
+
+      // Anonymous: the stock only.
+      expect(await anonymous.invokeStrong('tickets.left', { event: 'mine' })).toBe(2);
+      await expect(
+        anonymous.invokeStrong('tickets.buy', { event: 'mine', customer: 'x' }),
+      ).rejects.toBeInstanceOf(Unauthorized);
+      await expect(anonymous.invokeStrong('tickets.mine', {})).rejects.toThrow(
+        /'tickets.mine' needs a signed-in user/,
+      );
+      // A plain user neither stocks nor reads everyone's sales.
+      await expect(
+        alice.invokeStrong('tickets.stock', { event: 'mine', count: 1 }),
+      ).rejects.toBeInstanceOf(Forbidden);
+      await expect(alice.invokeStrong('tickets.sales', { event: 'mine' })).rejects.toThrow(
+        /'tickets.sales' is not allowed for user 'alice'/,
+      );
+      expect(await organizer.invokeStrong('tickets.left', { event: 'mine' })).toBe(2);
+    } finally {
+      for (const c of [alice, bob, anonymous]) c.close();
+    }
   });
 });

@@ -17,6 +17,8 @@ const own = (): ExampleCluster => ({
   urls: local.urls,
   token: local.token,
   local,
+  identity: null,
+  signIn: null,
   close: async () => undefined,
 });
 

@@ -1,15 +1,9 @@
 import { connect, type CreekClient } from '@creek/client';
+import type { SignIn } from '../shared/cluster.js';
 import app, { type BankApp } from './app.js';
 import { Bank } from './bank.js';
 
 /** Node-side helpers that connect bank clients to a cluster (the page connects on its own). */
-
-/**
- * How clients sign in, on a cluster that verifies users' tokens: a fresh token for a user, asked
- * at every connection and whenever the replica wants a new one (the dev identity mints them).
- * Null: clients are anonymous, for a cluster that verifies no tokens.
- */
-export type SignIn = ((user: string) => Promise<string>) | null;
 
 /** Connects one bank client: as `user` through `signIn`, or anonymous. */
 export function connectBank(

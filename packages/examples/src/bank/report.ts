@@ -8,7 +8,11 @@ export interface Report {
   readonly replicas: number;
   readonly delayMs: number;
   readonly clients: number;
+  /** Whom each client was signed in as (null: anonymous). */
+  readonly users: readonly (string | null)[];
   readonly accounts: readonly string[];
+  /** Each account's owner (null: nobody's, on a cluster without users). */
+  readonly owners: ReadonlyMap<string, string | null>;
   /** Stable balances after seeding, before the load. */
   readonly opening: ReadonlyMap<string, number>;
   readonly load: LoadResult;
@@ -33,6 +37,7 @@ export function formatReport(r: Report): { text: string; ok: boolean } {
     `bank: ${load.ops} ops by ${r.clients} clients on ${r.replicas} replicas` +
       `${r.delayMs > 0 ? ` (${r.delayMs} ms one-way between replicas)` : ''}` +
       ` in ${secs.toFixed(1)} s, ${(load.ops / secs).toFixed(0)} ops/s`,
+    `  signed in as  ${r.users.every((u) => u === null) ? "nobody: every client anonymous, every account nobody's" : r.users.map((u) => u ?? 'anonymous').join(', ')}`,
     `  deposits      ${pad(load.deposits.count)} weak                 +${formatCents(load.deposits.cents)}`,
     `  interest      ${pad(load.interest.count)} shadow deposits      +${formatCents(load.interest.cents)}` +
       `${load.interest.forbidden > 0 ? `; ${load.interest.forbidden} refused before ordering (Forbidden: no admin)` : ''}`,
@@ -69,7 +74,7 @@ export function formatReport(r: Report): { text: string; ok: boolean } {
     const replicas = r.perReplica.map((p) => p[account]!);
     if (replicas.some((b) => b !== expected)) ledgerOk = false;
     lines.push(
-      `  ${account.padEnd(18)} ${money(opening)} ${money(load.ledger.get(account)!)} ${money(expected)}  |` +
+      `  ${`${account} (${r.owners.get(account) ?? 'nobody'}'s)`.padEnd(18)} ${money(opening)} ${money(load.ledger.get(account)!)} ${money(expected)}  |` +
         `             ${end.tentative === null ? col('—') : money(end.tentative)} ${money(end.stable)} | ` +
         replicas.map(formatCents).join(' '),
     );

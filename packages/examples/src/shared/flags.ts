@@ -12,6 +12,11 @@ export const ClusterFlagsSchema = z.object({
     .pipe(z.array(z.url({ protocol: /^wss?$/, message: 'must be ws:// or wss:// URLs' })).min(1))
     .optional(),
   token: z.string().optional(),
+  /**
+   * With `--urls`: the data directory of the cluster's dev identity provider (`creek dev`'s), whose
+   * tokens sign the example's users in. Without it, the example's clients are anonymous.
+   */
+  identity: z.string().min(1).optional(),
   replicas: z.coerce.number().int().min(1).max(15).default(3),
   /** One-way delay added between every two replicas (ms): wide-area latency on one machine. */
   delay: z.coerce.number().min(0).max(10_000).default(0),
@@ -23,6 +28,7 @@ export type ClusterFlags = z.infer<typeof ClusterFlagsSchema>;
 const CLUSTER_OPTIONS = {
   urls: { type: 'string' },
   token: { type: 'string' },
+  identity: { type: 'string' },
   replicas: { type: 'string' },
   delay: { type: 'string' },
   serve: { type: 'string' },
@@ -60,5 +66,9 @@ export function parseFlags<S extends z.ZodObject>(
   }
   if (parsed.data.urls !== undefined && parsed.data.token === undefined)
     throw new Error(`--urls needs --token (the cluster's client token)\n\n${usage}`);
+  if (parsed.data.identity !== undefined && parsed.data.urls === undefined)
+    throw new Error(
+      `--identity names the dev identity of a cluster given by --urls: give --urls too, or neither (the cluster the example starts has its own)\n\n${usage}`,
+    );
   return parsed.data;
 }

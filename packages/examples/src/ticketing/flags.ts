@@ -21,6 +21,8 @@ export const USAGE = `usage: npm run example:ticketing -- [flags]
   --replicas N     replicas of the local cluster (default 3)
   --delay MS       one-way delay between replicas of the local cluster (default 0)
   --urls U1,U2 --token TOKEN   use a running cluster (its replicas must run this app)
+  --identity DIR   with --urls: the data directory of its dev identity (creek dev's), to sign
+                   the organizer and the retailers in; without it they are anonymous
   --serve [PORT]   serve the web page (a "buy" button) instead of running the load`;
 
 export function parseTicketingFlags(argv: readonly string[]): TicketingFlags {

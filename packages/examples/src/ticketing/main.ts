@@ -8,6 +8,10 @@
  * to its own replica (retailer i to replica i mod N): separate connections and separate replicas,
  * which is what makes their preliminary views disagree; separate OS processes would add nothing
  * the replicas can see.
+ *
+ * On a cluster with dev users (the one it starts, or `--urls` with `--identity`) the organizer
+ * signs in as `admin` (stocking and the audit's list of sales are the organizer's) and retailer i
+ * as `retailer-i`; without users, every client is anonymous.
  */
 import { fileURLToPath } from 'node:url';
 import { connect } from '@creek/client';
@@ -29,9 +33,16 @@ function rotate(urls: readonly string[], i: number): string[] {
   return [...urls.slice(k), ...urls.slice(0, k)];
 }
 
-function client(cluster: ExampleCluster, i: number): TicketClient {
-  return connect({ urls: rotate(cluster.urls, i), token: cluster.token, app });
+/** A client preferring replica i, signed in as `user` where the cluster has dev users. */
+function client(cluster: ExampleCluster, i: number, user: string): TicketClient {
+  const { signIn } = cluster;
+  const urls = rotate(cluster.urls, i);
+  if (signIn === null) return connect({ urls, token: cluster.token, app });
+  return connect({ urls, token: cluster.token, app, auth: () => signIn(user) });
 }
+
+/** The dev user who organizes: the dev identity's admin. */
+const ORGANIZER = 'admin';
 
 /** A name no earlier run used, so every run starts from an empty stock, even on a kept cluster. */
 function eventName(prefix: string, run: number): string {
@@ -39,8 +50,10 @@ function eventName(prefix: string, run: number): string {
 }
 
 async function runLoad(flags: TicketingFlags, cluster: ExampleCluster): Promise<boolean> {
-  const organizer = client(cluster, 0);
-  const retailers = Array.from({ length: flags.retailers }, (_, i) => client(cluster, i));
+  const organizer = client(cluster, 0, ORGANIZER);
+  const retailers = Array.from({ length: flags.retailers }, (_, i) =>
+    client(cluster, i, `retailer-${i}`),
+  );
   const delay = flags.urls === undefined ? `, ${flags.delay} ms one-way between replicas` : '';
   process.stdout.write(
     `ticketing: ${flags.tickets} tickets, ${flags.retailers} retailers, threshold ${flags.threshold},` +
@@ -78,7 +91,7 @@ async function runLoad(flags: TicketingFlags, cluster: ExampleCluster): Promise<
 }
 
 async function serve(flags: TicketingFlags, cluster: ExampleCluster): Promise<void> {
-  const organizer = client(cluster, 0);
+  const organizer = client(cluster, 0, ORGANIZER);
   const event = eventName('page', 1);
   try {
     await organizer.invokeStrong('tickets.stock', { event, count: flags.tickets });

@@ -9,11 +9,13 @@ import type { ServedPage } from '../src/shared/page-server.js';
 import { launchChromium } from './support/chromium.js';
 
 /**
- * The bank's page (a React app on @creek/react) in Chromium against a real 3-replica cluster:
- * click through deposits, withdrawals, an overdraft, interest and a concurrent withdrawal at two
- * branches, a branch cut off, and every replica paused and resumed (the page offline and back).
- * The page mirrors its state in data attributes (see page.tsx); the test waits on those, never on
- * time.
+ * The bank's page (a React app on @creek/react) in Chromium against a real 3-replica cluster
+ * that verifies the tokens of its dev identity: each branch signs in through the page server's
+ * dev sign-in (alice at the EU branch, bob at the US one, the account alice's). Click through
+ * deposits, withdrawals, an overdraft, a non-owner's withdrawal and a non-admin's interest
+ * declined, the admin's interest, a concurrent withdrawal at two branches, a branch cut off, and
+ * every replica paused and resumed (the page offline and back). The page mirrors its state in
+ * data attributes (see page.tsx); the test waits on those, never on time.
  */
 const APP = fileURLToPath(new URL('../src/bank/app.ts', import.meta.url));
 
@@ -24,7 +26,7 @@ beforeAll(async () => {
   // Started side by side; whichever starts is kept for afterAll even if the other fails (with
   // Promise.all, a missing Chromium left the cluster's three processes running after the run).
   const [started, launched] = await Promise.allSettled([
-    LocalCluster.start({ replicas: 3, app: APP, logLevel: 'error' }),
+    LocalCluster.start({ replicas: 3, app: APP, logLevel: 'error', devIdentity: true }),
     launchChromium(),
   ]);
   if (started.status === 'fulfilled') cluster = started.value;
@@ -37,6 +39,7 @@ beforeAll(async () => {
     account: 'page-test',
     rateBps: 100,
     offlineAfterMs: 1_000,
+    signIn: cluster.identity!,
   });
 }, 60_000);
 afterAll(async () => {
@@ -103,16 +106,31 @@ async function act(page: Page, i: number, action: string, dollars?: string): Pro
   await page.click(`${branch(i)} [data-action=${action}]`);
 }
 
+/** Waits until branch i holds a token of `user` and has its first confirmed balance. */
+async function signedIn(page: Page, i: number, user: string): Promise<void> {
+  await page.waitForSelector(`${branch(i)} [data-role=sign-in][data-user="${user}"]`, {
+    timeout: 20_000,
+  });
+  await page.waitForSelector(`${branch(i)}[data-ready="yes"]`, { timeout: 20_000 });
+}
+
+/** Signs branch i in as `user` with its picker, and waits until it is ready again. */
+async function signInAs(page: Page, i: number, user: string): Promise<void> {
+  await page.selectOption(`${branch(i)} [data-role=sign-in] select`, user);
+  await signedIn(page, i, user);
+}
+
+/** A fresh page, both branches signed in as their first users and ready. */
 async function open(): Promise<Page> {
   const page = await browser.context.newPage();
   await page.goto(served.url);
-  await page.waitForSelector(`${branch(0)}[data-ready="yes"]`, { timeout: 20_000 });
-  await page.waitForSelector(`${branch(1)}[data-ready="yes"]`, { timeout: 20_000 });
+  await signedIn(page, 0, 'alice');
+  await signedIn(page, 1, 'bob');
   return page;
 }
 
 describe('the bank page (React) in Chromium', () => {
-  it('deposits, withdraws, declines an overdraft, adds interest, and takes one of two racing withdrawals', async () => {
+  it("alice deposits and withdraws; an overdraft, bob's withdrawal and bob's interest are declined; the admin's interest is credited; one of two racing withdrawals is taken", async () => {
     const page = await browser.context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
@@ -121,14 +139,20 @@ describe('the bank page (React) in Chromium', () => {
     });
     await page.goto(served.url);
 
-    // The page opens the account; both branches show its confirmed balance, pushed live.
+    // Each branch signs in as its own user; the page opens the account, Alice's, and both
+    // branches show its confirmed balance, pushed live.
+    await signedIn(page, 0, 'alice');
+    await signedIn(page, 1, 'bob');
+    expect(await text(page, `${branch(0)} [data-role=sign-in]`)).toMatch(/^Signed in as/);
+    expect(await text(page, '[data-role=rules]')).toMatch(/^The account is alice's: only alice/);
     await stableBalance(page, 0, '$0.00');
     await stableBalance(page, 1, '$0.00');
     expect(await page.getAttribute(`${branch(0)} .connection`, 'data-status')).toBe('connected');
 
-    // Deposit at Alice's branch: weak, one answer from her server, then synced.
+    // Alice deposits: weak, one answer from her server, then synced.
     await act(page, 0, 'deposit', '50');
     await finalRow(page, 1);
+    expect(await page.getAttribute(row(1), 'data-user')).toBe('alice');
     expect(await page.getAttribute(row(1), 'data-outcome')).toBe('accepted');
     expect(await page.getAttribute(row(1), 'data-views')).toBe('weak');
     expect(await text(page, status(1))).toBe('Credited · balance $50.00 at this branch · synced');
@@ -158,26 +182,55 @@ describe('the bank page (React) in Chromium', () => {
     await stableBalance(page, 0, '$30.00');
     await stableBalance(page, 1, '$30.00');
 
-    // Bob's branch adds 1 % interest on the $30.00 it sees: a $0.30 deposit.
-    await act(page, 1, 'interest');
+    // Bob, at the US branch, withdraws from Alice's account: declined, saying whose it is; it
+    // was never approved, not even tentatively, and the balance stays.
+    await act(page, 1, 'withdraw', '10');
     await finalRow(page, 4);
-    expect(await text(page, `${row(4)} td:nth-child(2)`)).toBe('Interest 1 % on $30.00: +$0.30');
-    await stableBalance(page, 0, '$30.30');
-    await stableBalance(page, 1, '$30.30');
+    expect(await page.getAttribute(row(4), 'data-user')).toBe('bob');
+    expect(await page.getAttribute(row(4), 'data-outcome')).toBe('refused');
+    expect(await page.getAttribute(row(4), 'data-tentative')).toBe('refused');
+    expect(await text(page, status(4))).toBe(
+      'Declined: only alice, whose account it is, withdraws from it',
+    );
+    expect(await page.getAttribute(status(4), 'class')).toContain('refused');
+    // Anyone signed in deposits, to any account.
+    await act(page, 1, 'deposit', '5');
+    await finalRow(page, 5);
+    expect(await page.getAttribute(row(5), 'data-outcome')).toBe('accepted');
+    await stableBalance(page, 0, '$35.00');
+    await stableBalance(page, 1, '$35.00');
 
-    // Both branches withdraw $20 at once from $30.30: the confirmations approve exactly one.
+    // Interest is for admins: Bob's is declined before it reaches the account ...
+    await act(page, 1, 'interest');
+    await page.waitForSelector(`${row(6)}[data-phase="error"]`, { timeout: 20_000 });
+    expect(await page.getAttribute(row(6), 'data-kind')).toBe('interest');
+    expect(await page.getAttribute(row(6), 'data-outcome')).toBe('refused');
+    expect(await text(page, status(6))).toBe('Declined: only an admin adds interest');
+    // ... and once the US branch signs in as the admin, 1 % on the $35.00 it sees is credited.
+    await signInAs(page, 1, 'admin');
+    expect(await text(page, `${branch(1)} [data-role=sign-in]`)).toMatch(/^Signed in as/);
+    await act(page, 1, 'interest');
+    await finalRow(page, 7);
+    expect(await page.getAttribute(row(7), 'data-user')).toBe('admin');
+    expect(await text(page, `${row(7)} td:nth-child(2)`)).toBe('Interest 1 % on $35.00: +$0.35');
+    await stableBalance(page, 0, '$35.35');
+    await stableBalance(page, 1, '$35.35');
+
+    // Alice at both branches withdraws $20 at once from $35.35: the confirmations approve
+    // exactly one.
+    await signInAs(page, 1, 'alice');
     await page.fill(`${branch(0)} [data-role=amount]`, '20');
     await page.fill(`${branch(1)} [data-role=amount]`, '20');
     await page.click('#race');
-    await finalRow(page, 5);
-    await finalRow(page, 6);
+    await finalRow(page, 8);
+    await finalRow(page, 9);
     const outcomes = [
-      await page.getAttribute(row(5), 'data-outcome'),
-      await page.getAttribute(row(6), 'data-outcome'),
+      await page.getAttribute(row(8), 'data-outcome'),
+      await page.getAttribute(row(9), 'data-outcome'),
     ].sort();
     expect(outcomes).toEqual(['accepted', 'refused']);
-    await stableBalance(page, 0, '$10.30');
-    await stableBalance(page, 1, '$10.30');
+    await stableBalance(page, 0, '$15.35');
+    await stableBalance(page, 1, '$15.35');
 
     // Product copy: no replica numbers, URLs or op names on screen.
     const shown = await page.locator('body').innerText();
@@ -188,6 +241,8 @@ describe('the bank page (React) in Chromium', () => {
 
   it("shows a cut-off branch's tentative approval revised into a decline", async () => {
     const page = await open();
+    // Alice at both branches: the US one is cut off below, and only she withdraws.
+    await signInAs(page, 1, 'alice');
     await act(page, 0, 'deposit', '100');
     await finalRow(page, 1);
     // Both branches agree on the balance before Bob's replica is cut off.
@@ -267,7 +322,12 @@ describe('the bank page (React) in Chromium', () => {
     const after = before + 700;
     await stableBalance(page, 0, formatCents(after));
     await stableBalance(page, 1, formatCents(after));
-    const outside = connect({ urls: cluster.urls, token: cluster.token });
+    const identity = cluster.identity!;
+    const outside = connect({
+      urls: cluster.urls,
+      token: cluster.token,
+      auth: async () => (await identity.mint('admin')).token,
+    });
     try {
       expect(await outside.invokeStrong('bank.balance', { account: 'page-test' })).toBe(after);
     } finally {

@@ -9,8 +9,10 @@ import type { ServedPage } from '../src/shared/page-server.js';
 import { launchChromium } from './support/chromium.js';
 
 /**
- * The ticketing page (a React app on @creek/react) in headless Chromium against a real cluster:
- * the page's own bundle, the browser's WebSocket, the client SDK without the app (types only).
+ * The ticketing page (a React app on @creek/react) in headless Chromium against a real cluster
+ * that verifies the tokens of its dev identity: the page signs in through the page server's dev
+ * sign-in (as alice at first), the organizer (admin) stocks the event from the test. The page's
+ * own bundle, the browser's WebSocket, the client SDK without the app (types only).
  * Each purchase row keeps the trail of its states (`data-trail`), so the test sees "reserved"
  * even when the final view follows within a millisecond; no timing is asserted.
  */
@@ -24,10 +26,21 @@ let page: Page;
 const errors: string[] = [];
 
 beforeAll(async () => {
-  cluster = await LocalCluster.start({ replicas: 3, app: APP, logLevel: 'error' });
+  cluster = await LocalCluster.start({
+    replicas: 3,
+    app: APP,
+    logLevel: 'error',
+    devIdentity: true,
+  });
+  const identity = cluster.identity!;
   // Some wide-area delay, so that "rush" buyers on different replicas really overlap.
   await cluster.delayBetweenReplicas(20);
-  const organizer = connect({ urls: cluster.urls, token: cluster.token, app });
+  const organizer = connect({
+    urls: cluster.urls,
+    token: cluster.token,
+    app,
+    auth: async () => (await identity.mint('admin')).token,
+  });
   try {
     await organizer.invokeStrong('tickets.stock', { event: EVENT, count: 30 });
   } finally {
@@ -40,6 +53,7 @@ beforeAll(async () => {
     token: cluster.token,
     event: EVENT,
     threshold: 25,
+    signIn: identity,
   });
   browser = await launchChromium();
   page = await browser.context.newPage();
@@ -70,11 +84,17 @@ const settled = (n: number): Promise<void> =>
     .toBe(true);
 /** The ticket a row's final view gives the customer. */
 const held = (text: string): string | undefined => /^Ticket (T\d{4}) · confirmed/.exec(text)?.[1];
+/** The tickets the signed-in user's list shows, once its server has confirmed it. */
+const mine = (): Promise<string[]> =>
+  page
+    .locator('#mine[data-level="strong"] li')
+    .evaluateAll((els) => els.map((e) => e.getAttribute('data-ticket') ?? ''));
 
 describe('ticketing page (React)', () => {
   it('buy: the ticket is handed over on the tentative view, then confirmed; the stock goes down', async () => {
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(served.url);
+    await page.waitForSelector('[data-role=sign-in][data-user="alice"]', POLL);
     await expect.poll(stock, POLL).toBe('30');
     expect(await page.locator('.connection').getAttribute('data-status')).toBe('connected');
 
@@ -115,6 +135,29 @@ describe('ticketing page (React)', () => {
     // Product copy: no customer ids, server numbers or op names on screen.
     const shown = await page.locator('body').innerText();
     expect(shown).not.toMatch(/web-|replica|ws:\/\/|tickets\.\w+|§/i);
+    expect(errors).toEqual([]);
+  });
+
+  it("lists the signed-in user's own tickets, and another user's never", async () => {
+    // Every purchase so far was alice's: the page started signed in as her.
+    await expect.poll(mine, POLL).toEqual(['T0001', 'T0002', 'T0003', 'T0004', 'T0005']);
+    expect(
+      await page.locator('#mine').evaluate((e) => e.previousElementSibling?.textContent),
+    ).toMatch(/^alice's tickets/);
+    // Bob signs in: a new session, with none of alice's tickets in his list.
+    await page.selectOption('[data-role=sign-in] select', 'bob');
+    await page.waitForSelector('[data-role=sign-in][data-user="bob"]', POLL);
+    await page.waitForSelector('#mine[data-level="strong"]', POLL);
+    expect(await mine()).toEqual([]);
+    expect(await page.locator('#mine').textContent()).toBe('None yet.');
+    await page.locator('#buy').click();
+    await settled(1);
+    expect(await rows().first().textContent()).toBe('Ticket T0006 · confirmed');
+    await expect.poll(mine, POLL).toEqual(['T0006']);
+    // Back to alice: hers, without bob's.
+    await page.selectOption('[data-role=sign-in] select', 'alice');
+    await page.waitForSelector('[data-role=sign-in][data-user="alice"]', POLL);
+    await expect.poll(mine, POLL).toEqual(['T0001', 'T0002', 'T0003', 'T0004', 'T0005']);
     expect(errors).toEqual([]);
   });
 });

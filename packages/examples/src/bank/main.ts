@@ -158,6 +158,7 @@ async function serve(cluster: ExampleCluster, port: number, rateBps: number): Pr
     rateBps,
     port,
     ...(viz === null ? {} : { visualizer: viz.url }),
+    ...(cluster.identity === null ? {} : { signIn: cluster.identity }),
   });
   process.stdout.write(
     `bank page: ${page.url}${viz === null ? '' : `  visualizer: ${viz.url}`}  (Ctrl-C stops the page and the cluster)\n`,

@@ -11,13 +11,25 @@ export const PageConfigSchema = z.object({
   rateBps: z.number().int().min(0).max(10_000),
   /** After this long (ms) with no server answering, the page is offline and queues operations. */
   offlineAfterMs: z.number().int().min(100).max(600_000).default(3_000),
-  /** Each branch: a name, the replica it talks to, and its URLs (its replica first). */
+  /**
+   * The cluster verifies users' tokens and the page server signs dev users in: the names the
+   * picker offers, and the account's owner (whom the page opens it for). Absent: the page's
+   * clients are anonymous, for a cluster that verifies no tokens.
+   */
+  signIn: z
+    .object({ users: z.array(z.string().min(1)).min(1), owner: z.string().min(1) })
+    .optional(),
+  /**
+   * Each branch: a name, the replica it talks to, its URLs (its replica first) and, with
+   * `signIn`, the user it is signed in as at first.
+   */
   branches: z
     .array(
       z.object({
         name: z.string(),
         replica: z.number().int().min(0),
         urls: z.array(z.string()).min(1),
+        user: z.string().min(1).optional(),
       }),
     )
     .min(1),

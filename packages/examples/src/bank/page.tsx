@@ -8,51 +8,76 @@
  * The clients are made with `offline: true`: an operation invoked while no server answers waits
  * in the client, is sent once when one does, and the page says so.
  *
+ * On a cluster that verifies users' tokens (the page server then signs dev users in), each branch
+ * is signed in as its own user, with a picker to sign in as another (a new client: a session is
+ * its user's). The account is one user's: only that user withdraws from it (anyone else's
+ * withdrawal is declined, saying whose it is), anyone deposits, and only an admin adds interest.
+ *
  * State is mirrored in data attributes, for tests and curious readers:
  * - a branch (`data-branch`): `data-level` of the balance shown (weak | strong), `data-ready`
- *   (yes once its server has confirmed the account exists), and its `[data-role=balance]`;
+ *   (yes once its server has confirmed the account exists), its `[data-role=balance]`, and its
+ *   `[data-role=sign-in]` with `data-user` (whose token it holds) and `data-state`;
  * - an activity row (`data-seq`): `data-kind` (deposit | withdraw | interest), `data-phase`
  *   (queued | sending | tentative | stable | error), `data-outcome` (accepted | refused),
+ *   `data-user` (who made it, signed in),
  *   `data-tentative` (a withdrawal's first tentative outcome), `data-revised` (yes when the final
  *   outcome differs from it), `data-views` (levels of the views, in arrival order) and
  *   `data-offline` (yes when it waited offline).
  */
-import { connect, type Correctable, type CreekClient } from '@creek/client';
+import { connect, Forbidden, type Correctable, type CreekClient } from '@creek/client';
 import { createCreekHooks, useCorrectable } from '@creek/react';
 import { useEffect, useRef, useState } from 'react';
 import { ConnectionBadge } from '../shared/ui/connection-badge.js';
 import { mountApp, readPageConfig } from '../shared/ui/mount.js';
 import { errorText, phaseOf } from '../shared/ui/phase.js';
+import { DevSession, SignInPicker } from '../shared/ui/sign-in.js';
 // Types only: no server code in the browser bundle.
-import type { BankApp } from './app.js';
+import type { BankApp, Opened } from './app.js';
 import { Bank, type WithdrawResult } from './bank.js';
 import { formatCents, interestOn, parseDollars } from './money.js';
-import { PageConfigSchema } from './page-config.js';
+import { PageConfigSchema, type PageConfig } from './page-config.js';
 
 const config = readPageConfig(PageConfigSchema);
-const { account, rateBps } = config;
+const { account, rateBps, signIn } = config;
 const { CreekProvider, useWatch, useStatus } = createCreekHooks<BankApp>();
 
 interface BranchClient {
   readonly name: string;
+  /** Who the branch is signed in as; null: anonymous (the cluster verifies no tokens). */
+  readonly session: DevSession | null;
   readonly client: CreekClient<BankApp>;
   readonly bank: Bank;
 }
 
-// Made once, outside React: StrictMode mounts components twice in development, and a client is
-// a connection, not component state.
-const branches: BranchClient[] = config.branches.map((b) => {
+/** A branch's client, signed in as `user` (through the page server's dev sign-in) or anonymous. */
+function connectBranch(b: PageConfig['branches'][number], user: string | null): BranchClient {
+  const session = user === null ? null : new DevSession(user);
   const client = connect<BankApp>({
     urls: b.urls,
     token: config.token,
     offline: true,
     connectTimeoutMs: config.offlineAfterMs,
+    ...(session === null ? {} : { auth: session.token }),
   });
-  return { name: b.name, client, bank: new Bank(client) };
-});
+  return { name: b.name, session, client, bank: new Bank(client) };
+}
 
-/** Deposits need the account: opened once (strong, idempotent) before any branch shows it. */
-const opening = branches[0]!.bank.open(account);
+// The first clients are made once, outside React: StrictMode mounts components twice in
+// development, and a client is a connection, not component state. Signing in as someone else
+// makes a new one, in the event handler.
+const initial: readonly BranchClient[] = config.branches.map((b) =>
+  connectBranch(b, signIn === undefined ? null : (b.user ?? signIn.users[0]!)),
+);
+
+/**
+ * Deposits need the account: opened once (strong, idempotent) before any branch shows it, by the
+ * first branch, for the owner the page server names (a user may open an account for itself only,
+ * so the first branch starts signed in as the owner).
+ */
+const opening: Promise<Opened> = initial[0]!.bank.open(
+  account,
+  signIn === undefined ? {} : { owner: signIn.owner },
+);
 
 type Kind = 'deposit' | 'withdraw' | 'interest';
 
@@ -66,6 +91,8 @@ interface Trail {
 interface Entry {
   readonly seq: number;
   readonly branch: string;
+  /** Who made it (signed in), or null. */
+  readonly user: string | null;
   readonly kind: Kind;
   readonly label: string;
   readonly op: Correctable<number> | Correctable<WithdrawResult>;
@@ -77,7 +104,9 @@ const outcomeOf = (r: WithdrawResult): 'accepted' | 'refused' => (r.ok ? 'accept
 function describeWithdrawal(r: WithdrawResult): string {
   if (r.ok) return `Approved · balance ${formatCents(r.balance)}`;
   if (r.reason === 'forbidden')
-    return `Declined: only the account's owner${r.owner === null ? '' : `, ${r.owner},`} withdraws from it`;
+    return r.owner === null
+      ? 'Declined: this account has no owner to withdraw from it'
+      : `Declined: only ${r.owner}, whose account it is, withdraws from it`;
   return `Declined: ${r.reason} (short by ${formatCents(r.shortBy)}) · balance ${formatCents(r.balance)}`;
 }
 
@@ -101,9 +130,10 @@ function track(op: Entry['op']): Trail {
 }
 
 function App() {
+  const [branches, setBranches] = useState<readonly BranchClient[]>(initial);
   const [entries, setEntries] = useState<readonly Entry[]>([]);
-  const [amounts, setAmounts] = useState(() => branches.map(() => '10.00'));
-  const [opened, setOpened] = useState<Error | boolean>(false);
+  const [amounts, setAmounts] = useState(() => initial.map(() => '10.00'));
+  const [opened, setOpened] = useState<Error | Opened | null>(null);
   const [readyBranches, setReadyBranches] = useState<ReadonlySet<number>>(new Set());
   /** Ops that waited offline, and how many of them are now in the agreed order. */
   const [offline, setOffline] = useState({ waiting: 0, applied: 0 });
@@ -112,14 +142,16 @@ function App() {
 
   useEffect(() => {
     opening.then(
-      () => setOpened(true),
+      (o) => setOpened(o),
       (e: unknown) => setOpened(e instanceof Error ? e : new Error(String(e))),
     );
   }, []);
 
   function add(i: number, kind: Kind, label: string, op: Entry['op']): void {
     const trail = track(op);
-    const entry: Entry = { seq: ++seq.current, branch: branches[i]!.name, kind, label, op, trail };
+    const { name, session } = branches[i]!;
+    const user = session?.user ?? null;
+    const entry: Entry = { seq: ++seq.current, branch: name, user, kind, label, op, trail };
     setEntries((es) => [entry, ...es]);
     // The page's one summary of offline work: how many waited, and how many are now applied.
     let counted = false;
@@ -178,16 +210,40 @@ function App() {
           i,
           'interest',
           `Interest ${rateBps / 100} % on ${formatCents(seen)}: +${formatCents(cents)}`,
-          bank.deposit(account, cents),
+          bank.interest(account, cents),
         );
       },
       () => undefined, // the balance on screen already says the server is out of reach
     );
   }
 
+  /**
+   * Signs branch i in as `user`: a new client (a session is its user's). The old one is closed;
+   * its ops still in flight end as closed, and their rows say so.
+   */
+  function signInAs(i: number, user: string): void {
+    if (branches[i]!.session?.user === user) return;
+    const next = connectBranch(config.branches[i]!, user);
+    setBranches((bs) => bs.map((b, j) => (j === i ? next : b)));
+    setReadyBranches((s) => new Set([...s].filter((j) => j !== i)));
+  }
+
+  // A client no branch uses any more is closed once the cards have let go of it (after the
+  // render that swapped it out: closing it first would fail their live queries on screen).
+  const made = useRef(new Set(initial.map((b) => b.client)));
+  useEffect(() => {
+    for (const c of made.current)
+      if (!branches.some((b) => b.client === c)) {
+        c.close();
+        made.current.delete(c);
+      }
+    for (const b of branches) made.current.add(b.client);
+  }, [branches]);
+
   const markReady = (i: number): void =>
     setReadyBranches((s) => (s.has(i) ? s : new Set([...s, i])));
   const everyReady = readyBranches.size === branches.length;
+  const owner = opened === null || opened instanceof Error ? undefined : opened.owner;
 
   return (
     <>
@@ -202,17 +258,28 @@ function App() {
         only, so two branches can never overdraw the account together. Operations made while offline
         wait here and are sent when the connection is back, once each.
       </p>
+      {signIn !== undefined && (
+        <p data-role="rules">
+          {owner === undefined ? 'The account' : `The account is ${owner}'s`}: only{' '}
+          {owner ?? 'its owner'} withdraws from it, anyone signed in deposits, and only an admin
+          adds interest. Each branch is signed in as its own user; sign both in as{' '}
+          {owner ?? 'the owner'} to race two withdrawals.
+        </p>
+      )}
       {opened instanceof Error && (
         <p className="phase phase-error">Cannot open the account: {errorText(opened)}</p>
       )}
       <OfflineSummary {...offline} />
       <div id="branches">
         {branches.map((b, i) => (
-          <CreekProvider key={i} client={b.client}>
+          // Keyed by its user too: signing in as someone else starts the card afresh.
+          <CreekProvider key={`${i}:${b.session?.user ?? ''}`} client={b.client}>
             <BranchCard
               index={i}
               name={b.name}
-              opened={opened === true}
+              session={b.session}
+              onSignIn={(user) => signInAs(i, user)}
+              opened={opened !== null && !(opened instanceof Error)}
               amount={amounts[i]!}
               inputRef={(el) => {
                 inputs.current[i] = el;
@@ -276,6 +343,8 @@ function OfflineSummary({ waiting, applied }: { waiting: number; applied: number
 interface BranchCardProps {
   readonly index: number;
   readonly name: string;
+  readonly session: DevSession | null;
+  onSignIn(user: string): void;
   readonly opened: boolean;
   readonly amount: string;
   inputRef(el: HTMLInputElement | null): void;
@@ -316,6 +385,11 @@ function BranchCard(p: BranchCardProps) {
       <h2>
         {p.name} <ConnectionBadge status={status} />
       </h2>
+      {p.session !== null && signIn !== undefined && (
+        <p>
+          <SignInPicker users={signIn.users} session={p.session} onPick={p.onSignIn} />
+        </p>
+      )}
       <p className="balance">
         Balance{' '}
         <span className={`phase phase-${phase}`}>
@@ -358,7 +432,7 @@ function BranchCard(p: BranchCardProps) {
           Withdraw
         </button>{' '}
         <button data-action="interest" disabled={!ready} onClick={p.onInterest}>
-          Add interest ({rateBps / 100} %)
+          Add interest ({rateBps / 100} %{signIn === undefined ? '' : ', admins only'})
         </button>
       </p>
     </section>
@@ -373,7 +447,11 @@ function Row({ entry }: { entry: Entry }) {
   const { trail } = entry;
   let text: string;
   let outcome: 'accepted' | 'refused' | undefined;
-  if (s.error !== undefined) text = errorText(s.error);
+  if (s.error instanceof Forbidden && entry.kind === 'interest') {
+    // Refused by the cluster before it was ordered: a decline, not a failure of the system.
+    outcome = 'refused';
+    text = 'Declined: only an admin adds interest';
+  } else if (s.error !== undefined) text = errorText(s.error);
   else if (s.queued) text = 'Waiting for the connection: sent once it is back';
   else if (s.value === undefined) text = 'Sending…';
   else if (typeof s.value === 'number') {
@@ -400,8 +478,12 @@ function Row({ entry }: { entry: Entry }) {
       data-revised={revised === undefined ? undefined : revised ? 'yes' : 'no'}
       data-views={trail.views.join(' ')}
       data-offline={trail.offline ? 'yes' : undefined}
+      data-user={entry.user ?? undefined}
     >
-      <td>{entry.branch}</td>
+      <td>
+        {entry.branch}
+        {entry.user !== null && ` · ${entry.user}`}
+      </td>
       <td>{entry.label}</td>
       <td
         data-cell="status"

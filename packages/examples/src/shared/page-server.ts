@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
+import { devSignInHandler, type DevIdentity } from '@creek/server/node';
 
 export interface PageOptions {
   readonly title: string;
@@ -21,6 +22,14 @@ export interface PageOptions {
   readonly host?: string;
   /** The visualizer watching the page's cluster: the page links to it. */
   readonly visualizer?: string;
+  /**
+   * The cluster's dev identity provider: the server then answers `GET /dev/users` and
+   * `GET /dev/sign-in?user=NAME` (a token for any dev user), same origin as the page, so the page
+   * can offer "sign in as". For development only: whoever reaches the page signs in as anyone.
+   */
+  readonly signIn?: DevIdentity;
+  /** The names the picker offers (`GET /dev/users`); default the dev identity's: alice, bob, admin. */
+  readonly users?: readonly string[];
 }
 
 export interface ServedPage {
@@ -68,8 +77,17 @@ ${options.visualizer === undefined ? '' : `<p class="visualizer">Watch the clust
 </body>
 </html>
 `;
+  const signIn =
+    options.signIn === undefined
+      ? null
+      : devSignInHandler(
+          options.signIn,
+          options.users === undefined ? {} : { users: options.users },
+        );
   const server: Server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
+    // The sign-in answers its own paths (and their wrong methods); everything else falls through.
+    if (signIn?.(req, res) === true) return;
     if (req.method !== 'GET') {
       res.writeHead(405).end();
     } else if (path === '/') {
@@ -123,5 +141,6 @@ header { display: flex; align-items: baseline; justify-content: space-between; g
 .hint, .muted { color: #5a6270; font-size: .9rem; }
 .tentative { color: #8a6100; } .stable, .confirmed { color: #1f7a3a; } .revoked, .error { color: #b3261e; }
 .visualizer { margin-top: 2rem; color: #5a6270; font-size: .9rem; }
+.sign-in select { font: inherit; }
 table { border-collapse: collapse; } td, th { padding: .2rem .6rem; text-align: left; border-bottom: 1px solid #ddd; }
 `;

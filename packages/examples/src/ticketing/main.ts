@@ -104,6 +104,7 @@ async function serve(flags: TicketingFlags, cluster: ExampleCluster): Promise<vo
     token: cluster.token,
     event,
     threshold: flags.threshold,
+    ...(cluster.identity === null ? {} : { signIn: cluster.identity }),
     ...(flags.serve !== undefined && flags.serve > 0 ? { port: flags.serve } : {}),
     ...(viz === null ? {} : { visualizer: viz.url }),
   });

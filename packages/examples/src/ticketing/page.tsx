@@ -13,15 +13,21 @@
  * reserved | waiting | confirmed | reissued | withdrawn | sold-out | error) and `data-phase`;
  * `data-trail` lists the states it went through. `#stock` has `data-level` (weak | strong).
  *
+ * On a cluster that verifies users' tokens (the page server then signs dev users in), the page is
+ * signed in as one user, with a picker to sign in as another (new clients: a session is its
+ * user's), and lists that user's own tickets, a live query of `tickets.mine` (`#mine`, one `li`
+ * per ticket with `data-ticket`). `[data-role=sign-in]` has `data-user` and `data-state`.
+ *
  * `import type` for the app: the browser gets the client SDK only, never the server's code.
  */
 import { connect, type Correctable, type CreekClient } from '@creek/client';
 import { createCreekHooks, useCorrectable } from '@creek/react';
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { z } from 'zod';
 import { ConnectionBadge } from '../shared/ui/connection-badge.js';
 import { mountApp, readPageConfig } from '../shared/ui/mount.js';
 import { errorText, phaseOf, type Phase } from '../shared/ui/phase.js';
+import { DevSession, SignInPicker } from '../shared/ui/sign-in.js';
 import type { Bought, TicketingApp } from './app.js';
 import { outcomeOf, sellsOnPreliminary, type Outcome } from './policy.js';
 
@@ -31,18 +37,41 @@ const config = readPageConfig(
     token: z.string(),
     event: z.string(),
     threshold: z.number().int().min(0),
+    /** Dev users to sign in as, and whom the page starts as; absent: anonymous clients. */
+    signIn: z
+      .object({ users: z.array(z.string().min(1)).min(1), user: z.string().min(1) })
+      .optional(),
   }),
 );
+const { signIn } = config;
 const { CreekProvider, useWatch, useStatus } = createCreekHooks<TicketingApp>();
 
-/** One client per server, each preferring its own and failing over to the others. */
-const clients: CreekClient<TicketingApp>[] = config.urls.map((url, i) =>
-  connect<TicketingApp>({
-    urls: [url, ...config.urls.filter((_, j) => j !== i)],
-    token: config.token,
-    offline: true,
-  }),
-);
+/** Who the page is signed in as, and its clients: one per server. */
+interface Buyers {
+  readonly session: DevSession | null;
+  readonly clients: readonly CreekClient<TicketingApp>[];
+}
+
+/**
+ * One client per server, each preferring its own and failing over to the others; all signed in
+ * as `user` (through the page server's dev sign-in), or anonymous.
+ */
+function connectAll(user: string | null): Buyers {
+  const session = user === null ? null : new DevSession(user);
+  const clients = config.urls.map((url, i) =>
+    connect<TicketingApp>({
+      urls: [url, ...config.urls.filter((_, j) => j !== i)],
+      token: config.token,
+      offline: true,
+      ...(session === null ? {} : { auth: session.token }),
+    }),
+  );
+  return { session, clients };
+}
+
+// Made once, outside React (StrictMode mounts twice in development); signing in as someone else
+// makes new ones in the event handler.
+const initial = connectAll(signIn?.user ?? null);
 /** This page's buyers: customer names the app records, never shown. */
 const customerPrefix = `web-${Math.random().toString(36).slice(2, 8)}`;
 
@@ -89,18 +118,38 @@ function buy(client: CreekClient<TicketingApp>, seq: number): Purchase {
 const stateOf = (o: Outcome): string => (o === 'sold' ? 'confirmed' : o);
 
 function App() {
+  const [buyers, setBuyers] = useState<Buyers>(initial);
   const [purchases, setPurchases] = useState<readonly Purchase[]>([]);
   const seq = useRef(0);
+  const { clients, session } = buyers;
+  // Clients of an earlier user are closed once the components have let go of them.
+  const made = useRef(new Set(initial.clients));
+  useEffect(() => {
+    for (const c of made.current)
+      if (!clients.includes(c)) {
+        c.close();
+        made.current.delete(c);
+      }
+    for (const c of clients) made.current.add(c);
+  }, [clients]);
+  const signInAs = (user: string): void => {
+    if (session?.user !== user) setBuyers(connectAll(user));
+  };
   const start = (targets: readonly CreekClient<TicketingApp>[]): void => {
     const made = targets.map((c) => buy(c, ++seq.current));
     setPurchases((ps) => [...made.reverse(), ...ps]);
   };
   return (
-    <CreekProvider client={clients[0]!}>
+    <CreekProvider key={session?.user ?? ''} client={clients[0]!}>
       <header>
         <h1>Creek Tickets</h1>
         <Connection />
       </header>
+      {session !== null && signIn !== undefined && (
+        <p>
+          <SignInPicker users={signIn.users} session={session} onPick={signInAs} />
+        </p>
+      )}
       <Stock />
       <p>
         <button id="buy" onClick={() => start(clients.slice(0, 1))}>
@@ -125,6 +174,7 @@ function App() {
           <PurchaseRow key={p.seq} purchase={p} />
         ))}
       </ol>
+      {session !== null && <MyTickets user={session.user} />}
     </CreekProvider>
   );
 }
@@ -145,6 +195,38 @@ function Stock() {
       tickets left
       {left.value !== undefined && !confirmed && <span className="tag">updating</span>}
     </p>
+  );
+}
+
+/** The signed-in user's own tickets for this event, pushed by the server as they change. */
+function MyTickets({ user }: { user: string }) {
+  const mine = useWatch('tickets.mine', { event: config.event });
+  return (
+    <section>
+      <h2>
+        {user}'s tickets{' '}
+        {mine.value !== undefined && mine.level !== 'strong' && (
+          <span className="tag">updating</span>
+        )}
+      </h2>
+      {mine.error !== undefined ? (
+        <p className="error">{errorText(mine.error)}</p>
+      ) : mine.value === undefined ? (
+        <p>…</p>
+      ) : mine.value.length === 0 ? (
+        <p id="mine" data-level={mine.level ?? ''} className="hint">
+          None yet.
+        </p>
+      ) : (
+        <ul id="mine" data-level={mine.level ?? ''}>
+          {mine.value.map((t) => (
+            <li key={t.ticket} data-ticket={t.ticket}>
+              Ticket {t.ticket}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }
 

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { DEV_USERS, type DevIdentity } from '@creek/server/node';
 import { servePage, type ServedPage } from '../shared/page-server.js';
 
 export interface TicketingPageOptions {
@@ -10,6 +11,10 @@ export interface TicketingPageOptions {
   readonly port?: number;
   /** The visualizer watching this cluster, linked from the page. */
   readonly visualizer?: string;
+  /** The cluster's dev identity: the page signs in with its tokens, as `user` at first. */
+  readonly signIn?: DevIdentity;
+  /** Whom the page is signed in as at first (with `signIn`); default alice. */
+  readonly user?: string;
 }
 
 // The page, a React app next to this file (tsx runs main.ts from source; esbuild bundles it).
@@ -30,8 +35,12 @@ export function serveTicketingPage(options: TicketingPageOptions): Promise<Serve
       token: options.token,
       event: options.event,
       threshold: options.threshold,
+      ...(options.signIn === undefined
+        ? {}
+        : { signIn: { users: [...DEV_USERS], user: options.user ?? 'alice' } }),
     },
     css: CSS,
+    ...(options.signIn !== undefined ? { signIn: options.signIn } : {}),
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.visualizer !== undefined ? { visualizer: options.visualizer } : {}),
   });

@@ -88,6 +88,7 @@ async function signIn(user) {
   });
   const query = client.watch('todo.list', {});
   session = { user, client, query };
+  $('#list').dataset.loaded = 'no';
   notice('');
   document.body.dataset.user = user;
   for (const b of document.querySelectorAll('#users button'))
@@ -165,6 +166,7 @@ function render() {
     }),
   );
   $('#empty').hidden = rows.length > 0 || query.latest() === undefined;
+  $('#list').dataset.loaded = query.latest() === undefined ? 'no' : 'yes';
 }
 
 /**

@@ -136,7 +136,7 @@ describe('two users on one cluster', () => {
   });
 });
 
-/** Runs client.js to its end with `args`, and CREEK_USER_TOKEN when `user` is given. */
+/** Runs client.js to its end with `args`, and TODO_USER_TOKEN when `user` is given. */
 function runClient(
   args: string[],
   env: Record<string, string> = {},
@@ -145,7 +145,7 @@ function runClient(
     const child = spawn(
       process.execPath,
       [CLIENT, '--data', cluster.dir, '--urls', cluster.urls.join(','), ...args],
-      { env: { ...process.env, CREEK_USER_TOKEN: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { env: { ...process.env, TODO_USER_TOKEN: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
     let stderr = '';
@@ -156,7 +156,7 @@ function runClient(
 }
 
 const tokenOf = async (user: string): Promise<Record<string, string>> => ({
-  CREEK_USER_TOKEN: (await cluster.identity!.mint(user)).token,
+  TODO_USER_TOKEN: (await cluster.identity!.mint(user)).token,
 });
 
 describe('the plain Node client (client.js)', () => {
@@ -180,8 +180,8 @@ describe('the plain Node client (client.js)', () => {
   it('says what is wrong with a missing or refused token, a bad command or bad text', async () => {
     const noToken = await runClient(['list']);
     expect(noToken.code).toBe(2);
-    expect(noToken.stderr).toMatch(/no user token: set CREEK_USER_TOKEN/);
-    const forged = await runClient(['list'], { CREEK_USER_TOKEN: 'not.a.token' });
+    expect(noToken.stderr).toMatch(/no user token: set TODO_USER_TOKEN/);
+    const forged = await runClient(['list'], { TODO_USER_TOKEN: 'not.a.token' });
     expect(forged.code).toBe(1);
     expect(forged.stderr).toMatch(/unauthorized|token/i);
     const dave = await tokenOf('dave');
@@ -229,6 +229,38 @@ describe("the page's server", () => {
       expect((await get('/', { method: 'POST' })).status).toBe(405);
     } finally {
       await page.close();
+    }
+  });
+});
+
+describe('npm run example:todo', () => {
+  const MAIN = fileURLToPath(new URL('../src/todo/main.ts', import.meta.url));
+  const run = (args: string[]): Promise<{ code: number | null; stderr: string }> =>
+    new Promise((resolve) => {
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', '--conditions=creek-source', MAIN, ...args],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.once('exit', (code) => resolve({ code, stderr }));
+    });
+
+  it('refuses bad flags with why, before it starts anything', async () => {
+    const urls = cluster.urls.join(',');
+    for (const [args, why] of [
+      [['--urls', urls, '--token', cluster.token], /--urls and --data go together/],
+      [['--data', cluster.dir], /--urls and --data go together/],
+      [['--urls', urls, '--token', cluster.token, '--data', '/nonexistent'], /no dev identity/],
+      [['--urls', urls, '--data', cluster.dir], /--urls needs --token/],
+      [['--serve', 'http'], /--serve/],
+      [['--replicas', '0'], /--replicas/],
+      [['--bogus'], /Unknown option '--bogus'/],
+    ] as const) {
+      const r = await run([...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(why);
     }
   });
 });

@@ -1,7 +1,7 @@
 /**
  * A plain Node client of the todo app: signs in with a user's token, adds a todo or lists them.
  *
- *   export CREEK_USER_TOKEN=$(npm run -s creek -- dev token --user alice)
+ *   export TODO_USER_TOKEN=$(npm run -s creek -- dev token --user alice)
  *   node packages/examples/src/todo/client.js add "buy milk"
  *   node packages/examples/src/todo/client.js list
  *
@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { connect } from '@creek/client';
 
 const USAGE = `usage: node packages/examples/src/todo/client.js [--data DIR] [--urls U1,U2] add TEXT | list
-  CREEK_USER_TOKEN  the signed-in user's token (npm run -s creek -- dev token --user alice prints one)
+  TODO_USER_TOKEN  the signed-in user's token (npm run -s creek -- dev token --user alice prints one)
   --data DIR        the cluster's data directory, for its client token (default .creek/dev)
   --urls U1,U2      the replicas' client URLs (default ws://127.0.0.1:7100/client and the next two)`;
 
@@ -42,10 +42,10 @@ const [command, ...rest] = parsed.positionals;
 if (!((command === 'add' && rest.length === 1) || (command === 'list' && rest.length === 0)))
   fail('say what to do: add TEXT, or list');
 
-const userToken = process.env.CREEK_USER_TOKEN?.trim() ?? '';
+const userToken = process.env.TODO_USER_TOKEN?.trim() ?? '';
 if (userToken === '')
   fail(
-    'no user token: set CREEK_USER_TOKEN (npm run -s creek -- dev token --user alice prints one)',
+    'no user token: set TODO_USER_TOKEN (npm run -s creek -- dev token --user alice prints one)',
   );
 
 const data = parsed.values.data ?? '.creek/dev';

@@ -4,8 +4,6 @@
  * Or on a running `creek dev` cluster: `--urls … --token … --data DIR` (its data directory, whose
  * dev identity signs users in). Ctrl-C stops the page and the cluster it started.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DevIdentity, devSignInHandler } from '@creek/server/node';
 import { z } from 'zod';
@@ -38,7 +36,7 @@ async function main(argv: string[]): Promise<number> {
   const flags = parseFlags(argv, TodoFlagsSchema, USAGE);
   if ((flags.urls === undefined) !== (flags.data === undefined))
     throw new Error(`--urls and --data go together\n\n${USAGE}`);
-  if (flags.data !== undefined && !existsSync(join(flags.data, 'dev-identity')))
+  if (flags.data !== undefined && !DevIdentity.existsIn(flags.data))
     throw new Error(
       `--data ${flags.data}: no dev identity there; give the data directory of the \`creek dev\` that runs the cluster`,
     );
@@ -53,10 +51,10 @@ async function main(argv: string[]): Promise<number> {
       port: flags.serve ?? 0,
     });
     process.stdout.write(
-      `todo page: ${page.url}  (sign in as alice, bob or admin; Ctrl-C stops the page and the cluster)\n` +
+      `todo page: ${page.url}  (sign in as alice, bob or admin; Ctrl-C stops the page${cluster.local === null ? '' : ' and the cluster'})\n` +
         (viz === null
           ? ''
-          : `visualizer: ${viz.url}  (kill every replica there to see the page offline)\n`),
+          : `visualizer: ${viz.url}  (pause every replica there to see the page offline)\n`),
     );
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);

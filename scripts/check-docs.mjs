@@ -14,16 +14,25 @@
 //    `creek member` or `creek check` in a shell block, and every flag in the first column of a
 //    settings table (of the command the text before the table last names), must be one the
 //    command's `--help` lists.
-// 3. The quickstart, for real. docs/getting-started.md's first app (the blocks named
-//    hello/app.ts and hello/client.ts; README.md must show the same two) is written to
+// 3. Excerpts. A ```js block whose first line names a file of the repository
+//    (`// packages/examples/src/todo/app.js`) must be that file, line for line; with
+//    `(excerpt)` after the name, each run of lines between `// …` lines must be a run of the
+//    file's lines, in the file's order.
+// 4. The quickstart, for real. docs/getting-started.md's first app (the blocks named
+//    hello/app.ts and hello/client.ts) is written to
 //    .docs-check/quickstart/, `creek dev --app hello/app.ts --data .creek/hello` starts a local
 //    cluster on it (the page's `npm run creek -- dev`, run from that folder, on free ports instead
 //    of 7100), the client runs as the page runs it (`npx tsx hello/client.ts`, pointed at those
 //    ports), and what it prints must be the page's output block (the ```text block after
 //    `<!-- docs-check: output of hello/client.ts -->`). Then the cluster is stopped as Ctrl-C
 //    stops it.
+// 5. README.md's first app (the todo example), for real: its commands are run from the root as
+//    the page gives them (`creek dev --app packages/examples/src/todo/app.js`, `creek dev token
+//    --user alice`, then the example's client.js with that token), on a fresh data directory and
+//    free ports instead of .creek/todo and 7100, and what the client prints must be the page's
+//    output block (after `<!-- docs-check: output of todo/client.js -->`).
 //
-// Usage: node scripts/check-docs.mjs [--only types|flags|quickstart] [--keep]
+// Usage: node scripts/check-docs.mjs [--only types|excerpts|flags|quickstart|first-app] [--keep]
 //   --keep leaves .docs-check/ in place to look at.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,11 +57,24 @@ const QUICKSTART_COMMANDS = [
 /** The client URL the page's client uses: the check points it at the ports it started on. */
 const QUICKSTART_URL = 'ws://127.0.0.1:7100/client';
 
+const FIRST_APP_PAGE = 'README.md';
+const FIRST_APP = 'packages/examples/src/todo/app.js';
+const FIRST_APP_CLIENT = 'packages/examples/src/todo/client.js';
+/** The data directory the page's commands name: the check gives each a fresh one instead. */
+const FIRST_APP_DATA = '.creek/todo';
+/** The commands the page gives, in order; this script runs their equivalents. */
+const FIRST_APP_COMMANDS = [
+  `npm run creek -- dev --app ${FIRST_APP} --data ${FIRST_APP_DATA}`,
+  `export TODO_USER_TOKEN=$(npm run -s creek -- dev token --user alice --data ${FIRST_APP_DATA})`,
+  `node ${FIRST_APP_CLIENT} --data ${FIRST_APP_DATA} add "buy milk"`,
+];
+
 const args = process.argv.slice(2);
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
 const keep = args.includes('--keep');
-if (only !== undefined && !['types', 'flags', 'quickstart'].includes(only)) {
-  console.error('usage: node scripts/check-docs.mjs [--only types|flags|quickstart] [--keep]');
+const CHECKS = ['types', 'excerpts', 'flags', 'quickstart', 'first-app'];
+if (only !== undefined && !CHECKS.includes(only)) {
+  console.error(`usage: node scripts/check-docs.mjs [--only ${CHECKS.join('|')}] [--keep]`);
   process.exit(2);
 }
 
@@ -185,6 +207,59 @@ function checkTypes() {
   );
 }
 
+/** A line that stands for lines an excerpt leaves out. */
+const GAP = /^\s*\/\/ …\s*$/;
+
+/** Each ```js block that names a repository file is that file, or (excerpt) runs of its lines. */
+function checkExcerpts() {
+  let count = 0;
+  for (const page of pages()) {
+    for (const b of blocks(page)) {
+      if (b.lang !== 'js') continue;
+      const named = /^\/\/ ([\w./-]+\.m?js)( \(excerpt\))?\s*$/.exec(b.text.split('\n')[0] ?? '');
+      if (named === null) continue;
+      const [, file, excerpt] = named;
+      const where = `${page}:${b.line}`;
+      if (!existsSync(join(ROOT, file))) {
+        problem(where, `names ${file}, which is not in the repository`);
+        continue;
+      }
+      count++;
+      const lines = readFileSync(join(ROOT, file), 'utf8').replace(/\n$/, '').split('\n');
+      const shown = b.text.split('\n').slice(1);
+      if (excerpt === undefined) {
+        if (shown.join('\n') !== lines.join('\n'))
+          problem(
+            where,
+            `differs from ${file} (say "(excerpt)" after the name to show part of it)`,
+          );
+        continue;
+      }
+      // Each run between gaps, found in the file after the run before it.
+      const runs = [[]];
+      for (const line of shown) {
+        if (GAP.test(line)) runs.push([]);
+        else runs.at(-1).push(line);
+      }
+      let from = 0;
+      for (const run of runs.filter((r) => r.length > 0)) {
+        let at = -1;
+        for (let i = from; i + run.length <= lines.length && at < 0; i++)
+          if (run.every((line, k) => lines[i + k] === line)) at = i;
+        if (at < 0) {
+          problem(
+            where,
+            `this excerpt of ${file} is not in it (in this order): the run starting "${run[0].trim()}"`,
+          );
+          break;
+        }
+        from = at + run.length;
+      }
+    }
+  }
+  console.log(`docs: ${count} JavaScript blocks compared with the files they name`);
+}
+
 /** The packages' dist/, which `creek` and a plain client run: up to date, as npm ci leaves it. */
 function build() {
   const run = spawnSync(
@@ -293,10 +368,14 @@ function waitForOutput(child, text, ms, log) {
   });
 }
 
-/** Runs a command to its end; its exit status and output. */
-function runToEnd(command, commandArgs, cwd, ms) {
+/** Runs a command to its end (with `env` added to this one's); its exit status and output. */
+function runToEnd(command, commandArgs, cwd, ms, env = {}) {
   return new Promise((resolve) => {
-    const child = spawn(command, commandArgs, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, commandArgs, {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -340,14 +419,6 @@ async function checkQuickstart() {
     if (b === undefined)
       problem(GETTING_STARTED, `has no block named ${name} (its first line: // ${name})`);
     else files.set(name, b.text);
-  }
-  const readme = blocks('README.md');
-  for (const [name, body] of files) {
-    const b = readme.find((x) => x.name === name);
-    if (b === undefined)
-      problem('README.md', `has no block named ${name}: show the first app of ${GETTING_STARTED}`);
-    else if (b.text !== body)
-      problem(`README.md:${b.line}`, `${name} differs from ${GETTING_STARTED}'s`);
   }
   const expected = guide.find(
     (b) => b.directive === 'output of hello/client.ts' && b.lang === 'text',
@@ -407,12 +478,87 @@ async function checkQuickstart() {
   }
 }
 
+async function checkFirstApp() {
+  const text = readFileSync(join(ROOT, FIRST_APP_PAGE), 'utf8');
+  for (const command of FIRST_APP_COMMANDS)
+    if (!text.includes(command))
+      problem(
+        FIRST_APP_PAGE,
+        `no longer says \`${command}\`: update it or this check (${relative(ROOT, fileURLToPath(import.meta.url))})`,
+      );
+  const expected = blocks(FIRST_APP_PAGE).find(
+    (b) => b.directive === 'output of todo/client.js' && b.lang === 'text',
+  );
+  if (expected === undefined) {
+    problem(
+      FIRST_APP_PAGE,
+      'has no ```text block after <!-- docs-check: output of todo/client.js -->',
+    );
+    return;
+  }
+  const data = join(WORK, 'first-app');
+  const port = await freePorts();
+  const started = Date.now();
+  const dev = spawn(
+    process.execPath,
+    [CREEK, 'dev', '--app', FIRST_APP, '--data', data, '--port', String(port)],
+    { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const devLog = [];
+  try {
+    await waitForOutput(dev, 'Press Ctrl-C to stop.', 60_000, devLog);
+    const token = await runToEnd(
+      process.execPath,
+      [CREEK, 'dev', 'token', '--user', 'alice', '--data', data],
+      ROOT,
+      30_000,
+    );
+    if (token.code !== 0) {
+      problem(
+        FIRST_APP_PAGE,
+        `creek dev token exited with ${token.signal ?? token.code}:\n${token.stderr}`,
+      );
+      return;
+    }
+    const urls = [0, 1, 2].map((i) => `ws://127.0.0.1:${port + i}/client`).join(',');
+    const run = await runToEnd(
+      process.execPath,
+      [FIRST_APP_CLIENT, '--data', data, '--urls', urls, 'add', 'buy milk'],
+      ROOT,
+      30_000,
+      { TODO_USER_TOKEN: token.stdout.trim() },
+    );
+    const got = run.stdout.trim();
+    const want = expected.text.trim();
+    if (run.code !== 0)
+      problem(
+        FIRST_APP_PAGE,
+        `${FIRST_APP_CLIENT} exited with ${run.signal ?? run.code}:\n${run.stdout}${run.stderr}`,
+      );
+    else if (got !== want)
+      problem(
+        FIRST_APP_PAGE,
+        `${FIRST_APP_CLIENT} printed\n${got}\n  where the page shows\n${want}`,
+      );
+    else
+      console.log(
+        `docs: README's first app ran (creek dev --app ${FIRST_APP}, creek dev token, client.js) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
+  } catch (err) {
+    problem(FIRST_APP_PAGE, `creek dev --app ${FIRST_APP}: ${err.message}\n${devLog.join('')}`);
+  } finally {
+    await stop(dev);
+  }
+}
+
 rmSync(WORK, { recursive: true, force: true });
 try {
   if (only === undefined || only === 'types') checkTypes();
-  if (only !== 'types') build();
+  if (only === undefined || only === 'excerpts') checkExcerpts();
+  if (only !== 'types' && only !== 'excerpts') build();
   if (only === undefined || only === 'flags') checkFlags();
   if (only === undefined || only === 'quickstart') await checkQuickstart();
+  if (only === undefined || only === 'first-app') await checkFirstApp();
 } finally {
   if (!keep) rmSync(WORK, { recursive: true, force: true });
 }

@@ -7,9 +7,10 @@
  * op can read or change another user's todos. An id in the arguments names a todo of the
  * caller's own list only.
  *
- * Why the writes can be weak (one answer, from one replica, at once): Gemini's rule (RedBlue
- * §4–5) says an op may be blue (weak) when it commutes with every op it can run concurrently with
- * and cannot break an invariant. Here:
+ * Why the writes can be weak (one answer, from one replica, at once): Gemini's rule (RedBlue §4.2
+ * Theorem 1, §5.3 Theorem 2) lets an op be blue (weak) when it is invariant safe and commutes with
+ * the ops it may be reordered with, which are the concurrent ones: causally ordered ops are applied
+ * in that order everywhere. Here:
  * - the list has no invariant across todos (no limit, no uniqueness of texts), so no op can break
  *   one;
  * - `todo.add` writes a key no other op writes first: the client picks a fresh id, so two adds
@@ -17,9 +18,10 @@
  * - `todo.toggle` flips a todo: two flips of one todo give the same state in either order, and a
  *   flip and a remove of one todo leave it removed in either order (a flip of a missing todo
  *   changes nothing).
- * Only one user's devices ever race on a list, and their ops still reach every replica's committed
- * order, so replicas converge; what a race can change is an answer (which flip came first), never
- * the state. A list the user must agree on (a shared budget, a seat limit) would need strong ops.
+ * Only one user's devices ever race on a list, and Creek commits weak ops too, so replicas would
+ * converge in any case; commuting is what makes a race change no state, only an answer (which
+ * flip came first). A list the users must agree on (a shared budget, a seat limit) needs strong
+ * ops.
  */
 import { z } from 'zod';
 import { defineApp, op } from '@creek/app';

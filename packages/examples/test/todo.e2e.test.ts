@@ -136,7 +136,7 @@ describe('two users on one cluster', () => {
   });
 });
 
-/** Runs client.js to its end with `args`, and TODO_USER_TOKEN when `user` is given. */
+/** Runs client.js on this cluster to its end, with `args` and `env` (TODO_USER_TOKEN empty unless given). */
 function runClient(
   args: string[],
   env: Record<string, string> = {},

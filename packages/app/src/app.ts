@@ -25,11 +25,19 @@ export interface Tx {
   readonly user: User | null;
 }
 
-export interface OpDefinition<A extends z.ZodType = z.ZodType, R = unknown> {
+export interface OpDefinition<
+  A extends z.ZodType = z.ZodType,
+  R = unknown,
+  RO extends boolean = boolean,
+> {
   /** Zod schema for the arguments; checked before the op is ordered. */
   readonly args: A;
-  /** A read-only op that is weak is answered from local state and never gossiped. */
-  readonly readOnly?: boolean;
+  /**
+   * The op only reads: it may be watched (a live query), and when weak it is answered from local
+   * state and never gossiped. Its type keeps the literal, so a client typed from the app accepts
+   * only read-only ops in `watch`.
+   */
+  readonly readOnly?: RO;
   /**
    * Once the cluster verifies user tokens, ops are closed to anonymous callers: `public: true`
    * lets anyone call this one (no effect while the cluster verifies no tokens).
@@ -54,9 +62,9 @@ export interface OpDefinition<A extends z.ZodType = z.ZodType, R = unknown> {
  * is an `async` function: an op must be synchronous. (A run that returns a Promise some other
  * way fails at its first execution.)
  */
-export function op<A extends z.ZodType, R extends JsonValue | void>(
-  def: OpDefinition<A, R>,
-): OpDefinition<A, R> {
+export function op<A extends z.ZodType, R extends JsonValue | void, RO extends boolean = false>(
+  def: OpDefinition<A, R, RO>,
+): NoInfer<OpDefinition<A, R, RO>> {
   if (isAsync(def.run)) throw new Error(asyncRunError('op(...)'));
   return def;
 }

@@ -12,6 +12,7 @@ import {
 } from './creek-binding.js';
 import { LiveQuery } from './live-query.js';
 import { InvalidArguments } from './errors.js';
+import { WATCH_A_READ } from './watch-refusal.js';
 import { collectOptimistic } from './optimistic-views.js';
 import { checkJson, type JsonLimits } from './json-check.js';
 import { DEFAULT_CACHE_ENTRIES, ResultCache } from './result-cache.js';
@@ -19,6 +20,18 @@ import { DEFAULT_CACHE_ENTRIES, ResultCache } from './result-cache.js';
 /** The op definitions of an app type (`typeof app`). */
 type Definitions<A> = A extends App<infer D> ? D : never;
 export type OpName<A> = Extract<keyof Definitions<A>, string>;
+/**
+ * The ops `watch` takes: those the app marks `readOnly: true` (a live query re-reads its op; an op
+ * that writes would write each time). An op whose `readOnly` is only known as a `boolean` (an app
+ * typed as `App`, untyped) is let through here and checked at run time.
+ */
+export type ReadOpName<A> = {
+  [K in OpName<A>]: Definitions<A>[K] extends { readonly readOnly?: infer RO }
+    ? true extends RO
+      ? K
+      : never
+    : never;
+}[OpName<A>];
 /** What a caller passes: the schema's input (defaults may be left out). */
 export type ArgsOf<A, K extends OpName<A>> = Definitions<A>[K] extends {
   args: infer S extends z.ZodType;
@@ -198,7 +211,7 @@ export class CreekClient<A = App> {
    * (`strong`), and pushes each result that differs from the last. Arguments are checked as for
    * `invoke`; an op that writes is refused (the replica says so). At most 64 per connection.
    */
-  watch<K extends OpName<A>>(op: K, args: ArgsOf<A, K>): LiveQuery<ResultOf<A, K>> {
+  watch<K extends ReadOpName<A>>(op: K, args: ArgsOf<A, K>): LiveQuery<ResultOf<A, K>> {
     const checked = this.check(op, args);
     return new LiveQuery<ResultOf<A, K>>((sink) => {
       if (checked instanceof InvalidArguments) {
@@ -211,7 +224,7 @@ export class CreekClient<A = App> {
             op,
             field: 'op',
             problem: `'${op}' writes: only read-only ops can be watched`,
-            fix: 'watch a read-only op (readOnly: true), and invoke the ones that write',
+            fix: WATCH_A_READ,
           }),
         );
         return () => undefined;

@@ -1,5 +1,6 @@
 import type { ErrorCode } from '@creek/protocol';
 import { indeterminacyOf, settleIndeterminacy, type Indeterminate } from './indeterminacy.js';
+import { WATCH_A_READ, WATCHED_WRITE } from './watch-refusal.js';
 
 /**
  * Errors the Creek client reports. Every one extends {@link CreekError}, carries a stable `code`
@@ -269,8 +270,17 @@ export function errorFromWire(
   mayHaveTakenEffect = false,
 ): CreekError {
   switch (code) {
-    case 'invalid-arguments':
+    case 'invalid-arguments': {
+      const writes = WATCHED_WRITE.exec(message);
+      if (writes !== null)
+        return new InvalidArguments({
+          op: writes[1] ?? '',
+          field: 'op',
+          problem: message,
+          fix: WATCH_A_READ,
+        });
       return new InvalidArguments(message);
+    }
     case 'unknown-op':
       return new InvalidArguments({
         field: 'op',

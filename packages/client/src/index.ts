@@ -11,6 +11,7 @@ export {
   type InvokeOptions,
   type OptimisticViews,
   type OpName,
+  type ReadOpName,
   type ArgsOf,
   type ResultOf,
 } from './client.js';

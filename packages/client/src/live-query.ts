@@ -82,9 +82,12 @@ export class LiveQuery<T> {
   }
 
   /**
-   * The newest view in the session's own order, at either level, if any came: `{ value, level,
-   * final: false }`. A stable result replaces a tentative one only if it holds every op of the
-   * session the tentative one held (or has the same value); else the tentative view stays, newer.
+   * The newest view in the session's own order, if any came — a view, not the value: `{ value,
+   * level, final: false }`, the op's result in `value`. `level` is `weak` (the replica's tentative
+   * state), `strong` (its committed state) or `cached` (either, with the optimistic changes of the
+   * session's pending ops). A stable result replaces a tentative one only if it holds every op of
+   * the session the tentative one held (or has the same value); else the tentative view stays,
+   * newer. `undefined` before the first result (or optimistic change).
    */
   latest(): View<T> | undefined {
     return this.latestView;

@@ -63,13 +63,22 @@ describe('client.watch over a real cluster', () => {
     }
   });
 
-  it('refuses to watch an op that writes, and a 65th watch on one connection', async () => {
+  it('refuses to watch an op that writes or does not exist (advice about the op), and a 65th watch on one connection', async () => {
     const c = connect({ urls: [cluster.url(0)], token: cluster.token });
     try {
       const errors: CreekError[] = [];
       c.watch('kv.put', { key: 'x', value: 1 }).subscribe({ onError: (e) => errors.push(e) });
       await until('the refusal', () => errors.length === 1);
       expect(errors[0]!.message).toMatch(/only read-only ops can be watched/);
+      // Plain JavaScript, no app given: the replica's refusal is advice about the op.
+      expect(errors[0]).toMatchObject({ op: 'kv.put', field: 'op' });
+      expect(errors[0]!.message).toMatch(/invoke the ones that write/);
+      expect(errors[0]!.message).not.toMatch(/fix the arguments/);
+      // And an op the cluster does not have: advice about its name.
+      c.watch('kv.gett', { key: 'x' }).subscribe({ onError: (e) => errors.push(e) });
+      await until('the unknown op refused', () => errors.length === 2);
+      expect(errors[1]!.message).toMatch(/unknown operation 'kv\.gett'.*check the op name/);
+      expect(errors[1]!.message).not.toMatch(/fix the arguments/);
       const queries = Array.from({ length: 65 }, (_, i) => c.watch('kv.get', { key: `k${i}` }));
       await until('the 65th refused', () => queries[64]!.error !== undefined);
       expect(queries[64]!.error!.message).toMatch(/at most 64/);

@@ -17,6 +17,7 @@ import type {
   InvokeOptions,
   LiveQueryCorrection,
   OpName,
+  ReadOpName,
   ResultOf,
 } from '@creek/client';
 import { CorrectableStore, type OpState } from './correctable-store.js';
@@ -70,7 +71,7 @@ export interface CreekHooks<A> {
    * the first result. `onCorrection` hears a view that shows the session's own ops failed after
    * one showed them applied. New arguments watch anew; unmounting ends the query.
    */
-  useWatch<K extends OpName<A>>(
+  useWatch<K extends ReadOpName<A>>(
     op: K,
     args: ArgsOf<A, K>,
     options?: UseWatchOptions<ResultOf<A, K>>,
@@ -135,7 +136,7 @@ export function createCreekHooks<A>(): CreekHooks<A> {
     return useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
   }
 
-  function useWatch<K extends OpName<A>>(
+  function useWatch<K extends ReadOpName<A>>(
     op: K,
     args: ArgsOf<A, K>,
     options: UseWatchOptions<ResultOf<A, K>> = {},

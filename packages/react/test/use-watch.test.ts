@@ -1,8 +1,10 @@
 // @vitest-environment happy-dom
+import { defineApp, op } from '@creek/app';
 import { connect } from '@creek/client';
 import { act, createElement, type ReactNode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { createCreekHooks, type OpState } from '../src/index.js';
 
 /**
@@ -122,5 +124,26 @@ describe('useWatch', () => {
       act(() => root.unmount());
     }
     client.close();
+  });
+});
+
+describe('useWatch types', () => {
+  it('takes the read-only ops of the app alone (the expected errors are checked by tsc -b)', () => {
+    const app = defineApp({
+      'todo.add': op({ args: z.object({ text: z.string() }), run: () => null }),
+      'todo.list': op({ args: z.null(), readOnly: true, run: () => [] as string[] }),
+    });
+    const hooks = createCreekHooks<typeof app>();
+    expect(app.lookup('todo.list')?.readOnly).toBe(true);
+    // Never called: only the types are under test.
+    const uses = (): void => {
+      hooks.useWatch('todo.list', null);
+      hooks.useWatch('kv.get', { key: 'k' });
+      // @ts-expect-error todo.add writes: only read-only ops can be watched
+      hooks.useWatch('todo.add', { text: 'milk' });
+      // @ts-expect-error kv.put writes
+      hooks.useWatch('kv.put', { key: 'k', value: 1 });
+    };
+    expect(typeof uses).toBe('function');
   });
 });

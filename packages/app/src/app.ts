@@ -137,6 +137,11 @@ const OP_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
  */
 const ALWAYS_OPEN: ReadonlySet<string> = new Set(['creek.abandon']);
 
+/**
+ * An app of `definitions` beside `builtins`. Not part of the package's API: apps are declared
+ * with `defineApp` (define-app.ts), which passes the built-in ops every replica and client
+ * expects; an app made with other built-ins would not match its cluster's.
+ */
 export function createApp<D extends OpDefinitions>(
   definitions: D,
   builtins: OpDefinitions,

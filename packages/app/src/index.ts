@@ -9,7 +9,6 @@
  */
 export {
   op,
-  createApp,
   checkArgs,
   RESERVED_PREFIXES,
   type App,

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { build } from 'esbuild';
+import { build, type BuildOptions } from 'esbuild';
 import { devSignInHandler, type DevIdentity } from '@creek/server/node';
 
 export interface PageOptions {
@@ -32,6 +32,25 @@ export interface PageOptions {
   readonly users?: readonly string[];
 }
 
+/**
+ * How a page's script is bundled for the browser (page-bundles.test.ts bundles each page the same
+ * way, and checks that no op's code gets in).
+ */
+export const PAGE_BUILD = {
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  // The packages' sources, as everywhere in this repository (see vitest.config.ts).
+  conditions: ['creek-source', 'module'],
+  target: 'es2022',
+  // React's automatic runtime: a .tsx page imports nothing to use JSX.
+  jsx: 'automatic',
+  // React's production build: the development one is 10× larger and warns in the console.
+  define: { 'process.env.NODE_ENV': '"production"' },
+  write: false,
+  logLevel: 'silent',
+} as const satisfies BuildOptions;
+
 export interface ServedPage {
   readonly url: string;
   close(): Promise<void>;
@@ -42,22 +61,7 @@ export interface ServedPage {
  * The page talks to the cluster itself, over the browser's WebSocket, with the client SDK.
  */
 export async function servePage(options: PageOptions): Promise<ServedPage> {
-  const bundle = await build({
-    entryPoints: [options.entry],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    // The packages' sources, as everywhere in this repository (see vitest.config.ts).
-    conditions: ['creek-source', 'module'],
-    target: 'es2022',
-    // React's automatic runtime: a .tsx page imports nothing to use JSX.
-    jsx: 'automatic',
-    // React's production build: the development one is 10× larger and warns in the console.
-    define: { 'process.env.NODE_ENV': '"production"' },
-    write: false,
-    sourcemap: 'inline',
-    logLevel: 'silent',
-  });
+  const bundle = await build({ ...PAGE_BUILD, entryPoints: [options.entry], sourcemap: 'inline' });
   const script = bundle.outputFiles[0]!.text;
   // JSON in a <script> must not close the element early.
   const config = JSON.stringify(options.config).replace(/</g, '\\u003c');

@@ -3,30 +3,37 @@
 //
 //   npm run test:consumer            # node consumer/run.mjs [--keep]
 //
-// 1. Packs @creek/app, @creek/protocol, @creek/client, @creek/server and @creek/react (npm pack) into a fresh
-//    temporary folder and prints each tarball's size and files.
-// 2. (a) A Node project there installs the tarballs (their third-party dependencies from the
-//    registry), starts a 3-replica cluster with its installed `creek` binary and its own app.js,
+// 1. Runs the install commands of docs/getting-started.md as written (doc-commands.mjs reads them
+//    from the page; only ~/creek-packages becomes a fresh temporary folder): `npm pack` of every
+//    published package there, then each project's `npm install` of the tarballs the page names,
+//    and nothing else of Creek. It prints each tarball's size and files, and fails if the page
+//    packs fewer packages than the repository publishes, or a tarball ships tests or scripts.
+// 2. (a) A Node project (the page's replica project) starts a 3-replica cluster with its installed
+//    `creek` binary and its own app.js (the page's `npx creek dev --app app.js`, on free ports),
 //    and runs a plain-JavaScript ESM script with plain `node` that invokes weak, strong and
 //    two-view ops on it. `creek --version` works, `--app app.ts` without tsx says to install it,
 //    and the server's declarations type-check in it under strict options (server-side.ts).
-//    (b) A client-only TypeScript project (no @creek/server) type-checks `connect<typeof app>()`
-//    with tsc --noEmit under strict + exactOptionalPropertyTypes + skipLibCheck: false, where
-//    @ts-expect-error lines must fire for an unknown op name and wrong argument types; the same
-//    for @creek/react's hooks (`createCreekHooks<typeof app>()`, hooks.ts).
-//    (c) The same project bundles a page with Vite; Chromium loads it and it talks to the cluster.
-// Exits 0 only when every part passed; the last line says which did.
+//    (b) A client-only TypeScript project (the page's client project, with React) type-checks
+//    `connect<typeof app>()` with tsc --noEmit under strict + exactOptionalPropertyTypes +
+//    skipLibCheck: false, where @ts-expect-error lines must fire for an unknown op name, wrong
+//    argument types and a watch of an op that writes; the same for @creek/react's hooks
+//    (`createCreekHooks<typeof app>()`, hooks.ts).
+//    (c) The same project bundles a page with Vite (the app comes in with `import type`: no op's
+//    code may reach the bundle); Chromium loads it and it talks to the cluster.
+//    (d) A client project with the in-memory cluster (the page's last line) runs one in-process.
+// Exits 0 only when every part passed; the last line says which did. Each project also gets the
+// tools its checks need (TypeScript, types, Vite), in a separate `npm install --save-dev`.
 //
 // Plain JavaScript on purpose: it runs before anything of the repository is trusted, with node.
 import { spawn, spawnSync } from 'node:child_process';
 import {
   cpSync,
   existsSync,
-  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:http';
@@ -34,19 +41,24 @@ import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { GUIDE, installCommands, localized } from './doc-commands.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
-const PACKAGES = [
-  '@creek/app',
-  '@creek/protocol',
-  '@creek/client',
-  '@creek/replica',
-  '@creek/server',
-  '@creek/react',
-];
+/** What the repository publishes: every package under packages/ that is not private. */
+const PUBLISHED = readdirSync(join(ROOT, 'packages'))
+  .map((dir) => join(ROOT, 'packages', dir, 'package.json'))
+  .filter(existsSync)
+  .map((file) => JSON.parse(readFileSync(file, 'utf8')))
+  .filter((p) => p.private !== true)
+  .map((p) => p.name)
+  .sort();
+/** The marker in consumer/client-project/app.ts's op code, which the page's bundle must not hold. */
+const OP_CODE_MARKER = 'counter.add adds a whole number other than 0';
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
 const KEEP = process.argv.includes('--keep');
+/** npm's settings for the test's own installs: they change what npm prints, not what it installs. */
+const NPM_QUIET = ['--no-audit', '--no-fund', '--loglevel=error'];
 const unknown = process.argv.slice(2).filter((a) => a !== '--keep');
 if (unknown.length > 0) {
   console.error(`consumer: unknown argument ${unknown[0]}; usage: node consumer/run.mjs [--keep]`);
@@ -76,58 +88,78 @@ const cleanups = [];
 const results = {};
 
 try {
-  // ---- 1. pack ---------------------------------------------------------------------------------
-  log(`building and packing into ${work}`);
+  // ---- 1. pack, as the page says -------------------------------------------------------------
+  const commands = installCommands(ROOT);
+  // The page's clone ran `npm ci`, which builds the packages: here they are built as it would.
+  log(`building, then running ${GUIDE}'s pack commands with ~/creek-packages in ${work}`);
   run('npm', ['run', 'build', '--silent'], { cwd: ROOT });
-  const tarballs = join(work, 'tarballs');
-  mkdirSync(tarballs);
-  const packed = JSON.parse(
-    run(
-      'npm',
-      ['pack', '--json', '--pack-destination', tarballs, ...PACKAGES.flatMap((p) => ['-w', p])],
-      { cwd: ROOT },
-    ).stdout,
-  );
+  const packs = join(work, 'creek-packages');
+  for (const command of commands.pack) shell(command, ROOT, packs);
   const tgz = {};
-  for (const p of packed) {
-    tgz[p.name] = join(tarballs, p.filename);
-    log(
-      `${p.filename}: ${kb(p.size)} packed, ${kb(p.unpackedSize)} unpacked, ${p.entryCount} files`,
+  for (const file of readdirSync(packs)
+    .filter((f) => f.endsWith('.tgz'))
+    .sort()) {
+    const path = join(packs, file);
+    const manifest = JSON.parse(
+      run('tar', ['-xzOf', path, 'package/package.json'], { cwd: packs }).stdout,
     );
-    for (const line of fileTree(p.files.map((f) => f.path))) console.log(`    ${line}`);
-    const stray = p.files.filter((f) =>
-      /(^|\/)(test|scripts)\/|tsconfig|\.tsbuildinfo$/.test(f.path),
-    );
-    if (stray.length > 0) throw new Error(`${p.name} ships ${stray.map((f) => f.path).join(', ')}`);
+    const files = run('tar', ['-tzf', path], { cwd: packs })
+      .stdout.split('\n')
+      .filter((f) => f !== '' && !f.endsWith('/'))
+      .map((f) => f.replace(/^package\//, ''));
+    tgz[manifest.name] = path;
+    log(`${file}: ${kb(statSync(path).size)} packed, ${files.length} files`);
+    for (const line of fileTree(files)) console.log(`    ${line}`);
+    const stray = files.filter((f) => /(^|\/)(test|scripts)\/|tsconfig|\.tsbuildinfo$/.test(f));
+    if (stray.length > 0) throw new Error(`${manifest.name} ships ${stray.join(', ')}`);
   }
+  const packed = Object.keys(tgz).sort();
+  if (packed.join() !== PUBLISHED.join())
+    throw new Error(
+      `${GUIDE}'s pack commands made ${packed.join(', ')}; the repository publishes ${PUBLISHED.join(', ')}`,
+    );
+
   /**
-   * A consumer project: the template folder copied into `work`, with a package.json that installs
-   * the app, protocol and client tarballs, `extra` tarballs, Zod, and `dev` from the registry.
+   * A consumer project: the template folder copied into `work` with a bare package.json, then the
+   * page's install commands for it, run as written, then the test's own `tools` (dev only).
+   * Afterwards node_modules/@creek must hold exactly `creek`: what the page says the project uses.
    */
-  const project = (name, extra, dev) => {
+  const project = (name, installs, creek, tools) => {
     const dir = join(work, name);
     cpSync(join(HERE, name), dir, { recursive: true });
-    const creek = ['@creek/app', '@creek/protocol', '@creek/client', ...extra];
     writeJson(join(dir, 'package.json'), {
       name: `creek-consumer-${name}`,
       private: true,
       type: 'module',
-      dependencies: {
-        ...Object.fromEntries(creek.map((p) => [p, `file:${tgz[p]}`])),
-        zod: '^4.0.0',
-      },
-      devDependencies: dev,
     });
-    return dir;
+    const t = Date.now();
+    for (const command of installs) shell(command, dir, packs);
+    run('npm', ['install', '--save-dev', ...NPM_QUIET, ...tools], { cwd: dir });
+    const installed = readdirSync(join(dir, 'node_modules', '@creek'))
+      .map((p) => `@creek/${p}`)
+      .sort();
+    if (installed.join() !== [...creek].sort().join())
+      throw new Error(
+        `${name} got ${installed.join(', ')} from the page's commands, not ${creek.join(', ')}`,
+      );
+    return { dir, took: seconds(t) };
   };
 
   // ---- 2a. a Node project: the creek binary, its own app.js, a plain ESM script ----------------
-  const nodeProject = project('node-project', ['@creek/replica', '@creek/server'], {
-    typescript: '~5.9.3',
-    '@types/node': '^20.19.0',
-  });
-  log('(a) npm install in the Node project (better-sqlite3 may compile here)');
-  log(`(a) installed in ${npmInstall(nodeProject)}`);
+  log(
+    `(a) the replica project: ${commands.replica.length} commands of ${GUIDE} (better-sqlite3 may compile)`,
+  );
+  const dev = commands.replica.filter((c) => c.startsWith('npx creek dev '));
+  if (dev.length !== 1)
+    throw new Error(`${GUIDE}'s replica project must start one \`npx creek dev\``);
+  const replica = project(
+    'node-project',
+    commands.replica.filter((c) => !dev.includes(c)),
+    ['@creek/app', '@creek/protocol', '@creek/replica', '@creek/client', '@creek/server'],
+    ['typescript@~5.9.3', '@types/node@^20.19.0'],
+  );
+  const nodeProject = replica.dir;
+  log(`(a) installed in ${replica.took}`);
   if (existsSync(join(nodeProject, 'node_modules', 'tsx')))
     throw new Error('tsx was installed with @creek/server; it must stay an optional peer');
 
@@ -153,7 +185,7 @@ try {
     `(a) tsc --noEmit of server-side.ts (@creek/server, /host, /node; strict, skipLibCheck: false): clean in ${serverTsc.took}`,
   );
 
-  const cluster = await startCluster(nodeProject);
+  const cluster = await startCluster(nodeProject, dev[0].split(/\s+/).slice(2));
   cleanups.push(() => cluster.stop());
   log(`(a) 3 replicas ready in ${cluster.took}: ${cluster.urls.join(' ')}`);
   const script = run('node', ['use-cluster.mjs'], {
@@ -165,14 +197,15 @@ try {
   results.a = 'ok';
 
   // ---- 2b. a client-only TypeScript project ----------------------------------------------------
-  const clientProject = project('client-project', ['@creek/react'], {
-    typescript: '~5.9.3',
-    vite: '^8.0.0',
-    react: '^19.0.0',
-    '@types/react': '^19.0.0',
-  });
-  log('(b) npm install in the client-only project');
-  log(`(b) installed in ${npmInstall(clientProject)}`);
+  log(`(b) the client project with React: the commands of ${GUIDE}`);
+  const client = project(
+    'client-project',
+    [...commands.client, ...commands.react],
+    ['@creek/app', '@creek/protocol', '@creek/client', '@creek/react'],
+    ['typescript@~5.9.3', 'vite@^8.0.0', '@types/react@^19.0.0'],
+  );
+  const clientProject = client.dir;
+  log(`(b) installed in ${client.took}`);
   for (const absent of ['@creek/server', 'better-sqlite3', '@types/node', '@types/ws'])
     if (existsSync(join(clientProject, 'node_modules', absent)))
       throw new Error(`the client-only project got ${absent}`);
@@ -180,7 +213,7 @@ try {
     cwd: clientProject,
   });
   log(
-    `(b) tsc --noEmit (strict, exactOptionalPropertyTypes, skipLibCheck: false, no @types/node): clean in ${tsc.took}; 6 @ts-expect-error lines fired (client and React hooks)`,
+    `(b) tsc --noEmit (strict, exactOptionalPropertyTypes, skipLibCheck: false, no @types/node): clean in ${tsc.took}; 8 @ts-expect-error lines fired (client and React hooks)`,
   );
   results.b = 'ok';
 
@@ -190,6 +223,12 @@ try {
   const js = listFiles(bundle).filter((f) => f.endsWith('.js'));
   const size = js.reduce((n, f) => n + readFileSync(join(bundle, f)).length, 0);
   log(`(c) vite build in ${vite.took}: ${js.join(', ')} (${kb(size)})`);
+  for (const f of js)
+    if (readFileSync(join(bundle, f), 'utf8').includes(OP_CODE_MARKER))
+      throw new Error(
+        `the page's bundle ${f} holds the app's op code: import the app with import type`,
+      );
+  log('(c) no op code in the bundle: the page imports the app with import type');
   const page = await serveStatic(bundle);
   cleanups.push(() => page.close());
   const shown = await driveChromium(
@@ -202,9 +241,15 @@ try {
   results.c = 'ok';
 
   // ---- 2d. the in-memory cluster without the server --------------------------------------------
-  const memoryProject = project('memory-project', ['@creek/replica'], {});
-  log('(d) npm install in the in-memory project (client and replica, no server)');
-  log(`(d) installed in ${npmInstall(memoryProject)}`);
+  log(`(d) a client project with the in-memory cluster: the commands of ${GUIDE}`);
+  const memoryInstall = project(
+    'memory-project',
+    [...commands.client, ...commands.memory],
+    ['@creek/app', '@creek/protocol', '@creek/client', '@creek/replica'],
+    [],
+  );
+  const memoryProject = memoryInstall.dir;
+  log(`(d) installed in ${memoryInstall.took}`);
   for (const absent of ['@creek/server', 'better-sqlite3', 'pino', 'prom-client'])
     if (existsSync(join(memoryProject, 'node_modules', absent)))
       throw new Error(`the in-memory project got ${absent}`);
@@ -240,9 +285,20 @@ function writeJson(file, value) {
   writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** `npm install` from the registry, with the tarballs; returns how long it took. */
-function npmInstall(cwd) {
-  return run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd }).took;
+/** One of the page's commands, as written but for ~/creek-packages, in `cwd` (POSIX sh). */
+function shell(command, cwd, packs) {
+  const line = localized(command, packs);
+  console.log(`    $ ${line}`);
+  return run('sh', ['-c', line], {
+    cwd,
+    env: {
+      ...process.env,
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_loglevel: 'error',
+      npm_config_update_notifier: 'false',
+    },
+  });
 }
 
 /** Paths grouped by folder, one line per folder: `dist/node/: a.js a.d.ts …`. */
@@ -287,14 +343,17 @@ function listenOn(port) {
   });
 }
 
-/** `npx creek dev` with 3 replicas on free ports; resolves once it says it is ready. */
-async function startCluster(cwd) {
+/**
+ * The page's `npx creek dev ...` (its arguments in `args`) on free ports, with its data in .creek;
+ * resolves once it says it is ready, with its 3 replicas' URLs.
+ */
+async function startCluster(cwd, args) {
   const t = Date.now();
   const port = String(await freeBasePort());
   // The installed binary itself (what `npx creek` found above), so that SIGINT reaches it directly.
   const child = spawn(
     join(cwd, 'node_modules', '.bin', 'creek'),
-    ['dev', '--app', 'app.js', '--replicas', '3', '--port', port, '--data', '.creek'],
+    [...args, '--port', port, '--data', '.creek'],
     { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   let stdout = '';

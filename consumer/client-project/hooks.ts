@@ -3,7 +3,7 @@
 import { createCreekHooks } from '@creek/react';
 import type app from './app.js';
 
-const { useInvoke, useOp } = createCreekHooks<typeof app>();
+const { useInvoke, useOp, useWatch } = createCreekHooks<typeof app>();
 
 export function useVisits(): number | undefined {
   const visits = useInvoke('counter.get', { name: 'visits' });
@@ -13,6 +13,9 @@ export function useVisits(): number | undefined {
   useInvoke('counter.reset', { name: 'visits' });
   // @ts-expect-error an argument of the wrong type
   void add.invoke({ name: 'visits', by: 'one' });
+  useWatch('counter.get', { name: 'visits' });
+  // @ts-expect-error counter.add writes: only read-only ops can be watched
+  useWatch('counter.add', { name: 'visits', by: 1 });
   const n: number | undefined = visits.value;
   return n;
 }

@@ -9,6 +9,7 @@ export async function use(urls: string[], token: string): Promise<number> {
   const added: number = await creek.invokeStrong('counter.add', { name: 'visits', by: 1 });
   const seen: Correctable<number> = creek.invoke('counter.get', { name: 'visits' });
   const stored = await creek.invokeWeak('kv.get', { key: 'greeting' });
+  const live: number | undefined = creek.watch('counter.get', { name: 'visits' }).latest()?.value;
 
   // @ts-expect-error an op name the app does not define
   creek.invoke('counter.reset', { name: 'visits' });
@@ -16,10 +17,13 @@ export async function use(urls: string[], token: string): Promise<number> {
   creek.invoke('counter.add', { name: 'visits', by: 'one' });
   // @ts-expect-error a required argument left out
   creek.invokeWeak('counter.add', { name: 'visits' });
+  // @ts-expect-error counter.add writes: only read-only ops can be watched
+  creek.watch('counter.add', { name: 'visits', by: 1 }).close();
   // @ts-expect-error the result is a number, not a string
   const wrong: string = await creek.invokeStrong('counter.get', { name: 'visits' });
 
   void stored;
+  void live;
   void wrong;
   creek.close();
   return added + (await seen);

@@ -5,8 +5,10 @@ import type { Binding, ConsistencyLevel } from './binding.js';
 import { Correctable } from './correctable.js';
 import {
   CreekBinding,
+  type AuthSource,
   type ConnectionStatus,
   type CreekBindingOptions,
+  type Identity,
   type RestoredOp,
   type WatchSink,
 } from './creek-binding.js';
@@ -115,6 +117,9 @@ export class CreekClient<A = App> {
       onStatus?(listener: (s: ConnectionStatus) => void): () => void;
       restored?(): Promise<readonly RestoredOp[]>;
       watch?(op: string, args: unknown, sink: WatchSink): () => void;
+      identity?: Identity;
+      onIdentity?(listener: (i: Identity) => void): () => void;
+      setAuth?(auth: AuthSource | null): void;
     },
     private readonly options: { readonly app?: A; readonly cacheEntries?: number } = {},
   ) {
@@ -124,6 +129,12 @@ export class CreekClient<A = App> {
         `connect: cacheEntries must be a whole number, 0 or more, not ${String(entries)}`,
       );
     this.cache = new ResultCache(entries);
+    // Results read as one user are never shown to the next as a `cached` view.
+    let session = binding.identity?.session;
+    binding.onIdentity?.((i) => {
+      if (i.session !== session) this.cache.clear();
+      session = i.session;
+    });
   }
 
   private readonly cache: ResultCache;
@@ -275,6 +286,38 @@ export class CreekClient<A = App> {
    */
   restored(): Promise<readonly RestoredOp[]> {
     return this.binding.restored?.() ?? Promise.resolve([]);
+  }
+
+  /**
+   * Where the client stands with its user (see {@link Identity}): `signed-out` (anonymous),
+   * `signing-in`, `signed-in` (with the user a replica accepted), `expired`, `refused`, and the
+   * last error about the user's token. A binding without users (in memory) is `signed-out`.
+   */
+  identity(): Identity {
+    return this.binding.identity ?? SIGNED_OUT;
+  }
+
+  /** Calls `listener` with each new identity; returns the function that stops it. */
+  onIdentity(listener: (i: Identity) => void): () => void {
+    if (this.closed) return () => undefined;
+    return this.binding.onIdentity?.(listener) ?? (() => undefined);
+  }
+
+  /**
+   * Signs another user in, or signs out (null): `auth` as connect takes it (the user's token, or a
+   * function that returns one). The session of the previous user ends: its ops not yet answered
+   * fail with SignedOut (`mayHaveTakenEffect` if they were sent: they may still be applied, as the
+   * previous user; if not, they never will be), its live queries end with SignedOut, and nothing
+   * it read is shown to the next user; the next user's session starts on a new connection. One
+   * exception: a token string of the user already signed in is a refresh — the session goes on,
+   * and the replica takes the new token on the same connection.
+   */
+  setAuth(auth: AuthSource | null): void {
+    if (this.binding.setAuth === undefined)
+      throw new Error(
+        'setAuth needs a binding with signed-in users (the Creek one: connect()); the in-memory one has none',
+      );
+    this.binding.setAuth(auth);
   }
 
   /** Calls `listener` with each new status; returns the function that stops it. */
@@ -456,6 +499,14 @@ function invalidOptions(
     );
   return null;
 }
+
+/** The identity of a client without users. */
+const SIGNED_OUT: Identity = Object.freeze({
+  state: 'signed-out',
+  user: null,
+  error: null,
+  session: 1,
+});
 
 /** Connects to a Creek cluster (any of `urls`; it fails over to the others). */
 export function connect<A = App>(options: ConnectOptions<A>): CreekClient<A> {

@@ -4,6 +4,7 @@ import { Correctable } from './correctable.js';
 import { readStoredSession, type OfflineStorage, type StoredSession } from './offline-storage.js';
 import { ClientSession } from './session/client-session.js';
 import type { ConnectionStatus, SessionOutput } from './session/session-io.js';
+import type { Identity } from './session/sign-in.js';
 import type { OptimisticChange } from './session/optimistic.js';
 import type { WatchSink } from './session/watches.js';
 import { randomId } from './session-id.js';
@@ -16,6 +17,13 @@ import { socketFactory, type SocketFactory, type SocketLike } from './socket.js'
 
 export type { ConnectionStatus } from './session/session-io.js';
 export type { WatchSink } from './session/watches.js';
+export type { Identity, IdentityState } from './session/sign-in.js';
+
+/**
+ * Where a client gets its user's token: the token itself, or a function that returns a token
+ * valid now (`connect({ auth })`, `client.setAuth`).
+ */
+export type AuthSource = string | (() => string | Promise<string>);
 
 /** An op a client took over from the storage of an earlier one (`client.restored()`). */
 export interface RestoredOp {
@@ -34,12 +42,15 @@ export interface CreekBindingOptions {
   readonly token?: string;
   /**
    * The signed-in user's token (a JWT from the app's identity provider), for a cluster that
-   * verifies them: ops then run as that user (`tx.user`). A function is called at every connection
-   * and whenever the replica asks for a fresh token (before the one it has expires), so it should
-   * return a token that is valid now (identity providers' SDKs cache and refresh theirs, e.g.
-   * Auth0's getTokenSilently, Clerk's getToken, Firebase's getIdToken). Absent: anonymous.
+   * verifies them: ops then run as that user (`tx.user`). A function is called at every
+   * connection, and for a fresh token before the current one expires (when half its life is left,
+   * at most a minute before its `exp`) or when the replica asks, so it should return a token that
+   * is valid now (identity providers' SDKs cache and refresh theirs, e.g. Auth0's
+   * getTokenSilently, Clerk's getToken, Firebase's getIdToken). A string cannot be refreshed:
+   * once it expires, the session ends with TokenExpired (give a fresh one with `setAuth`).
+   * Absent: anonymous. See `client.identity()` and `client.setAuth`.
    */
-  readonly auth?: string | (() => string | Promise<string>);
+  readonly auth?: AuthSource;
   /** How long to keep trying to reach a replica before ops fail with Unavailable. */
   readonly connectTimeoutMs?: number;
   /**
@@ -118,8 +129,15 @@ export class CreekBinding implements Binding {
   private persistDue = false;
   private readonly factory: Promise<SocketFactory>;
   private stallTimer: ReturnType<typeof setInterval> | null = null;
-  /** Where the user's tokens come from (`auth`); null: the client is anonymous. */
-  private readonly auth: string | (() => string | Promise<string>) | null;
+  /** `close()` was called. */
+  private closed = false;
+  /** Where the user's tokens come from (`auth`, `setAuth`); null: the client is anonymous. */
+  private auth: AuthSource | null;
+  /** The timer of the next token refresh (SessionOutput `refresh`). */
+  private refreshTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Where the client stands with its user, and who wants to hear when that changes. */
+  identity: Identity;
+  private readonly identityListeners = new Set<(i: Identity) => void>();
   /** The replica this client is talking to, once welcomed. */
   replica: number | null = null;
   /** The ops its app offers, as its welcome listed them (the last replica's, while reconnecting). */
@@ -169,15 +187,7 @@ export class CreekBinding implements Binding {
       throw new RangeError(
         `connect: maxInFlight must be a whole number from 1 to ${MAX_IN_FLIGHT_PER_CONNECTION} (a replica refuses more), not ${typeof maxInFlight === 'string' ? JSON.stringify(maxInFlight) : String(maxInFlight)}`,
       );
-    const auth: unknown = options.auth;
-    if (
-      auth !== undefined &&
-      typeof auth !== 'function' &&
-      (typeof auth !== 'string' || auth.length === 0)
-    )
-      throw new TypeError(
-        `connect: auth must be the user's token (a non-empty string) or a function that returns one, not ${typeof auth === 'string' ? 'an empty string' : typeof auth}`,
-      );
+    if (options.auth !== undefined) checkAuth('connect: auth', options.auth);
     this.auth = options.auth ?? null;
     this.factory = socketFactory(options.WebSocket, options.tls);
     this.session = new ClientSession({
@@ -185,6 +195,7 @@ export class CreekBinding implements Binding {
       token: options.token,
       auth: this.auth !== null,
       session: sessionId,
+      newSession: randomId,
       connectTimeoutMs: options.connectTimeoutMs,
       stallTimeoutMs: options.stallTimeoutMs,
       maxInFlight,
@@ -194,6 +205,7 @@ export class CreekBinding implements Binding {
       now: () => Date.now(),
       out: (o) => this.output(o),
     });
+    this.identity = this.session.identity;
     const every = this.session.tickEveryMs;
     if (every !== null) {
       this.stallTimer = setInterval(() => this.session.tick(), every);
@@ -241,7 +253,42 @@ export class CreekBinding implements Binding {
         return this.persist();
       case 'token':
         return void this.userToken(o.connection);
+      case 'refresh': {
+        if (this.refreshTimer !== null) clearTimeout(this.refreshTimer);
+        const connection = o.connection;
+        this.refreshTimer = setTimeout(() => {
+          this.refreshTimer = null;
+          this.session.refreshDue(connection);
+        }, o.afterMs);
+        // A refresh pending must not keep a Node process alive.
+        (this.refreshTimer as { unref?: () => void }).unref?.();
+        return;
+      }
+      case 'identity':
+        this.identity = o.identity;
+        for (const l of [...this.identityListeners]) l(o.identity);
+        return;
     }
+  }
+
+  /**
+   * Changes how the client gets its user's token (`client.setAuth`); null signs out. Checked as
+   * connect checks `auth`. The same source again changes nothing.
+   */
+  setAuth(auth: AuthSource | null): void {
+    if (auth !== null) checkAuth('setAuth', auth);
+    // The same source again changes nothing, unless its session ended (refused, expired).
+    if (this.closed || (auth === this.auth && !this.session.closed)) return;
+    this.auth = auth;
+    if (this.refreshTimer !== null) clearTimeout(this.refreshTimer);
+    this.refreshTimer = null;
+    this.session.changeAuth(auth !== null, typeof auth === 'string' ? auth : null);
+  }
+
+  /** Calls `listener` whenever the identity changes; returns the function that stops it. */
+  onIdentity(listener: (i: Identity) => void): () => void {
+    this.identityListeners.add(listener);
+    return () => void this.identityListeners.delete(listener);
   }
 
   /** Asks `auth` for the user's token, for the session's `connection`. */
@@ -413,8 +460,18 @@ export class CreekBinding implements Binding {
     // What is stored stays as it was: a client started later on the same storage sends its ops.
     this.storage = null;
     if (this.stallTimer !== null) clearInterval(this.stallTimer);
+    if (this.refreshTimer !== null) clearTimeout(this.refreshTimer);
+    this.closed = true;
     this.session.close();
   }
+}
+
+/** Refuses an `auth` that is neither a non-empty string nor a function (`what` names the call). */
+function checkAuth(what: string, auth: unknown): void {
+  if (typeof auth === 'function' || (typeof auth === 'string' && auth.length > 0)) return;
+  throw new TypeError(
+    `${what} must be the user's token (a non-empty string) or a function that returns one${what === 'setAuth' ? ', or null to sign out' : ''}, not ${typeof auth === 'string' ? 'an empty string' : auth === null ? 'null' : typeof auth}`,
+  );
 }
 
 /** Closes a socket; `terminate`: at once, without waiting for the peer (`ws` has terminate()). */

@@ -15,7 +15,10 @@ export type CreekErrorCode =
   | 'forbidden'
   | 'protocol'
   | 'cancelled'
-  | 'closed';
+  | 'closed'
+  | 'token-expired'
+  | 'signed-out'
+  | 'auth-failed';
 
 export type { Fate, Indeterminate } from './indeterminacy.js';
 
@@ -182,10 +185,77 @@ export class Timeout extends CreekError {
 export class Unauthorized extends CreekError {
   declare readonly code: 'unauthorized';
 
-  constructor(detail?: string, options?: { cause?: unknown }) {
+  /**
+   * `mayHaveTakenEffect`: for an op sent on an earlier connection before a replica refused the
+   * client's token on a later one (the op may have been applied there).
+   */
+  constructor(detail?: string, options?: { cause?: unknown; mayHaveTakenEffect?: boolean }) {
     super(
       'unauthorized',
-      `missing or wrong token: ${detail ?? "pass the cluster's token when connecting"}`,
+      `missing or wrong token: ${detail ?? "pass the cluster's token when connecting"}${options?.mayHaveTakenEffect === true ? '; the op was sent before, on an earlier connection, so it may have taken effect' : ''}`,
+      options,
+    );
+  }
+}
+
+/**
+ * The signed-in user's token expired and no fresh one was accepted (the app's `auth` could not
+ * give one, or gave one the replicas refused): the user's session ended. Ops waiting for an answer
+ * fail with it (`mayHaveTakenEffect`: the op had been sent), and so does every later call, until
+ * `client.setAuth` gives the client a way to sign in again.
+ */
+export class TokenExpired extends CreekError {
+  declare readonly code: 'token-expired';
+
+  constructor(detail: string, options: { cause?: unknown; mayHaveTakenEffect?: boolean } = {}) {
+    super(
+      'token-expired',
+      `the user's token expired and no fresh one was accepted (${detail}); ${
+        options.mayHaveTakenEffect === true
+          ? 'the op was sent, so it may have taken effect as that user'
+          : 'the op was not applied'
+      } — sign the user in again with client.setAuth (or give connect an auth function that returns a fresh token)`,
+      options,
+    );
+  }
+}
+
+/**
+ * The client's user changed (`client.setAuth`: another user, or signed out; or the app's `auth`
+ * function started returning another user's token) before this op was answered, or this live
+ * query ended: the previous user's session ended with it, and nothing of it carries over to the
+ * next user. `mayHaveTakenEffect`: the op had been sent, and may still be applied, as the previous
+ * user; otherwise it was never sent and never will be.
+ */
+export class SignedOut extends CreekError {
+  declare readonly code: 'signed-out';
+
+  constructor(detail: string, options: { cause?: unknown; mayHaveTakenEffect?: boolean } = {}) {
+    super(
+      'signed-out',
+      `${detail}: the previous user's session ended before this was answered; ${
+        options.mayHaveTakenEffect === true
+          ? 'the op was sent, so it may still take effect, as the previous user'
+          : 'it was not sent and never will be'
+      } — invoke it again if the new user should`,
+      options,
+    );
+  }
+}
+
+/**
+ * The app's `auth` function (connect's or setAuth's) threw, rejected or returned no token. The
+ * client reports it in `client.identity().error` and asks the function again: at its next
+ * connection when it had no token to connect with, or before the current token expires when it
+ * wanted a fresh one.
+ */
+export class AuthFailed extends CreekError {
+  declare readonly code: 'auth-failed';
+
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super(
+      'auth-failed',
+      `the auth function gave no token: ${detail} — the client asks it again; if it cannot sign the user in, call client.setAuth(null) or another user's`,
       options,
     );
   }

@@ -24,7 +24,10 @@ export {
 export {
   CreekBinding,
   DEFAULT_MAX_QUEUED,
+  type AuthSource,
   type ConnectionStatus,
+  type Identity,
+  type IdentityState,
   type CreekBindingOptions,
   type RestoredOp,
 } from './creek-binding.js';

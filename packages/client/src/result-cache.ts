@@ -35,6 +35,11 @@ export class ResultCache {
     if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
   }
 
+  /** Forgets every result (they were read as another user). */
+  clear(): void {
+    this.entries.clear();
+  }
+
   get size(): number {
     return this.entries.size;
   }

@@ -25,12 +25,12 @@ interface Bundle {
 
 /**
  * A generous ceiling, to catch something large bundled by accident, not to track the size: today
- * the bundle is ~123 KiB, ~80% of it Zod (the protocol's frame schemas, imported as `* as z` so
- * that esbuild can drop what they do not use). Pulling all of Zod back in would make it ~470 KiB;
- * pino, prom-client or any server module would add hundreds more. The SDK's own code is ~14 KiB,
- * so 160 KiB leaves it room to grow.
+ * the bundle is ~167 KiB, ~60% of it Zod (the protocol's frame schemas, imported as `* as z` so
+ * that esbuild can drop what they do not use; ~96 KiB). Pulling all of Zod back in would make it
+ * ~500 KiB; pino, prom-client or any server module would add hundreds more. The SDK's own code,
+ * with the protocol's, is ~60 KiB, so 200 KiB leaves it room to grow.
  */
-const MAX_MINIFIED_BYTES = 160 * 1024;
+const MAX_MINIFIED_BYTES = 200 * 1024;
 
 let script: BuildScript;
 let raw: Bundle;

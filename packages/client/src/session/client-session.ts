@@ -4,12 +4,13 @@ import {
   type ClientFrame,
   type ServerFrame,
 } from '@creek/protocol';
-import type { ConsistencyLevel, View, ViewSink } from '../binding.js';
+import type { ConsistencyLevel, ViewSink } from '../binding.js';
 import { connectFailure } from '../connect-failure.js';
 import {
   ClientClosed,
   errorFromWire,
   ProtocolError,
+  SignedOut,
   Unauthorized,
   type CreekError,
 } from '../errors.js';
@@ -20,6 +21,8 @@ import { OpTable, type SessionOp } from './op-table.js';
 import type { OptimisticChange } from './optimistic.js';
 import type { ClientSessionConfig, ConnectionStatus, SessionOutput } from './session-io.js';
 import { SendWindow } from './send-window.js';
+import { SignIn, type Identity } from './sign-in.js';
+import { readToken } from './user-token.js';
 import { watchFrame, WatchTable, type WatchSink } from './watches.js';
 
 /**
@@ -43,10 +46,11 @@ export class ClientSession {
   private sessionId: string;
   private persistent: boolean;
   private readonly token: string | undefined;
-  /** The driver gets the user's tokens (ClientSessionConfig.auth). */
-  private readonly auth: boolean;
-  /** A token asked of the driver, for the current connection's hello or a refresh of it. */
-  private tokenFor: 'hello' | 'refresh' | null = null;
+  /** The user's tokens and the identity state (ClientSessionConfig.auth). */
+  private readonly signIn: SignIn;
+  private readonly newSession: () => string;
+  /** The session's ops and live queries are being ended, as its user's: no handles on them. */
+  private ending = false;
   private readonly now: () => number;
   private readonly out: (o: SessionOutput) => void;
   /** Per origin replica, how many of its ops this session has seen. */
@@ -63,6 +67,8 @@ export class ClientSession {
   private ready = false;
   /** Why this session takes no more ops (`close()`, or a refused token); null while it does. */
   private closedBy: ((sent: boolean) => CreekError) | null = null;
+  /** What closed it: a refused user may be replaced (`changeAuth`), a closed client not. */
+  private closedFor: 'close' | 'cannot-connect' | 'refused' | null = null;
   /** When the current connection last brought a frame (the session's clock). */
   private lastFrameAt = 0;
   /** When it last brought a stable answer or a commit (or was welcomed). */
@@ -72,13 +78,20 @@ export class ClientSession {
   constructor(config: ClientSessionConfig) {
     this.sessionId = config.session;
     this.token = config.token;
-    this.auth = config.auth === true;
     this.now = config.now;
     this.out = config.out;
+    let n = 1;
+    this.newSession = config.newSession ?? (() => `${config.session.slice(0, 54)}-u${++n}`);
+    this.signIn = new SignIn(config.auth === true, {
+      askToken: () => this.out({ t: 'token', connection: this.connection }),
+      send: (frame) => this.send(frame),
+      timer: (afterMs) => this.out({ t: 'refresh', connection: this.connection, afterMs }),
+      identity: (identity) => this.out({ t: 'identity', identity }),
+    });
     this.persistent = config.persistent;
     this.ops = new OpTable({
       persist: () => this.persist(),
-      closed: () => this.closedBy !== null,
+      closed: () => this.closedBy !== null || this.ending,
       submit: (op, args, levels, sink) => void this.submit(op, args, levels, sink),
     });
     this.window = new SendWindow(config.maxInFlight, (o) => this.sendNow(o));
@@ -94,6 +107,11 @@ export class ClientSession {
   /** The session takes no more ops (closed, or the cluster refused it). */
   get closed(): boolean {
     return this.closedBy !== null;
+  }
+
+  /** Where the session stands with its user. */
+  get identity(): Identity {
+    return this.signIn.identity;
   }
 
   /** How often the driver should call `tick()`, or null when it need not. */
@@ -135,7 +153,7 @@ export class ClientSession {
     this.url = this.failover.url;
     this.opened = false;
     this.failure = undefined;
-    this.tokenFor = null;
+    this.signIn.connecting();
     // A new replica counts from nothing; the welcome resubmits what the last one held.
     this.window.reset();
     this.out({ t: 'connect', connection: this.connection, url: this.url });
@@ -153,6 +171,7 @@ export class ClientSession {
   cannotConnect(message: string): void {
     const err = new ProtocolError(message, { mayHaveTakenEffect: false });
     this.closedBy = () => err;
+    this.closedFor = 'cannot-connect';
     this.ops.failAll(() => err);
   }
 
@@ -172,9 +191,8 @@ export class ClientSession {
   connectionOpened(connection: number): void {
     if (!this.current(connection)) return;
     this.opened = true;
-    if (!this.auth) return this.hello(undefined);
-    this.tokenFor = 'hello';
-    this.out({ t: 'token', connection });
+    if (!this.signIn.signsIn) return this.hello(undefined);
+    this.signIn.opened();
   }
 
   private hello(auth: string | undefined): void {
@@ -188,26 +206,80 @@ export class ClientSession {
     });
   }
 
-  /** The user's token the session asked for (`token` output) for `connection`. */
+  /**
+   * The user's token the session asked for (`token` output) for `connection`: said in the hello,
+   * or sent as a refresh (`reauth`) with the ops in flight left where they are. A fresh token of
+   * another user than the session's ends the session (see `switchSession`).
+   */
   tokenProvided(connection: number, token: string): void {
-    if (!this.current(connection) || this.tokenFor === null) return;
-    const purpose = this.tokenFor;
-    this.tokenFor = null;
-    if (purpose === 'hello') return this.hello(token);
-    // A fresh token for the connection's user: the ops in flight stay where they are.
-    this.send({ t: 'reauth', token });
+    if (!this.current(connection)) return;
+    const use = this.signIn.provided(token);
+    if (use === 'hello') this.hello(token);
+    else if (use === 'other-user')
+      this.switchSession(
+        true,
+        `the auth function gave a token of another user than '${this.signIn.userId ?? ''}'`,
+      );
   }
 
   /**
-   * The driver could not get the user's token (the app's `auth` threw): at a hello, this replica
-   * is left as a connection that failed (the next attempt asks again); at a refresh, the
-   * connection goes on until its token expires, and the next connection asks again.
+   * The driver could not get the user's token (the app's `auth` threw, or gave none): the identity
+   * says so. At a hello, this replica is left as a failed connection (the next attempt asks
+   * again); at a refresh, the connection goes on and SignIn tries again while the token lasts.
    */
   tokenFailed(connection: number, message: string): void {
-    if (!this.current(connection) || this.tokenFor === null) return;
-    const purpose = this.tokenFor;
-    this.tokenFor = null;
-    if (purpose === 'hello') this.leave(`no user token for the hello: ${message}`);
+    if (!this.current(connection)) return;
+    if (this.signIn.failed(message, this.now()) === 'hello')
+      this.leave(`no user token for the hello: ${message}`);
+  }
+
+  /** The refresh timer (`refresh` output) of `connection` went off: ask for a fresh token. */
+  refreshDue(connection: number): void {
+    if (this.current(connection) && this.closedBy === null) this.signIn.due(this.ready);
+  }
+
+  /**
+   * The app changed how the client gets its user's token (`client.setAuth`; `auth` false signs
+   * out). A token string of the session's own user is a refresh on the same connection; anything
+   * else (another user, a function, signing out) ends the session for a new one (switchSession).
+   */
+  changeAuth(auth: boolean, token: string | null): void {
+    const user = this.signIn.userId;
+    if (auth && token !== null && user !== null && this.closedBy === null)
+      if (readToken(token)?.sub === user) return this.signIn.due(this.ready);
+    this.switchSession(
+      auth,
+      auth ? 'the client signed in as another user (setAuth)' : 'the client signed out (setAuth)',
+    );
+  }
+
+  /**
+   * Ends the current user's session and starts the next one's (`auth`: a user's tokens, else
+   * anonymous) on a new connection, with a new id, numbering from 1. Nothing carries over: ops
+   * not answered fail with SignedOut (`mayHaveTakenEffect` if sent: applied, if at all, as the
+   * previous user), commits still unknown never will be known, live queries end with SignedOut,
+   * and the storage keeps the new, empty session, so no previous user's op is restored later.
+   */
+  private switchSession(auth: boolean, why: string): void {
+    if (this.closedFor === 'close' || this.closedFor === 'cannot-connect') return;
+    const end = (sent: boolean): CreekError => new SignedOut(why, { mayHaveTakenEffect: sent });
+    this.ending = true;
+    this.ops.failAll((o) => end(o.sends > o.refusals));
+    this.watches.endAll(() => end(false));
+    this.ops.closeAll(end);
+    this.ending = false;
+    this.ops.nextSeq = 1;
+    this.sessionId = this.newSession();
+    this.closedBy = null;
+    this.closedFor = null;
+    this.signIn.restart(auth);
+    this.persist();
+    if (this.attached) {
+      this.attached = false;
+      this.out({ t: 'drop', connection: this.connection, terminate: true });
+    }
+    this.disconnected();
+    this.open();
   }
 
   /** Why the connection failed, as its driver says (a close follows). */
@@ -296,6 +368,13 @@ export class ClientSession {
       );
     const f: ServerFrame = decoded.frame;
     if (f.t === 'welcome') {
+      // Not the session's user (the app's auth function gave another's token): nothing of the
+      // session may run as that user.
+      if (!this.signIn.welcomed(f.auth?.user, this.lastFrameAt))
+        return this.switchSession(
+          true,
+          `the auth function gave a token of user '${f.auth!.user!}', not of this session's '${this.signIn.userId ?? ''}'`,
+        );
       this.ready = true;
       this.out({
         t: 'welcomed',
@@ -331,13 +410,13 @@ export class ClientSession {
     if (f.t === 'watched' || f.t === 'unwatched') return this.watches.frame(f);
     // The user's token: the replica asks for a fresh one before it expires, and closes the
     // connection once it has (the next connection gets a fresh one; its ops are resubmitted).
-    if (f.t === 'auth-expiring') {
-      if (!this.auth || this.tokenFor !== null) return;
-      this.tokenFor = 'refresh';
-      return this.out({ t: 'token', connection: this.connection });
+    if (f.t === 'auth-expiring') return this.signIn.expiring();
+    if (f.t === 'authed') return this.signIn.authed(f.user, this.lastFrameAt);
+    if (f.t === 'auth-refused') return this.signIn.refreshRefused(f.code, f.message, this.now());
+    if (f.t === 'auth-expired') {
+      this.signIn.expired(f.message);
+      return this.leave(`the user token expired: ${f.message}`);
     }
-    if (f.t === 'authed' || f.t === 'auth-refused') return;
-    if (f.t === 'auth-expired') return this.leave(`the user token expired: ${f.message}`);
     if (f.t === 'error' && f.opId === undefined) return this.errorNamingNoOp(url, f);
     // What the replica counts as done (client-endpoint.ts): a weak op at its first view, a strong
     // one at its stable view or confirm, any op at an error.
@@ -387,9 +466,14 @@ export class ClientSession {
   private errorNamingNoOp(url: string, f: Extract<ServerFrame, { t: 'error' }>): void {
     this.failover.problem(url, `${f.code}: ${f.message}`);
     if (f.code === 'unauthorized') {
-      const e = new Unauthorized(f.message);
-      this.closedBy = () => e;
-      return this.ops.failAll(() => e);
+      // The cluster's token, or the user's, refused: the session ends (a refused user may be
+      // replaced with setAuth). Ops sent on an earlier connection may have taken effect there.
+      const make = this.signIn.signsIn
+        ? this.signIn.refused(f.message)
+        : (sent: boolean) => new Unauthorized(f.message, { mayHaveTakenEffect: sent });
+      this.closedBy = make;
+      this.closedFor = 'refused';
+      return this.ops.failAll((o) => make(o.sends > o.refusals));
     }
     // The replica closes the connection (it has not caught up with this session, or it is
     // shutting down), and the session tries the next one.
@@ -479,24 +563,14 @@ export class ClientSession {
       return this.track(seq, op, args, levels, sink as ViewSink<unknown>);
     // Its changes show in the live queries they name until the op ends; in each query, until a
     // result holds the op (WatchTable).
-    const ended = (): void => this.watches.ended(seq);
     this.watches.optimisticOp(seq, optimistic);
-    return this.track(seq, op, args, levels, {
-      view: (v) => sink.view(v as View<T>),
-      error: (e) => {
-        ended();
-        sink.error(e);
-      },
-      committed: () => {
-        ended();
-        sink.committed?.();
-      },
-      neverCommits: (e) => {
-        ended();
-        sink.neverCommits?.(e);
-      },
-      ...(sink.queued === undefined ? {} : { queued: (q: boolean) => sink.queued!(q) }),
-    });
+    return this.track(
+      seq,
+      op,
+      args,
+      levels,
+      this.watches.endingWith(seq, sink as ViewSink<unknown>),
+    );
   }
 
   /** An op of the session, numbered `seq`, from its invocation (or its restoring) on. */
@@ -601,6 +675,7 @@ export class ClientSession {
     // What is stored stays as it was: a client started later on the same storage sends its ops.
     this.persistent = false;
     if (this.closedBy === null) this.closedBy = (sent) => new ClientClosed(sent);
+    this.closedFor = 'close';
     this.drop();
     this.ops.failAll((o) => new ClientClosed(o.sentOn > 0));
     this.watches.endAll(() => new ClientClosed(false));

@@ -9,6 +9,7 @@
 export { ClientSession } from './client-session.js';
 export type { ClientSessionConfig, ConnectionStatus, SessionOutput } from './session-io.js';
 export type { SessionOp } from './op-table.js';
+export type { Identity, IdentityState } from './sign-in.js';
 export type { WatchShown, WatchSink } from './watches.js';
 export type { CorrectedOp } from './view-order.js';
 export type { ConsistencyLevel, View, ViewSink } from '../binding.js';

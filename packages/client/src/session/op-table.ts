@@ -276,13 +276,14 @@ export class OpTable {
   }
 
   /**
-   * The session is closed: whoever waits for an op's fate learns it will not be known, every op
-   * not known committed never will be, and the table is emptied.
+   * The session is closed (or ended, its user gone): whoever waits for an op's fate learns it will
+   * not be known, every op not known committed never will be (`why`, given whether the op was
+   * sent), and the table is emptied.
    */
-  closeAll(): void {
+  closeAll(why: (sent: boolean) => CreekError = (sent) => new ClientClosed(sent)): void {
     for (const o of this.ops.values()) {
-      for (const w of o.waiting.splice(0)) w.reject(new ClientClosed(true));
-      if (!o.committed) o.sink.neverCommits?.(new ClientClosed(o.sentOn > 0));
+      for (const w of o.waiting.splice(0)) w.reject(why(true));
+      if (!o.committed) o.sink.neverCommits?.(why(o.sentOn > 0));
     }
     this.ops.clear();
   }

@@ -1,4 +1,5 @@
 import type { ClientFrame } from '@creek/protocol';
+import type { Identity } from './sign-in.js';
 
 // What goes into a client session (its config) and what comes out of it (its outputs).
 
@@ -40,7 +41,14 @@ export type SessionOutput =
    * Get the user's token (the app's `auth`), for the hello or a refresh of `connection`, and hand
    * it to `tokenProvided` (or say why not: `tokenFailed`).
    */
-  | { readonly t: 'token'; readonly connection: number };
+  | { readonly t: 'token'; readonly connection: number }
+  /**
+   * Call `refreshDue(connection)` after `afterMs`: the user's token should be refreshed then
+   * (before it expires). One timer is enough: a later one replaces it.
+   */
+  | { readonly t: 'refresh'; readonly connection: number; readonly afterMs: number }
+  /** The identity changed (signing in, signed in, expired, refused, signed out). */
+  | { readonly t: 'identity'; readonly identity: Identity };
 
 /** What a client session is made of; the socket driver (`CreekBinding`) checks it first. */
 export interface ClientSessionConfig {
@@ -55,6 +63,12 @@ export interface ClientSessionConfig {
   readonly auth?: boolean | undefined;
   /** The session id (random, chosen by the driver); a restored session brings its own. */
   readonly session: string;
+  /**
+   * A new random session id, for the session of a new user (`changeAuth`, or the app's auth
+   * function giving another user's token). Absent: one derived from the first (a driver whose
+   * users change should give random ones).
+   */
+  readonly newSession?: (() => string) | undefined;
   readonly connectTimeoutMs?: number | undefined;
   readonly stallTimeoutMs?: number | undefined;
   /** How many ops one connection may have in flight (a replica refuses more as busy). */

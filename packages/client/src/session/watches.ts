@@ -1,4 +1,5 @@
 import type { ClientFrame, ServerFrame } from '@creek/protocol';
+import type { ViewSink } from '../binding.js';
 import { errorFromWire, OperationFailed, type CreekError } from '../errors.js';
 import { jsonEqual, type JsonValue } from '@creek/app';
 import { OptimisticOps, queryKey, type OptimisticChange } from './optimistic.js';
@@ -70,6 +71,30 @@ export class WatchTable {
   /** Op `seq` of the session makes `changes` to the queries they name until `ended(seq)`. */
   optimisticOp(seq: number, changes: readonly OptimisticChange[]): void {
     this.refreshKeys(this.optimistic.add(seq, changes));
+  }
+
+  /**
+   * `sink` of op `seq`, which made optimistic changes: when the op ends (an error, its commit, or
+   * never to commit), `ended(seq)` comes first.
+   */
+  endingWith(seq: number, sink: ViewSink<unknown>): ViewSink<unknown> {
+    const ended = (): void => this.ended(seq);
+    return {
+      view: (v) => sink.view(v),
+      error: (e) => {
+        ended();
+        sink.error(e);
+      },
+      committed: () => {
+        ended();
+        sink.committed?.();
+      },
+      neverCommits: (e) => {
+        ended();
+        sink.neverCommits?.(e);
+      },
+      ...(sink.queued === undefined ? {} : { queued: (q: boolean) => sink.queued!(q) }),
+    };
   }
 
   /** Op `seq` ended (committed, failed, never to take effect): its changes stop showing. */

@@ -14,6 +14,7 @@ import type {
   ConnectionStatus,
   Correctable,
   CreekClient,
+  Identity,
   InvokeOptions,
   LiveQueryCorrection,
   OpName,
@@ -80,6 +81,14 @@ export interface CreekHooks<A> {
   useOp<K extends OpName<A>>(op: K): OpHandle<A, K>;
   /** The client's connection status (`connecting`, `connected`, `offline`), as it changes. */
   useStatus(): ConnectionStatus;
+  /**
+   * The client's user, as it changes (`client.identity()`): `state` (`signed-out`, `signing-in`,
+   * `signed-in`, `expired`, `refused`), `user` (`{ id, claims }` once a replica accepted the
+   * user's token, else null) and `error` (why the last sign-in or refresh failed). When the user
+   * changes (`client.setAuth`), `useInvoke`, `useWatch` and `useOp` start afresh for the new user:
+   * nothing read or written as the previous one stays on screen.
+   */
+  useIdentity(): Identity;
 }
 
 /**
@@ -116,6 +125,7 @@ export function createCreekHooks<A>(): CreekHooks<A> {
     options: UseInvokeOptions = {},
   ): OpState<ResultOf<A, K>> {
     const client = useCreekClient();
+    const session = useSession(client);
     const { skip = false, levels, timeoutMs } = options;
     // Arguments are a new object on each render: the call is keyed by their JSON.
     const key = skip ? null : JSON.stringify([op, args, levels ?? null, timeoutMs ?? null]);
@@ -130,8 +140,9 @@ export function createCreekHooks<A>(): CreekHooks<A> {
                   ...(timeoutMs === undefined ? {} : { timeoutMs }),
                 }),
         ),
-      // `key` stands for op, args, levels and timeoutMs: a new call only when one of them changed.
-      [client, key],
+      // `key` stands for op, args, levels and timeoutMs: a new call only when one of them changed
+      // (or the user did: `session`).
+      [client, key, session],
     );
     return useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
   }
@@ -142,6 +153,7 @@ export function createCreekHooks<A>(): CreekHooks<A> {
     options: UseWatchOptions<ResultOf<A, K>> = {},
   ): OpState<ResultOf<A, K>> {
     const client = useCreekClient();
+    const session = useSession(client);
     const key = options.skip === true ? null : JSON.stringify([op, args]);
     // The latest callback, without watching anew when a render passes a new function.
     const onCorrection = useRef(options.onCorrection);
@@ -154,15 +166,17 @@ export function createCreekHooks<A>(): CreekHooks<A> {
           key === null ? null : () => client.watch(op, args),
           (c) => onCorrection.current?.(c),
         ),
-      // `key` stands for op and args: a new query only when one of them changed.
-      [client, key],
+      // `key` stands for op and args: a new query only when one of them changed (or the user did).
+      [client, key, session],
     );
     return useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
   }
 
   function useOp<K extends OpName<A>>(op: K): OpHandle<A, K> {
     const client = useCreekClient();
-    const store = useMemo(() => new CorrectableStore<ResultOf<A, K>>(null), [client, op]);
+    const session = useSession(client);
+    // A new user's handle follows none of the previous user's calls.
+    const store = useMemo(() => new CorrectableStore<ResultOf<A, K>>(null), [client, op, session]);
     const state = useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
     const invoke = useCallback(
       (args: ArgsOf<A, K>, options?: InvokeOptions<A>) => {
@@ -182,5 +196,24 @@ export function createCreekHooks<A>(): CreekHooks<A> {
     return useSyncExternalStore(subscribe, get, get);
   }
 
-  return { CreekProvider, useCreekClient, useInvoke, useWatch, useOp, useStatus };
+  function useIdentity(): Identity {
+    return useIdentityOf(useCreekClient());
+  }
+
+  return { CreekProvider, useCreekClient, useInvoke, useWatch, useOp, useStatus, useIdentity };
+}
+
+/** `client.identity()`, as it changes. */
+function useIdentityOf<A>(client: CreekClient<A>): Identity {
+  const subscribe = useCallback((l: () => void) => client.onIdentity(l), [client]);
+  const get = useCallback(() => client.identity(), [client]);
+  return useSyncExternalStore(subscribe, get, get);
+}
+
+/** Which of the client's sessions (one per user) is current: hooks read anew when it changes. */
+function useSession<A>(client: CreekClient<A>): number {
+  const subscribe = useCallback((l: () => void) => client.onIdentity(l), [client]);
+  // A number: components re-render when the session changes, not at each identity change.
+  const get = useCallback(() => client.identity().session, [client]);
+  return useSyncExternalStore(subscribe, get, get);
 }

@@ -1,6 +1,7 @@
 /**
  * React hooks for Creek: `createCreekHooks<typeof app>()` gives a provider and hooks that turn
- * Correctables into component state (`useInvoke`, `useOp`, `useWatch`, `useStatus`, and `useCorrectable` for one the app holds), on useSyncExternalStore.
+ * Correctables into component state (`useInvoke`, `useOp`, `useWatch`, `useStatus`, `useIdentity`, and `useCorrectable` for one the
+ * app holds), on useSyncExternalStore.
  *
  * @module @creek/react
  */

@@ -112,8 +112,9 @@ export interface SimConfig {
   /**
    * With clients 'sdk': each session of a user (RunState.users) signs in with simulated tokens
    * (sim/sim-tokens.ts) that the replicas' endpoints verify, some lasting less than the run, so
-   * that hellos wait for verdicts, replicas ask for fresh tokens and close connections whose
-   * tokens lapse, under every fault. Off by default: it changes what the sessions do, so a run
+   * that hellos wait for verdicts, sessions refresh their tokens on their own timers (from the
+   * tokens' exp) and when replicas ask, and replicas close connections whose tokens lapse, under
+   * every fault. Off by default: it changes what the sessions do, so a run
    * with it is another run.
    */
   readonly userTokens?: boolean;

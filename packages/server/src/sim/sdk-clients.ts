@@ -223,8 +223,13 @@ export class SimSdkClients implements SimClientSide {
         );
         return;
       }
+      case 'refresh':
+        // The session's timer to refresh its token before it expires.
+        run.events.push(run.now + o.afterMs, () => s.session.refreshDue(o.connection));
+        return;
       case 'status':
       case 'persist':
+      case 'identity':
         return;
     }
   }

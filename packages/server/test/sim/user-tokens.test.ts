@@ -6,9 +6,10 @@ import { runSimulation, type SimResult } from '../../src/sim/simulation.js';
 /**
  * Sessions that sign in (SimConfig.userTokens): the SDK's sessions present their users' tokens,
  * which the replicas' endpoints verify; many tokens lapse within a run, so hellos wait for
- * verdicts, replicas ask for fresh tokens before the welcome and after, sessions refresh them with
- * ops in flight, and connections whose tokens lapse close, under every fault. Every checker judges
- * these runs, checker (u) among them with each op's caller as its session signed in.
+ * verdicts, sessions refresh their tokens on their own timers (from the tokens' exp) and when
+ * replicas ask, with ops in flight, and connections whose tokens lapse close, under every fault.
+ * Every checker judges these runs, checker (u) among them with each op's caller as its session
+ * signed in.
  */
 afterEach(() => vi.restoreAllMocks());
 
@@ -30,10 +31,21 @@ describe('sessions that sign in, in the simulator', () => {
       if (t.startsWith('auth')) frames.set(t, (frames.get(t) ?? 0) + 1);
       received.call(this, connection, data);
     });
+    let timers = 0;
+    const due = ClientSession.prototype.refreshDue;
+    vi.spyOn(ClientSession.prototype, 'refreshDue').mockImplementation(function (
+      this: ClientSession,
+      connection: number,
+    ) {
+      timers++;
+      due.call(this, connection);
+    });
     const results = SEEDS.map(run);
     expect(results.filter((r) => !r.ok).map((r) => `${r.seed}: ${r.violations[0]}`)).toEqual([]);
-    // Not vacuous: replicas asked for fresh tokens, took them, and closed lapsed connections.
-    expect(frames.get('auth-expiring') ?? 0).toBeGreaterThan(50);
+    // Not vacuous: sessions refreshed on their own timers, replicas asked too, took the fresh
+    // tokens, and closed lapsed connections.
+    expect(timers).toBeGreaterThan(50);
+    expect(frames.get('auth-expiring') ?? 0).toBeGreaterThan(0);
     expect(frames.get('authed') ?? 0).toBeGreaterThan(50);
     expect(frames.get('auth-expired') ?? 0).toBeGreaterThan(0);
   });

@@ -38,14 +38,20 @@ export class AuthClient {
     url: string,
     hello: { auth?: string; session?: string; token?: string } = {},
   ): Promise<AuthClient> {
+    const c = await AuthClient.connect(url);
+    c.send({ t: 'hello', version: PROTOCOL_VERSION, ...hello });
+    await c.waitFor(() => c.welcome !== null || c.refusal !== null || c.isClosed);
+    return c;
+  }
+
+  /** Connects, and says nothing yet (a test sends what it wants first). */
+  static async connect(url: string): Promise<AuthClient> {
     const ws = new WebSocket(url);
     const c = new AuthClient(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);
     });
-    c.send({ t: 'hello', version: PROTOCOL_VERSION, ...hello });
-    await c.waitFor(() => c.welcome !== null || c.refusal !== null || c.isClosed);
     return c;
   }
 

@@ -3,6 +3,7 @@
  * 3-member cluster) for the strong path, Redis for the weak one.
  *
  *   npm run bench:peers [-- --ops 2000 --rounds 3 --seconds 5 --outstanding 64 --fsync both]
+ *                       [-- --auth both|off --peers on|off]
  *
  * Starts, on loopback ports, a 3-replica Creek cluster (LocalCluster, the built-in ops), a
  * 3-member etcd cluster (Debian's `etcd`) and a Redis server without persistence (Debian's
@@ -34,16 +35,27 @@
  * put has a second floor, the relay of 3 members: it forwards to two servers and answers at the
  * first answer, so a third member receives, commits and answers every op on the same cores, as
  * the third replica of a 3-replica cluster (Creek's or etcd's) does.
+ *
+ * `--auth both` (the default) also measures what signed-in users cost: beside the cluster above, a
+ * second 3-replica Creek cluster verifies users' tokens (`--auth-secret-file`, HS256; its app
+ * opens the built-in ops to signed-in users), its client signed in with a user's token from an
+ * auth function (jose, as the app's own sign-in would mint it). In the same rounds, interleaved,
+ * the sequential strong and weak kv.put on each, and the ratio of their p50 and p99 (auth on ÷
+ * off). A token is verified once per connection and refresh, never per op, so the ratio should be
+ * near 1. `--peers off` measures only that (no etcd, Redis or floors): a short run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { connect, type CreekClient } from '@creek/client';
 import { LocalCluster } from '@creek/server/node';
 import { Etcd3 } from 'etcd3';
 import { Redis } from 'ioredis';
+import { SignJWT } from 'jose';
 import { flagPairs } from './cli-flags.js';
 import { startFloors } from './floors.js';
 import { ensureInstalled, ports, startRedis } from './peer-servers.js';
@@ -56,16 +68,26 @@ interface Flags {
   seconds: number;
   outstanding: number;
   fsync: 'both' | 'on' | 'off';
+  auth: 'both' | 'off';
+  peers: 'on' | 'off';
 }
 
 const USAGE =
-  'npm run bench:peers [-- --ops 2000 --rounds 3 --seconds 5 --outstanding 64 --fsync both|on|off]';
+  'npm run bench:peers [-- --ops 2000 --rounds 3 --seconds 5 --outstanding 64 --fsync both|on|off --auth both|off --peers on|off]';
 const log = (line: string): void => void process.stderr.write(`bench:peers: ${line}\n`);
 /** The report: stdout, and the dated record in bench/results/. */
 const out = recordResults('peers', 'markdown');
 
 function parse(argv: readonly string[]): Flags {
-  const f: Flags = { ops: 2000, rounds: 3, seconds: 5, outstanding: 64, fsync: 'both' };
+  const f: Flags = {
+    ops: 2000,
+    rounds: 3,
+    seconds: 5,
+    outstanding: 64,
+    fsync: 'both',
+    auth: 'both',
+    peers: 'on',
+  };
   const fail = (message: string): never => {
     console.error(`bench:peers: ${message}`);
     process.exit(2);
@@ -74,6 +96,16 @@ function parse(argv: readonly string[]): Flags {
     if (name === 'fsync') {
       if (raw !== 'both' && raw !== 'on' && raw !== 'off') fail('--fsync must be both, on or off');
       f.fsync = raw as Flags['fsync'];
+      continue;
+    }
+    if (name === 'auth') {
+      if (raw !== 'both' && raw !== 'off') fail('--auth must be both or off');
+      f.auth = raw as Flags['auth'];
+      continue;
+    }
+    if (name === 'peers') {
+      if (raw !== 'on' && raw !== 'off') fail('--peers must be on or off');
+      f.peers = raw as Flags['peers'];
       continue;
     }
     const n = Number(raw);
@@ -89,6 +121,8 @@ function parse(argv: readonly string[]): Flags {
       fail(`--${name} must be a whole number from ${lo} to ${hi}`);
     (f as unknown as Record<string, number>)[name] = n;
   }
+  if (f.auth === 'off' && f.peers === 'off')
+    fail('--auth off with --peers off measures nothing: leave one of them on');
   return f;
 }
 
@@ -175,19 +209,52 @@ async function startEtcd(fsync: boolean): Promise<Peer & { follower: string; url
   }
 }
 
-/** A Creek cluster and a client on a follower. */
-async function startCreek(fsync: boolean): Promise<Peer & { client: CreekClient }> {
-  const cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error', fsync });
+const SIGNED_IN_APP = fileURLToPath(new URL('./signed-in-kv-app.ts', import.meta.url));
+
+/**
+ * A Creek cluster and a client on a follower. `users`: the replicas verify users' tokens with an
+ * HS256 secret, and the client signs in as a user, with tokens from an auth function.
+ */
+async function startCreek(fsync: boolean, users = false): Promise<Peer & { client: CreekClient }> {
+  const dir = users ? mkdtempSync(join(tmpdir(), 'creek-bench-users-')) : null;
+  const secret = randomBytes(32).toString('hex');
+  if (dir !== null) writeFileSync(join(dir, 'users.secret'), secret);
+  const cluster = await LocalCluster.start({
+    replicas: 3,
+    logLevel: 'error',
+    fsync,
+    ...(dir === null
+      ? {}
+      : { app: SIGNED_IN_APP, auth: { secretFile: join(dir, 'users.secret') } }),
+  });
   const statuses = await cluster.statuses();
   const leader = statuses[0]!.leader;
   const follower = [0, 1, 2].find((i) => i !== leader)!;
-  const client = connect({ urls: [cluster.url(follower)], token: cluster.token });
+  const key = new TextEncoder().encode(secret);
+  const client = connect({
+    urls: [cluster.url(follower)],
+    token: cluster.token,
+    // An hour's token, as an identity provider's: verified at the hello, never per op.
+    ...(dir === null
+      ? {}
+      : {
+          auth: () =>
+            new SignJWT({ sub: 'bench-user' })
+              .setProtectedHeader({ alg: 'HS256' })
+              .setIssuedAt()
+              .setExpirationTime('1h')
+              .sign(key),
+        }),
+  });
   await client.invokeStrong('kv.put', { key: 'warm', value: 0 });
+  if (dir !== null && client.identity().user?.id !== 'bench-user')
+    throw new Error(`the client is not signed in: ${JSON.stringify(client.identity())}`);
   return {
     client,
     stop: async () => {
       client.close();
       await cluster.stop();
+      if (dir !== null) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -271,7 +338,9 @@ const KEYS = 100;
 
 async function runMode(flags: Flags, fsync: boolean): Promise<void> {
   log(
-    `fsync ${fsync ? 'on' : 'off'}: starting Creek, etcd${fsync ? '' : ' (--unsafe-no-fsync)'} and Redis`,
+    flags.peers === 'on'
+      ? `fsync ${fsync ? 'on' : 'off'}: starting Creek, etcd${fsync ? '' : ' (--unsafe-no-fsync)'} and Redis`
+      : `fsync ${fsync ? 'on' : 'off'}: starting Creek without and with users' tokens`,
   );
   const started: Peer[] = [];
   const creek = await startCreek(fsync);
@@ -280,6 +349,12 @@ async function runMode(flags: Flags, fsync: boolean): Promise<void> {
   let r: Redis | null = null;
   const floorClients: CreekClient[] = [];
   try {
+    if (flags.auth === 'both') {
+      const signedIn = await startCreek(fsync, true);
+      started.push(signedIn);
+      await runAuthCells(flags, fsync, creek.client, signedIn.client);
+    }
+    if (flags.peers === 'off') return;
     const etcd = await startEtcd(fsync);
     started.push(etcd);
     const redis = await startRedis();
@@ -385,6 +460,53 @@ async function runCells(
       log(`fsync ${fsync ? 'on' : 'off'}: round ${round}/${flags.rounds} done`);
     }
     report(rows, rates, fsync, flags);
+  }
+}
+
+/**
+ * Creek's strong and weak kv.put, on the cluster without users and on the one that verifies them
+ * with the client signed in, interleaved round by round; the table gives p50 and p99 of each and
+ * their ratio (auth on ÷ off), medians over rounds.
+ */
+async function runAuthCells(
+  flags: Flags,
+  fsync: boolean,
+  off: CreekClient,
+  on: CreekClient,
+): Promise<void> {
+  const value = 'v'.repeat(16);
+  const key = (i: number): string => `k/${i % KEYS}`;
+  const cells = [
+    {
+      name: 'strong put',
+      run: (c: CreekClient) => (i: number) => c.invokeStrong('kv.put', { key: key(i), value }),
+    },
+    {
+      name: 'weak put',
+      run: (c: CreekClient) => (i: number) => c.invokeWeak('kv.put', { key: key(i), value }),
+    },
+  ];
+  const sides = { off, on };
+  const results = cells.map(() => ({ off: [] as Latencies[], on: [] as Latencies[] }));
+  for (let round = 1; round <= flags.rounds; round++) {
+    for (const [k, cell] of cells.entries())
+      for (const side of round % 2 === 1 ? (['off', 'on'] as const) : (['on', 'off'] as const))
+        results[k]![side].push(await sequential(cell.run(sides[side]), flags.ops));
+    log(`fsync ${fsync ? 'on' : 'off'}: users' tokens, round ${round}/${flags.rounds} done`);
+  }
+  out.print(
+    `\nsigned-in users: Creek with users' tokens verified (--auth-secret-file, HS256; the client signed in) ÷ without; fsync ${fsync ? 'on' : 'off'}; 3-replica clusters on loopback, clients on a follower; medians of ${flags.rounds} rounds of ${flags.ops} sequential ops`,
+  );
+  out.print('| figure | auth off p50 / p99 | auth on p50 / p99 | ratio p50 | ratio p99 |');
+  out.print('| --- | --- | --- | --- | --- |');
+  for (const [k, cell] of cells.entries()) {
+    const r = results[k]!;
+    const m = (side: Latencies[], q: keyof Latencies) => median(side.map((l) => l[q]));
+    const ratio = (q: keyof Latencies) =>
+      median(r.on.map((l, i) => l[q] / r.off[i]![q])).toFixed(2);
+    out.print(
+      `| ${cell.name} | ${us(m(r.off, 'p50'))} / ${us(m(r.off, 'p99'))} | ${us(m(r.on, 'p50'))} / ${us(m(r.on, 'p99'))} | ${ratio('p50')}× | ${ratio('p99')}× |`,
+    );
   }
 }
 
@@ -502,16 +624,18 @@ function reportFloors(
 
 async function main(): Promise<void> {
   const flags = parse(process.argv.slice(2));
-  ensureInstalled(
-    [
-      ['etcd', 'etcd-server'],
-      ['redis-server', 'redis-server'],
-    ],
-    log,
-  );
-  out.print(
-    'targets (issue): strong put p50 ≤ 0.6× etcd and p99 ≤ 1.0×; strong get p50 ≤ 0.8× etcd linearizable get; weak put p50 ≤ 1.5× Redis SET and p99 ≤ 3× its own p50; strong put ops/s ≥ 2× etcd; weak put ops/s ≥ 0.3× Redis SET',
-  );
+  if (flags.peers === 'on')
+    ensureInstalled(
+      [
+        ['etcd', 'etcd-server'],
+        ['redis-server', 'redis-server'],
+      ],
+      log,
+    );
+  if (flags.peers === 'on')
+    out.print(
+      'targets (issue): strong put p50 ≤ 0.6× etcd and p99 ≤ 1.0×; strong get p50 ≤ 0.8× etcd linearizable get; weak put p50 ≤ 1.5× Redis SET and p99 ≤ 3× its own p50; strong put ops/s ≥ 2× etcd; weak put ops/s ≥ 0.3× Redis SET',
+    );
   for (const fsync of flags.fsync === 'both' ? [false, true] : [flags.fsync === 'on'])
     await runMode(flags, fsync);
   out.save();

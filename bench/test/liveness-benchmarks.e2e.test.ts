@@ -70,6 +70,13 @@ describe('the liveness, viewer, bytes, transfer, peers, tail and idle benchmarks
     ['peers.ts', ['--ops', '5'], /--ops must be a whole number from 10 to 1000000/],
     ['peers.ts', ['--outstanding', '0'], /--outstanding must be a whole number from 1 to 4096/],
     ['peers.ts', ['--opps', '10'], /unknown argument '--opps'/],
+    ['peers.ts', ['--auth', 'on'], /--auth must be both or off/],
+    ['peers.ts', ['--peers', 'maybe'], /--peers must be on or off/],
+    [
+      'peers.ts',
+      ['--auth', 'off', '--peers', 'off'],
+      /--auth off with --peers off measures nothing/,
+    ],
     ['tail.ts', ['--ops', '99'], /--ops must be a whole number from 100 to 1000000/],
     ['tail.ts', ['--rounds', '1.5'], /--rounds must be a whole number from 1 to 50/],
     ['tail.ts', ['--ops', '1000001'], /--ops must be a whole number from 100 to 1000000/],

@@ -20,6 +20,12 @@ export interface StoredSession {
   readonly session: string;
   readonly nextSeq: number;
   readonly ops: readonly StoredOp[];
+  /**
+   * Whose session it is: the signed-in user's id, or null for an anonymous client; absent when
+   * not known yet (no replica had accepted the user's token). A client started on it that signs in
+   * as someone else does not send these ops: they fail with SignedOut.
+   */
+  readonly user?: string | null;
 }
 
 /** An op of the session that is not known committed. */
@@ -58,6 +64,8 @@ export function readStoredSession(raw: unknown): StoredSession | string {
   if (typeof s.session !== 'string' || s.session.length === 0) return 'it has no session id';
   if (!Number.isSafeInteger(s.nextSeq) || (s.nextSeq ?? 0) < 1) return 'its nextSeq is not a count';
   if (!Array.isArray(s.ops)) return 'its ops are not a list';
+  if (s.user !== undefined && s.user !== null && typeof s.user !== 'string')
+    return 'its user is not a user id';
   for (const o of s.ops as Partial<StoredOp>[])
     if (
       !Number.isSafeInteger(o.seq) ||

@@ -324,6 +324,7 @@ describe('the offline queue', () => {
     expect(session.stored()).toEqual({
       version: 1,
       session: 'session-under-test',
+      user: null, // an anonymous client's
       nextSeq: 3,
       ops: [
         { seq: 1, op: 'kv.put', args: { key: 'a' }, level: 'strong', stableOnly: false },

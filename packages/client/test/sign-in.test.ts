@@ -240,7 +240,7 @@ describe('a token that expired', () => {
     d.session.connectionOpened(next);
     d.session.tokenProvided(next, 'the-only-token');
     d.receive(next, { t: 'error', code: 'unauthorized', message: 'user token refused: expired' });
-    expect(d.session.identity).toMatchObject({ state: 'expired' });
+    expect(d.session.identity).toMatchObject({ state: 'expired', user: { id: 'alice' } });
     expect(d.session.identity.error).toBeInstanceOf(TokenExpired);
     expect(sent.errors[0]).toBeInstanceOf(TokenExpired);
     expect(sent.errors[0]!.mayHaveTakenEffect).toBe(true);
@@ -370,10 +370,50 @@ describe("another user, or none: the previous user's session ends", () => {
     e.session.reconnect();
     e.signIn(e.take(), 'opaque-bob', 'bob');
     expect(op.errors[0]).toBeInstanceOf(SignedOut);
-    expect(op.errors[0]!.message).toMatch(/user 'bob', not of this session's 'alice'/);
+    expect(op.errors[0]!.message).toMatch(
+      /the session was user 'alice''s, and a replica took the client as user 'bob'/,
+    );
     const outs = e.take();
     expect(invokes(e.frames(outs))).toEqual([]);
     expect(outs).toContainEqual(expect.objectContaining({ t: 'drop', terminate: true }));
     expect(e.session.identity).toMatchObject({ state: 'signing-in', session: 2 });
+  });
+});
+
+describe('a stored session (offline storage) is its user’s', () => {
+  const stored = (user?: string | null) => ({
+    version: 1 as const,
+    session: 'stored-session',
+    nextSeq: 2,
+    ops: [{ seq: 1, op: 'kv.put', args: { key: 'k' }, level: 'strong' as const, stableOnly: true }],
+    ...(user === undefined ? {} : { user }),
+  });
+
+  it('sends its ops again for the same user, and saves whose it is', () => {
+    const d = driven();
+    const r = recorder();
+    d.session.restore(stored('alice'), () => r.sink);
+    d.session.start();
+    d.signIn(d.take(), jwt('alice'), 'alice');
+    expect(invokes(d.frames(d.take()))).toMatchObject([{ seq: 1 }]);
+    expect(d.session.stored()).toMatchObject({ session: 'stored-session', user: 'alice' });
+  });
+
+  it('never sends them under another user: they fail with SignedOut, and the storage gets a new, empty session', () => {
+    for (const [was, now] of [
+      ['alice', 'bob'],
+      [null, 'bob'],
+    ] as const) {
+      const d = driven();
+      const r = recorder();
+      d.session.restore(stored(was), () => r.sink);
+      d.session.start();
+      d.signIn(d.take(), jwt(now), now);
+      expect(r.errors[0]).toBeInstanceOf(SignedOut);
+      // An earlier client may have sent it before it stopped.
+      expect(r.errors[0]!.mayHaveTakenEffect).toBe(true);
+      expect(invokes(d.frames(d.take()))).toEqual([]);
+      expect(d.session.stored()).toMatchObject({ session: 'session-1-of-a-new-user', ops: [] });
+    }
   });
 });

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { readStoredSession } from '../src/offline-storage.js';
 import { readToken, refreshDelayMs } from '../src/session/user-token.js';
 
 /**
  * What the client reads in a user's token, unverified: the payload of a JWT (RFC 7519: base64url
- * UTF-8 JSON between the first and second dots), and when to ask for a fresh one.
+ * UTF-8 JSON between the first and second dots), and when to ask for a fresh one; and whose a
+ * stored session is.
  */
 const b64 = (s: string): string => Buffer.from(s).toString('base64url');
 const token = (payload: string): string => `${b64('{"alg":"RS256"}')}.${b64(payload)}.c2lnbmF0dXJl`;
@@ -56,5 +58,15 @@ describe('refreshDelayMs', () => {
     expect(refreshDelayMs(undefined, 0)).toBeNull();
     expect(refreshDelayMs(1_000, 1_000)).toBeNull();
     expect(refreshDelayMs(1_000, 5_000)).toBeNull();
+  });
+});
+
+describe("a stored session's user", () => {
+  it('is an id, null (anonymous) or absent (not known): anything else is no stored session', () => {
+    const base = { version: 1, session: 's', nextSeq: 1, ops: [] };
+    expect(readStoredSession({ ...base, user: 'alice' })).toMatchObject({ user: 'alice' });
+    expect(readStoredSession({ ...base, user: null })).toMatchObject({ user: null });
+    expect(readStoredSession(base)).toEqual(base);
+    expect(readStoredSession({ ...base, user: 42 })).toBe('its user is not a user id');
   });
 });

@@ -51,6 +51,8 @@ export class ClientSession {
   private readonly newSession: () => string;
   /** The session's ops and live queries are being ended, as its user's: no handles on them. */
   private ending = false;
+  /** Numbers of the ops restored from a storage: an earlier client may have sent them. */
+  private readonly restoredSeqs = new Set<number>();
   private readonly now: () => number;
   private readonly out: (o: SessionOutput) => void;
   /** Per origin replica, how many of its ops this session has seen. */
@@ -131,7 +133,7 @@ export class ClientSession {
 
   /** What the offline storage should keep now. */
   stored(): StoredSession {
-    return storedSession(this.sessionId, this.ops);
+    return storedSession(this.sessionId, this.ops, this.signIn.storedUser);
   }
 
   // ---- connections ------------------------------------------------------------------------
@@ -264,7 +266,8 @@ export class ClientSession {
     if (this.closedFor === 'close' || this.closedFor === 'cannot-connect') return;
     const end = (sent: boolean): CreekError => new SignedOut(why, { mayHaveTakenEffect: sent });
     this.ending = true;
-    this.ops.failAll((o) => end(o.sends > o.refusals));
+    this.ops.failAll((o) => end(o.sends > o.refusals || this.restoredSeqs.has(o.seq)));
+    this.restoredSeqs.clear();
     this.watches.endAll(() => end(false));
     this.ops.closeAll(end);
     this.ending = false;
@@ -368,13 +371,12 @@ export class ClientSession {
       );
     const f: ServerFrame = decoded.frame;
     if (f.t === 'welcome') {
-      // Not the session's user (the app's auth function gave another's token): nothing of the
-      // session may run as that user.
-      if (!this.signIn.welcomed(f.auth?.user, this.lastFrameAt))
-        return this.switchSession(
-          true,
-          `the auth function gave a token of user '${f.auth!.user!}', not of this session's '${this.signIn.userId ?? ''}'`,
-        );
+      // Not the session's user (the app's auth function gave another's token, or the stored
+      // session was another user's): nothing of the session may run as that user.
+      const otherUser = this.signIn.welcomed(f.auth?.user, this.lastFrameAt);
+      if (otherUser !== null) return this.switchSession(this.signIn.signsIn, otherUser);
+      // The storage learns whose session it is.
+      this.persist();
       this.ready = true;
       this.out({
         t: 'welcomed',
@@ -603,6 +605,8 @@ export class ClientSession {
    */
   restore(stored: StoredSession, sinkFor: (op: StoredOp) => ViewSink<unknown>): void {
     this.sessionId = stored.session;
+    this.signIn.expect(stored.user);
+    for (const s of stored.ops) this.restoredSeqs.add(s.seq);
     this.ops.nextSeq = stored.nextSeq;
     for (const s of stored.ops) {
       const levels: ConsistencyLevel[] =

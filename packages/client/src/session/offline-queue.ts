@@ -43,13 +43,19 @@ export function queue(o: SessionOp, queued: boolean): void {
 }
 
 /**
- * What the offline storage keeps: the session, its numbering, and its ops not known committed
- * (an op being abandoned is not sent again, so it is not kept either).
+ * What the offline storage keeps: the session, its user (see StoredSession.user), its numbering,
+ * and its ops not known committed (an op being abandoned is not sent again, so it is not kept
+ * either).
  */
-export function storedSession(session: string, ops: OpTable): StoredSession {
+export function storedSession(
+  session: string,
+  ops: OpTable,
+  user: string | null | undefined,
+): StoredSession {
   return {
     version: 1,
     session,
+    ...(user === undefined ? {} : { user }),
     nextSeq: ops.nextSeq,
     ops: [...ops.values()]
       .filter((o) => !o.committed && !o.abandoning)

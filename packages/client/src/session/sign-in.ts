@@ -76,6 +76,11 @@ export class SignIn {
   private expiresAt: number | undefined;
   /** The expiry the last timer was set for: a new one only for a later expiry. */
   private timedFor: number | null = null;
+  /**
+   * Whose a restored session was (StoredSession.user), until a replica welcomes it: the welcome
+   * must name the same user. Undefined: not known.
+   */
+  private expected: string | null | undefined;
   private current: Identity;
 
   constructor(
@@ -154,15 +159,33 @@ export class SignIn {
     return purpose;
   }
 
+  /** A restored session was `user`'s (null: anonymous; undefined: not known). */
+  expect(user: string | null | undefined): void {
+    this.expected = user;
+  }
+
+  /** Whose the session is, for the storage: the user's id, null if anonymous, else unknown. */
+  get storedUser(): string | null | undefined {
+    if (this.current.user !== null) return this.current.user.id;
+    if (this.expected !== undefined) return this.expected; // restored, not welcomed yet
+    return this.auth ? undefined : null;
+  }
+
   /**
-   * A replica welcomed the session as `user` (its word; undefined: it verifies no tokens).
-   * Returns false when that is not the session's user: the app's auth function gave another
-   * user's token, and nothing of this session may run as that user.
+   * A replica welcomed the session as `user` (its word: an id, or null for anonymous; undefined:
+   * it verifies no tokens). Returns why not, when that is not the session's user (the app's auth
+   * function gave another user's token, or the session restored was another user's): nothing of
+   * this session may run as that user. Null when it is.
    */
-  welcomed(user: string | null | undefined, now: number): boolean {
-    if (!this.auth || user === undefined || user === null) return true;
-    const was = this.current.user;
-    if (was !== null && was.id !== user) return false;
+  welcomed(user: string | null | undefined, now: number): string | null {
+    if (user === undefined) return null;
+    const was = this.current.user?.id ?? this.expected;
+    if (was !== undefined && was !== user) {
+      const who = (u: string | null): string => (u === null ? 'anonymous' : `user '${u}'`);
+      return `the session was ${who(was)}'s, and a replica took the client as ${who(user)} (a token of another user, or a stored session of another)`;
+    }
+    this.expected = undefined;
+    if (!this.auth || user === null) return null;
     this.expiresAt = this.presented?.expiresAt;
     this.set({
       state: 'signed-in',
@@ -171,7 +194,7 @@ export class SignIn {
     });
     if (this.refreshWanted) this.refresh();
     else this.plan(now);
-    return true;
+    return null;
   }
 
   /** The user of the session as a replica accepted it, if one did. */
@@ -234,7 +257,11 @@ export class SignIn {
       expired
         ? new TokenExpired(message, { mayHaveTakenEffect })
         : new Unauthorized(message, { mayHaveTakenEffect });
-    this.set({ state: expired ? 'expired' : 'refused', user: null, error: make(false) });
+    this.set({
+      state: expired ? 'expired' : 'refused',
+      user: expired ? this.current.user : null,
+      error: make(false),
+    });
     return make;
   }
 
@@ -247,6 +274,7 @@ export class SignIn {
     this.refreshWanted = false;
     this.expiresAt = undefined;
     this.timedFor = null;
+    this.expected = undefined;
     this.set({
       state: auth ? 'signing-in' : 'signed-out',
       user: null,

@@ -170,10 +170,24 @@ describe("refreshing the user's token before it expires", () => {
     d.clock.now += 5_000;
     d.session.refreshDue(connection);
     d.take();
-    d.session.tokenProvided(connection, jwt('alice', exp));
-    d.take();
+    d.session.tokenProvided(connection, jwt('alice', exp, { n: 2 }));
+    expect(d.frames(d.take())).toMatchObject([{ t: 'reauth' }]);
     d.receive(connection, { t: 'authed', user: 'alice', expiresInMs: 5_000 });
     expect(d.take().filter((o) => o.t === 'refresh')).toEqual([]);
+  });
+
+  it('sends no refresh of the very token in use (a token string cannot be refreshed)', () => {
+    const d = driven();
+    d.session.start();
+    const token = jwt('alice', d.clock.now + 10_000);
+    const { connection } = d.signIn(d.take(), token, 'alice');
+    d.take();
+    d.receive(connection, { t: 'auth-expiring', inMs: 1_000 });
+    expect(d.take()).toEqual([{ t: 'token', connection }]);
+    d.session.tokenProvided(connection, token);
+    expect(d.take()).toEqual([]);
+    // The connection runs until the token expires; then the replica closes it.
+    expect(d.session.identity).toMatchObject({ state: 'signed-in', error: null });
   });
 
   it('says when the auth function fails or the replica refuses the fresh token, and tries again while the token lasts', () => {

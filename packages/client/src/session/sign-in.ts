@@ -69,7 +69,10 @@ export class SignIn {
   /** The current connection's hello token, as read (null: opaque), once given. */
   private presented: TokenPayload | null = null;
   /** A fresh token sent in `reauth`, not yet answered (null payload: opaque). */
-  private refreshing: { readonly payload: TokenPayload | null } | null = null;
+  private refreshing: { readonly token: string; readonly payload: TokenPayload | null } | null =
+    null;
+  /** The token the connection presented last (its hello's, or an accepted refresh's). */
+  private inUse: string | null = null;
   /** The refresh timer went off before the welcome: refresh once welcomed. */
   private refreshWanted = false;
   /** When the connection's accepted token expires, as the token says. */
@@ -128,7 +131,8 @@ export class SignIn {
   /**
    * The driver's token for the current connection: `hello` (the session says hello with it),
    * `other-user` (a refresh names another user than the session's: the app switched users without
-   * setAuth, so the session must end), or null (sent as a refresh, or not asked for).
+   * setAuth, so the session must end), or null (sent as a refresh, the same token again, which
+   * is no refresh — a token string, a function that caches — or not asked for).
    */
   provided(token: string): 'hello' | 'other-user' | null {
     const purpose = this.tokenFor;
@@ -137,11 +141,13 @@ export class SignIn {
     const payload = readToken(token);
     if (purpose === 'hello') {
       this.presented = payload;
+      this.inUse = token;
       return 'hello';
     }
+    if (token === this.inUse) return null;
     const user = this.current.user;
     if (user !== null && payload?.sub !== undefined && payload.sub !== user.id) return 'other-user';
-    this.refreshing = { payload };
+    this.refreshing = { token, payload };
     this.hooks.send({ t: 'reauth', token });
     return null;
   }
@@ -223,6 +229,7 @@ export class SignIn {
   /** The replica took the fresh token (`authed`): ops run as `user` with its claims from now. */
   authed(user: string, now: number): void {
     const payload = this.refreshing?.payload ?? null;
+    this.inUse = this.refreshing?.token ?? this.inUse;
     this.refreshing = null;
     this.expiresAt = payload?.expiresAt;
     this.set({

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type CreekClient } from '@creek/client';
+import { connect, SignedOut, TokenExpired, type CreekClient } from '@creek/client';
 import { LocalCluster } from '../../src/node/local-cluster.js';
 import { AuthClient } from './auth-client.js';
 
@@ -126,6 +126,72 @@ describe('token refresh under load', () => {
       for (const c of clients) c.close();
     }
   }, 90_000);
+});
+
+describe('the SDK when a token cannot be refreshed, and when the user changes', () => {
+  /** Resolves once `ok()` holds; fails after 30 s. */
+  const until = async (what: string, ok: () => boolean): Promise<void> => {
+    for (let i = 0; i < 600 && !ok(); i++) await new Promise((r) => setTimeout(r, 50));
+    if (!ok()) throw new Error(`waited 30 s for ${what}`);
+  };
+
+  it('a token string that expires: the client says so (TokenExpired), and setAuth signs the user in again', async () => {
+    const c = connect({
+      urls: [cluster.url(2)],
+      token: cluster.token,
+      auth: (await mint('gus', TOKEN_LIFE_S)).token,
+    });
+    try {
+      expect(await c.invokeStrong('count.add', {})).toBe(1);
+      expect(c.identity()).toMatchObject({ state: 'signed-in', user: { id: 'gus' } });
+      // The replica closes the connection once the token expired; the client cannot refresh a
+      // string, and the replica refuses it at the next hello: the session ends.
+      await until('the expiry', () => c.identity().error?.code === 'token-expired');
+      await until('the refusal', () => c.identity().error?.message.includes('expired at') === true);
+      expect(c.identity()).toMatchObject({ state: 'expired', user: { id: 'gus' } });
+      const refused = await c.invokeStrong('count.add', {}).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(TokenExpired);
+      expect((refused as TokenExpired).mayHaveTakenEffect).toBe(false);
+      c.setAuth((await mint('gus')).token);
+      // A new session of the same user: the refused op was never applied.
+      expect(await c.invokeStrong('count.add', {})).toBe(2);
+      expect(c.identity()).toMatchObject({ state: 'signed-in', session: 2 });
+    } finally {
+      c.close();
+    }
+  }, 60_000);
+
+  it("setAuth to another user: the previous user's op in flight fails with SignedOut, and the next ops run as the new user", async () => {
+    const c = connect({
+      urls: [cluster.url(1)],
+      token: cluster.token,
+      auth: (await mint('hana')).token,
+    });
+    try {
+      expect(await c.invokeStrong('count.add', {})).toBe(1);
+      const inFlight = c.invokeStrong('count.add', {});
+      c.setAuth(async () => (await mint('ivan')).token);
+      const e = await inFlight.then(
+        () => null,
+        (err: unknown) => err,
+      );
+      expect(e).toBeInstanceOf(SignedOut);
+      expect(await c.invokeStrong('count.add', {})).toBe(1); // ivan's own counter
+      expect(await c.invokeWeak('whoami', {})).toBe('ivan');
+      expect(c.identity()).toMatchObject({ state: 'signed-in', user: { id: 'ivan' } });
+      c.setAuth(null);
+      expect(await c.invokeWeak('whoami', {})).toBeNull();
+      expect(c.identity()).toMatchObject({ state: 'signed-out', user: null });
+      // hana's op was sent before the switch: applied once as hana, or not at all; never as ivan.
+      c.setAuth((await mint('hana')).token);
+      expect([1, 2]).toContain(await c.invokeStrong('count.get', {}));
+    } finally {
+      c.close();
+    }
+  }, 60_000);
 });
 
 describe('refreshes a client sends wrong: each gets a clear error, and nothing crashes', () => {

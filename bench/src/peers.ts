@@ -351,8 +351,12 @@ async function runMode(flags: Flags, fsync: boolean): Promise<void> {
   try {
     if (flags.auth === 'both') {
       const signedIn = await startCreek(fsync, true);
-      started.push(signedIn);
-      await runAuthCells(flags, fsync, creek.client, signedIn.client);
+      try {
+        await runAuthCells(flags, fsync, creek.client, signedIn.client);
+      } finally {
+        // Stopped before the peers start: its idle replicas would share the cores with them.
+        await signedIn.stop();
+      }
     }
     if (flags.peers === 'off') return;
     const etcd = await startEtcd(fsync);

@@ -16,8 +16,8 @@ import { MIN_RETRY_MS, readToken, refreshDelayMs, type TokenPayload } from './us
  *   yet in this session;
  * - `signed-in`: a replica accepted the user's token: ops run as `user`;
  * - `expired`: the connection's token expired with no fresh one accepted; the client reconnects
- *   with a fresh token from `auth` if it can get one (then `signed-in` again), else the session
- *   ends with TokenExpired;
+ *   with a fresh token from `auth` (then `signed-in` again), and if a replica refuses the token it
+ *   gets (a token string cannot be refreshed) the session ends with TokenExpired;
  * - `refused`: a replica refused the user's token at sign-in (Unauthorized): the session ended.
  */
 export type IdentityState = 'signed-out' | 'signing-in' | 'signed-in' | 'expired' | 'refused';

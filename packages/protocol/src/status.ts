@@ -75,6 +75,29 @@ export const DivergenceStatusSchema = z.object({
 });
 export type DivergenceStatus = z.infer<typeof DivergenceStatusSchema>;
 
+/**
+ * What a replica that cannot make progress by itself waits for, and from which peers: the
+ * operator's answer to "why is it stuck" (docs/operations.md). Each kind:
+ * - `peer-summaries`: a replica with no origin (a new or emptied data directory) waits for a
+ *   gossip summary from every peer (one that is down may hold ops of its past);
+ * - `paxos-rejoin`: a replica that lost its votes waits for every member's heartbeat, and then to
+ *   learn the consensus instances they knew of, before it may promise or vote;
+ * - `checkpoint`: it rebuilds itself from a peer's checkpoint (state transfer);
+ * - `promises`: a candidate for leader waits for a majority of the members to promise;
+ * - `quorum`: it hears no majority of the members;
+ * - `leader`: it hears a majority but knows no leader yet (an election is under way).
+ */
+export const WaitingSchema = z.object({
+  for: z.enum(['peer-summaries', 'paxos-rejoin', 'checkpoint', 'promises', 'quorum', 'leader']),
+  /** The peers it waits for (those whose answer would let it go on). */
+  peers: z.array(replicaId),
+  /** Since when it waits for this, from these peers (ms, the replica's clock). */
+  since: z.number(),
+  /** What it waits for and why, and what an operator can do, in a few sentences. */
+  reason: z.string(),
+});
+export type Waiting = z.infer<typeof WaitingSchema>;
+
 /** The pure replica's own account of itself: the same wherever it runs (ReplicaHost.status). */
 export const HostStatusSchema = z.object({
   id: replicaId,
@@ -102,6 +125,11 @@ export const HostStatusSchema = z.object({
   learning: z.boolean(),
   /** Why the replica stopped for good (it lost durable state, or was removed), or null. */
   halted: z.string().nullable(),
+  /**
+   * What it waits for while it cannot make progress by itself (WaitingSchema), or null. Absent
+   * from replicas of an earlier version: read as null.
+   */
+  waiting: WaitingSchema.nullable().default(null),
   /** Digest comparisons with its peers, and the divergence it knows of (DivergenceStatusSchema). */
   divergence: DivergenceStatusSchema,
   /**

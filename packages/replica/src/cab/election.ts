@@ -271,6 +271,20 @@ export class Election implements ElectionRole {
     this.roles.learner.maybeCatchup();
   }
 
+  /** The other members of the configuration in force heard within the election timeout. */
+  heardMembers(): number[] {
+    const self = this.ctx.self;
+    return this.ctx
+      .current()
+      .members.filter((m) => m.id !== self && this.heardRecently(m.id))
+      .map((m) => m.id);
+  }
+
+  /** As a candidate: the members that promised its ballot; null when it is no candidate. */
+  promisedBy(): number[] | null {
+    return this.role === 'candidate' ? [...this.promises.keys()].sort((a, b) => a - b) : null;
+  }
+
   heartbeatOf(id: number): PeerHeartbeat | undefined {
     return this.peerHeartbeats.get(id);
   }

@@ -11,9 +11,22 @@ import { WaitingForReqs } from './waiting-for-reqs.js';
 import { Reads } from './reads.js';
 import { Reconfiguration } from './reconfiguration.js';
 import { Origin } from './origin.js';
-import type { PaxosOptions, PaxosOutput, PaxosRecovery, PaxosStatus } from './paxos-types.js';
+import type {
+  PaxosOptions,
+  PaxosOutput,
+  PaxosProgress,
+  PaxosRecovery,
+  PaxosStatus,
+} from './paxos-types.js';
 
-export type { PaxosOptions, PaxosOutput, PaxosRecovery, PaxosStatus } from './paxos-types.js';
+export type {
+  PaxosOptions,
+  PaxosOutput,
+  PaxosProgress,
+  PaxosRecovery,
+  PaxosStatus,
+  RejoinProgress,
+} from './paxos-types.js';
 
 /**
  * Multi-Paxos on operation ids, the consensus under conditional atomic broadcast (Creek §3.3, §5):
@@ -319,6 +332,23 @@ export class MultiPaxos {
   }
 
   // ---------------------------------------------------------------- inspection
+
+  /** What it waits for from its peers (PaxosProgress): host/progress.ts explains it. */
+  progress(): PaxosProgress {
+    const { election } = this;
+    const members = this.ctx
+      .current()
+      .members.filter((m) => m.id !== this.ctx.self)
+      .map((m) => m.id);
+    const heard = election.heardMembers();
+    return {
+      members,
+      heard,
+      notQuorate: heard.filter((id) => election.heartbeatOf(id)?.quorate === false),
+      promisedBy: election.promisedBy(),
+      rejoin: this.rejoin.progress(),
+    };
+  }
 
   status(): PaxosStatus {
     const { election, acceptor, learner, proposer, waiting } = this;

@@ -121,6 +121,35 @@ export interface PaxosRecovery {
   readonly records: readonly AcceptorRecord[];
 }
 
+/**
+ * What this replica's Paxos waits for from its peers (MultiPaxos.progress), for a host that
+ * explains why it makes no progress (host/progress.ts). Peer ids only, none of them itself.
+ */
+export interface PaxosProgress {
+  /** The other members of the configuration in force. */
+  readonly members: readonly number[];
+  /** Members heard from within the election timeout. */
+  readonly heard: readonly number[];
+  /** Members heard whose heartbeats say they may not lead (rejoining, or hearing no majority). */
+  readonly notQuorate: readonly number[];
+  /** As a candidate: the members that promised its ballot; null when it is no candidate. */
+  readonly promisedBy: readonly number[] | null;
+  /** While it rejoins (Rejoin.progress): what it still waits for; null once it takes part. */
+  readonly rejoin: RejoinProgress | null;
+}
+
+/** What a rejoining replica waits for before it may promise or vote (cab/rejoin.ts). */
+export interface RejoinProgress {
+  /** Members whose first heartbeat has not arrived yet. */
+  readonly unheard: readonly number[];
+  /** It must have learned every instance below this (the most any heard member knew of). */
+  readonly knownBelow: number;
+  /** Its decided prefix: the instances from here to `knownBelow` it still has to learn. */
+  readonly decidedBelow: number;
+  /** Members that knew of instances it has not learned yet. */
+  readonly knownAt: readonly number[];
+}
+
 /** A replica's part in the election: the leader, a candidate for it, or neither. */
 export type Role = 'follower' | 'candidate' | 'leader';
 

@@ -1,5 +1,6 @@
 import type { PaxosMessage } from './messages.js';
 import type { PaxosContext } from './context.js';
+import type { RejoinProgress } from './paxos-types.js';
 import type { RejoinRole, Roles } from './roles.js';
 
 /**
@@ -40,6 +41,24 @@ export class Rejoin implements RejoinRole {
   heard(from: number, msg: Extract<PaxosMessage, { type: 'heartbeat' }>): void {
     if (this.heardWhileRejoining !== null && !this.heardWhileRejoining.has(from))
       this.heardWhileRejoining.set(from, { promised: msg.promised, knownBelow: msg.knownBelow });
+  }
+
+  /** What it still waits for before `finish` may end `rejoining`; null once it takes part. */
+  progress(): RejoinProgress | null {
+    const heard = this.heardWhileRejoining;
+    if (heard === null) return null;
+    const ctx = this.ctx;
+    let knownBelow = 0;
+    for (const h of heard.values()) knownBelow = Math.max(knownBelow, h.knownBelow);
+    return {
+      unheard: ctx
+        .current()
+        .members.filter((m) => m.id !== ctx.self && !heard.has(m.id))
+        .map((m) => m.id),
+      knownBelow,
+      decidedBelow: ctx.decidedBelow,
+      knownAt: [...heard].filter(([, h]) => h.knownBelow > ctx.decidedBelow).map(([id]) => id),
+    };
   }
 
   /**

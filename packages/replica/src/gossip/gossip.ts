@@ -349,6 +349,20 @@ export class Gossip {
     return true;
   }
 
+  /**
+   * The peers a replica with no origin still waits for (`peersSummarized`, `echoedByAll`): those
+   * it has no summary from, and those whose latest summary echoes an earlier process of it.
+   */
+  summariesAwaited(): number[] {
+    return this.others.filter((p) => {
+      const echo = this.peerEcho.get(p);
+      return (
+        !this.summarizedBy.has(p) ||
+        (this.boot !== null && echo !== undefined && echo !== null && echo !== this.boot)
+      );
+    });
+  }
+
   /** The boot fields of a summary to `to` (GossipMessage `boot`, `echo`). */
   private bootOf(to: number): { boot?: number; echo?: number } {
     const echo = this.peerBoot.get(to);

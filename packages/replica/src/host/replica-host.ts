@@ -32,6 +32,7 @@ import { hostStatus } from './status.js';
 import { droppedReqWhy, lostOwnOpReason, lostStateReason, originDecision } from './identity.js';
 import { CatchUpHold } from './catch-up-hold.js';
 import { Divergence, refusal } from './divergence.js';
+import { ProgressWatch, waitingFor } from './progress.js';
 import type { TransferredState } from './state-transfer.js';
 import { Transfers } from './transfers.js';
 
@@ -160,6 +161,7 @@ export class ReplicaHost {
   /** The state transfer it pulls to rebuild itself, and those it serves. */
   private readonly transfers: Transfers;
   private readonly divergence: Divergence; // compares its finalized state with its peers'.
+  private readonly progress = new ProgressWatch(); // what it waits for, if stuck (progress.ts).
   /** Why this replica stopped for good (Ready.halted); null while it runs. */
   get halted(): string | null {
     return this.haltReason;
@@ -534,6 +536,7 @@ export class ReplicaHost {
 
   private tick(nowMs: number): void {
     this.now = Math.max(this.now, nowMs);
+    this.watchProgress();
     if (this.transfers.tick(this.now)) return;
     this.decideOrigin();
     // A removed replica issues nothing of its own any more (no no-op either): nobody orders it.
@@ -681,16 +684,24 @@ export class ReplicaHost {
     );
   }
 
+  /** Notes what it waits for now, if anything (progress.ts): on each tick, and for `status`. */
+  private watchProgress(): void {
+    const facts = { halted: this.halted, leaving: this.leaving, pulling: this.transfers.pulling };
+    this.progress.observe(waitingFor(this.parts, facts), this.now);
+  }
+
   /**
    * The replica's account of itself (HostStatus): what `/status`, `/metrics`, the event stream and
    * the simulator's frames all show, built here once from its parts.
    */
   status(): HostStatus {
+    this.watchProgress();
     return hostStatus(this.parts, {
       id: this.id,
       settled: this.settled(),
       learning: this.learningFromPeers,
       halted: this.halted,
+      waiting: this.progress.current,
       leaving: this.leaving,
       rebuilding: this.rebuilding,
       counters: this.counters,

@@ -1,4 +1,4 @@
-import type { DivergenceStatus, HostStatus } from '@creek/protocol';
+import type { DivergenceStatus, HostStatus, Waiting } from '@creek/protocol';
 import { incarnationOf } from '../core/op-id.js';
 import { ORIGIN_UNDECIDED } from '../core/replica.js';
 import type { HostParts } from './parts.js';
@@ -10,6 +10,8 @@ export interface HostFacts {
   readonly settled: boolean;
   readonly learning: boolean;
   readonly halted: string | null;
+  /** What it waits for while it cannot make progress by itself (host/progress.ts), or null. */
+  readonly waiting: Waiting | null;
   readonly leaving: boolean;
   readonly rebuilding: boolean;
   readonly counters: TransferCounters & { readonly pruned: number };
@@ -42,6 +44,7 @@ export function hostStatus(parts: HostParts, facts: HostFacts): HostStatus {
     settled: facts.settled,
     learning: facts.learning,
     halted: facts.halted,
+    waiting: facts.waiting,
     divergence: facts.divergence,
     leaving: facts.leaving,
     catchUp: { behind: gossip.behind(), holding: replica.speculationHeld },

@@ -76,6 +76,16 @@ export class Transfers {
     return this.incoming !== null;
   }
 
+  /** The pull in progress (its peer, and its chunks so far), or null. */
+  get pulling(): {
+    readonly peer: number;
+    readonly received: number;
+    readonly total: number | null;
+  } | null {
+    const t = this.incoming;
+    return t === null ? null : { peer: t.peer, ...t.progress() };
+  }
+
   /**
    * After a crash mid-transfer: the chunks it made durable, of its last session, are kept, and it
    * asks the same peer for the rest (`resumeAsk`, at the next tick). A sender that no longer has

@@ -1,4 +1,4 @@
-import type { HostStatus } from '@creek/protocol';
+import type { HostStatus, Waiting } from '@creek/protocol';
 import { ConditionalDelivery } from '../cab/conditional-delivery.js';
 import type { ReconfigOutcome } from '../cab/configuration.js';
 import { MultiPaxos, type PaxosOptions } from '../cab/multi-paxos.js';
@@ -28,13 +28,13 @@ import {
 } from './records.js';
 import type { HostParts } from './parts.js';
 import { Router } from './router.js';
-import { hostStatus } from './status.js';
+import { hostStatus, partsSettled } from './status.js';
 import { droppedReqWhy, lostOwnOpReason, lostStateReason, originDecision } from './identity.js';
 import { CatchUpHold } from './catch-up-hold.js';
 import { Divergence, refusal } from './divergence.js';
 import { ProgressWatch, waitingFor } from './progress.js';
 import type { TransferredState } from './state-transfer.js';
-import { Transfers } from './transfers.js';
+import { noTransfers, Transfers, type TransferCounters } from './transfers.js';
 
 /**
  * One Creek replica process, without I/O: the core (Algorithm 1), gossip (reliable broadcast with
@@ -199,28 +199,18 @@ export class ReplicaHost {
     return this.paxos.leaving;
   }
 
+  /** What it waits for as of its last tick, while it cannot make progress by itself; or null. */
+  get waiting(): Waiting | null {
+    return this.progress.current;
+  }
+
   /** It pulls a checkpoint from a peer (state transfer), and takes part in nothing else meanwhile. */
   get rebuilding(): boolean {
     return this.transfers.rebuilding;
   }
 
   /** Counters for status pages and tests. */
-  readonly counters = {
-    checkpoints: 0,
-    pruned: 0,
-    /** Checkpoints installed from a peer (state transfers completed here). */
-    transfersIn: 0,
-    /** Transfers started or restarted with another peer. */
-    transferAttempts: 0,
-    /** Transfers taken up again after a restart, from the chunks on disk. */
-    transfersResumed: 0,
-    /** Transfers whose chunks did not make up the checkpoint their header described. */
-    transfersRejected: 0,
-    /** Chunks this replica sent to peers that rebuilt themselves. */
-    chunksSent: 0,
-    /** Chunks received. */
-    chunksReceived: 0,
-  };
+  readonly counters: TransferCounters & { pruned: number } = { ...noTransfers(), pruned: 0 };
 
   /**
    * A fresh replica, or one rebuilt from `recovered` (everything it had made durable). What
@@ -673,15 +663,7 @@ export class ReplicaHost {
    * origin (the simulator counts them for a replica lost for good).
    */
   settled(stranded = 0): boolean {
-    const s = this.replica.stats();
-    return (
-      !this.transfers.rebuilding &&
-      s.tentative === stranded &&
-      s.unvalidated === 0 &&
-      s.running === 0 &&
-      this.paxos.status().pendingCasts === 0 &&
-      this.delivery.backlog() === 0
-    );
+    return !this.transfers.rebuilding && partsSettled(this.parts, stranded);
   }
 
   /** Notes what it waits for now, if anything (progress.ts): on each tick, and for `status`. */

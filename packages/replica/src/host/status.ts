@@ -19,6 +19,21 @@ export interface HostFacts {
 }
 
 /**
+ * Its parts are idle (ReplicaHost.settled, which adds that it rebuilds nothing): nothing tentative
+ * but `stranded` ops, nothing to deliver, no own strong op waiting for CAB.
+ */
+export function partsSettled(parts: HostParts, stranded: number): boolean {
+  const s = parts.replica.stats();
+  return (
+    s.tentative === stranded &&
+    s.unvalidated === 0 &&
+    s.running === 0 &&
+    parts.paxos.status().pendingCasts === 0 &&
+    parts.delivery.backlog() === 0
+  );
+}
+
+/**
  * The replica's account of itself (protocol's HostStatus), built from its parts as they are now:
  * the one status model behind `/status`, `/metrics`, the event stream and the simulator's frames.
  */

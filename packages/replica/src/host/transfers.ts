@@ -29,6 +29,19 @@ export interface TransferCounters {
   chunksReceived: number;
 }
 
+/** Every counter at zero (a host that has not started yet). */
+export function noTransfers(): TransferCounters {
+  return {
+    checkpoints: 0,
+    transfersIn: 0,
+    transferAttempts: 0,
+    transfersResumed: 0,
+    transfersRejected: 0,
+    chunksSent: 0,
+    chunksReceived: 0,
+  };
+}
+
 /** What state transfers ask of the host around them. */
 export interface TransfersHost {
   readonly parts: HostParts;

@@ -1,3 +1,5 @@
+import type { Waiting } from '@creek/protocol';
+
 /**
  * What a replica says to probes: /health (liveness) and /ready (readiness), and to clients whose
  * ops it cannot take. Kept apart from the server so each condition's answer is tested directly,
@@ -21,6 +23,11 @@ export interface ReplicaCondition {
    * to share it (ReplicaHost.diverged); absent or null while it serves.
    */
   readonly diverged?: string | null;
+  /**
+   * What it waits for while it cannot make progress by itself (ReplicaHost.waiting); absent or
+   * null while it does. A learning or rebuilding replica's answer says it.
+   */
+  readonly waiting?: Waiting | null;
 }
 
 /** Why the replica cannot serve at all (restart or replace it), or null while it can. */
@@ -42,10 +49,18 @@ export function notReady(c: ReplicaCondition): string | null {
   // A new cluster passes once all its replicas have started (it could not order anything
   // before: PaxosOptions.noDurableVotes).
   if (c.rebuilding === true)
-    return 'this replica is rebuilding itself from a peer (state transfer: it lacked what its peers had compacted) and is still learning from its peers: try another replica';
+    return `this replica is rebuilding itself from a peer (state transfer: it lacked what its peers had compacted) and is still learning from its peers: try another replica${waitingLine(c)}`;
   if (c.learning)
-    return 'this replica started with an empty data directory (or none of its own ops in it) and is still learning from its peers: it has not yet heard from every peer (one that is down may hold ops of its past) and rejoined consensus: start the missing replicas, or try another replica';
+    return `this replica started with an empty data directory (or none of its own ops in it) and is still learning from its peers: it has not yet heard from every peer (one that is down may hold ops of its past) and rejoined consensus: start the missing replicas, or try another replica${waitingLine(c)}`;
   return null;
+}
+
+/** What a learning replica waits for, as the end of its answer (empty when it says nothing). */
+function waitingLine(c: ReplicaCondition): string {
+  const w = c.waiting ?? null;
+  if (w === null) return '';
+  const from = w.peers.length === 0 ? '' : ` (replicas ${w.peers.join(', ')})`;
+  return `. Waiting for ${w.for}${from}: ${w.reason}`;
 }
 
 /**
@@ -61,6 +76,13 @@ export function probeAnswer(
   const reason = probe === 'health' ? notLive(c) : notReady(c);
   return {
     status: reason === null ? 200 : 503,
-    body: { ok: reason === null, ...who, ...(reason === null ? {} : { reason }) },
+    body: {
+      ok: reason === null,
+      ...who,
+      ...(reason === null ? {} : { reason }),
+      // A replica that cannot make progress says what it waits for, even while it serves (a
+      // quorum lost: it takes ops that will not commit until a majority is back).
+      ...(probe === 'ready' && (c.waiting ?? null) !== null ? { waiting: c.waiting } : {}),
+    },
   };
 }

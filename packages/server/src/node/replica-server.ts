@@ -29,6 +29,7 @@ import { PeerMesh } from './peer-mesh.js';
 import { GroupCommit } from './group-commit.js';
 import { PeerOutbox } from './peer-outbox.js';
 import { notReady, type ReplicaCondition } from './probes.js';
+import { WaitingLog } from './waiting-log.js';
 import { SqliteStorage } from './storage.js';
 import { peerSchemeProblem } from './tls.js';
 
@@ -58,6 +59,8 @@ export class ReplicaServer {
   private readonly clients: ClientEndpoint;
   /** What the replica does, for viewers (the visualizer) on /events. */
   private readonly events: EventStream;
+  /** Says in the log what the replica waits for when it cannot make progress (waiting-log.ts). */
+  private readonly waitingLog: WaitingLog;
   private readonly metrics: ReplicaMetricsExporter;
   private readonly guard: ConnectionGuard;
   private http: Server | null = null;
@@ -127,6 +130,7 @@ export class ReplicaServer {
     const schemes = peerSchemeProblem(config.tls ?? null, config.id, config.peers);
     if (schemes !== null) throw new Error(schemes);
     this.guard = new ConnectionGuard(edgeLimits(config.edgeLimits), log);
+    this.waitingLog = new WaitingLog(log);
     this.mesh = new PeerMesh(
       config.id,
       config.peers,
@@ -338,6 +342,7 @@ export class ReplicaServer {
     this.ticker = setInterval(() => {
       if (this.paused) return;
       this.call({ kind: 'tick', now: Date.now() });
+      this.waitingLog.observe(this.host.waiting, Date.now());
       this.clients.afterTurn();
       this.events.tick(Date.now());
     }, this.config.tickMs ?? DEFAULT_TICK_MS);
@@ -520,6 +525,7 @@ export class ReplicaServer {
       rebuilding: this.host.rebuilding,
       leaving: this.host.leaving,
       diverged: this.host.diverged,
+      waiting: this.host.waiting,
     };
   }
 

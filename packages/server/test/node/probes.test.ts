@@ -37,6 +37,33 @@ describe('probeAnswer', () => {
     }
   });
 
+  it('a learning replica says what it waits for, and from whom, in its 503', () => {
+    const waiting = {
+      for: 'paxos-rejoin' as const,
+      peers: [0, 2],
+      since: 1000,
+      reason: 'it must learn instances 10 to 13, which replica 2 accepted',
+    };
+    const a = probeAnswer('ready', { ...well, learning: true, waiting }, who);
+    expect(a.status).toBe(503);
+    expect(a.body).toMatchObject({ ok: false, waiting });
+    expect(a.body['reason']).toContain(
+      'Waiting for paxos-rejoin (replicas 0, 2): it must learn instances 10 to 13',
+    );
+    // Liveness does not depend on it: the process is fine, its peers are not.
+    expect(
+      probeAnswer('health', { ...well, learning: true, waiting }, who).body,
+    ).not.toHaveProperty('waiting');
+  });
+
+  it('a serving replica that waits for a quorum stays ready, and says what it waits for', () => {
+    const waiting = { for: 'quorum' as const, peers: [1, 2], since: 0, reason: 'no majority' };
+    expect(probeAnswer('ready', { ...well, waiting }, who)).toEqual({
+      status: 200,
+      body: { ok: true, replica: 2, cluster: 'c1', waiting },
+    });
+  });
+
   it('is live but not ready once removed, while it finishes its part in consensus', () => {
     const leaving = { ...well, leaving: true };
     expect(probeAnswer('health', leaving, who).status).toBe(200);

@@ -83,12 +83,22 @@ export type DivergenceStatus = z.infer<typeof DivergenceStatusSchema>;
  * - `paxos-rejoin`: a replica that lost its votes waits for every member's heartbeat, and then to
  *   learn the consensus instances they knew of, before it may promise or vote;
  * - `checkpoint`: it rebuilds itself from a peer's checkpoint (state transfer);
+ * - `votes`: fewer than a majority of the members can vote (the others lost their votes and
+ *   rejoin, or are cut off): nothing commits until enough of them are back;
  * - `promises`: a candidate for leader waits for a majority of the members to promise;
  * - `quorum`: it hears no majority of the members;
  * - `leader`: it hears a majority but knows no leader yet (an election is under way).
  */
 export const WaitingSchema = z.object({
-  for: z.enum(['peer-summaries', 'paxos-rejoin', 'checkpoint', 'promises', 'quorum', 'leader']),
+  for: z.enum([
+    'peer-summaries',
+    'paxos-rejoin',
+    'checkpoint',
+    'votes',
+    'promises',
+    'quorum',
+    'leader',
+  ]),
   /** The peers it waits for (those whose answer would let it go on). */
   peers: z.array(replicaId),
   /** Since when it waits for this, from these peers (ms, the replica's clock). */

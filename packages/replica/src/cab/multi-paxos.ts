@@ -1,5 +1,10 @@
 import type { OpId } from '../core/op-id.js';
-import type { ConfigEntry, ReconfigOutcome, ReconfigRequest } from './configuration.js';
+import {
+  majorityOf,
+  type ConfigEntry,
+  type ReconfigOutcome,
+  type ReconfigRequest,
+} from './configuration.js';
 import type { AcceptorRecord, CastId, PaxosMessage } from './messages.js';
 import { PaxosContext } from './context.js';
 import { Acceptor } from './acceptor.js';
@@ -336,13 +341,13 @@ export class MultiPaxos {
   /** What it waits for from its peers (PaxosProgress): host/progress.ts explains it. */
   progress(): PaxosProgress {
     const { election } = this;
-    const members = this.ctx
-      .current()
-      .members.filter((m) => m.id !== this.ctx.self)
-      .map((m) => m.id);
+    const current = this.ctx.current().members;
+    const members = current.filter((m) => m.id !== this.ctx.self).map((m) => m.id);
     const heard = election.heardMembers();
     return {
       members,
+      member: members.length < current.length,
+      majority: majorityOf(current),
       heard,
       notQuorate: heard.filter((id) => election.heartbeatOf(id)?.quorate === false),
       promisedBy: election.promisedBy(),

@@ -128,6 +128,9 @@ export interface PaxosRecovery {
 export interface PaxosProgress {
   /** The other members of the configuration in force. */
   readonly members: readonly number[];
+  /** It is a member itself, and how many members make a majority. */
+  readonly member: boolean;
+  readonly majority: number;
   /** Members heard from within the election timeout. */
   readonly heard: readonly number[];
   /** Members heard whose heartbeats say they may not lead (rejoining, or hearing no majority). */

@@ -27,8 +27,8 @@ export function replicaList(ids: readonly number[]): string {
 }
 
 /**
- * What would say it when a majority of the members lost their votes: a leader needs their
- * promises, and they give none until they have learned what only a leader can decide.
+ * When a majority of the members lost their votes: a leader needs their promises and accepts,
+ * and they give none until they have learned what only such a leader can decide.
  */
 const MAJORITY_LOST =
   'If a majority of the members lost their data directories, no leader can be elected again ' +
@@ -68,6 +68,28 @@ export function waitingFor(parts: HostParts, facts: ProgressFacts): Wait | null 
   }
   const p = paxos.progress();
   const status = paxos.status();
+  // Members that say they cannot lead (rejoining after losing their votes, or hearing no
+  // majority) vote for nothing either, in the first case; nor do members it does not hear.
+  const idle = p.heard.filter((id) => p.notQuorate.includes(id));
+  const absent = p.members.filter((id) => !p.heard.includes(id));
+  const voters = p.heard.length - idle.length + (p.member && p.rejoin === null ? 1 : 0);
+  const votesLost =
+    voters < p.majority
+      ? ` Only ${voters} of the ${p.members.length + (p.member ? 1 : 0)} members can vote now, ` +
+        `fewer than the ${p.majority} a decision needs: ` +
+        [
+          ...(idle.length === 0
+            ? []
+            : [
+                `${replicaList(idle)} cannot (rejoining after losing their votes, or hearing no ` +
+                  `majority)`,
+              ]),
+          ...(absent.length === 0
+            ? []
+            : [`${replicaList(absent)} ${absent.length === 1 ? 'is' : 'are'} not heard`]),
+        ].join('; ') +
+        `. ${MAJORITY_LOST}`
+      : null;
   const rejoin = p.rejoin;
   if (rejoin !== null) {
     if (rejoin.unheard.length > 0)
@@ -81,52 +103,47 @@ export function waitingFor(parts: HostParts, facts: ProgressFacts): Wait | null 
       };
     if (rejoin.decidedBelow < rejoin.knownBelow) {
       const at = rejoin.knownAt.length > 0 ? rejoin.knownAt : p.heard;
-      // Members that say they cannot lead: rejoining too (their votes lost), or cut off.
-      const idle = p.notQuorate.filter((id) => !at.includes(id));
-      const stuck =
-        status.leader === null
-          ? ` No leader decides them now: a leader needs promises from a majority of the ` +
-            `members, and a member that lost its votes promises nothing until it has rejoined` +
-            (idle.length === 0
-              ? ''
-              : ` (${replicaList(idle)} cannot lead or promise either: rejoining too, or ` +
-                `hearing no majority)`) +
-            `. ${MAJORITY_LOST}`
-          : ` Replica ${status.leader} leads and decides them.`;
+      const then =
+        votesLost ??
+        (status.leader === null
+          ? ' No leader decides them yet: an election is under way.'
+          : ` Replica ${status.leader} leads and decides them.`);
       return {
         for: 'paxos-rejoin',
-        peers: [...at, ...idle].sort((a, b) => a - b),
+        peers: [...new Set([...at, ...(votesLost === null ? [] : idle)])].sort((a, b) => a - b),
         reason:
           `it lost its votes (an emptied data directory) and rejoins consensus: it must learn ` +
           `instances ${rejoin.decidedBelow} to ${rejoin.knownBelow - 1}, which ` +
-          `${replicaList(at)} accepted, before it may promise or vote.${stuck}`,
+          `${replicaList(at)} accepted, before it may promise or vote.${then}`,
       };
     }
   }
-  if (status.leader !== null) return null;
-  if (!status.quorate) {
-    const unheard = p.members.filter((id) => !p.heard.includes(id));
+  if (!status.quorate)
     return {
       for: 'quorum',
-      peers: unheard,
+      peers: absent,
       reason:
-        `it hears no majority of the members: nothing from ${replicaList(unheard)}, so nothing ` +
+        `it hears no majority of the members: nothing from ${replicaList(absent)}, so nothing ` +
         `can be decided through it. Start the missing replicas or mend the network between them.`,
     };
-  }
+  if (votesLost !== null)
+    return {
+      for: 'votes',
+      peers: [...idle, ...absent].sort((a, b) => a - b),
+      reason:
+        (status.role === 'leader'
+          ? 'it leads, but nothing commits: the ops it takes stay tentative.'
+          : status.leader !== null
+            ? `replica ${status.leader} leads, but nothing commits: ops stay tentative.`
+            : 'nothing commits: no leader can be elected, nor decide anything.') + votesLost,
+    };
+  if (status.leader !== null) return null;
   if (p.promisedBy !== null) {
     const missing = p.members.filter((id) => !p.promisedBy!.includes(id));
-    const rejoining = missing.filter((id) => p.notQuorate.includes(id));
     return {
       for: 'promises',
       peers: missing,
-      reason:
-        `it runs for leader and waits for promises from ${replicaList(missing)}` +
-        (rejoining.length === 0
-          ? '.'
-          : `; ${replicaList(rejoining)} may not take part (a replica that lost its votes ` +
-            `promises nothing until it has rejoined, and one that hears no majority cannot ` +
-            `lead). ${MAJORITY_LOST}`),
+      reason: `it runs for leader and waits for promises from ${replicaList(missing)}.`,
     };
   }
   return {

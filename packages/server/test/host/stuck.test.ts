@@ -13,7 +13,7 @@ import { HostCluster } from './host-cluster.js';
 describe('a replica that cannot make progress says what it waits for', () => {
   const waitingOf = (c: HostCluster, i: number): Waiting | null => c.host(i).status().waiting;
 
-  it('two of three wiped in turn: the wiped ones wait to rejoin, the survivor for promises', () => {
+  it('two of three wiped in turn: the wiped ones wait to rejoin, the survivor for votes', () => {
     let stuck = 0;
     let recovered = 0;
     for (let seed = 1; seed <= 60; seed++) {
@@ -50,13 +50,38 @@ describe('a replica that cannot make progress says what it waits for', () => {
         expect(w.since).toBeLessThan(c.physical() - 2000);
       }
       const survivor = waitingOf(c, 2)!;
-      expect(survivor.for).toBe('promises');
+      expect(survivor.for).toBe('votes');
       expect(survivor.peers).toEqual([0, 1]);
-      expect(survivor.reason).toContain('replicas 0 and 1 may not take part');
+      expect(survivor.reason).toContain('Only 1 of the 3 members can vote now');
+      expect(survivor.reason).toContain('replicas 0 and 1 cannot');
     }
     // Both outcomes occur across these seeds: the test is not vacuous either way.
     expect(stuck).toBeGreaterThan(0);
     expect(recovered).toBeGreaterThan(0);
+  });
+
+  it('one replica down and another wiped: the leader says nothing commits, until the first is back', () => {
+    const c = new HostCluster(3, 3, { checkpointEvery: 0 });
+    c.workload(30, { keys: 4, strongEvery: 3 });
+    c.settle();
+    const leader = [0, 1, 2].find((i) => c.host(i).status().role === 'leader')!;
+    const [a, b] = [0, 1, 2].filter((i) => i !== leader) as [number, number];
+    c.crash(a);
+    c.wipe(b);
+    c.run(500);
+    expect(waitingOf(c, b)).toMatchObject({ for: 'peer-summaries', peers: [a] });
+    // The leader hears b, which cannot vote yet, and not a: a strong op stays tentative.
+    c.invoke(leader, 'kv.put', { key: 'stuck', value: 1 }, true);
+    c.run(500);
+    const w = waitingOf(c, leader)!;
+    expect(w).toMatchObject({ for: 'votes', peers: [a, b].sort() });
+    expect(w.reason).toContain('it leads, but nothing commits');
+    expect(w.reason).toContain(`replica ${b} cannot`);
+    expect(w.reason).toContain(`replica ${a} is not heard`);
+    c.restart(a);
+    c.settle();
+    c.run(1000);
+    for (const i of [0, 1, 2]) expect(waitingOf(c, i)).toBeNull();
   });
 
   it('a wiped replica with a peer down waits for that peer, by name, and goes on once it is back', () => {

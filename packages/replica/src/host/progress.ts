@@ -81,8 +81,8 @@ export function waitingFor(parts: HostParts, facts: ProgressFacts): Wait | null 
           ...(idle.length === 0
             ? []
             : [
-                `${replicaList(idle)} cannot (rejoining after losing their votes, or hearing no ` +
-                  `majority)`,
+                `${replicaList(idle)} cannot (a replica that lost its votes rejoins first, ` +
+                  `and one that hears no majority takes no part)`,
               ]),
           ...(absent.length === 0
             ? []

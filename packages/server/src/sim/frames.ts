@@ -1,5 +1,5 @@
 import { formatOpId, opKey, type OpId } from '@creek/replica/core/op-id.js';
-import { speculationCountsOf, type SpeculationCounts } from '@creek/protocol';
+import { speculationCountsOf, type SpeculationCounts, type Waiting } from '@creek/protocol';
 import type { ResponseLevel } from '@creek/replica/core/types.js';
 import type { Flight } from './network.js';
 import type { SimMessage, SimProcess } from './process.js';
@@ -23,6 +23,11 @@ export interface SimReplicaFrame {
    * tentatively and those whose tentative answer was the stable one, rollbacks.
    */
   readonly counts: SpeculationCounts;
+  /**
+   * What it waits for while it cannot make progress by itself (HostStatus.waiting), or null;
+   * absent where the frame's maker does not know it (the visualizer's live page).
+   */
+  readonly waiting?: { readonly for: Waiting['for']; readonly peers: readonly number[] } | null;
 }
 
 /** A message on its way from one replica to another (SimFrame.messages). */
@@ -115,6 +120,7 @@ export function frame(
         tentativeHead: p.host.tentativeIds().slice(0, FRAME_LIST).map(frameOp),
         holding: s.catchUp.holding,
         counts: speculationCountsOf(m),
+        waiting: s.waiting === null ? null : { for: s.waiting.for, peers: s.waiting.peers },
       };
     }),
     partition: open === undefined ? null : open.groups,

@@ -50,6 +50,12 @@ export interface OpDefinition<
    */
   readonly access?: (user: User) => boolean;
   /**
+   * The consistency level the app means clients to call this op with. Only a declaration: a
+   * client still chooses per call (`invokeWeak`, `invokeStrong`). `creek check` compares it with
+   * its own verdict and fails when an op declared `'weak'` must be strong.
+   */
+  readonly level?: OpLevel;
+  /**
    * Must be synchronous and deterministic. A thrown error becomes a failed result with its message.
    * While it runs, the clock, `Math.random`, `crypto`'s random values and the timers throw: use
    * `tx.now()` and `tx.random()`.
@@ -93,6 +99,23 @@ function asyncRunError(what: string): string {
   );
 }
 
+/** Weak: answered at once from the replica's order, maybe corrected later; strong: ordered first. */
+export type OpLevel = 'weak' | 'strong';
+export const OP_LEVELS = ['weak', 'strong'] as const;
+
+/** What an invariant reads: a state, as an op's `tx` reads it, without writing. */
+export interface StateReader {
+  get(key: string): JsonValue | undefined;
+  /** Keys starting with `prefix` and their values, sorted by key. */
+  scan(prefix: string): Array<[string, JsonValue]>;
+}
+
+/**
+ * A property every state of the app must have (a balance is never negative): true when `read`'s
+ * state has it. Synchronous and deterministic, like an op's `run`.
+ */
+export type Invariant = (read: StateReader) => boolean;
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a definition of any op type
 export type AnyOpDefinition = OpDefinition<any, any>;
 export type OpDefinitions = Record<string, AnyOpDefinition>;
@@ -104,6 +127,8 @@ export interface App<D extends OpDefinitions = OpDefinitions> {
   names(): string[];
   /** Who may call op `name` once the cluster verifies user tokens (see access.ts). */
   accessOf(name: string): OpAccess | undefined;
+  /** The app's invariants, by name (AppOptions.invariants); `creek check` checks them. */
+  readonly invariants: Readonly<Record<string, Invariant>>;
 }
 
 /**
@@ -117,6 +142,11 @@ export const BUILTIN_ACCESS = ['public', 'signed-in', 'none'] as const;
 export interface AppOptions {
   /** Who may call the built-in data types' ops once auth is on (default 'none'). */
   readonly builtins?: BuiltinAccess;
+  /**
+   * Properties every state must have, by name. `creek check` looks for ops that, run weak on a
+   * state that missed a concurrent op, would break one.
+   */
+  readonly invariants?: Readonly<Record<string, Invariant>>;
 }
 
 /** Who may call one op once the cluster verifies user tokens. */
@@ -169,14 +199,24 @@ export function createApp<D extends OpDefinitions>(
     if (typeof def.run !== 'function')
       throw new Error(`operation '${name}': run must be a function`);
     if (isAsync(def.run)) throw new Error(asyncRunError(`operation '${name}'`));
+    const level: unknown = def.level;
+    if (level !== undefined && !(OP_LEVELS as readonly unknown[]).includes(level))
+      throw new Error(`operation '${name}': level must be 'weak' or 'strong'`);
     table.set(name, def);
     access.set(name, opAccessOf(name, def));
   }
+  const invariants: unknown = options.invariants ?? {};
+  if (typeof invariants !== 'object' || invariants === null)
+    throw new Error('invariants: must be an object of named functions (read) => boolean');
+  for (const [name, check] of Object.entries(invariants))
+    if (typeof check !== 'function')
+      throw new Error(`invariant '${name}': must be a function (read) => boolean`);
   return {
     definitions,
     lookup: (name) => table.get(name),
     names: () => [...table.keys()].sort(),
     accessOf: (name) => access.get(name),
+    invariants: invariants as Readonly<Record<string, Invariant>>,
   };
 }
 

@@ -21,6 +21,10 @@ export {
   type BuiltinAccess,
   type OpAccess,
   BUILTIN_ACCESS,
+  OP_LEVELS,
+  type OpLevel,
+  type Invariant,
+  type StateReader,
 } from './app.js';
 export { checkAccess, type AccessDenied } from './access.js';
 export type { User } from './user.js';

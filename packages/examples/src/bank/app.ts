@@ -21,6 +21,8 @@ import { defineApp, op, type Tx, type User } from '@creek/app';
  *   `Bank.accrueInterest` in bank.ts for why that is safe.
  * - `bank.open` is red: deposits to an account need it first, so it must be ordered.
  *
+ * Each op's `level` says which; `creek check --app` checks them against the invariant below.
+ *
  * Who may do what, once the cluster verifies users' tokens (without that, every caller is
  * anonymous and the checks below compare nobody with nobody):
  * - every op needs a signed-in user (the default: none is `public`);
@@ -95,73 +97,88 @@ function credit(tx: Tx, account: string, amount: number): number {
   return balance;
 }
 
-const app = defineApp({
-  /**
-   * Opens an account with a zero balance, owned by the caller; opening an open account changes
-   * nothing. `owner` opens it for someone else: an admin may (a bank sets up its customers'
-   * accounts), a user may name only themselves. Without signed-in users (a cluster that verifies
-   * no tokens) nobody can tell users apart, and `owner` is taken as given.
-   */
-  'bank.open': op({
-    args: z.object({ account: AccountSchema, owner: OwnerSchema.optional() }),
-    run(tx, { account, owner }): Opened {
-      if (tx.get(balanceKey(account)) !== undefined)
-        return { created: false, balance: balanceOf(tx, account), owner: ownerOf(tx, account) };
-      const user = tx.user;
-      if (owner !== undefined && user !== null && owner !== user.id && !isAdmin(user))
-        throw new Error(
-          `only an admin opens an account for someone else: '${user.id}' may open '${account}' for itself only`,
-        );
-      const holder = owner ?? user?.id ?? null;
-      tx.put(balanceKey(account), 0);
-      tx.put(ownerKey(account), holder);
-      return { created: true, balance: 0, owner: holder };
+const app = defineApp(
+  {
+    /**
+     * Opens an account with a zero balance, owned by the caller; opening an open account changes
+     * nothing. `owner` opens it for someone else: an admin may (a bank sets up its customers'
+     * accounts), a user may name only themselves. Without signed-in users (a cluster that verifies
+     * no tokens) nobody can tell users apart, and `owner` is taken as given.
+     */
+    'bank.open': op({
+      level: 'strong',
+      args: z.object({ account: AccountSchema, owner: OwnerSchema.optional() }),
+      run(tx, { account, owner }): Opened {
+        if (tx.get(balanceKey(account)) !== undefined)
+          return { created: false, balance: balanceOf(tx, account), owner: ownerOf(tx, account) };
+        const user = tx.user;
+        if (owner !== undefined && user !== null && owner !== user.id && !isAdmin(user))
+          throw new Error(
+            `only an admin opens an account for someone else: '${user.id}' may open '${account}' for itself only`,
+          );
+        const holder = owner ?? user?.id ?? null;
+        tx.put(balanceKey(account), 0);
+        tx.put(ownerKey(account), holder);
+        return { created: true, balance: 0, owner: holder };
+      },
+    }),
+
+    /** RedBlue Figure 4 `deposit'`: returns the new balance. Anyone signed in, to any account. */
+    'bank.deposit': op({
+      level: 'weak',
+      args: z.object({ account: AccountSchema, amount: CentsSchema }),
+      run: (tx, { account, amount }) => credit(tx, account, amount),
+    }),
+
+    /**
+     * RedBlue Figure 4 `accrueinterest'(delta)`: the shadow op of accruing interest, a deposit of
+     * the amount the generator computed (bank.ts). Admins only: a user who could call it would
+     * credit themselves any amount.
+     */
+    'bank.interest': op({
+      level: 'weak',
+      args: z.object({ account: AccountSchema, amount: CentsSchema }),
+      access: isAdmin,
+      run: (tx, { account, amount }) => credit(tx, account, amount),
+    }),
+
+    /**
+     * RedBlue Figure 2 `withdraw`: takes `amount` only if the caller owns the account and the
+     * balance covers it (`withdrawAck'`), otherwise changes nothing (`withdrawFail'`). The owner
+     * is compared with the caller at the op's place in the order, from the op's own user: every
+     * replica decides alike, and the stable answer is the one that counts.
+     */
+    'bank.withdraw': op({
+      level: 'strong',
+      args: z.object({ account: AccountSchema, amount: CentsSchema }),
+      run(tx, { account, amount }): WithdrawResult {
+        const balance = balanceOf(tx, account);
+        const owner = ownerOf(tx, account);
+        if (owner !== (tx.user?.id ?? null)) return { ok: false, reason: 'forbidden', owner };
+        if (balance < amount)
+          return { ok: false, balance, reason: 'insufficient funds', shortBy: amount - balance };
+        tx.put(balanceKey(account), balance - amount);
+        return { ok: true, balance: balance - amount };
+      },
+    }),
+
+    /** The balance in cents. Weak: this replica's view, unordered; strong: linearizable. */
+    'bank.balance': op({
+      args: z.object({ account: AccountSchema }),
+      readOnly: true,
+      run: (tx, { account }) => balanceOf(tx, account),
+    }),
+  },
+  {
+    invariants: {
+      /** RedBlue §5.3's invariant: what makes `bank.withdraw` strong (`creek check` shows why). */
+      'no balance is negative': (read) =>
+        read
+          .scan('bank/')
+          .every(([key, value]) => !key.endsWith('/balance') || (value as number) >= 0),
     },
-  }),
-
-  /** RedBlue Figure 4 `deposit'`: returns the new balance. Anyone signed in, to any account. */
-  'bank.deposit': op({
-    args: z.object({ account: AccountSchema, amount: CentsSchema }),
-    run: (tx, { account, amount }) => credit(tx, account, amount),
-  }),
-
-  /**
-   * RedBlue Figure 4 `accrueinterest'(delta)`: the shadow op of accruing interest, a deposit of
-   * the amount the generator computed (bank.ts). Admins only: a user who could call it would
-   * credit themselves any amount.
-   */
-  'bank.interest': op({
-    args: z.object({ account: AccountSchema, amount: CentsSchema }),
-    access: isAdmin,
-    run: (tx, { account, amount }) => credit(tx, account, amount),
-  }),
-
-  /**
-   * RedBlue Figure 2 `withdraw`: takes `amount` only if the caller owns the account and the
-   * balance covers it (`withdrawAck'`), otherwise changes nothing (`withdrawFail'`). The owner
-   * is compared with the caller at the op's place in the order, from the op's own user: every
-   * replica decides alike, and the stable answer is the one that counts.
-   */
-  'bank.withdraw': op({
-    args: z.object({ account: AccountSchema, amount: CentsSchema }),
-    run(tx, { account, amount }): WithdrawResult {
-      const balance = balanceOf(tx, account);
-      const owner = ownerOf(tx, account);
-      if (owner !== (tx.user?.id ?? null)) return { ok: false, reason: 'forbidden', owner };
-      if (balance < amount)
-        return { ok: false, balance, reason: 'insufficient funds', shortBy: amount - balance };
-      tx.put(balanceKey(account), balance - amount);
-      return { ok: true, balance: balance - amount };
-    },
-  }),
-
-  /** The balance in cents. Weak: this replica's view, unordered; strong: linearizable. */
-  'bank.balance': op({
-    args: z.object({ account: AccountSchema }),
-    readOnly: true,
-    run: (tx, { account }) => balanceOf(tx, account),
-  }),
-});
+  },
+);
 
 export default app;
 export type BankApp = typeof app;

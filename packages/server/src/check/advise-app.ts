@@ -11,7 +11,15 @@ import {
 } from '@creek/app';
 import type { Outcome } from '@creek/replica/core/types.js';
 import { argumentsFor, UnsupportedSchema } from './arbitraries.js';
-import { apply, brokenInvariants, differingKeys, runOn, type Call, type State } from './effects.js';
+import {
+  apply,
+  applyTo,
+  brokenInvariants,
+  differingKeys,
+  runOn,
+  type Call,
+  type State,
+} from './effects.js';
 
 /**
  * The weak-or-strong advisor of `creek check`: for every op of an app, whether it may be called
@@ -165,7 +173,7 @@ export function adviseApp(options: AdviseOptions): OpAdvice[] {
       continue;
     }
     try {
-      const args = argumentsFor(app.lookup(op)!.args);
+      const args = argumentsFor(app.lookup(op)!.args, { smallIntegers: true });
       calls.set(op, fc.record({ op: fc.constant(op), args, user: fc.constantFrom(...users) }));
     } catch (err) {
       if (!(err instanceof UnsupportedSchema)) throw err;
@@ -251,12 +259,12 @@ function adviceFor(
       if (inOrder) continue;
       inOrder = true;
       note(
-        `breaks ${f.invariants.join(', ')} even run in order: no level fixes that; the op or the invariant is wrong`,
+        `breaks ${quoted(f.invariants)} even run in order: no level fixes that; the op or the invariant is wrong`,
         f,
       );
     } else if (f !== null)
       note(
-        `its effect, decided on a state that lacks a concurrent ${other}, breaks ${f.invariants.join(', ')}`,
+        `its effect, decided on a state that lacks a concurrent ${other}, breaks ${quoted(f.invariants)}`,
         f,
       );
   }
@@ -302,6 +310,8 @@ function adviceFor(
   };
 }
 
+const quoted = (names: readonly string[]): string => names.map((n) => `'${n}'`).join(', ');
+
 /** A commuting finding told from the other op's side. */
 function swapped(f: Counterexample): Counterexample {
   return {
@@ -321,7 +331,7 @@ function checkSeed(seed: number, what: string): number {
 
 /** The state `history` builds from an empty one: each call's effect where it succeeded. */
 function build(app: App, history: readonly Call[]): { state: State; kept: Call[] } {
-  let state: State = new Map();
+  const state = new Map<string, JsonValue>();
   const kept: Call[] = [];
   for (const [i, call] of history.entries()) {
     const ran = runOn(app.lookup(call.op)!, call, state, T0 + i * 1_000, {
@@ -330,7 +340,7 @@ function build(app: App, history: readonly Call[]): { state: State; kept: Call[]
     });
     if (!ran.outcome.ok) continue;
     kept.push(call);
-    state = apply(state, ran.effect);
+    applyTo(state, ran.effect);
   }
   return { state, kept };
 }

@@ -33,9 +33,29 @@ interface Def {
 /** Thrown where a recursive schema hits MAX_DEPTH: its container then draws an empty value. */
 class TooDeep extends Error {}
 
+export interface ArgumentOptions {
+  /**
+   * Integers from the first SMALL + 1 values of their range only. For checks that look at how
+   * ops meet, not at what one op does with a large count: a stock of 100,000 tickets is 100,000
+   * keys in every state built on it, and meets other ops as a stock of 3 does.
+   */
+  readonly smallIntegers?: boolean;
+}
+
+/** Set while `argumentsFor` builds (synchronously): its options, read where integers are made. */
+let building: ArgumentOptions = {};
+
 /** The arbitrary of arguments that `schema` accepts (and some it may refuse on a refinement). */
-export function argumentsFor(schema: unknown): fc.Arbitrary<unknown> {
-  return build(schema, 'args', MAX_DEPTH);
+export function argumentsFor(
+  schema: unknown,
+  options: ArgumentOptions = {},
+): fc.Arbitrary<unknown> {
+  building = options;
+  try {
+    return build(schema, 'args', MAX_DEPTH);
+  } finally {
+    building = {};
+  }
 }
 
 function defOf(schema: unknown, path: string): Def {
@@ -199,10 +219,12 @@ function numberOf(def: Def): fc.Arbitrary<number> {
     const k =
       hi - lo <= SMALL
         ? range(lo, hi)
-        : fc.oneof(
-            { weight: 3, arbitrary: range(lo, lo + SMALL) },
-            { weight: 1, arbitrary: range(lo, hi) },
-          );
+        : building.smallIntegers === true
+          ? range(lo, lo + SMALL)
+          : fc.oneof(
+              { weight: 3, arbitrary: range(lo, lo + SMALL) },
+              { weight: 1, arbitrary: range(lo, hi) },
+            );
     // The pool is the smallest values allowed: ids 1, 2, 3 name rows other ops wrote, and counts
     // stay small enough that a check runs many of them.
     const smallest = Math.max(lo, Math.min(0, hi));

@@ -76,16 +76,38 @@ export function runOn(def: AnyOpDefinition, call: Call, state: State, ts: number
   return { outcome: result.outcome, effect };
 }
 
-function run(def: AnyOpDefinition, call: Call, state: State, ts: number, id: OpId) {
+function run(
+  def: AnyOpDefinition,
+  call: Call,
+  state: State,
+  ts: number,
+  id: OpId,
+  nudged?: { key: string; value: number },
+) {
   return runOperation(def, {
     jobId: ++jobs,
     op: call.op,
     args: toFrozenJson(call.args),
     ts,
     id,
-    snapshot: readerOf(state),
+    snapshot:
+      nudged === undefined ? readerOf(state) : nudgedReader(state, nudged.key, nudged.value),
     ...(call.user === null ? {} : { user: call.user }),
   });
+}
+
+/** `state` with `key` holding `value`, read without copying the state. */
+function nudgedReader(state: State, key: string, value: number): StateReader {
+  const read = readerOf(state);
+  return {
+    get: (k) => (k === key ? value : state.get(k)),
+    scan: (prefix) => {
+      if (!key.startsWith(prefix)) return read.scan(prefix);
+      const rows = read.scan(prefix).filter(([k]) => k !== key);
+      rows.push([key, value]);
+      return rows.sort(byKey);
+    },
+  };
 }
 
 /** A key that holds no number counts as 0, as a counter that starts at 0. */
@@ -111,9 +133,7 @@ function adds(
 ): boolean {
   const before = state.get(key);
   if (before !== undefined && typeof before !== 'number') return false;
-  const nudged = new Map(state);
-  nudged.set(key, asNumber(before) + NUDGE);
-  const probe = run(def, call, nudged, ts, id);
+  const probe = run(def, call, state, ts, id, { key, value: asNumber(before) + NUDGE });
   if (!probe.outcome.ok) return false;
   const again = probe.writes.find(([k]) => k === key)?.[1];
   return typeof again === 'number' && again - NUDGE === wrote;
@@ -125,14 +145,17 @@ function adds(
  */
 export function apply(state: State, effect: readonly Change[]): State {
   const next = new Map(state);
-  for (const c of effect) {
-    if (c.kind === 'delete') next.delete(c.key);
-    else if (c.kind === 'put') next.set(c.key, c.value);
-    else {
-      next.set(c.key, asNumber(next.get(c.key)) + c.by);
-    }
-  }
+  applyTo(next, effect);
   return next;
+}
+
+/** `apply`, in place. */
+export function applyTo(state: Map<string, JsonValue>, effect: readonly Change[]): void {
+  for (const c of effect) {
+    if (c.kind === 'delete') state.delete(c.key);
+    else if (c.kind === 'put') state.set(c.key, c.value);
+    else state.set(c.key, asNumber(state.get(c.key)) + c.by);
+  }
 }
 
 /** The keys whose values differ between two states, sorted. */

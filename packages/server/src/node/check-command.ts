@@ -1,17 +1,20 @@
 import { resolve } from 'node:path';
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import type { JsonValue } from '@creek/app';
+import type { App, JsonValue } from '@creek/app';
+import { adviseApp } from '../check/advise-app.js';
 import { checkApp, type Finding, type OpReport } from '../check/check-app.js';
 import type { RunResult } from '../check/check-messages.js';
 import { loadApp } from '../exec/load-app.js';
+import { describeAdvice } from './advice-output.js';
 import { text, wholeNumber } from './config.js';
 import { commandUsage, readSettings, type OptionSpecs } from './settings.js';
 
 /**
  * `creek check --app app.js`: catches a nondeterministic op before it is deployed (check/).
  * Prints one line per op as it is checked, the arguments and runs that show each difference, and
- * exits 1 when an op is nondeterministic or could not be checked.
+ * then says which ops may be weak and which must be strong (advice-output.ts), and exits 1 when
+ * an op is nondeterministic or could not be checked, or one declared weak must be strong.
  */
 
 export const CHECK_OPTIONS = {
@@ -26,6 +29,11 @@ export const CHECK_OPTIONS = {
     value: 'N',
     help: 'generated states and arguments per op, 1-100000 (default 100)',
   },
+  'pair-runs': {
+    type: 'string',
+    value: 'N',
+    help: 'generated states and calls per pair of ops, for the weak-or-strong advice, 1-100000 (default 200)',
+  },
   seed: {
     type: 'string',
     value: 'N',
@@ -38,13 +46,18 @@ export const CHECK_USAGE = commandUsage(
   `Runs every op of an app twice, in each of two fresh instances of it, on the same generated
 states and arguments, and reports the ops whose results or writes differ, with the arguments
 that show it, and the ops that reach for a clock, a random source or a timer (which replicas
-refuse). Exit 0 when every op is deterministic; 1 when one is not, or could not be checked.`,
+refuse). Then says which ops may be called weak and which must be strong, by Gemini's rule
+(RedBlue §5.3): an op may be weak when its effect commutes with every op's and, decided on a
+state that lacks a concurrent op, breaks none of the app's invariants; for each op that must be
+strong it prints a counterexample. Exit 0 when every op is deterministic and no op declared
+weak (op({ level: 'weak' })) must be strong; 1 otherwise, or when an op could not be checked.`,
   CHECK_OPTIONS,
 );
 
 const CheckSettingsSchema = z.object({
   app: text('a module file'),
   runs: wholeNumber(1, 100_000, 'a whole number from 1 to 100000').default(100),
+  'pair-runs': wholeNumber(1, 100_000, 'a whole number from 1 to 100000').default(200),
   seed: wholeNumber(0, 2 ** 31 - 1, 'a whole number from 0 to 2147483647').optional(),
 });
 
@@ -126,10 +139,8 @@ export async function check(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
   });
   const failed = reports.filter((r) => r.verdict === 'nondeterministic');
   const unchecked = reports.filter((r) => r.verdict === 'unchecked');
-  if (failed.length === 0 && unchecked.length === 0) {
+  if (failed.length === 0 && unchecked.length === 0)
     console.log(`creek check: every op is deterministic in ${s.runs} runs each`);
-    return;
-  }
   if (failed.length > 0)
     console.log(
       `creek check: ${failed.length} of ${ops} ops are nondeterministic (${failed.map((r) => r.op).join(', ')}): replicas running them would disagree`,
@@ -138,6 +149,41 @@ export async function check(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
     console.log(
       `creek check: ${unchecked.length} of ${ops} ops could not be checked (${unchecked.map((r) => r.op).join(', ')})`,
     );
-  console.log(`creek check: repeat this check with --seed ${seed}`);
-  process.exitCode = 1;
+  const advised = advise(app, s['pair-runs'], seed);
+  if (failed.length > 0 || unchecked.length > 0 || !advised) {
+    console.log(`creek check: repeat this check with --seed ${seed}`);
+    process.exitCode = 1;
+  }
+}
+
+/** The weak-or-strong advice, printed; false when an op declared weak must be strong. */
+function advise(app: App, runs: number, seed: number): boolean {
+  const invariants = Object.keys(app.invariants);
+  console.log(
+    `creek check: weak or strong, by Gemini's rule (RedBlue §5.3), ${runs} generated states and calls per pair of ops;`,
+  );
+  console.log(
+    invariants.length === 0
+      ? '  the app states no invariants (defineApp(ops, { invariants })): only commutativity is checked'
+      : `  invariants: ${invariants.join('; ')}`,
+  );
+  const advice = adviseApp({
+    app,
+    runs,
+    seed,
+    onOp: (a) => {
+      for (const line of describeAdvice(a)) console.log(line);
+    },
+  });
+  const weak = advice.filter((a) => a.verdict === 'weak').map((a) => a.op);
+  const strong = advice.filter((a) => a.verdict === 'strong').map((a) => a.op);
+  console.log(
+    `creek check: may be weak: ${weak.join(', ') || 'none'}; must be strong: ${strong.join(', ') || 'none'}`,
+  );
+  const mismatched = advice.filter((a) => a.mismatch).map((a) => a.op);
+  if (mismatched.length === 0) return true;
+  console.log(
+    `creek check: ${mismatched.join(', ')} ${mismatched.length === 1 ? 'is' : 'are'} declared weak and must be strong: a weak call can break what is shown above`,
+  );
+  return false;
 }

@@ -35,6 +35,16 @@ beforeAll(() => {
     `import { defineApp } from ${JSON.stringify(SERVER)};\nimport { z } from ${JSON.stringify(ZOD)};\n` +
       'export default defineApp({ slow: { args: z.object({}), run: async () => 1 } });\n',
   );
+  writeFileSync(
+    join(dir, 'bad-invariant.js'),
+    `import { defineApp } from ${JSON.stringify(SERVER)};\n` +
+      "export default defineApp({}, { invariants: { positive: 'n >= 0' } });\n",
+  );
+  writeFileSync(
+    join(dir, 'bad-level.js'),
+    `import { defineApp } from ${JSON.stringify(SERVER)};\nimport { z } from ${JSON.stringify(ZOD)};\n` +
+      "export default defineApp({ x: { args: z.object({}), level: 'eventual', run: () => 1 } });\n",
+  );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -90,6 +100,54 @@ describe('creek check', () => {
     expect(r.status).toBe(0);
   });
 
+  it('says the bank may deposit weak and must withdraw strong, showing two withdrawals overdrawing', () => {
+    const bank = join(EXAMPLES, 'bank', 'app.ts');
+    const r = creek(
+      ['check', '--app', bank, '--runs', '5', '--pair-runs', '200', '--seed', '7'],
+      120_000,
+    );
+    expect(r.stderr).toBe('');
+    const out = r.stdout;
+    expect(out).toContain('  invariants: no balance is negative');
+    expect(out).toMatch(/^ {2}weak {6}bank\.deposit \(declared weak\): /m);
+    expect(out).toMatch(/^ {2}weak {6}bank\.interest \(declared weak\): /m);
+    expect(out).toContain(
+      "  strong    bank.withdraw (declared strong): its effect, decided on a state that lacks a concurrent bank.withdraw, breaks 'no balance is negative'",
+    );
+    const shown = out.slice(out.indexOf('strong    bank.withdraw'));
+    expect(shown).toMatch(/one replica runs bank\.withdraw .* as alice: answered \{"ok":true/);
+    expect(shown).toMatch(/another runs {5}bank\.withdraw .* as alice: answered \{"ok":true/);
+    expect(shown).toMatch(/^ {6}bank\/.+\/balance = -\d+$/m);
+    expect(out).toContain(
+      'creek check: may be weak: bank.balance, bank.deposit, bank.interest; must be strong: bank.open, bank.withdraw',
+    );
+    expect(r.status).toBe(0);
+  });
+
+  it('fails a bank whose withdraw is declared weak, and names it', () => {
+    // The bank with one change: withdraw declared weak, as a developer might mark it. TypeScript,
+    // loaded as the examples are, since it imports the bank's own module.
+    writeFileSync(
+      join(dir, 'weak-withdraw.ts'),
+      `import bank from ${JSON.stringify(pathToFileURL(join(EXAMPLES, 'bank', 'app.ts')).href)};\n` +
+        `import { defineApp } from ${JSON.stringify(SERVER)};\n` +
+        'const ops = { ...bank.definitions };\n' +
+        "ops['bank.withdraw'] = { ...ops['bank.withdraw'], level: 'weak' };\n" +
+        'export default defineApp(ops, { invariants: bank.invariants });\n',
+    );
+    const r = creek(['check', '--app', 'weak-withdraw.ts', '--runs', '5', '--seed', '7'], 120_000);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('creek check: every op is deterministic in 5 runs each');
+    expect(r.stdout).toContain(
+      "  MISMATCH  bank.withdraw (declared weak): its effect, decided on a state that lacks a concurrent bank.withdraw, breaks 'no balance is negative'",
+    );
+    expect(r.stdout).toContain(
+      'creek check: bank.withdraw is declared weak and must be strong: a weak call can break what is shown above',
+    );
+    expect(r.stdout).toContain('creek check: repeat this check with --seed 7');
+    expect(r.status).toBe(1);
+  });
+
   it('reports an op it cannot generate arguments for as not checked, and exits 1', () => {
     writeFileSync(
       join(dir, 'dates.js'),
@@ -112,6 +170,10 @@ describe('creek check, called wrong', () => {
     [['check', '--app', 'x.js', '--rns', '5'], 'unknown flag --rns: did you mean --runs?', 2],
     [['check', '--app', 'x.js', '--runs', '0'], '--runs 0 must be a whole number from 1 to', 2],
     [['check', '--app', 'x.js', '--seed', 'abc'], '--seed abc must be a whole number', 2],
+    [['check', '--app', 'x.js', '--pair-runs', '0'], '--pair-runs 0 must be a whole number', 2],
+    [['check', '--app', 'x.js', '--pair-runs', '1e3'], '--pair-runs 1e3 must be a whole number', 2],
+    [['check', '--app', 'bad-invariant.js'], "invariant 'positive': must be a function", 1],
+    [['check', '--app', 'bad-level.js'], "operation 'x': level must be 'weak' or 'strong'", 1],
     [['check', 'app.js'], "unexpected argument 'app.js'", 2],
     [['check', '--app', 'nope.js'], '--app nope.js: no such file', 1],
     [['check', '--app', '.'], 'is not a file', 1],
@@ -130,7 +192,8 @@ describe('creek check, called wrong', () => {
   it('--help says what it does and lists its settings', () => {
     const r = creek(['check', '--help']);
     expect(r.stdout).toContain('usage: creek check');
-    for (const flag of ['--app FILE', '--runs N', '--seed N']) expect(r.stdout).toContain(flag);
+    for (const flag of ['--app FILE', '--runs N', '--pair-runs N', '--seed N'])
+      expect(r.stdout).toContain(flag);
     expect(r.status).toBe(0);
     expect(creek(['--help']).stdout).toContain('creek check');
   });

@@ -386,13 +386,33 @@ export function samples(ctx: Context, a: string, b: string): fc.Arbitrary<Sample
     });
 }
 
-/** `args` with the values of the fields `like` has too, where both are objects. */
+/**
+ * `args` with the values of the fields `like` names alike: each string, number or boolean field
+ * of `args`, at any depth (`profiles[].user`), takes the value of a field of the same name and
+ * type in `like`, found at any depth too.
+ */
 function aligned(args: unknown, like: JsonValue): unknown {
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) return args;
-  if (typeof like !== 'object' || like === null || Array.isArray(like)) return args;
-  const out: Record<string, unknown> = { ...(args as Record<string, unknown>) };
-  for (const [k, v] of Object.entries(like)) if (k in out && typeof out[k] === typeof v) out[k] = v;
-  return out;
+  const values = new Map<string, JsonValue>();
+  const collect = (v: JsonValue): void => {
+    if (Array.isArray(v)) v.forEach(collect);
+    else if (typeof v === 'object' && v !== null)
+      for (const [k, x] of Object.entries(v)) {
+        if (typeof x === 'object' && x !== null) collect(x);
+        else if (!values.has(k)) values.set(k, x);
+      }
+  };
+  collect(like);
+  const align = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(align);
+    if (typeof v !== 'object' || v === null) return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const same = values.get(k);
+      out[k] = same !== undefined && typeof same === typeof x ? same : align(x);
+    }
+    return out;
+  };
+  return align(args);
 }
 
 /** Whether `a`'s and `b`'s shadow ops commute; whether `a`'s answer depends on their order. */

@@ -22,6 +22,10 @@
  * converge in any case; commuting is what makes a race change no state, only an answer (which
  * flip came first). A list the users must agree on (a shared budget, a seat limit) needs strong
  * ops.
+ * `creek check` advises strong for these writes all the same: it applies Gemini's rule to each op's
+ * effect as decided at its replica (a flip decided before a concurrent remove would put the todo
+ * back), while Creek runs the flip again after the remove. Here that costs a corrected answer at
+ * most; see docs/defining-apps.md, "Weak or strong".
  */
 import { z } from 'zod';
 import { defineApp, op } from '@creek/app';

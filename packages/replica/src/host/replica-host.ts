@@ -35,6 +35,7 @@ import { Divergence, refusal } from './divergence.js';
 import { ProgressWatch, waitingFor } from './progress.js';
 import type { TransferredState } from './state-transfer.js';
 import { noTransfers, Transfers, type TransferCounters } from './transfers.js';
+import { backupOf, type BackupSnapshot } from './backup.js';
 
 /**
  * One Creek replica process, without I/O: the core (Algorithm 1), gossip (reliable broadcast with
@@ -202,6 +203,11 @@ export class ReplicaHost {
   /** What it waits for as of its last tick, while it cannot make progress by itself; or null. */
   get waiting(): Waiting | null {
     return this.progress.current;
+  }
+
+  /** Its finalized state now, for a backup (backup.ts); only between two steps. */
+  backup(): BackupSnapshot {
+    return backupOf(this.parts);
   }
 
   /** It pulls a checkpoint from a peer (state transfer), and takes part in nothing else meanwhile. */

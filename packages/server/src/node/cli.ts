@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { backup, BACKUP_USAGE } from './backup-command.js';
 import { check, CHECK_USAGE } from './check-command.js';
 import { closestName } from './closest-name.js';
 import { dev, DEV_USAGE } from './dev-command.js';
 import { member, MEMBER_USAGE } from './member-command.js';
+import { restore, RESTORE_USAGE } from './restore-command.js';
 import { SettingsError } from './settings.js';
 import { start, START_USAGE } from './start-command.js';
 
@@ -11,6 +13,8 @@ const COMMANDS = {
   start: { run: start, usage: START_USAGE },
   dev: { run: dev, usage: DEV_USAGE },
   member: { run: member, usage: MEMBER_USAGE },
+  backup: { run: backup, usage: BACKUP_USAGE },
+  restore: { run: restore, usage: RESTORE_USAGE },
   check: { run: check, usage: CHECK_USAGE },
 } as const;
 type Command = keyof typeof COMMANDS;
@@ -21,6 +25,8 @@ const USAGE = `usage: creek <command> [--setting value ...]
                 (creek dev token --user NAME: a dev user's token for it)
   creek start   one replica of a cluster whose replicas run on their own hosts
   creek member  list, add, remove or replace the replicas of a running cluster
+  creek backup  an online backup of a running cluster's state to a file
+  creek restore the data directory of a new cluster's replica from a backup
   creek check   run every op of an app twice in two instances: find nondeterministic ops
   creek help [command], creek <command> --help    what a command does and its settings
   creek --version                                  the version of creek

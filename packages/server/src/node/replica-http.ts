@@ -1,6 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { ReplicaStatus } from '@creek/protocol';
+import { Readable } from 'node:stream';
+import type { BackupSnapshot } from '@creek/replica/host/backup.js';
+import { backupChunks } from './backup-file.js';
 import { presentsToken } from './bearer.js';
 import type { MembershipAdmin } from './membership-admin.js';
 import type { ReplicaMetricsExporter } from './metrics.js';
@@ -29,6 +32,8 @@ export interface HttpReplica {
   readonly mesh: PeerMesh;
   /** Paused by an operator: it ignores its peers and ticks. */
   paused(): boolean;
+  /** Its finalized state now, for `POST /admin/backup`; a string says why it cannot give one. */
+  backup(): BackupSnapshot | string;
   pause(paused: boolean): void;
 }
 
@@ -88,13 +93,40 @@ export class ReplicaHttp {
       );
       return;
     }
-    if (url.pathname.startsWith('/admin/')) return this.onAdmin(req, url, json);
+    if (url.pathname.startsWith('/admin/')) return this.onAdmin(req, res, url, json);
     json(404, { error: 'not found: try /health, /ready, /status, /metrics or /admin/*' });
+  }
+
+  /**
+   * `creek backup`: the replica's finalized state, taken now in one piece (between two inputs,
+   * so one consistent cut) and streamed as a backup file (backup-file.ts). A replica that is
+   * learning, rebuilding or halted has no state to vouch for: 503 with the reason.
+   */
+  private onBackup(res: ServerResponse, json: (code: number, body: unknown) => void): void {
+    const snapshot = this.replica.backup();
+    if (typeof snapshot === 'string') return json(503, { error: snapshot });
+    const origin = {
+      cluster: this.config.clusterId ?? null,
+      replica: this.config.id,
+      createdAt: new Date(),
+    };
+    this.log.info(
+      { finalized: snapshot.finalized, keys: snapshot.state.length },
+      'backup: streaming the finalized state',
+    );
+    res.writeHead(200, {
+      'content-type': 'application/x-ndjson',
+      'x-creek-finalized': String(snapshot.finalized),
+    });
+    const body = Readable.from(backupChunks(origin, snapshot));
+    body.on('error', (err) => res.destroy(err));
+    body.pipe(res);
   }
 
   /** Fault injection for tests, benchmarks and the visualizer; needs the admin token. */
   private onAdmin(
     req: IncomingMessage,
+    res: ServerResponse,
     url: URL,
     json: (code: number, body: unknown) => void,
   ): void {
@@ -112,6 +144,7 @@ export class ReplicaHttp {
       );
       return;
     }
+    if (url.pathname === '/admin/backup') return this.onBackup(res, json);
     const peer = Number(url.searchParams.get('peer'));
     const knownPeer = peer !== this.config.id && this.replica.peerIds().includes(peer);
     switch (url.pathname) {
@@ -146,7 +179,8 @@ export class ReplicaHttp {
         break;
       default:
         return json(404, {
-          error: 'admin actions: block, unblock, delay, pause, resume, members/add, members/remove',
+          error:
+            'admin actions: backup, block, unblock, delay, pause, resume, members/add, members/remove',
         });
     }
     this.log.info({ action: url.pathname, peer: url.searchParams.get('peer') }, 'admin action');

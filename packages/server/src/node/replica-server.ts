@@ -230,6 +230,10 @@ export class ReplicaServer {
         pause: (paused) => {
           this.paused = paused;
         },
+        backup: () => {
+          const why = this.host.halted ?? notReady(this.condition());
+          return why === null ? this.host.backup() : `no backup from this replica now: ${why}`;
+        },
       },
       log,
     );

@@ -99,8 +99,13 @@ describe('flags', () => {
     [['start', '--tokne-file', 't'], 'unknown flag --tokne-file: did you mean --token-file?'],
     [['dev', '--replica', '5'], 'unknown flag --replica: did you mean --replicas?'],
     [['start', '--fsyncc'], 'unknown flag --fsyncc: did you mean --fsync?'],
-    [['bogus'], "unknown command 'bogus'; commands: start, dev, member, check, help"],
+    [
+      ['bogus'],
+      "unknown command 'bogus'; commands: start, dev, member, backup, restore, check, help",
+    ],
     [['strat'], "unknown command 'strat': did you mean 'start'?"],
+    [['restor'], "unknown command 'restor': did you mean 'restore'?"],
+    [['backup', '--out'], '--out needs a value'],
     [['dev', 'now'], "unexpected argument 'now'"],
     [['dev', '--port', '80'], '--port 80 must be a port from 1024 to 65535'],
     [['dev', '--port', '65535', '--replicas', '2'], 'use a port from 1024 to 65534'],
@@ -137,6 +142,8 @@ describe('flags', () => {
       [['dev', '--help'], 'usage: creek dev'],
       [['start', '-h'], 'usage: creek start'],
       [['help', 'start'], 'usage: creek start'],
+      [['backup', '--help'], 'usage: creek backup'],
+      [['help', 'restore'], 'usage: creek restore'],
     ] as const) {
       const r = creek(args);
       expect(r.status, args.join(' ')).toBe(0);

@@ -1,0 +1,133 @@
+import { existsSync, linkSync, openSync, closeSync, unlinkSync, createWriteStream } from 'node:fs';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { basename, dirname, join, resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { z } from 'zod';
+import { readBackup } from './backup-file.js';
+import { readPemFile, readSecretFile } from './config.js';
+import { commandUsage, readSettings, SettingsError, type OptionSpecs } from './settings.js';
+
+/**
+ * `creek backup`: an online backup of a running replica's finalized state, through its admin API
+ * (POST /admin/backup, replica-http.ts), into a new file. The replica keeps serving meanwhile. The
+ * file is written under a temporary name, read back and checked whole (backup-file.ts), and only
+ * then given its name, which must not exist: a backup never overwrites another.
+ */
+
+export const BACKUP_OPTIONS = {
+  url: {
+    type: 'string',
+    value: 'http://host:port',
+    help: 'a running replica of the cluster (https:// when it serves TLS)',
+  },
+  'admin-token-file': {
+    type: 'string',
+    value: 'FILE',
+    path: true,
+    help: "the replicas' admin token",
+  },
+  out: {
+    type: 'string',
+    value: 'FILE',
+    path: true,
+    help: 'the backup file to write; it must not exist',
+  },
+  'tls-ca': {
+    type: 'string',
+    value: 'FILE',
+    path: true,
+    help: 'PEM CA certificate(s) to trust for an https:// --url',
+  },
+} as const satisfies OptionSpecs;
+
+export const BACKUP_USAGE = commandUsage(
+  'backup',
+  `A backup of a running cluster: the finalized state of the replica at --url (its data, client
+sessions' exactly-once records, at a known committed position), taken online, written to --out
+with a sha256 of its content, and checked before it gets its name. Restore it with creek restore.
+Exit 1 when the replica refuses (it is learning, rebuilding or halted: ask another) or the
+transfer fails; nothing is left at --out then.`,
+  BACKUP_OPTIONS,
+);
+
+const BackupSettingsSchema = z.object({
+  url: z
+    .string({ error: 'must be http://host:port of a replica' })
+    .regex(/^https?:\/\/[^\s/]+\/?$/, 'must be http://host:port (or https://) of a replica'),
+  'admin-token-file': z.string({ error: 'is needed: the file holding the admin token' }).min(1),
+  out: z.string({ error: 'is needed: the backup file to write' }).min(1),
+  'tls-ca': z.string().min(1).optional(),
+});
+
+/** `creek backup`. */
+export async function backup(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const read = readSettings('backup', argv, env, BACKUP_OPTIONS, BackupSettingsSchema);
+  if (read.help) return void process.stdout.write(BACKUP_USAGE);
+  const s = read.settings;
+  const out = resolve(s.out);
+  if (existsSync(out))
+    throw new SettingsError(`--out ${s.out} exists: a backup never overwrites a file`);
+  const token = readSecretFile(s['admin-token-file'], 'admin-token-file');
+  const ca = s['tls-ca'] === undefined ? null : readPemFile(s['tls-ca'], 'tls-ca');
+  const started = Date.now();
+  const tmp = join(dirname(out), `.${basename(out)}.partial-${process.pid}`);
+  try {
+    // 'wx': a leftover of an earlier run with the same pid is not silently reused.
+    closeSync(openSync(tmp, 'wx'));
+    const res = await post(`${s.url.replace(/\/$/, '')}/admin/backup`, token, ca);
+    if (res.statusCode !== 200) throw new Error(`${s.url}: ${await errorOf(res)}`);
+    await pipeline(res, createWriteStream(tmp));
+    const { header, sha256 } = await readBackup(tmp);
+    linkSync(tmp, out); // fails if --out appeared meanwhile: never overwrite
+    console.log(
+      `backed up replica ${header.replica} of cluster ${header.cluster ?? '(unnamed)'} at committed position ${header.finalized}: ${header.keys} keys, state digest ${header.stateDigest}, sha256 ${sha256}, in ${((Date.now() - started) / 1000).toFixed(1)} s → ${s.out}`,
+    );
+  } finally {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // Not made, or already gone.
+    }
+  }
+}
+
+function post(url: string, token: string, ca: string | null): Promise<IncomingMessage> {
+  const https = url.startsWith('https:');
+  return new Promise((resolveRes, reject) => {
+    const req = (https ? httpsRequest : httpRequest)(
+      url,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        ...(https && ca !== null ? { ca } : {}),
+      },
+      resolveRes,
+    );
+    // No overall deadline (a large state takes its time); a silent connection is given up on.
+    req.setTimeout(60_000, () => req.destroy(new Error(`${url} sent nothing for 60 s`)));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          err.code === 'ECONNREFUSED'
+            ? `nothing answers at ${new URL(url).origin}: is a replica running there? (--url)`
+            : `${url}: ${err.message}`,
+        ),
+      ),
+    );
+    req.end();
+  });
+}
+
+async function errorOf(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of res) chunks.push(c as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    const body = JSON.parse(text) as { error?: unknown };
+    if (typeof body.error === 'string') return `${res.statusCode} ${body.error}`;
+  } catch {
+    // Not JSON: said as text.
+  }
+  return `${res.statusCode} ${text.slice(0, 200)}`;
+}

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { ReplicaStatus } from '@creek/protocol';
+import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import type { BackupSnapshot } from '@creek/replica/host/backup.js';
 import { backupChunks } from './backup-file.js';
@@ -103,20 +104,24 @@ export class ReplicaHttp {
    * learning, rebuilding or halted has no state to vouch for: 503 with the reason.
    */
   private onBackup(res: ServerResponse, json: (code: number, body: unknown) => void): void {
+    const t0 = performance.now();
     const snapshot = this.replica.backup();
     if (typeof snapshot === 'string') return json(503, { error: snapshot });
+    // The cut is taken synchronously (the replica serves nothing meanwhile): say how long it took.
+    const cutMs = Math.round(performance.now() - t0);
     const origin = {
       cluster: this.config.clusterId ?? null,
       replica: this.config.id,
       createdAt: new Date(),
     };
     this.log.info(
-      { finalized: snapshot.finalized, keys: snapshot.state.length },
+      { finalized: snapshot.finalized, keys: snapshot.state.length, cutMs },
       'backup: streaming the finalized state',
     );
     res.writeHead(200, {
       'content-type': 'application/x-ndjson',
       'x-creek-finalized': String(snapshot.finalized),
+      'x-creek-cut-ms': String(cutMs),
     });
     const body = Readable.from(backupChunks(origin, snapshot));
     body.on('error', (err) => res.destroy(err));

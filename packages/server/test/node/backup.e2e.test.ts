@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -278,7 +278,7 @@ describe('creek backup and creek restore', () => {
     );
   });
 
-  it('refuses to overwrite a file, without the admin token, and from a replica that is not there', async () => {
+  it('refuses to overwrite a file, without the admin token, from a paused replica and from none', async () => {
     const existing = join(scratch, 'exists');
     writeFileSync(existing, 'keep me');
     const r = await backup(live(), existing);
@@ -313,7 +313,25 @@ describe('creek backup and creek restore', () => {
       (await creek('backup', '--url', 'ftp://x', '--admin-token-file', tokenFile, '--out', out))
         .err,
     ).toMatch(/--url.*must be http:\/\/host:port/s);
+    // A paused replica vouches for no state: it refuses, with why.
+    const i = live();
+    await old.admin(i, 'pause');
+    const paused = await backup(i, out);
+    await old.admin(i, 'resume');
+    expect(paused.err).toMatch(/503 no backup from this replica now: this replica is paused/);
+    expect(paused.code).toBe(1);
+    // The endpoint takes POST only, and the admin token only.
+    const get = await old.request(i, '/admin/backup', {
+      headers: { authorization: `Bearer ${old.adminToken}` },
+    });
+    expect(get.status).toBe(405);
+    const client = await old.request(i, '/admin/backup', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${old.token}` },
+    });
+    expect(client.status).toBe(401);
     // Nothing was left behind by the failed attempts.
     expect(() => readFileSync(out)).toThrow();
+    expect(readdirSync(scratch).filter((f) => f.includes('partial'))).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { ReplicaStatus } from '@creek/protocol';
 import { performance } from 'node:perf_hooks';
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import type { BackupSnapshot } from '@creek/replica/host/backup.js';
 import { backupChunks } from './backup-file.js';
 import { presentsToken } from './bearer.js';
@@ -101,7 +101,7 @@ export class ReplicaHttp {
   /**
    * `creek backup`: the replica's finalized state, taken now in one piece (between two inputs,
    * so one consistent cut) and streamed as a backup file (backup-file.ts). A replica that is
-   * learning, rebuilding or halted has no state to vouch for: 503 with the reason.
+   * learning, rebuilding, paused, halted or diverged does not vouch for its state: 503 and why.
    */
   private onBackup(res: ServerResponse, json: (code: number, body: unknown) => void): void {
     const t0 = performance.now();
@@ -123,9 +123,12 @@ export class ReplicaHttp {
       'x-creek-finalized': String(snapshot.finalized),
       'x-creek-cut-ms': String(cutMs),
     });
-    const body = Readable.from(backupChunks(origin, snapshot));
-    body.on('error', (err) => res.destroy(err));
-    body.pipe(res);
+    // pipeline, not pipe: a client that goes away mid-stream ends the generator too, and the
+    // snapshot it holds is let go at once.
+    pipeline(Readable.from(backupChunks(origin, snapshot)), res, (err) => {
+      if (err !== undefined && err !== null)
+        this.log.warn({ err: err.message }, 'backup: the stream ended early');
+    });
   }
 
   /** Fault injection for tests, benchmarks and the visualizer; needs the admin token. */

@@ -14,7 +14,6 @@
  */
 import type { JsonValue } from '@creek/app';
 import { DottedVersionVector } from '../core/dvv.js';
-import { StateDigest } from '../core/state-digest.js';
 import type { SeenJson } from '../gossip/messages.js';
 import type { HostParts } from './parts.js';
 import type { HostCheckpoint } from './records.js';
@@ -24,8 +23,6 @@ export interface BackupSnapshot {
   readonly finalized: number;
   /** The state after the finalized prefix: every key with a value, sorted by key. */
   readonly state: ReadonlyArray<readonly [string, JsonValue]>;
-  /** StateDigest of `state`: what `/status` reports as `digest` once a restored cluster is idle. */
-  readonly stateDigest: string;
   /**
    * The ops the replica had delivered. A restored replica starts with it as its causal context, so
    * the identities it takes are above every incarnation of the old cluster (host/identity.ts): its
@@ -38,14 +35,16 @@ export interface BackupSnapshot {
   readonly members: readonly { readonly id: number; readonly address: string }[];
 }
 
-/** The backup of a replica's parts, as they are now. */
+/**
+ * The backup of a replica's parts, as they are now. Only what must come from one instant: the
+ * replica serves nothing meanwhile, so the state's digest is computed later, while it is streamed.
+ */
 export function backupOf(parts: HostParts): BackupSnapshot {
   const core = parts.replica.checkpoint();
   const m = parts.paxos.membership();
   return {
     finalized: core.finalized,
     state: core.state,
-    stateDigest: StateDigest.of(core.state),
     known: core.known.toJSON(),
     hlc: core.hlc,
     members: m.current.members.map((x) => ({ id: x.id, address: x.address })),

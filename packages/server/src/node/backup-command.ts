@@ -79,10 +79,10 @@ export async function backup(argv: readonly string[], env: NodeJS.ProcessEnv): P
     if (res.statusCode !== 200) throw new Error(`${s.url}: ${await errorOf(res)}`);
     const cutMs = Number(res.headers['x-creek-cut-ms']);
     await pipeline(res, createWriteStream(tmp));
-    const { header, sha256 } = await readBackup(tmp);
+    const { header, sha256, stateDigest } = await readBackup(tmp);
     linkSync(tmp, out); // fails if --out appeared meanwhile: never overwrite
     console.log(
-      `backed up replica ${header.replica} of cluster ${header.cluster ?? '(unnamed)'} at committed position ${header.finalized}: ${header.keys} keys, state digest ${header.stateDigest}, sha256 ${sha256}, in ${((Date.now() - started) / 1000).toFixed(1)} s (the replica took ${Number.isFinite(cutMs) ? cutMs : '?'} ms to take the cut) → ${s.out}`,
+      `backed up replica ${header.replica} of cluster ${header.cluster ?? '(unnamed)'} at committed position ${header.finalized}: ${header.keys} keys, state digest ${stateDigest}, sha256 ${sha256}, in ${((Date.now() - started) / 1000).toFixed(1)} s (the replica took ${Number.isFinite(cutMs) ? cutMs : '?'} ms to take the cut) → ${s.out}`,
     );
   } finally {
     try {

@@ -3,13 +3,16 @@
  * without building it whole and a reader checks it line by line.
  *
  *   line 1        the header: format name and version, the cluster and replica it came from,
- *                 when, the finalized position, the key count, the state's digest, the causal
- *                 context and clock, the members then
+ *                 when, the finalized position, the key count, the causal context and clock,
+ *                 the members then
  *   lines 2..K+1  the state, one `[key, value]` per line, in the replica's checkpoint order
- *   last line     `{"end":true,"keys":K,"sha256":HEX}`: sha256 of every byte before this line
+ *   last line     `{"end":true,"keys":K,"stateDigest":HEX,"sha256":HEX}`: the state's
+ *                 StateDigest (what `/status` reports as `digest`), and the sha256 of every byte
+ *                 before this line. Both are computed as the lines are written, so the replica
+ *                 takes its cut without hashing 100,000 keys first.
  *
  * A file cut anywhere lacks its end line (or its last line is not one); a byte changed anywhere
- * before it changes the sha256; and the state read back must have the header's StateDigest, a
+ * before it changes the sha256; and the state read back must have the end line's StateDigest, a
  * second check computed from the content itself.
  */
 import { createHash } from 'node:crypto';
@@ -31,7 +34,6 @@ const HeaderSchema = z.object({
   createdAt: z.string(),
   finalized: z.number().int().nonnegative(),
   keys: z.number().int().nonnegative(),
-  stateDigest: z.string().regex(/^[0-9a-f]{32}$/),
   hlc: z.number().nonnegative(),
   known: z.record(z.string(), z.array(z.number().int().nonnegative())),
   members: z.array(z.object({ id: z.number().int(), address: z.string() })),
@@ -41,6 +43,7 @@ export type BackupHeader = z.output<typeof HeaderSchema>;
 const TrailerSchema = z.object({
   end: z.literal(true),
   keys: z.number().int().nonnegative(),
+  stateDigest: z.string().regex(/^[0-9a-f]{32}$/),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
 });
 
@@ -53,6 +56,7 @@ export function* backupChunks(
   b: BackupSnapshot,
 ): Generator<string> {
   const hash = createHash('sha256');
+  const digest = new StateDigest();
   const header: BackupHeader = {
     format: BACKUP_FORMAT,
     version: BACKUP_VERSION,
@@ -61,14 +65,15 @@ export function* backupChunks(
     createdAt: origin.createdAt.toISOString(),
     finalized: b.finalized,
     keys: b.state.length,
-    stateDigest: b.stateDigest,
     hlc: b.hlc,
     known: b.known as Record<string, number[]>,
     members: [...b.members],
   };
   let chunk = `${JSON.stringify(header)}\n`;
   for (let i = 0; i < b.state.length; i++) {
-    chunk += `${JSON.stringify(b.state[i])}\n`;
+    const [key, value] = b.state[i]!;
+    digest.set(key, value);
+    chunk += `${JSON.stringify([key, value])}\n`;
     if ((i + 1) % LINES_PER_CHUNK === 0) {
       hash.update(chunk);
       yield chunk;
@@ -76,7 +81,13 @@ export function* backupChunks(
     }
   }
   hash.update(chunk);
-  yield `${chunk}${JSON.stringify({ end: true, keys: b.state.length, sha256: hash.digest('hex') })}\n`;
+  const end = {
+    end: true,
+    keys: b.state.length,
+    stateDigest: digest.hex(),
+    sha256: hash.digest('hex'),
+  };
+  yield `${chunk}${JSON.stringify(end)}\n`;
 }
 
 /** A backup file that is not one, or not whole: what `creek restore` and `creek backup` say. */
@@ -86,9 +97,13 @@ export class BackupFileError extends Error {}
  * Reads and checks the backup file `file`: its header, every state line, its end line, its sha256
  * and its state's digest. Throws a BackupFileError saying what is wrong.
  */
-export async function readBackup(
-  file: string,
-): Promise<{ header: BackupHeader; snapshot: BackupSnapshot; sha256: string }> {
+export async function readBackup(file: string): Promise<{
+  header: BackupHeader;
+  snapshot: BackupSnapshot;
+  sha256: string;
+  /** The state's StateDigest: what each restored replica's `/status` shows before any write. */
+  stateDigest: string;
+}> {
   const bad = (why: string): BackupFileError => new BackupFileError(`${file}: ${why}`);
   const hash = createHash('sha256');
   const lines = createInterface({
@@ -139,15 +154,17 @@ export async function readBackup(
       `is damaged: its content's sha256 is ${sha256}, its end line says ${end.data.sha256}`,
     );
   const digest = StateDigest.of(state);
-  if (digest !== header.stateDigest)
-    throw bad(`is damaged: its state's digest is ${digest}, its header says ${header.stateDigest}`);
+  if (digest !== end.data.stateDigest)
+    throw bad(
+      `is damaged: its state's digest is ${digest}, its end line says ${end.data.stateDigest}`,
+    );
   return {
     header,
     sha256,
+    stateDigest: digest,
     snapshot: {
       finalized: header.finalized,
       state,
-      stateDigest: header.stateDigest,
       known: header.known,
       hlc: header.hlc,
       members: header.members,

@@ -68,7 +68,7 @@ export async function restore(argv: readonly string[], env: NodeJS.ProcessEnv): 
   const read = readSettings('restore', argv, env, RESTORE_OPTIONS, RestoreSettingsSchema);
   if (read.help) return void process.stdout.write(RESTORE_USAGE);
   const s = read.settings;
-  const { header, snapshot, sha256 } = await readBackup(resolve(s.from));
+  const { header, snapshot, sha256, stateDigest } = await readBackup(resolve(s.from));
   if (header.cluster !== null && header.cluster === s['cluster-id'])
     throw new SettingsError(
       `--cluster-id ${s['cluster-id']} is the backed-up cluster's: a restore makes a new cluster, never one its old replicas could take for their own; give it a new name`,
@@ -86,7 +86,7 @@ export async function restore(argv: readonly string[], env: NodeJS.ProcessEnv): 
     storage.close();
   }
   console.log(
-    `restored replica ${s.id} of the new cluster ${s['cluster-id']} in ${dir}: ${header.keys} keys at committed position ${header.finalized} of cluster ${header.cluster ?? '(unnamed)'}, state digest ${header.stateDigest} (backup sha256 ${sha256}).
+    `restored replica ${s.id} of the new cluster ${s['cluster-id']} in ${dir}: ${header.keys} keys at committed position ${header.finalized} of cluster ${header.cluster ?? '(unnamed)'}, state digest ${stateDigest} (backup sha256 ${sha256}).
 Restore every replica of the new cluster from this same file, then start each with: creek start --id ${s.id} --data ${dir} --cluster-id ${s['cluster-id']} --peers <the new cluster's replicas> --secret-file <the new cluster's secret> [its other settings]`,
   );
 }

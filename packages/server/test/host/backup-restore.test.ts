@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { incarnationOf, slotOf } from '@creek/replica/core/op-id.js';
+import { StateDigest } from '@creek/replica/core/state-digest.js';
 import { restoredCheckpoint, type BackupSnapshot } from '@creek/replica/host/backup.js';
 import { HostCluster } from './host-cluster.js';
 
@@ -38,14 +39,14 @@ describe('a cluster restored from a backup', () => {
     expect(b.state.length).toBeGreaterThan(0);
     old.workload(200, { keys: 30, strongEvery: 10 });
     old.settle();
-    expect(old.host(0).inspect().replica.stateDigest()).not.toBe(b.stateDigest);
+    expect(old.host(0).inspect().replica.stateDigest()).not.toBe(StateDigest.of(b.state));
     const oldIncarnations = incarnations(old);
 
     const c = restoredCluster(b, 22);
     c.run(1_000);
     for (let i = 0; i < 3; i++) {
       const r = c.host(i).inspect().replica;
-      expect(r.stateDigest()).toBe(b.stateDigest);
+      expect(r.stateDigest()).toBe(StateDigest.of(b.state));
       expect(r.finalizedCount()).toBeGreaterThanOrEqual(b.finalized);
       expect(c.host(i).learningFromPeers).toBe(false);
     }
@@ -54,7 +55,7 @@ describe('a cluster restored from a backup', () => {
 
     c.workload(300, { keys: 30, strongEvery: 10 });
     c.settle();
-    expect(c.host(0).inspect().replica.stateDigest()).not.toBe(b.stateDigest);
+    expect(c.host(0).inspect().replica.stateDigest()).not.toBe(StateDigest.of(b.state));
     expect(c.host(0).inspect().replica.stats().committed).toBeGreaterThan(b.finalized + 300);
     // A restored replica restarted from its own checkpoint and records keeps its identity.
     const before = incarnations(c);

@@ -207,7 +207,7 @@ describe('creek backup and creek restore', () => {
       // sessions' records included), at or past its position (an election may commit a no-op).
       const statuses = await restored.converged(DEADLINE_MS);
       for (const s of statuses) {
-        expect(s.digest).toBe(a.header.stateDigest);
+        expect(s.digest).toBe(a.stateDigest);
         expect(s.committed).toBeGreaterThanOrEqual(a.header.finalized);
       }
       const client = connect({ urls: restored.urls, token: restored.token });
@@ -224,7 +224,7 @@ describe('creek backup and creek restore', () => {
         await client.close();
       }
       const later = await restored.converged(DEADLINE_MS);
-      expect(later[0]!.digest).not.toBe(a.header.stateDigest);
+      expect(later[0]!.digest).not.toBe(a.stateDigest);
       // Its replicas numbered their ops under identities above the old cluster's.
       for (const s of later) expect(s.identity).not.toBeNull();
       await restored.stop(1_000);

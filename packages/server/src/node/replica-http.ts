@@ -124,8 +124,10 @@ export class ReplicaHttp {
       'x-creek-cut-ms': String(cutMs),
     });
     // pipeline, not pipe: a client that goes away mid-stream ends the generator too, and the
-    // snapshot it holds is let go at once.
-    pipeline(Readable.from(backupChunks(origin, snapshot)), res, (err) => {
+    // snapshot it holds is let go at once. One chunk buffered (not Readable.from's 16): each is
+    // some milliseconds of this thread's time, and clients' ops get their turn between two.
+    const body = Readable.from(backupChunks(origin, snapshot), { highWaterMark: 1 });
+    pipeline(body, res, (err) => {
       if (err !== undefined && err !== null)
         this.log.warn({ err: err.message }, 'backup: the stream ended early');
     });

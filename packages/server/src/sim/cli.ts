@@ -3,13 +3,16 @@ import {
   CLIENT_MODES,
   FAULT_MODES,
   runSimulation,
+  STORAGE_FAULTS,
   type ClientMode,
   type FaultMode,
   type SimResult,
+  type StorageFault,
 } from './simulation.js';
+import { parseStorageFaults, storageLine } from './storage-faults.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--clients model|sdk] [--nondeterministic] [--seed S] [--first F] [--plant BUG] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--seed S] [--first F] [--plant BUG] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
  * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
  * violations, parameters, stats, and the committed order as op ids) and the progress and the
@@ -19,6 +22,8 @@ import {
  * which they must catch and name (checkDivergence).
  * `--trace` (with `--seed`) tells the run on stderr as it goes (sim/trace.ts): faults, membership
  * changes, and each replica's Paxos state every 100 simulated ms (`--trace-every MS`).
+ * `--storage-faults torn,corrupt,stale,power-loss` (or `all`) adds storage faults to the crashes
+ * (SimConfig.storageFaults): torn writes, flipped bits, stale records, power losses.
  * `--clients sdk` runs real client sessions of the SDK against the replicas' client endpoints
  * (SimConfig.clients): another run than the default model of clients for the same seed.
  */
@@ -28,6 +33,8 @@ interface Options {
   first: number;
   replicas: number;
   faults: FaultMode;
+  /** SimConfig.storageFaults (none: empty). */
+  storageFaults: StorageFault[];
   clients: ClientMode;
   verbose: boolean;
   json: boolean;
@@ -46,6 +53,7 @@ function parse(argv: string[]): Options {
     first: 1,
     replicas: 3,
     faults: 'all',
+    storageFaults: [],
     clients: 'model',
     verbose: false,
     json: false,
@@ -84,6 +92,12 @@ function parse(argv: string[]): Options {
         o.faults = mode as FaultMode;
         break;
       }
+      case '--storage-faults': {
+        const list = parseStorageFaults(argv[++i]);
+        if (typeof list === 'string') fail(`--storage-faults ${list}`);
+        o.storageFaults = list;
+        break;
+      }
       case '--clients': {
         const mode = argv[++i];
         if (!CLIENT_MODES.includes(mode as ClientMode))
@@ -119,13 +133,16 @@ function parse(argv: string[]): Options {
         break;
       case '--help':
         console.log(
-          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`,
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`,
         );
         console.log(
           '  --nondeterministic: the app has a planted op whose effects differ between replicas, which they must catch, name and contain',
         );
         console.log(
           '  --live-queries: the clients also keep live queries open, and the checkers judge what they showed',
+        );
+        console.log(
+          '  --storage-faults: with crash or all faults, disks also tear the write in flight when the power goes (torn), flip a bit of a record (corrupt), read a record back as an older version (stale), and lose their unsynced writes to a power loss, which a process crash keeps (power-loss); replicas checksum every record and rebuild a damaged disk from their peers',
         );
         console.log(
           "  --clients sdk: the clients are real client sessions of the SDK (failover, resubmission, abandon, live queries) talking to the replicas' client endpoints over simulated links; the default, model, hands ops straight to the replicas",
@@ -163,7 +180,7 @@ function divergenceLine(d: SimResult['stats']['divergence']): string {
 
 /** The flags and the visualizer query that name this run again. */
 function replayFlags(seed: number, replicas: number, faults: FaultMode): string {
-  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
+  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
 }
 function replayQuery(seed: number, replicas: number, faults: FaultMode): string {
   return `?seed=${seed}&replicas=${replicas}&faults=${faults}${opts.plant === null ? '' : `&bug=${opts.plant}`}`;
@@ -182,7 +199,7 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
     s.sessions === undefined
       ? ''
       : `, client sessions: ${s.sessions.connections} connections (${s.sessions.failovers} to another replica), ${s.sessions.resets} links reset, ${s.sessions.timeouts} callers timed out, ${s.sessions.watchViews} live query views`;
-  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${divergenceLine(s.divergence)}${sessions}`;
+  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${storageLine(s)}${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${divergenceLine(s.divergence)}${sessions}`;
   if (verbose || !r.ok) console.log(line);
   if (!r.ok) {
     console.log(`  parameters: ${JSON.stringify(r.parameters)}`);
@@ -193,7 +210,12 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
     );
     // The visualizer replays runs of the model's clients, and planted bugs by name; it has no
     // switch for the planted op alone.
-    if (opts.clients === 'model' && (!opts.nondeterministic || opts.plant !== null))
+    // Nor storage faults but a planted bug's.
+    if (
+      opts.clients === 'model' &&
+      (!opts.nondeterministic || opts.plant !== null) &&
+      (opts.storageFaults.length === 0 || opts.plant !== null)
+    )
       console.log(
         `  step through it: npm run visualizer, then open http://127.0.0.1:7300/${replayQuery(r.seed, r.replicas, r.parameters.faults)}`,
       );
@@ -213,6 +235,7 @@ for (const [i, seed] of seeds.entries()) {
       seed,
       replicas: opts.replicas,
       faults: opts.faults,
+      ...(opts.storageFaults.length === 0 ? {} : { storageFaults: opts.storageFaults }),
       ...(opts.clients === 'model' ? {} : { clients: opts.clients }),
       ...(opts.liveQueries ? { liveQueries: true } : {}),
       ...(opts.nondeterministic ? { nondeterministic: true } : {}),

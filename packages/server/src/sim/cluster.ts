@@ -10,6 +10,7 @@ import { SimDisk } from './disk.js';
 import type { SimHostOptions } from './host-options.js';
 import { SimNetwork } from './network.js';
 import { PLANTED_OP } from './nondeterminism.js';
+import { flipBit } from './record-damage.js';
 import type { SimMessage, SimProcess } from './process.js';
 import type { RunRecord } from './run-record.js';
 import type { RunState } from './run-state.js';
@@ -84,7 +85,8 @@ export class SimCluster {
       opsOfLostDisks: new Set(),
       seeds,
       host: undefined as unknown as ReplicaHost,
-      disk: new SimDisk(),
+      disk: this.newDisk(),
+      tearNextWrite: false,
       durableAt: new Map(),
       live: null,
       clientsLeft: false,
@@ -97,6 +99,14 @@ export class SimCluster {
     // A genesis replica's clients watch from the start; a new member's once it takes ops.
     if (seeds === null) this.watches.watchOn(p);
     return p;
+  }
+
+  /**
+   * An empty disk: with storage faults in the run, one that keeps a checksum of each record (the
+   * JSON of its fields, which is what a record says, whatever the runtime's codec makes of it).
+   */
+  private newDisk(): SimDisk<HostRecord> {
+    return this.run.config.storageFaults?.length ? new SimDisk(encodeRecord) : new SimDisk();
   }
 
   /** One step of `p`'s host, and what its Ready asks for (`consume`). */
@@ -201,6 +211,11 @@ export class SimCluster {
       rec.layer === 'checkpoint',
     );
     if (rec.layer === 'checkpoint') run.counts.checkpoints++;
+    if (p.tearNextWrite) {
+      // Storage fault 'torn': the power goes while this write is under way (`damage`).
+      p.tearNextWrite = false;
+      run.events.push(run.now, () => this.powerLoss(p, true));
+    }
     if (rec.layer !== 'core') return at;
     if (rec.record.kind === 'commit') {
       record.commits[p.id]!.push([...rec.record.ids]);
@@ -264,7 +279,42 @@ export class SimCluster {
     if (origin >= 0) record.deadOrigins.push(origin);
   }
 
+  /**
+   * The replica's process crashes. With storage faults 'power-loss' in the run, a crash is of the
+   * process alone and keeps the writes it had issued (`powerLoss` is the other kind); without, every
+   * crash loses what was not durable yet, as a power loss does.
+   */
   crash(h: SimProcess): void {
+    this.crashAs(h, this.run.config.storageFaults?.includes('power-loss') ? 'process' : 'power');
+  }
+
+  /**
+   * Storage faults 'power-loss' and 'torn': the replica's machine loses power. The writes not yet
+   * durable are lost, and with `tear` the first of them is on the disk in part.
+   */
+  powerLoss(h: SimProcess, tear = false): void {
+    if (!h.up) return;
+    const run = this.run;
+    const prng = run.prngs.named('storage');
+    run.counts.powerLosses++;
+    run.trace(`replica ${h.id}'s machine loses power${tear ? ' in the middle of a write' : ''}`);
+    this.crashAs(
+      h,
+      'power',
+      tear
+        ? (r) => {
+            run.counts.tornWrites++;
+            return flipBit(r, prng);
+          }
+        : undefined,
+    );
+  }
+
+  private crashAs(
+    h: SimProcess,
+    how: 'power' | 'process',
+    tear?: (r: HostRecord) => HostRecord,
+  ): void {
     const run = this.run;
     const record = run.record;
     if (!h.up) return;
@@ -272,9 +322,11 @@ export class SimCluster {
     run.counts.crashes++;
     h.up = false;
     h.incarnation++;
-    run.counts.lostWrites += h.disk.crash(run.now);
-    // What survives is what the disk holds: the last durable checkpoint and the records after it.
-    const { checkpoint, tail } = lastCheckpoint(h.disk.read());
+    h.tearNextWrite = false;
+    run.counts.lostWrites += h.disk.crash(run.now, how, tear);
+    // What survives is what the disk holds: the last durable checkpoint and the records after it
+    // (a torn write is not among them: it never completed).
+    const { checkpoint, tail } = lastCheckpoint(h.disk.readWhole());
     // Ops whose Req write the crash lost were never sent anywhere: they do not exist (and their
     // ids will be reused). A durable checkpoint covers every op its replica had issued.
     const survived = new Set(
@@ -329,11 +381,20 @@ export class SimCluster {
   wipe(h: SimProcess): void {
     const record = this.run.record;
     if (!h.up || record.lost.includes(h.id)) return;
-    // The incarnation it ran under never issues again (a wiped replica takes a new one).
-    if (h.host.origin >= 0) record.deadOrigins.push(h.host.origin);
     this.run.trace(`replica ${h.id} loses its disk`);
     this.crash(h);
     this.run.counts.wipes++;
+    this.loseDisk(h);
+  }
+
+  /**
+   * What a lost disk costs a replica that is down (`wipe`, or one that found its disk damaged when
+   * it restarted): it will restart on an empty one.
+   */
+  private loseDisk(h: SimProcess): void {
+    const record = this.run.record;
+    // The incarnation it ran under never issues again (a wiped replica takes a new one).
+    if (h.host.origin >= 0) record.deadOrigins.push(h.host.origin);
     const holders = this.run.procs
       .filter((q) => q !== h && !record.lost.includes(q.id))
       .map((q) => this.holdsOps(q));
@@ -349,15 +410,66 @@ export class SimCluster {
     }
     record.retired.push({ replica: h.id, disk: h.wipes, commits: record.commits[h.id]!, lostReqs });
     h.wipes++;
-    h.disk = new SimDisk();
+    h.disk = this.newDisk();
     record.commits[h.id] = [];
+  }
+
+  /**
+   * Storage faults 'torn', 'corrupt' and 'stale' (faults.ts): the replica crashes, and its disk is
+   * damaged. Torn: the power goes at its next write, which is left in part on the disk. Corrupt: a
+   * bit of one of its records flips while it is down. Stale: one of its records reads back as the
+   * older version of it that a checkpoint replaced.
+   */
+  damage(h: SimProcess, fault: 'torn' | 'corrupt' | 'stale'): void {
+    const run = this.run;
+    if (!h.up || run.record.lost.includes(h.id)) return;
+    if (fault === 'torn') {
+      h.tearNextWrite = true;
+      return;
+    }
+    this.crash(h);
+    const prng = run.prngs.named('storage');
+    if (fault === 'corrupt') {
+      if (h.disk.size === 0) return;
+      const at = prng.int(0, h.disk.size - 1);
+      h.disk.corrupt(at, (r) => flipBit(r, prng));
+      run.counts.corruptRecords++;
+      run.trace(`a bit of record ${at + 1} on replica ${h.id}'s disk flips`);
+      return;
+    }
+    const stale = h.disk.stalePositions();
+    if (stale.length === 0) return;
+    const at = prng.pick(stale);
+    h.disk.stale(at);
+    run.counts.staleRecords++;
+    run.trace(`record ${at + 1} on replica ${h.id}'s disk reads back as an older version of it`);
+  }
+
+  /**
+   * What `p` restarts from: the records on its disk, unless one is damaged (a checksum that does
+   * not match, SimDisk.load). Then it uses none of them, as the runtime's storage refuses a corrupt
+   * row: what the damaged record held may be a promise or a vote its peers relied on, so it cannot
+   * go on as if it had the rest, and rebuilds itself from its peers as a replica whose disk was
+   * lost does. (The planted bug `ignore-checksums` reads every record as it comes.)
+   */
+  private recoverFrom(p: SimProcess): HostRecord[] {
+    const run = this.run;
+    const { records, damage } = p.disk.load(run.config.unsafeIgnoreChecksums !== true);
+    if (damage === null) return records;
+    run.counts.damagedDisks++;
+    run.trace(`replica ${p.id} finds its disk damaged (${damage}): it rebuilds from its peers`);
+    this.loseDisk(p);
+    return [];
   }
 
   /** Whether `q` has an op: in memory if it is up, else on its disk (what it will restart with). */
   private holdsOps(q: SimProcess): (id: OpId) => boolean {
     if (q.up) return (id) => q.host.hasReceived(id);
     const recovered = new ReplicaHost(this.hostOptions.of(q.id), {
-      records: q.disk.read(),
+      records:
+        q.disk.load(this.run.config.unsafeIgnoreChecksums !== true).damage === null
+          ? q.disk.read()
+          : [],
       nowMs: this.run.physical(q.id),
     });
     return (id) => recovered.hasReceived(id);
@@ -369,13 +481,22 @@ export class SimCluster {
     // A departed replica (`depart`) is still an acceptor, until told it is no longer needed.
     if (p.up || (record.lost.includes(p.id) && !(p.clientsLeft && p.host.halted === null))) return;
     run.trace(`replica ${p.id} restarts`);
+    const records = this.recoverFrom(p);
+    let host: ReplicaHost;
+    try {
+      host = new ReplicaHost(this.hostOptions.live(p), { records, nowMs: run.physical(p.id) });
+    } catch (err) {
+      // What its disk holds makes no replica (its records contradict one another): the process
+      // exits as `creek start` does, and never comes back.
+      this.halt(p, `cannot recover from its disk: ${(err as Error).message}`);
+      return;
+    }
     p.up = true;
-    const records = p.disk.read();
     if (records.some((r) => r.layer === 'checkpoint')) run.counts.restartsFromCheckpoint++;
     this.countPaxos(p);
     // A new host numbers its records from 1 again.
     p.durableAt.clear();
-    p.host = new ReplicaHost(this.hostOptions.live(p), { records, nowMs: run.physical(p.id) });
+    p.host = host;
     // What the last process knew of a divergence died with it; what its disk kept comes back.
     if (run.config.nondeterministic === true)
       record.divergences.push({ at: run.now, replica: p.id, report: null });
@@ -451,6 +572,11 @@ export class SimCluster {
       }
     }
   }
+}
+
+/** A record's fields as the simulated disk checksums them (SimDisk's `encode`). */
+function encodeRecord(r: HostRecord): string {
+  return JSON.stringify(r);
 }
 
 /** The first commit records of `groups` that hold `count` ids in all (a crash keeps a prefix). */

@@ -13,6 +13,16 @@ export const FAULT_MODES = [
 ] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
 
+/**
+ * What can go wrong with a replica's disk (SimConfig.storageFaults): torn, the write in flight when
+ * the power goes is on the disk in part; corrupt, a bit of a record flips at rest; stale, a record
+ * reads back as an older version of itself; power-loss, a replica's machine loses power, which
+ * loses the writes not yet synced, while a process crash keeps them (the operating system had
+ * them).
+ */
+export const STORAGE_FAULTS = ['torn', 'corrupt', 'stale', 'power-loss'] as const;
+export type StorageFault = (typeof STORAGE_FAULTS)[number];
+
 /** Who the clients of a run are (SimConfig.clients). */
 export const CLIENT_MODES = ['model', 'sdk'] as const;
 export type ClientMode = (typeof CLIENT_MODES)[number];
@@ -142,6 +152,20 @@ export interface SimConfig {
    * nothing commits its writes with the next turn that does, or 10 ms later (ReplicaServer).
    */
   readonly diskLatencyMs?: number;
+  /**
+   * Storage faults in the mix (STORAGE_FAULTS; none by default), with faults 'crash', 'all' or
+   * 'reconfig': disks then keep a checksum with every record (sim/disk.ts), and a replica that
+   * finds a record of its disk damaged when it restarts uses none of it: it rebuilds itself from
+   * its peers, as one whose disk was lost. Torn, corrupt and stale each strike one replica at most
+   * per run, in place of a lost disk, as that is what they may cost (faults.ts). Their draws are a
+   * named stream's, and a run without them is the run it always was.
+   */
+  readonly storageFaults?: readonly StorageFault[];
+  /**
+   * Replicas load their disks without checking the records' checksums, and use what a storage
+   * fault damaged. Exists so a test can show the checkers catch it.
+   */
+  readonly unsafeIgnoreChecksums?: boolean;
   /** The run told as it goes (sim/trace.ts); observing changes nothing in the run. */
   readonly trace?: SimTrace;
   /**

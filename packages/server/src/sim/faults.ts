@@ -1,6 +1,6 @@
 import type { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import type { SimCluster } from './cluster.js';
-import type { FaultMode } from './config.js';
+import type { FaultMode, StorageFault } from './config.js';
 import type { SimProcess } from './process.js';
 import type { Prng } from './prng.js';
 import type { RunState } from './run-state.js';
@@ -25,6 +25,13 @@ export interface FaultActions {
     which: number | 'leader',
     crashAfterRestart: { readonly afterMs: number; readonly downMs: number } | null,
   ): void;
+  /**
+   * Storage faults: the replica crashes and its disk is damaged (SimCluster.damage); it restarts
+   * with the others (restartAll).
+   */
+  damage(which: number | 'leader', fault: 'torn' | 'corrupt' | 'stale'): void;
+  /** Storage fault 'power-loss': the replica's machine loses power (SimCluster.powerLoss). */
+  powerLoss(which: number | 'leader'): void;
   restartAll(): void;
   /** Faults 'lag': the replica was cut off until now; its catch-up is measured from here. */
   lagging(replica: number): void;
@@ -33,7 +40,9 @@ export interface FaultActions {
 /**
  * Faults during the workload, one at a time; all healed and restarted by its end, but for replicas
  * lost for good ('lose': as many per run as a majority survives, so two of five). A 'wipe' loses a
- * replica's disk; it counts as all of those losses, since the replica may halt (lost state).
+ * replica's disk; it counts as all of those losses, since the replica may halt (lost state). So
+ * does a storage fault that damages a disk (`storage`: torn, corrupt, stale), which costs its
+ * replica the disk once it finds the damage.
  */
 export function scheduleFaults(
   prng: Prng,
@@ -42,6 +51,7 @@ export function scheduleFaults(
   workloadMs: number,
   noLosses: boolean,
   act: FaultActions,
+  storage: readonly StorageFault[] = [],
 ): void {
   if (mode === 'none' || n < 2) return;
   if (mode === 'lag' || mode === 'lag-cut') {
@@ -71,6 +81,11 @@ export function scheduleFaults(
   // value that a new leader must re-propose with its Reqs nowhere alive).
   const mayLose = noLosses ? 0 : Math.floor((n - 1) / 2);
   if ((mode === 'crash' || mode === 'all') && mayLose > 0) kinds.push('lose', 'wipe');
+  // Added only when asked for, so that a run without them draws what it always did.
+  if (mode === 'crash' || mode === 'all') {
+    if (storage.includes('power-loss')) kinds.push('power-loss');
+    if (mayLose > 0) kinds.push(...storage.filter((f) => f !== 'power-loss'));
+  }
   let lost = 0;
   let t = prng.float(50, workloadMs / 3);
   while (t < workloadMs - 50) {
@@ -119,6 +134,24 @@ export function scheduleFaults(
           ? { afterMs: prng.float(0, 40), downMs: prng.float(20, 200) }
           : null;
         act.at(t, () => act.wipe(who, again));
+        act.at(end, () => act.restartAll());
+        break;
+      }
+      case 'torn':
+      case 'corrupt':
+      case 'stale': {
+        // Found when the replica restarts, the damage costs it its disk: as a 'wipe', it takes
+        // the whole budget of replicas lost.
+        if (lost > 0) break;
+        lost = mayLose;
+        const who = prng.chance(0.5) ? ('leader' as const) : prng.pick(ids);
+        act.at(t, () => act.damage(who, kind));
+        act.at(end, () => act.restartAll());
+        break;
+      }
+      case 'power-loss': {
+        const who = prng.chance(0.5) ? ('leader' as const) : prng.pick(ids);
+        act.at(t, () => act.powerLoss(who));
         act.at(end, () => act.restartAll());
         break;
       }
@@ -251,7 +284,19 @@ export class SimFaults implements FaultActions {
     target.crashAfterRestart = crashAfterRestart;
   }
 
+  damage(which: number | 'leader', fault: 'torn' | 'corrupt' | 'stale'): void {
+    const target = this.pick(which);
+    if (target !== undefined) this.cluster.damage(target, fault);
+  }
+
+  powerLoss(which: number | 'leader'): void {
+    const target = this.pick(which);
+    if (target !== undefined) this.cluster.powerLoss(target);
+  }
+
   restartAll(): void {
+    // A 'torn' fault lapses if its replica wrote nothing since: it may strike only while it lasts.
+    for (const p of this.run.procs) p.tearNextWrite = false;
     this.run.procs.forEach((p) => this.cluster.restart(p));
   }
 

@@ -42,6 +42,14 @@ export const PLANTED_BUGS = {
     config: { unsafeStableOwnOps: true, clients: 'sdk', faults: 'all' },
     what: "a replica tells a session that its live queries' stable results hold the session's ops that only their tentative results hold, so the user's write vanishes from the view",
   },
+  'ignore-checksums': {
+    config: {
+      unsafeIgnoreChecksums: true,
+      storageFaults: ['torn', 'corrupt', 'stale'],
+      faults: 'crash',
+    },
+    what: "replicas load their disks without checking the records' checksums, and go on from what a torn write, a flipped bit or a stale record left there",
+  },
 } as const satisfies Record<string, { config: Partial<SimConfig>; what: string }>;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;

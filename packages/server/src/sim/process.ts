@@ -14,6 +14,8 @@ export interface SimProcess {
   up: boolean;
   /** A 'lose' fault waits for this replica's next strong invocation, then crashes it for good. */
   loseAfterStrong: boolean;
+  /** Storage fault 'torn': the power goes at its next disk write (SimCluster.damage). */
+  tearNextWrite: boolean;
   incarnation: number;
   /**
    * How many times its disk was lost ('wipe'). Messages carry the count their sender had: those of

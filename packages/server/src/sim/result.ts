@@ -72,6 +72,15 @@ export interface SimStats {
   /** Disks lost ('wipe'), and how many of those replicas then halted (lost state, see `halts`). */
   wipes: number;
   wipedHalts: number;
+  /**
+   * Storage faults (SimConfig.storageFaults): machines that lost power, writes torn, records
+   * corrupted or read back stale, and disks their replicas found damaged and rebuilt from peers.
+   */
+  powerLosses: number;
+  tornWrites: number;
+  corruptRecords: number;
+  staleRecords: number;
+  damagedDisks: number;
   /** State transfers installed (a replica rebuilt from a peer's checkpoint). */
   transfers: number;
   /** Transfers a replica took up again after it crashed mid-transfer. */
@@ -219,6 +228,11 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
     lost: record.lost.length,
     wipes: counts.wipes,
     wipedHalts: counts.wipedHalts,
+    powerLosses: counts.powerLosses,
+    tornWrites: counts.tornWrites,
+    corruptRecords: counts.corruptRecords,
+    staleRecords: counts.staleRecords,
+    damagedDisks: counts.damagedDisks,
     transfers: counts.transfers,
     transfersResumed: counts.transfersResumed,
     reconfigurations: counts.reconfigurations,

@@ -25,6 +25,13 @@ export interface SimCounts {
   transfersResumed: number;
   wipes: number;
   wipedHalts: number;
+  /** Storage faults (SimConfig.storageFaults): what struck, and the disks found damaged. */
+  powerLosses: number;
+  tornWrites: number;
+  corruptRecords: number;
+  staleRecords: number;
+  /** Replicas that found their disk damaged when they restarted, and rebuilt from their peers. */
+  damagedDisks: number;
   /** Executions that read a mirror of the store, and their reads of a version it no longer had. */
   mirrorExecutions: number;
   staleMirrorReads: number;
@@ -70,6 +77,11 @@ export class RunState {
     transfersResumed: 0,
     wipes: 0,
     wipedHalts: 0,
+    powerLosses: 0,
+    tornWrites: 0,
+    corruptRecords: 0,
+    staleRecords: 0,
+    damagedDisks: 0,
     mirrorExecutions: 0,
     staleMirrorReads: 0,
     backstopHits: 0,

@@ -27,8 +27,10 @@ export {
   CLIENT_MODES,
   FAULT_MODES,
   type ClientMode,
+  STORAGE_FAULTS,
   type FaultMode,
   type SimConfig,
+  type StorageFault,
 } from './config.js';
 export {
   FRAME_LIST,
@@ -126,6 +128,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     workloadMs,
     scenario !== null,
     faultActions,
+    config.storageFaults,
   );
 
   const isQuiescent = (): boolean =>

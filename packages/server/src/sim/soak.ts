@@ -1,10 +1,18 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { PLANTED_BUG_NAMES, PLANTED_BUGS, type PlantedBug } from './planted-bugs.js';
-import { FAULT_MODES, runSimulation, type FaultMode, type SimResult } from './simulation.js';
+import {
+  FAULT_MODES,
+  runSimulation,
+  STORAGE_FAULTS,
+  type FaultMode,
+  type SimResult,
+  type StorageFault,
+} from './simulation.js';
+import { parseStorageFaults } from './storage-faults.js';
 
 /**
- * `npm run sim:soak -- --minutes N [--first S | --from HEX] [--replicas R] [--faults F] [--plant BUG]`
+ * `npm run sim:soak -- --minutes N [--first S | --from HEX] [--replicas R] [--faults F] [--storage-faults LIST] [--plant BUG]`
  *
  * A time-boxed sweep of new seeds, the way TigerBeetle's VOPR runs: the fixed seeds of the test
  * suite are regression tests, and this explores seeds nobody ran before. It runs seeds S, S+1, …
@@ -13,8 +21,9 @@ import { FAULT_MODES, runSimulation, type FaultMode, type SimResult } from './si
  * progress every 15 s and a summary line, and for each failure the exact command that replays
  * it. `--from HEX` derives the first seed from a commit id (CI passes its HEAD), so every commit
  * explores a range of its own, printed at the start, and a failure found there replays anywhere.
- * `--replicas` or `--faults` pins the rotation to one configuration; `--plant` runs with a planted
- * bug (planted-bugs.ts), to see a sweep catch one. Exits 1 if any seed failed.
+ * `--replicas` or `--faults` pins the rotation to one configuration; `--storage-faults` adds storage
+ * faults to every seed (SimConfig.storageFaults; they strike with crashes); `--plant` runs with a
+ * planted bug (planted-bugs.ts), to see a sweep catch one. Exits 1 if any seed failed.
  */
 
 /** One configuration of the rotation. */
@@ -50,6 +59,15 @@ const FlagsSchema = z
     replicas: z.coerce.number().int().min(1).max(15).optional(),
     faults: z.enum(FAULT_MODES as unknown as [FaultMode, ...FaultMode[]]).optional(),
     plant: z.enum(PLANTED_BUG_NAMES as [PlantedBug, ...PlantedBug[]]).optional(),
+    storageFaults: z
+      .string()
+      .transform((text, ctx): StorageFault[] => {
+        const list = parseStorageFaults(text);
+        if (typeof list !== 'string') return list;
+        ctx.addIssue({ code: 'custom', message: list });
+        return z.NEVER;
+      })
+      .optional(),
   })
   .refine((f) => f.first === undefined || f.from === undefined, {
     message: '--first and --from name the first seed two ways: give one',
@@ -74,6 +92,7 @@ function parse(argv: string[]): Flags {
         replicas: { type: 'string' },
         faults: { type: 'string' },
         plant: { type: 'string' },
+        'storage-faults': { type: 'string' },
         help: { type: 'boolean' },
       },
       strict: true,
@@ -84,7 +103,7 @@ function parse(argv: string[]): Flags {
   }
   if (values.help === true) {
     console.log(
-      `usage: npm run sim:soak -- --minutes N [--first S | --from HEX] [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--plant ${PLANTED_BUG_NAMES.join('|')}]`,
+      `usage: npm run sim:soak -- --minutes N [--first S | --from HEX] [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--plant ${PLANTED_BUG_NAMES.join('|')}]`,
     );
     console.log(
       '  runs new seeds from S (or from one derived from the commit id HEX) until N minutes pass, rotating through configurations; prints the replay command of each failure',
@@ -92,11 +111,16 @@ function parse(argv: string[]): Flags {
     process.exit(0);
   }
   if (values.minutes === undefined) fail('--minutes N is required (try --help)');
-  const parsed = FlagsSchema.safeParse(values);
+  const { 'storage-faults': storageFaults, ...rest } = values;
+  const parsed = FlagsSchema.safeParse({ ...rest, storageFaults });
   if (!parsed.success)
     fail(
       parsed.error.issues
-        .map((i) => (i.path.length > 0 ? `--${i.path.join('.')}: ${i.message}` : i.message))
+        .map((i) =>
+          i.path.length > 0
+            ? `--${i.path.join('.').replace('storageFaults', 'storage-faults')}: ${i.message}`
+            : i.message,
+        )
         .join('; '),
     );
   return parsed.data;
@@ -120,8 +144,13 @@ function shapeOf(seed: number, pin: { replicas?: number; faults?: FaultMode }): 
 }
 
 /** The command that replays one seed of the sweep. */
-function replayCommand(seed: number, shape: Shape, plant: PlantedBug | undefined): string {
-  return `npm run sim -- --seed ${seed} --replicas ${shape.replicas} --faults ${shape.faults}${shape.liveQueries ? ' --live-queries' : ''}${plant === undefined ? '' : ` --plant ${plant}`} --verbose`;
+function replayCommand(
+  seed: number,
+  shape: Shape,
+  storage: readonly StorageFault[] | undefined,
+  plant: PlantedBug | undefined,
+): string {
+  return `npm run sim -- --seed ${seed} --replicas ${shape.replicas} --faults ${shape.faults}${storage === undefined ? '' : ` --storage-faults ${storage.join(',')}`}${shape.liveQueries ? ' --live-queries' : ''}${plant === undefined ? '' : ` --plant ${plant}`} --verbose`;
 }
 
 function main(): void {
@@ -134,7 +163,7 @@ function main(): void {
   let passed = 0;
   const failures: string[] = [];
   console.log(
-    `sim:soak: seeds from ${first}${flags.from === undefined ? '' : ` (derived from ${flags.from.slice(0, 12)})`} for ${flags.minutes} min${flags.plant === undefined ? '' : `, bug planted: ${flags.plant}`}, ${flags.replicas === undefined && flags.faults === undefined ? `rotating through ${ROTATION.map((s) => `${s.replicas}/${s.faults}${s.liveQueries ? '+live' : ''}`).join(', ')}` : 'one configuration'}`,
+    `sim:soak: seeds from ${first}${flags.from === undefined ? '' : ` (derived from ${flags.from.slice(0, 12)})`} for ${flags.minutes} min${flags.storageFaults === undefined ? '' : `, storage faults: ${flags.storageFaults.join(',')}`}${flags.plant === undefined ? '' : `, bug planted: ${flags.plant}`}, ${flags.replicas === undefined && flags.faults === undefined ? `rotating through ${ROTATION.map((s) => `${s.replicas}/${s.faults}${s.liveQueries ? '+live' : ''}`).join(', ')}` : 'one configuration'}`,
   );
   while (Date.now() - started < budgetMs) {
     const shape = shapeOf(seed, flags);
@@ -146,6 +175,7 @@ function main(): void {
         replicas: shape.replicas,
         faults: shape.faults,
         ...(shape.liveQueries ? { liveQueries: true } : {}),
+        ...(flags.storageFaults === undefined ? {} : { storageFaults: flags.storageFaults }),
         ...(flags.plant === undefined ? {} : PLANTED_BUGS[flags.plant].config),
       });
     } catch (err) {
@@ -155,11 +185,11 @@ function main(): void {
     else {
       const why = crash ?? result!.violations.slice(0, 3).join('; ');
       failures.push(
-        `seed ${seed}: ${why.split('\n')[0]}\n  replay: ${replayCommand(seed, shape, flags.plant)}`,
+        `seed ${seed}: ${why.split('\n')[0]}\n  replay: ${replayCommand(seed, shape, flags.storageFaults, flags.plant)}`,
       );
       console.log(`seed ${seed} (${shape.replicas} replicas, faults ${shape.faults}): FAILED`);
       console.log(`  ${crash ?? result!.violations.slice(0, 5).join('\n  ')}`);
-      console.log(`  replay: ${replayCommand(seed, shape, flags.plant)}`);
+      console.log(`  replay: ${replayCommand(seed, shape, flags.storageFaults, flags.plant)}`);
     }
     seed++;
     if (Date.now() - lastProgress >= 15_000) {

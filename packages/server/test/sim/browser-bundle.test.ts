@@ -36,5 +36,20 @@ describe('the simulator in a browser bundle', () => {
     expect(inBrowser.ok).toBe(true);
     expect([...inBrowser.committedOrder]).toEqual([...here.committedOrder]);
     expect(inBrowser.stats.messages).toBe(here.stats.messages);
+    // Storage faults checksum records with a CRC-32 of the simulator's own, not node:zlib's.
+    const damaged = {
+      seed: 16,
+      replicas: 3,
+      faults: 'crash',
+      storageFaults: ['torn', 'corrupt', 'stale'],
+    } as const;
+    const damagedInBrowser = vm.runInContext(
+      `CreekSim.runSimulation(${JSON.stringify(damaged)})`,
+      page,
+    ) as SimResult;
+    const damagedHere = runSimulation(damaged);
+    expect(damagedHere.stats.damagedDisks).toBe(1);
+    expect(damagedInBrowser.stats).toEqual(damagedHere.stats);
+    expect([...damagedInBrowser.committedOrder]).toEqual([...damagedHere.committedOrder]);
   });
 });

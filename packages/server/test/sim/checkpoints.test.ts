@@ -35,14 +35,15 @@ describe('simulator: checkpoints, truncation and gossip pruning', () => {
       return { ...c, reqs: c.reqs.slice(0, c.committedLive) };
     });
     // A replica restarted from such a checkpoint finds a commit record naming an op it has no Req
-    // of, and refuses to start (4 seeds of 12); where none restarts before the ops commit, the
-    // replicas disagree on the committed order (2).
+    // of, and refuses to start: it halts (4 seeds of 12); where none restarts before the ops
+    // commit, the replicas disagree on the committed order (2).
     const refused = plantedRuns([30_002, 30_006, 30_007, 30_009], {});
-    expect(refused.map((r) => r.threw)).toEqual(
-      refused.map(() =>
-        expect.stringMatching(/^recovery: commit record names r\d+#\d+, whose Req is not on disk$/),
-      ),
-    );
+    expectCaughtBy(refused, 'halt');
+    for (const r of refused)
+      for (const halt of r.violations.filter((v) => v.startsWith('halt')))
+        expect(halt).toMatch(
+          /: cannot recover from its disk: recovery: commit record names r\d+#\d+, whose Req is not on disk$/,
+        );
     expectCaughtBy(plantedRuns([30_008, 30_012], {}), '(a)');
   });
 

@@ -123,8 +123,42 @@ describe('npm run sim', () => {
     const typo = await sim(['--seed', '1', '--plant', 'send-before-durabel']);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(
-      /--plant must be one of send-before-durable, speculate-while-behind, hold-while-cut-off, install-incomplete-transfer, genesis-quorum, drop-gossiped-users, read-without-quorum, skip-divergence-check, stable-claims-own-ops, got send-before-durabel/,
+      /--plant must be one of send-before-durable, speculate-while-behind, hold-while-cut-off, install-incomplete-transfer, genesis-quorum, drop-gossiped-users, read-without-quorum, skip-divergence-check, stable-claims-own-ops, ignore-checksums, got send-before-durabel/,
     );
+  });
+
+  it('--storage-faults adds storage faults that replicas survive, and a replay names them', async () => {
+    // Seed 16: a bit flips in a record of a crashed replica's disk; it rebuilds from its peers.
+    const r = await sim([
+      ...['--seed', '16', '--faults', 'crash', '--storage-faults', 'torn,corrupt,stale'],
+      '--verbose',
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(
+      /storage faults: 0 power losses, 0 torn writes, 1 records corrupted, 0 read back stale \(1 damaged disks rebuilt from peers\)/,
+    );
+    // Checksums ignored (the planted bug's configuration has these storage faults), the same
+    // damage is caught.
+    const planted = await sim(['--seed', '16', '--plant', 'ignore-checksums']);
+    expect(planted.code).toBe(1);
+    expect(planted.stdout).toMatch(/\(divergence\) replica \d reported a divergence/);
+    expect(planted.stdout).toContain(
+      'replay: npm run sim -- --seed 16 --replicas 3 --faults crash --plant ignore-checksums --verbose',
+    );
+  });
+
+  it.each([
+    [
+      [],
+      /--storage-faults takes all or a comma-separated list of torn, corrupt, stale, power-loss, got nothing/,
+    ],
+    [['tron'], /--storage-faults takes all .*, got "tron"/],
+    [['torn,,stale'], /--storage-faults takes all .*, got ""/],
+    [['torn,all'], /--storage-faults takes all .*, got "all"/],
+  ])('refuses --storage-faults %j with the faults it knows', async (value, message) => {
+    const r = await sim(['--seed', '1', '--storage-faults', ...value]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
   });
 
   it('--nondeterministic plants an op whose effects differ, which the replicas catch', async () => {

@@ -45,6 +45,19 @@ describe('npm run sim:soak', () => {
     expect(last).toBe(513719037 + ran! - 1);
   });
 
+  it('runs every seed with storage faults, and a failure’s replay command names them', async () => {
+    const r = await run('soak', [
+      ...['--minutes', '0.05', '--first', '16', '--replicas', '3', '--faults', 'crash'],
+      ...['--storage-faults', 'torn,corrupt,stale', '--plant', 'ignore-checksums'],
+    ]);
+    expect(r.out).toContain('storage faults: torn,corrupt,stale, bug planted: ignore-checksums');
+    // Seed 16 is caught (the simulator's tests of storage faults).
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      'replay: npm run sim -- --seed 16 --replicas 3 --faults crash --storage-faults torn,corrupt,stale --plant ignore-checksums --verbose',
+    );
+  });
+
   it('prints, for a failing seed, the command that replays it, and the replay fails the same way', async () => {
     const r = await run('soak', [
       ...['--minutes', '0.05', '--first', '4', '--replicas', '3', '--faults', 'crash'],
@@ -69,6 +82,11 @@ describe('npm run sim:soak', () => {
     [['--minutes', '1', '--first', '3', '--from', 'abc1234'], /give one/],
     [['--minutes', '1', '--from', 'main'], /--from: a commit id/],
     [['--minutes', '1', '--plant', 'nothing'], /--plant/],
+    [
+      ['--minutes', '1', '--storage-faults', 'bitrot'],
+      /--storage-faults: takes all .*, got "bitrot"/,
+    ],
+    [['--minutes', '1', '--storage-faults'], /--storage-faults/],
   ])('refuses %j with a clear message and status 2', async (args, message) => {
     const r = await run('soak', args);
     expect(r.code).toBe(2);

@@ -233,9 +233,17 @@ export const ReplicaStatusSchema = HostStatusSchema.extend({
   memory: HostStatusSchema.shape.memory.extend({ heapUsed: count }),
   /**
    * Its data directory: records since the checkpoint, the checkpoint's bytes, file bytes, and
-   * transactions committed since the replica started.
+   * transactions committed since the replica started. `repaired`, when this process found its
+   * data directory damaged as it started (a row failed its checksum): when, what, and where the
+   * damaged database was set aside; the replica then rebuilt itself from its peers.
    */
-  storage: z.object({ records: count, checkpointBytes: count, bytes: count, commits: count }),
+  storage: z.object({
+    records: count,
+    checkpointBytes: count,
+    bytes: count,
+    commits: count,
+    repaired: z.object({ at: z.string(), reason: z.string(), keptAs: z.string() }).optional(),
+  }),
   /** Peer traffic. */
   network: z.object({
     sent: count,

@@ -30,7 +30,8 @@ import { GroupCommit } from './group-commit.js';
 import { PeerOutbox } from './peer-outbox.js';
 import { notReady, type ReplicaCondition } from './probes.js';
 import { WaitingLog } from './waiting-log.js';
-import { SqliteStorage } from './storage.js';
+import type { SqliteStorage } from './storage.js';
+import { openStorage, type StorageRepair } from './damaged-storage.js';
 import { peerSchemeProblem } from './tls.js';
 
 import {
@@ -55,6 +56,8 @@ export class ReplicaServer {
   /** Execution workers (`workers` > 0), started before the host so that it observes recovery. */
   private pool: WorkerPoolExecutor | null = null;
   private storage!: SqliteStorage;
+  /** Its data directory was damaged when it started, and set aside (openStorage); else null. */
+  private storageRepair: StorageRepair | null = null;
   private readonly mesh: PeerMesh;
   private readonly clients: ClientEndpoint;
   /** What the replica does, for viewers (the visualizer) on /events. */
@@ -246,8 +249,10 @@ export class ReplicaServer {
 
   async start(): Promise<{ url: string }> {
     const c = this.config;
-    this.storage = SqliteStorage.open(c.dataDir, { replicaId: c.id, fsync: c.fsync });
-    const records = this.storage.load();
+    const opened = openStorage(c.dataDir, { replicaId: c.id, fsync: c.fsync }, this.log);
+    this.storage = opened.storage;
+    this.storageRepair = opened.repair;
+    const records = opened.records;
     const workers = c.workers ?? 0;
     if (workers > 0)
       this.pool = await WorkerPoolExecutor.start({
@@ -586,7 +591,10 @@ export class ReplicaServer {
         staleMirrorReads: this.pool?.staleReads ?? 0,
       },
       memory: { ...h.memory, heapUsed: memory.heapUsed },
-      storage: this.storage.stats(),
+      storage: {
+        ...this.storage.stats(),
+        ...(this.storageRepair === null ? {} : { repaired: this.storageRepair }),
+      },
       network: this.mesh.counters,
       clients: this.clients.counters,
       events: { watching: this.events.size, ...this.events.counters },

@@ -4,19 +4,20 @@
  *
  *   meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)
  *     'format'     'creek'
- *     'version'    the format version, currently '4' (a version-1 directory, which has no
- *                  checkpoint table, a version-2 one, which has no 'host' records, and a
- *                  version-3 one, which has no divergence records, are upgraded in place when
- *                  opened)
+ *     'version'    the format version, currently '5' (a version-1 directory, which has no
+ *                  checkpoint table, a version-2 one, which has no 'host' records, a version-3
+ *                  one, which has no divergence records, and a version-4 one, whose rows have no
+ *                  checksums, are upgraded in place when opened)
  *     'replica_id' the id of the replica that owns the directory, in decimal
  *
  * The SQLite header's `application_id` is 0x4352454B, "CREK". What the rows hold is the record
  * codec's (record-codec.ts); its format is part of the version.
  */
 import type Database from 'better-sqlite3';
+import { checkpointSum, rowSum } from './record-checksums.js';
 
 /** The on-disk format this code writes and reads (and the older one it upgrades). */
-export const FORMAT_VERSION = 4;
+export const FORMAT_VERSION = 5;
 /** SQLite header `application_id`: "CREK". */
 const APPLICATION_ID = 0x4352454b;
 
@@ -37,9 +38,10 @@ export function migrate(
     if (version === 1) upgradeFrom1(db);
     if (version < 3) upgradeFrom2(db, replicaId);
     // Version 4 added records (host/divergence, a checkpoint's divergence) that version 3 never
-    // wrote: a version-3 directory is a version-4 one as it is, and says so from now on, so a
-    // build that cannot read those records refuses the directory by its version, not by a record.
-    if (version < 4) setVersion(db);
+    // wrote: a version-3 directory is a version-4 one as it is.
+    // Version 5 added the rows' checksums (record-checksums.ts): computed here over the rows as
+    // they are, which is all a directory written without them can promise.
+    if (version < 5) upgradeFrom4(db);
   }
 }
 
@@ -93,6 +95,16 @@ const RECORDS_TABLE = `
     seq INTEGER PRIMARY KEY,
     layer TEXT NOT NULL CHECK (layer IN ('core', 'cab', 'host')),
     kind TEXT NOT NULL,
+    body TEXT NOT NULL,
+    sum INTEGER NOT NULL
+  );`;
+
+/** The records table of versions 3 and 4, which version 2 is upgraded to first. */
+const RECORDS_V4_TABLE = `
+  CREATE TABLE records (
+    seq INTEGER PRIMARY KEY,
+    layer TEXT NOT NULL CHECK (layer IN ('core', 'cab', 'host')),
+    kind TEXT NOT NULL,
     body TEXT NOT NULL
   );`;
 
@@ -106,6 +118,15 @@ const RECORDS_V2_TABLE = `
   );`;
 
 const CHECKPOINT_TABLE = `
+  CREATE TABLE checkpoint (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    sum INTEGER NOT NULL
+  );`;
+
+/** The checkpoint table of versions 2 to 4, which version 1 is upgraded to first. */
+const CHECKPOINT_V4_TABLE = `
   CREATE TABLE checkpoint (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     seq INTEGER NOT NULL,
@@ -123,7 +144,7 @@ function upgradeFrom1(db: Database.Database): void {
       ${RECORDS_V2_TABLE}
       INSERT INTO records (seq, layer, kind, body) SELECT seq, layer, kind, body FROM records_v1;
       DROP TABLE records_v1;
-      ${CHECKPOINT_TABLE}
+      ${CHECKPOINT_V4_TABLE}
     `);
   })();
 }
@@ -141,7 +162,7 @@ function upgradeFrom2(db: Database.Database, replicaId: number): void {
       (db.prepare('SELECT COUNT(*) FROM checkpoint').pluck().get() as number) > 0;
     db.exec(`
       ALTER TABLE records RENAME TO records_v2;
-      ${RECORDS_TABLE}
+      ${RECORDS_V4_TABLE}
       INSERT INTO records (seq, layer, kind, body) SELECT seq, layer, kind, body FROM records_v2;
       DROP TABLE records_v2;
     `);
@@ -149,15 +170,51 @@ function upgradeFrom2(db: Database.Database, replicaId: number): void {
       db.prepare(
         "INSERT INTO records (seq, layer, kind, body) VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM records), 'host', 'identity', ?)",
       ).run(JSON.stringify({ origin: replicaId }));
+    // Version 3 (the same as 4); the checksums' upgrade that follows makes it this version.
+    db.prepare("UPDATE meta SET value = '3' WHERE key = 'version'").run();
+  })();
+}
+
+/**
+ * Version 4's rows had no checksums: each gets its own, chained from the checkpoint's as version 5
+ * writes them (record-checksums.ts), in one transaction with the version.
+ */
+function upgradeFrom4(db: Database.Database): void {
+  db.transaction(() => {
+    db.exec(`
+      ALTER TABLE records ADD COLUMN sum INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE checkpoint ADD COLUMN sum INTEGER NOT NULL DEFAULT 0;
+    `);
+    checksumRows(db);
     db.prepare("UPDATE meta SET value = ? WHERE key = 'version'").run(String(FORMAT_VERSION));
   })();
 }
 
-function setVersion(db: Database.Database): void {
-  db.prepare("UPDATE meta SET value = ? WHERE key = 'version'").run(String(FORMAT_VERSION));
+/**
+ * Sets every row's checksum (and the checkpoint's) to what its content and the row before it make
+ * (record-checksums.ts): whatever the rows hold is taken as written. The version-4 upgrade's, and
+ * tests' that write rows by hand.
+ */
+export function checksumRows(db: Database.Database): void {
+  const checkpoint = db.prepare('SELECT body FROM checkpoint WHERE id = 1').pluck().get() as
+    string | undefined;
+  let prev = 0;
+  if (checkpoint !== undefined) {
+    prev = checkpointSum(checkpoint);
+    db.prepare('UPDATE checkpoint SET sum = ? WHERE id = 1').run(prev);
+  }
+  const rows = db
+    .prepare('SELECT seq, layer, kind, body FROM records ORDER BY seq')
+    .raw()
+    .all() as [number, string, string, string][];
+  const update = db.prepare('UPDATE records SET sum = ? WHERE seq = ?');
+  for (const [seq, layer, kind, body] of rows) {
+    prev = rowSum(layer, kind, body, prev);
+    update.run(prev, seq);
+  }
 }
 
-/** Checks the directory's meta; returns its format version (this one, or 1 to 3 to upgrade). */
+/** Checks the directory's meta; returns its format version (this one, or 1 to 4 to upgrade). */
 function checkMeta(db: Database.Database, file: string, dir: string, replicaId: number): number {
   let rows: { key: string; value: string }[];
   try {
@@ -171,7 +228,7 @@ function checkMeta(db: Database.Database, file: string, dir: string, replicaId: 
   if (meta.get('format') !== 'creek')
     throw new Error(`${file} is not a Creek database (meta has no format 'creek')`);
   const version = meta.get('version');
-  if (version === undefined || !['1', '2', '3', String(FORMAT_VERSION)].includes(version))
+  if (version === undefined || !['1', '2', '3', '4', String(FORMAT_VERSION)].includes(version))
     throw new Error(
       `${file} has storage format version ${version ?? '(none)'}; this build reads versions 1 to ${FORMAT_VERSION}`,
     );

@@ -18,7 +18,7 @@
  *     The format, its version and the replica that owns the directory (storage-migrations.ts,
  *     which upgrades a directory an older version wrote when it is opened).
  *
- *   records(seq INTEGER PRIMARY KEY, layer TEXT, kind TEXT, body TEXT)
+ *   records(seq INTEGER PRIMARY KEY, layer TEXT, kind TEXT, body TEXT, sum INTEGER)
  *     The HostRecords written since the last checkpoint, `seq` increasing in write order (it
  *     starts again after a checkpoint deletes the rows; no AUTOINCREMENT, whose bookkeeping page
  *     made every commit write a second page, 25 us against 17 us per transaction): one row per
@@ -27,14 +27,22 @@
  *     consecutive commits (kind 'commits'), as a replica writes one per strong op it delivers,
  *     often many in a turn. Each commit stays a record of its own: the host takes the last id of
  *     each for a strong op delivered (ReplicaHost.load). What layer, kind and body hold is the
- *     record codec's (record-codec.ts).
+ *     record codec's (record-codec.ts). `sum` is the row's checksum, chained to the row before it
+ *     (record-checksums.ts).
  *
- *   checkpoint(id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER, body TEXT)
+ *   checkpoint(id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER, body TEXT, sum INTEGER)
  *     At most one row: the last checkpoint (HostCheckpoint). It supersedes every record written
  *     before it; the transaction that writes it deletes those rows from `records`, so the disk
  *     holds one checkpoint plus the records after it, not every record ever written.
  *     seq    how many checkpoints this directory has had (1 for the first)
  *     body   the checkpoint's JSON (record-codec.ts)
+ *     sum    its checksum, which the first row of `records` after it is chained to
+ *
+ * Checksums: `load` checks every row's, and throws StorageDamage at the first that does not match
+ * (a bit flipped, a torn page, a row read back as an older version of itself), so that a replica
+ * never goes on from a record that is not what it wrote: it rebuilds itself from its peers
+ * instead (ReplicaServer.start). SQLite's own WAL checksums keep a transaction torn by a crash
+ * from being read at all; these catch what happens to the rows after they were written.
  *
  * Durability: each `append` is one transaction. With the default synchronous=NORMAL a committed
  * append survives a crash or kill -9 of the process (the WAL is written before commit returns) but
@@ -45,10 +53,12 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { HostRecord } from '@creek/replica/host/records.js';
+import { checkpointSum, rowSum, StorageDamage } from './record-checksums.js';
 import { decodeCheckpoint, decodeRow, encodeCheckpoint, encodeRow } from './record-codec.js';
 import { inspect, migrate } from './storage-migrations.js';
 
 export { FORMAT_VERSION } from './storage-migrations.js';
+export { StorageDamage } from './record-checksums.js';
 
 export interface StorageOptions {
   /** The replica that owns the directory; opening it as another replica is an error. */
@@ -74,20 +84,22 @@ export interface StorageStats {
 /** The file name inside the data directory. */
 export const DB_FILE = 'creek.db';
 
-type Row = [seq: number, layer: string, kind: string, body: string];
+type Row = [seq: number, layer: string, kind: string, body: string, sum: number];
 const CHECKPOINTS_SO_FAR = 'SELECT COALESCE((SELECT seq FROM checkpoint WHERE id = 1), 0) + 1';
 
 export class SqliteStorage {
-  private readonly insert: Database.Statement<[string, string, string]>;
+  private readonly insert: Database.Statement<[string, string, string, number]>;
   private readonly selectAll: Database.Statement<[], Row>;
   private readonly deleteRecords: Database.Statement<[]>;
-  private readonly putCheckpoint: Database.Statement<[string]>;
-  private readonly selectCheckpoint: Database.Statement<[], string>;
+  private readonly putCheckpoint: Database.Statement<[string, number]>;
+  private readonly selectCheckpoint: Database.Statement<[], [body: string, sum: number]>;
   private readonly appendAll: (records: readonly HostRecord[]) => void;
   /** Null until `stats` first counts; then kept up to date by `append`. */
   private count: number | null = null;
   private commits = 0;
   private checkpointBytes: number | null = null;
+  /** The sum the next row is chained to (record-checksums.ts); null until first needed. */
+  private lastSum: number | null = null;
 
   private constructor(
     private readonly db: Database.Database,
@@ -95,15 +107,17 @@ export class SqliteStorage {
     readonly dir: string,
     readonly replicaId: number,
   ) {
-    this.insert = db.prepare('INSERT INTO records (layer, kind, body) VALUES (?, ?, ?)');
+    this.insert = db.prepare('INSERT INTO records (layer, kind, body, sum) VALUES (?, ?, ?, ?)');
     this.selectAll = db
-      .prepare<[], Row>('SELECT seq, layer, kind, body FROM records ORDER BY seq')
+      .prepare<[], Row>('SELECT seq, layer, kind, body, sum FROM records ORDER BY seq')
       .raw();
     this.deleteRecords = db.prepare('DELETE FROM records');
     this.putCheckpoint = db.prepare(
-      `INSERT OR REPLACE INTO checkpoint (id, seq, body) VALUES (1, (${CHECKPOINTS_SO_FAR}), ?)`,
+      `INSERT OR REPLACE INTO checkpoint (id, seq, body, sum) VALUES (1, (${CHECKPOINTS_SO_FAR}), ?, ?)`,
     );
-    this.selectCheckpoint = db.prepare<[], string>('SELECT body FROM checkpoint').pluck();
+    this.selectCheckpoint = db
+      .prepare<[], [string, number]>('SELECT body, sum FROM checkpoint')
+      .raw();
     // Records are encoded inside the transaction, so a record that cannot be encoded aborts the
     // whole batch after earlier ones were inserted: better-sqlite3 rolls the transaction back.
     // A checkpoint deletes every row before it in the same transaction; records of the batch that
@@ -121,14 +135,16 @@ export class SqliteStorage {
         if (r.layer === 'checkpoint') {
           const body = encodeCheckpoint(r.record);
           this.deleteRecords.run();
-          this.putCheckpoint.run(body);
+          this.lastSum = checkpointSum(body);
+          this.putCheckpoint.run(body, this.lastSum);
           this.count = 0;
           this.checkpointBytes = Buffer.byteLength(body);
           continue;
         }
         // One row for the record, or for it and the records after it that share its row.
         const row = encodeRow(records, i);
-        this.insert.run(row.layer, row.kind, row.body);
+        this.lastSum = rowSum(row.layer, row.kind, row.body, this.lastSum ?? this.chainEnd());
+        this.insert.run(row.layer, row.kind, row.body, this.lastSum);
         if (this.count !== null) this.count += row.end - i;
         i = row.end - 1;
       }
@@ -173,6 +189,7 @@ export class SqliteStorage {
     if (records.length === 0) return;
     const count = this.count;
     const checkpointBytes = this.checkpointBytes;
+    const lastSum = this.lastSum;
     try {
       this.appendAll(records);
       this.commits++;
@@ -181,38 +198,55 @@ export class SqliteStorage {
       // Rolled back: so are the counts.
       this.count = count;
       this.checkpointBytes = checkpointBytes;
+      this.lastSum = lastSum;
       throw e;
     }
   }
 
   /**
    * What recovery needs, decoded to the shapes the host wrote: the last checkpoint (if any), then
-   * every record after it, in write order.
+   * every record after it, in write order. Throws StorageDamage at the first row whose checksum
+   * does not match: nothing of the directory may be used then.
    */
   load(): HostRecord[] {
     this.checkOpen();
+    const file = path.join(this.dir, DB_FILE);
+    try {
+      return this.readRows(file);
+    } catch (e) {
+      // A page SQLite itself finds damaged: no row of it can be trusted either.
+      if ((e as { code?: unknown }).code === 'SQLITE_CORRUPT')
+        throw new StorageDamage(file, `SQLite finds the database damaged: ${message(e)}`);
+      throw e;
+    }
+  }
+
+  private readRows(file: string): HostRecord[] {
     const out: HostRecord[] = [];
     const checkpoint = this.selectCheckpoint.get();
+    let sum = 0;
     if (checkpoint !== undefined) {
+      const [body, stored] = checkpoint;
+      sum = checkpointSum(body);
+      if (sum !== stored) throw StorageDamage.checksum(file, 'the checkpoint');
       try {
-        out.push({ layer: 'checkpoint', record: decodeCheckpoint(checkpoint) });
+        out.push({ layer: 'checkpoint', record: decodeCheckpoint(body) });
       } catch (e) {
-        throw new Error(
-          `${path.join(this.dir, DB_FILE)}: the checkpoint is corrupt: ${message(e)}`,
-          { cause: e },
-        );
+        throw new Error(`${file}: the checkpoint is corrupt: ${message(e)}`, { cause: e });
       }
     }
-    for (const [seq, layer, kind, body] of this.selectAll.iterate()) {
+    for (const [seq, layer, kind, body, stored] of this.selectAll.iterate()) {
+      sum = rowSum(layer, kind, body, sum);
+      if (sum !== stored) throw StorageDamage.checksum(file, `record ${seq} (${layer}/${kind})`);
       try {
         out.push(...decodeRow(layer, kind, body));
       } catch (e) {
-        throw new Error(
-          `${path.join(this.dir, DB_FILE)}: record ${seq} (${layer}/${kind}) is corrupt: ${message(e)}`,
-          { cause: e },
-        );
+        throw new Error(`${file}: record ${seq} (${layer}/${kind}) is corrupt: ${message(e)}`, {
+          cause: e,
+        });
       }
     }
+    this.lastSum = sum;
     return out;
   }
 
@@ -243,6 +277,16 @@ export class SqliteStorage {
       bytes,
       commits: this.commits,
     };
+  }
+
+  /** The sum of the last row on disk, or the checkpoint's, or 0: what the next row chains to. */
+  private chainEnd(): number {
+    const last = this.db
+      .prepare('SELECT sum FROM records ORDER BY seq DESC LIMIT 1')
+      .pluck()
+      .get() as number | undefined;
+    if (last !== undefined) return last;
+    return (this.db.prepare('SELECT sum FROM checkpoint').pluck().get() as number | undefined) ?? 0;
   }
 
   /**

@@ -10,11 +10,14 @@ import type { Req } from '@creek/replica/core/types.js';
 import type { HostRecord } from '@creek/replica/host/records.js';
 import { fromChunks, toChunks, type TransferredState } from '@creek/replica/host/state-transfer.js';
 import { DB_FILE, SqliteStorage } from '../../src/node/storage.js';
+import { checksumRows } from '../../src/node/storage-migrations.js';
 
 /**
  * The storage's records against rows exactly as format version 3 stores them: such a directory
  * loads as these records, and these records are written as those rows, byte for byte, so that a
- * change to how records are encoded or decoded cannot change the format unnoticed.
+ * change to how records are encoded or decoded cannot change the format unnoticed. (Version 5
+ * added each row's checksum beside them, record-checksums.ts: rows written here by hand get theirs
+ * from `checksumRows`, as if the storage had written them.)
  */
 
 let tmp: string;
@@ -291,9 +294,10 @@ describe('records, against rows as format version 3 stores them', () => {
     const dir = path.join(tmp, 'data');
     SqliteStorage.open(dir, { replicaId: 1 }).close();
     const db = new Database(path.join(dir, DB_FILE));
-    const insert = db.prepare('INSERT INTO records (layer, kind, body) VALUES (?, ?, ?)');
+    const insert = db.prepare('INSERT INTO records (layer, kind, body, sum) VALUES (?, ?, ?, 0)');
     for (const row of ROWS) insert.run(...row);
-    db.prepare('INSERT INTO checkpoint (id, seq, body) VALUES (1, 1, ?)').run(CHECKPOINT);
+    db.prepare('INSERT INTO checkpoint (id, seq, body, sum) VALUES (1, 1, ?, 0)').run(CHECKPOINT);
+    checksumRows(db);
     db.close();
 
     const s = SqliteStorage.open(dir, { replicaId: 1 });
@@ -329,6 +333,7 @@ describe('records, against rows as format version 3 stores them', () => {
       const db = new Database(path.join(dir, DB_FILE));
       const before = db.prepare('SELECT body FROM records WHERE kind = ?').pluck().get(kind);
       db.prepare('UPDATE records SET body = ? WHERE kind = ?').run(body, kind);
+      checksumRows(db);
       db.close();
       const again = SqliteStorage.open(dir, { replicaId: 1 });
       try {
@@ -337,6 +342,7 @@ describe('records, against rows as format version 3 stores them', () => {
         again.close();
         const fix = new Database(path.join(dir, DB_FILE));
         fix.prepare('UPDATE records SET body = ? WHERE kind = ?').run(before, kind);
+        checksumRows(fix);
         fix.close();
       }
     };
@@ -363,6 +369,7 @@ describe('records, against rows as format version 3 stores them', () => {
 
     const db = new Database(path.join(dir, DB_FILE));
     db.prepare("UPDATE records SET kind = 'vote' WHERE kind = 'accept'").run();
+    checksumRows(db);
     db.close();
     const again = SqliteStorage.open(dir, { replicaId: 1 });
     expect(() => again.load()).toThrow(
@@ -409,6 +416,7 @@ describe('records, against rows as format version 3 stores them', () => {
     db.prepare('UPDATE records SET body = ? WHERE body = \'{"report":null}\'').run(
       JSON.stringify({ report: { ...report, side: 'left' } }),
     );
+    checksumRows(db);
     db.close();
     const again = SqliteStorage.open(dir, { replicaId: 1 });
     expect(() => again.load()).toThrow(/\(host\/divergence\) is corrupt: report\.side/);

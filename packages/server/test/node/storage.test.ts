@@ -9,7 +9,9 @@ import { toFrozenJson, type JsonValue } from '@creek/app';
 import type { TransferPart } from '@creek/replica/host/state-transfer.js';
 import type { Req } from '@creek/replica/core/types.js';
 import type { HostCheckpoint, HostRecord } from '@creek/replica/host/records.js';
-import { DB_FILE, SqliteStorage } from '../../src/node/storage.js';
+import { crc32 } from 'node:zlib';
+import { DB_FILE, SqliteStorage, StorageDamage } from '../../src/node/storage.js';
+import { checksumRows } from '../../src/node/storage-migrations.js';
 import { writerRecord } from './storage-writer.js';
 
 let tmp: string;
@@ -260,7 +262,7 @@ describe('SqliteStorage', () => {
           .all()
           .map((r) => r as [string, string]),
       );
-      expect(meta).toEqual({ format: 'creek', version: '4', replica_id: '4' });
+      expect(meta).toEqual({ format: 'creek', version: '5', replica_id: '4' });
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       const rows = db.prepare('SELECT layer, kind FROM records ORDER BY seq').all();
       // The two Reqs at the front share a row.
@@ -364,15 +366,95 @@ describe('SqliteStorage', () => {
     expect(s.stats().records).toBe(1000 + everyKind.length);
   });
 
-  it('reports a corrupt record with its position', () => {
+  it('reports a record it cannot read with its position, when its checksum holds', () => {
+    // What the storage itself wrote wrong (its checksum is what was written): the codec refuses
+    // it, naming it, and the replica does not start (ReplicaServer).
     const dir = path.join(tmp, 'data');
     const s = open(dir);
     s.append(everyKind);
     s.close();
     const db = new Database(path.join(dir, DB_FILE));
     db.prepare('UPDATE records SET body = \'{"ballot":"x"}\' WHERE kind = \'promise\'').run();
+    checksumRows(db);
     db.close();
-    expect(() => open(dir).load()).toThrow(/record 3 \(cab\/promise\) is corrupt/);
+    const error = catching(() => open(dir).load());
+    expect(error).not.toBeInstanceOf(StorageDamage);
+    expect(error.message).toMatch(/record 3 \(cab\/promise\) is corrupt/);
+  });
+
+  it('checksums every row, chained from the checkpoint: zlib CRC-32s of what it wrote', () => {
+    const dir = path.join(tmp, 'data');
+    const s = open(dir);
+    s.append([checkpointRecord(3), ...everyKind]);
+    s.close();
+    const db = new Database(path.join(dir, DB_FILE), { readonly: true });
+    const [body, checkpointSum] = db.prepare('SELECT body, sum FROM checkpoint').raw().get() as [
+      string,
+      number,
+    ];
+    const rows = db.prepare('SELECT layer, kind, body, sum FROM records ORDER BY seq').raw().all();
+    db.close();
+    expect(checkpointSum).toBe(crc32(`checkpoint\n${body}`));
+    let prev = checkpointSum;
+    for (const [layer, kind, text, sum] of rows as [string, string, string, number][]) {
+      expect(sum).toBe(crc32(`${layer}\n${kind}\n${text}`, prev));
+      prev = sum;
+    }
+    expect(rows.length).toBeGreaterThan(3);
+  });
+
+  it('refuses a row whose bytes changed on disk, naming it, as StorageDamage', () => {
+    const dir = path.join(tmp, 'data');
+    const s = open(dir);
+    s.append(everyKind);
+    s.close();
+    // One bit of the promise's body: 769 (0x301) read back as 768.
+    const db = new Database(path.join(dir, DB_FILE));
+    const body = db
+      .prepare("SELECT body FROM records WHERE kind = 'promise'")
+      .pluck()
+      .get() as string;
+    const flipped = body.replace(/\d(?=\D*$)/, (d) => String(Number(d) ^ 1));
+    expect(flipped).not.toBe(body);
+    db.prepare("UPDATE records SET body = ? WHERE kind = 'promise'").run(flipped);
+    db.close();
+    const error = catching(() => open(dir).load());
+    expect(error).toBeInstanceOf(StorageDamage);
+    expect(error.message).toBe(
+      `${path.join(dir, DB_FILE)}: record 3 (cab/promise) does not match its checksum: it, or the row before it, is not what this replica wrote (a flipped bit, a torn page, an older version read back)`,
+    );
+  });
+
+  it('refuses a checkpoint read back as an older version of itself: the rows after it say so', () => {
+    const dir = path.join(tmp, 'data');
+    open(dir).append([checkpointRecord(3), writerRecord(1)]);
+    opened.pop()!.close();
+    const reader = new Database(path.join(dir, DB_FILE), { readonly: true });
+    const older = reader.prepare('SELECT seq, body, sum FROM checkpoint').raw().get() as unknown[];
+    reader.close();
+    open(dir).append([checkpointRecord(6), writerRecord(2), writerRecord(3)]);
+    opened.pop()!.close();
+    // Its own checksum holds: it is a checkpoint this replica wrote, once.
+    const db = new Database(path.join(dir, DB_FILE));
+    db.prepare('UPDATE checkpoint SET seq = ?, body = ?, sum = ?').run(...older);
+    db.close();
+    const error = catching(() => open(dir).load());
+    expect(error).toBeInstanceOf(StorageDamage);
+    expect(error.message).toMatch(/: record 1 \(\w+\/\w+\) does not match its checksum: /);
+  });
+
+  it('chains what it appends after a reopen to what is on disk, loaded or not', () => {
+    const dir = path.join(tmp, 'data');
+    open(dir).append([checkpointRecord(3), writerRecord(1)]);
+    opened.pop()!.close();
+    // Appended without a load first: the chain is read from the last row.
+    open(dir).append([writerRecord(2)]);
+    opened.pop()!.close();
+    const s = open(dir);
+    expect(s.load()).toEqual([checkpointRecord(3), writerRecord(1), writerRecord(2)]);
+    s.append([writerRecord(3)]);
+    s.close();
+    expect(open(dir).load()).toEqual([checkpointRecord(3), ...[1, 2, 3].map(writerRecord)]);
   });
 
   it('writes the consecutive Reqs of one append in one row and loads them back in order', () => {
@@ -563,7 +645,7 @@ describe('SqliteStorage', () => {
         kind TEXT NOT NULL,
         body TEXT NOT NULL
       );
-      INSERT INTO records SELECT * FROM r;
+      INSERT INTO records SELECT seq, layer, kind, body FROM r;
       DROP TABLE r;
       UPDATE meta SET value = '1' WHERE key = 'version';
     `);
@@ -580,7 +662,7 @@ describe('SqliteStorage', () => {
     s.close();
     const check = new Database(path.join(dir, DB_FILE), { readonly: true });
     try {
-      expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe('4');
+      expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe('5');
       const table = check
         .prepare("SELECT sql FROM sqlite_master WHERE name = 'records'")
         .pluck()
@@ -595,31 +677,46 @@ describe('SqliteStorage', () => {
     const dir = path.join(tmp, 'data');
     open(dir).close();
     const db = new Database(path.join(dir, DB_FILE));
-    db.exec("UPDATE meta SET value = '5' WHERE key = 'version'");
+    db.exec("UPDATE meta SET value = '6' WHERE key = 'version'");
     db.close();
-    expect(() => open(dir)).toThrow(/format version 5; this build reads versions 1 to 4/);
+    expect(() => open(dir)).toThrow(/format version 6; this build reads versions 1 to 5/);
   });
 
-  it('opens a version-3 directory as it is, and marks it version 4', () => {
-    const dir = path.join(tmp, 'data');
-    const s3 = open(dir);
-    s3.append([checkpointRecord(5), writerRecord(0)]);
-    s3.close();
-    const db = new Database(path.join(dir, DB_FILE));
-    db.exec("UPDATE meta SET value = '3' WHERE key = 'version'");
-    db.close();
-    const s = open(dir);
-    expect(s.load()).toEqual([checkpointRecord(5), writerRecord(0)]);
-    s.close();
-    const check = new Database(path.join(dir, DB_FILE), { readonly: true });
-    try {
-      expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe('4');
-    } finally {
-      check.close();
-    }
-  });
+  it.each(['3', '4'])(
+    'upgrades a version-%s directory in place: its rows get their checksums, and it is version 5',
+    (version) => {
+      const dir = path.join(tmp, 'data');
+      const old = open(dir);
+      old.append([checkpointRecord(5), writerRecord(0), writerRecord(1)]);
+      old.close();
+      // Make it what versions 3 and 4 wrote: rows and a checkpoint without checksums.
+      const db = new Database(path.join(dir, DB_FILE));
+      db.exec(`
+        ALTER TABLE records DROP COLUMN sum;
+        ALTER TABLE checkpoint DROP COLUMN sum;
+        UPDATE meta SET value = '${version}' WHERE key = 'version';
+      `);
+      db.close();
+      const s = open(dir);
+      expect(s.load()).toEqual([checkpointRecord(5), writerRecord(0), writerRecord(1)]);
+      s.append([writerRecord(2)]);
+      s.close();
+      const check = new Database(path.join(dir, DB_FILE));
+      try {
+        expect(check.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get()).toBe(
+          '5',
+        );
+        // From now on its rows are checked: a changed one is refused.
+        check.prepare('UPDATE records SET body = replace(body, \'"op"\', \'"oq"\')').run();
+      } finally {
+        check.close();
+      }
+      const again = open(dir);
+      expect(() => again.load()).toThrow(StorageDamage);
+    },
+  );
 
-  it('reports a corrupt checkpoint', () => {
+  it('reports a checkpoint it cannot read, when its checksum holds, and refuses a changed one', () => {
     const dir = path.join(tmp, 'data');
     const s = open(dir);
     s.append([checkpointRecord(1)]);
@@ -627,6 +724,23 @@ describe('SqliteStorage', () => {
     const db = new Database(path.join(dir, DB_FILE));
     db.prepare(`UPDATE checkpoint SET body = '{"core":{"finalized":"x"}}'`).run();
     db.close();
+    const changed = catching(() => open(dir).load());
+    expect(changed).toBeInstanceOf(StorageDamage);
+    expect(changed.message).toMatch(/: the checkpoint does not match its checksum: /);
+    opened.pop()!.close();
+    const fix = new Database(path.join(dir, DB_FILE));
+    checksumRows(fix);
+    fix.close();
     expect(() => open(dir).load()).toThrow(/the checkpoint is corrupt: core.finalized/);
   });
 });
+
+/** The error `fn` throws. */
+function catching(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('it threw nothing');
+}

@@ -17,6 +17,8 @@ export {
   type FrameOpLife,
   FAULT_MODES,
   CLIENT_MODES,
+  STORAGE_FAULTS,
+  type StorageFault,
   type ClientMode,
   type SessionStats,
   type SessionParameters,

@@ -236,7 +236,10 @@ export class Transfers {
       known: core.known,
       hlc: core.hlc,
       truncatedBelow: paxos.status().truncatedBelow,
-      config: paxos.membership().entries,
+      // A copy: the history's own array grows with the next change, and what was sent (and what
+      // a receiver keeps on disk) must stay what it was (the simulator's disk checksums found a
+      // persisted header that had grown).
+      config: [...paxos.membership().entries],
       delivered: this.host.lastDelivered(),
       state: core.state,
       reqs: core.reqs,

@@ -26,7 +26,15 @@ describe('the simulator in a browser bundle', () => {
     const code = out.outputFiles[0]!.text;
     expect(code).not.toMatch(/\brequire\(|from "node:/);
     // What a page has, and nothing of Node's.
-    const page = vm.createContext({ console, TextEncoder, TextDecoder, crypto: globalThis.crypto });
+    const page = vm.createContext({
+      console,
+      TextEncoder,
+      TextDecoder,
+      crypto: globalThis.crypto,
+      // window.btoa and atob: simulated users' tokens are base64url, as real ones.
+      btoa,
+      atob,
+    });
     vm.runInContext(code, page);
     const inBrowser = vm.runInContext(
       'CreekSim.runSimulation({ seed: 7, replicas: 3 })',

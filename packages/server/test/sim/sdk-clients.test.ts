@@ -72,7 +72,15 @@ describe('client sessions in the simulator (clients: sdk)', () => {
     });
     const code = out.outputFiles[0]!.text;
     expect(code).not.toMatch(/\brequire\(|from "node:/);
-    const page = vm.createContext({ console, TextEncoder, TextDecoder, crypto: globalThis.crypto });
+    const page = vm.createContext({
+      console,
+      TextEncoder,
+      TextDecoder,
+      crypto: globalThis.crypto,
+      // window.btoa and atob: simulated users' tokens are base64url, as real ones.
+      btoa,
+      atob,
+    });
     vm.runInContext(code, page);
     const there = vm.runInContext(
       "CreekSim.runSimulation({ seed: 5, replicas: 3, clients: 'sdk' })",

@@ -336,14 +336,24 @@ export class SimCluster {
     );
     const issuedBefore = checkpoint?.core.eventNo ?? 0;
     const origin = h.host.origin; // its own ops' origin (-1 while it has none: no own ops)
-    for (const [key, req] of record.reqs)
-      if (
+    const unwritten = [...record.reqs].filter(
+      ([key, req]) =>
         req.id.replica === origin &&
         req.id.eventNo > issuedBefore &&
         !survived.has(key) &&
-        !h.opsOfLostDisks.has(key)
-      )
-        record.reqs.delete(key);
+        !h.opsOfLostDisks.has(key),
+    );
+    // Unless one left all the same: a driver that sends and answers before its writes are durable
+    // (the planted unsafeSendBeforeDurable) lets a Req reach peers, which may commit it, and lets
+    // answers that depend on it reach clients. Such a Req exists: it stays in the record, for the
+    // checkers to replay and for a reuse of its id to be caught. (Dropped, it left them a committed
+    // op, or an answer, without its Req.)
+    if (unwritten.length > 0) {
+      const answered = answeredOn(record, h);
+      const holders = run.procs.filter((q) => q !== h).map((q) => this.holdsOps(q));
+      for (const [key, req] of unwritten)
+        if (!answered.has(key) && !holders.some((has) => has(req.id))) record.reqs.delete(key);
+    }
     // The commit records that survived: those the checkpoint counts, then those after it.
     let committed =
       checkpoint === undefined ? 0 : checkpoint.core.finalized + checkpoint.core.committedLive;
@@ -602,4 +612,20 @@ function withoutUsers(message: PeerMessage): PeerMessage {
     ...message,
     msg: { ...message.msg, reqs: message.msg.reqs.map(({ user: _, ...req }) => req) },
   };
+}
+
+/**
+ * The ops that answers given on `p`'s current disk name (RunRecord.invocations): those answered,
+ * and those their order traces held. Each answer waits for the writes before it to be durable,
+ * unless the driver is broken.
+ */
+function answeredOn(record: RunRecord, p: SimProcess): Set<string> {
+  const out = new Set<string>();
+  for (const inv of record.invocations) {
+    if (inv.replica !== p.id || (inv.disk ?? 0) !== p.wipes) continue;
+    if (inv.id !== null) out.add(opKey(inv.id));
+    for (const r of inv.responses)
+      for (const id of r.trace?.tentativeBefore ?? []) out.add(opKey(id));
+  }
+  return out;
 }

@@ -117,6 +117,31 @@ describe('the simulator catches planted bugs', () => {
     expectCaughtBy(plantedRuns([4, 27, 45, 64, 69], config), 'op id reused');
   });
 
+  it('under send-before-durable the record keeps a Req that left its replica before its write was durable', () => {
+    // A crash drops from the record the Reqs whose writes it lost, as ops that never left their
+    // replica. With this bug some had: peers committed them, or answers that depended on them
+    // reached clients, and a checker then failed with "no Req recorded" (seeds 1–100 under
+    // crashes: on these 10). Kept, they are judged: the replica halts having lost ops it sent,
+    // reuses their ids, or its answers fail (a), (c) or (e); on 50, 61, 67 and 86 nothing broke.
+    const config = { faults: 'crash', unsafeSendBeforeDurable: true } as const;
+    const runs = plantedRuns([5, 32, 46, 50, 53, 61, 67, 80, 81, 86, 92], config);
+    expect(
+      runs.map((r) => [
+        r.seed,
+        r.threw,
+        r.violations.filter((v) => v.startsWith('checker failed')),
+      ]),
+    ).toEqual(runs.map((r) => [r.seed, null, []]));
+    expectCaughtBy(
+      runs.filter((r) => [32, 46, 53, 80, 92].includes(r.seed)),
+      'halt: ',
+    );
+    expectCaughtBy(
+      runs.filter((r) => [5, 81].includes(r.seed)),
+      '(e)',
+    );
+  });
+
   it('a replica whose disk was lost that picks its incarnation without its peers reuses op ids', () => {
     // It takes its slot's first origin again, whatever ops of it its peers hold.
     vi.spyOn(Gossip.prototype, 'knownOrigins').mockReturnValue(new Set());

@@ -1,12 +1,10 @@
 import { ABANDON_OP } from '@creek/app';
-import { opKey, type OpId } from '@creek/replica/core/op-id.js';
 import type { Response, SessionStamp } from '@creek/replica/core/types.js';
 import { ClientSessions } from './client-sessions.js';
 import type { SimClientSide } from './client-side.js';
 import { takesOps, type SimProcess, type StepHost } from './process.js';
-import type { Invocation } from './run-record.js';
+import { recordResponse, type Invocation } from './run-record.js';
 import type { RunState } from './run-state.js';
-import { callerText } from './users.js';
 import {
   generateOp,
   LINEARIZABLE_KEYS,
@@ -183,15 +181,7 @@ export class SimClients implements SimClientSide {
       if (inv.op === ABANDON_OP && o.outcome.ok)
         this.sessions.acknowledge({ ...inv.session, seq: (inv.args as { seq: number }).seq });
     }
-    if (inv.id === null && o.id !== null) noteInvoker(this.run, inv, o.id);
-    inv.id ??= o.id;
-    inv.responses.push({
-      at: this.run.now,
-      level: o.level,
-      outcome: o.outcome,
-      ...(o.trace === undefined ? {} : { trace: o.trace }),
-      ...(o.position === undefined ? {} : { position: o.position }),
-    });
+    recordResponse(this.run, inv, o);
   }
 
   /**
@@ -247,9 +237,4 @@ function onLinearizableObject(inv: Invocation): boolean {
   return (
     (LINEARIZABLE_KEYS as readonly unknown[]).includes(a?.key) || a?.queue === LINEARIZABLE_QUEUE
   );
-}
-
-/** The caller the client of `inv` invoked it as, seen once the op has its id (RunState.callers). */
-export function noteInvoker(run: RunState, inv: Invocation, id: OpId): void {
-  run.callers.sawInvoked(id, run.record.reqs.get(opKey(id)), inv.op, callerText(inv.user));
 }

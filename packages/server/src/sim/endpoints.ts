@@ -3,10 +3,10 @@ import type { InvokeRequest } from '@creek/replica/core/replica.js';
 import type { Response } from '@creek/replica/core/types.js';
 import { ClientConnections } from '@creek/replica/host/client-connections.js';
 import type { ReplicaHost } from '@creek/replica/host/replica-host.js';
-import { complete, noteInvoker } from './clients.js';
+import { complete } from './clients.js';
 import type { SimClientLinks } from './client-links.js';
 import { takesOps, type SimEndpoint, type SimProcess, type StepHost } from './process.js';
-import type { Invocation } from './run-record.js';
+import { recordResponse, type Invocation } from './run-record.js';
 import type { RunState } from './run-state.js';
 
 /** What a client is told by a replica that takes no ops now (the runtime says why in more words). */
@@ -106,17 +106,7 @@ export class SimEndpoints {
     if (endpoint === null) return;
     const inv = endpoint.ops.get(o.tag);
     // A departed replica's answers are not held against it (the model's clients left it too).
-    if (inv !== undefined && !(p.clientsLeft && inv.abandoned)) {
-      if (inv.id === null && o.id !== null) noteInvoker(this.run, inv, o.id);
-      inv.id ??= o.id;
-      inv.responses.push({
-        at: this.run.now,
-        level: o.level,
-        outcome: o.outcome,
-        ...(o.trace === undefined ? {} : { trace: o.trace }),
-        ...(o.position === undefined ? {} : { position: o.position }),
-      });
-    }
+    if (inv !== undefined && !(p.clientsLeft && inv.abandoned)) recordResponse(this.run, inv, o);
     this.run.events.push(this.run.now, () => {
       if (p.endpoint === endpoint) endpoint.connections.respond(o);
     });

@@ -1,13 +1,16 @@
 import type { JsonValue, User } from '@creek/app';
-import type { OpId } from '@creek/replica/core/op-id.js';
-import type { DivergenceReport } from '@creek/replica/host/divergence.js';
+import { opKey, type OpId } from '@creek/replica/core/op-id.js';
 import type {
   OrderTrace,
   Outcome,
   Req,
+  Response,
   ResponseLevel,
   SessionStamp,
 } from '@creek/replica/core/types.js';
+import type { DivergenceReport } from '@creek/replica/host/divergence.js';
+import type { CallerSightings } from './callers.js';
+import { callerText } from './users.js';
 
 /** Everything the checkers look at after a run. */
 export interface RunRecord {
@@ -218,4 +221,29 @@ export function abandonAnswer(inv: Invocation): boolean | null {
   if (stable === undefined || !stable.outcome.ok) return null;
   const v = stable.outcome.value as { abandoned?: unknown } | null;
   return typeof v?.abandoned === 'boolean' ? v.abandoned : null;
+}
+
+/** What recording a response needs of the run (RunState has it). */
+export interface Recording {
+  readonly now: number;
+  readonly record: RunRecord;
+  readonly callers: CallerSightings;
+}
+
+/**
+ * A response to `inv`, as its replica released it, into the record: the op's id from the first
+ * response that names one (and, with it, the caller its client invoked it as: RunState.callers),
+ * then the response itself, at the simulated time it was released.
+ */
+export function recordResponse(run: Recording, inv: Invocation, o: Response): void {
+  if (inv.id === null && o.id !== null)
+    run.callers.sawInvoked(o.id, run.record.reqs.get(opKey(o.id)), inv.op, callerText(inv.user));
+  inv.id ??= o.id;
+  inv.responses.push({
+    at: run.now,
+    level: o.level,
+    outcome: o.outcome,
+    ...(o.trace === undefined ? {} : { trace: o.trace }),
+    ...(o.position === undefined ? {} : { position: o.position }),
+  });
 }

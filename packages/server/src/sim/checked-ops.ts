@@ -1,8 +1,8 @@
-import { canonicalJson, type JsonValue } from '@creek/app';
+import { canonicalJson, type App, type JsonValue } from '@creek/app';
 import { formatOpId, opKey, type OpId } from '@creek/replica/core/op-id.js';
 import type { Outcome } from '@creek/replica/core/types.js';
-import type { SerialOp } from './reference-interpreter.js';
-import type { Invocation, RunRecord } from './run-record.js';
+import { ReferenceInterpreter, type SerialOp } from './reference-interpreter.js';
+import { longestCommitted, type Invocation, type RunRecord } from './run-record.js';
 
 /**
  * What the checkers share about the run's ops: how to replay one (its Req, as the reference
@@ -25,7 +25,10 @@ export function isPlantedKey(key: unknown, planted: Planted): boolean {
 }
 
 /** The invocation is the planted op, or reads or writes one of its keys. */
-export function touchesPlanted(inv: Invocation, planted: Planted | null): boolean {
+export function touchesPlanted(
+  inv: { readonly op: string; readonly args: JsonValue },
+  planted: Planted | null,
+): boolean {
   if (planted === null) return false;
   return (
     inv.op === planted.op || isPlantedKey((inv.args as { key?: unknown } | null)?.key, planted)
@@ -46,6 +49,26 @@ export function serialOp(record: RunRecord, id: OpId): SerialOp {
   const req = record.reqs.get(opKey(id));
   if (req === undefined) throw new Error(`checker: no Req recorded for ${formatOpId(id)}`);
   return req;
+}
+
+const replays = new WeakMap<RunRecord, ReadonlyMap<string, Outcome>>();
+
+/**
+ * Each op's result in the reference interpreter's serial execution of the run's final committed
+ * order (its longest commit list), by op key: what (c) holds stable answers to, and what the
+ * linearizability checker takes a weak op's unseen result to be. Made once per record, when the
+ * run is over; throws if an op of the order has no Req.
+ */
+export function committedOutcomes(record: RunRecord, app: App): ReadonlyMap<string, Outcome> {
+  let out = replays.get(record);
+  if (out === undefined) {
+    const outcomes = new Map<string, Outcome>();
+    const reference = new ReferenceInterpreter(app);
+    for (const id of longestCommitted(record))
+      outcomes.set(opKey(id), reference.apply(serialOp(record, id)));
+    replays.set(record, (out = outcomes));
+  }
+  return out;
 }
 
 /** An invocation as a violation names it: level, op, arguments, id and replica. */

@@ -1,11 +1,12 @@
 import type { App } from '@creek/app';
-import { checkStableResponses, checkTentativeResponses } from './answer-checkers.js';
+import { checkStableResponses } from './stable-answers.js';
 import type { Planted } from './checked-ops.js';
 import { checkConvergence, checkExactlyOnce } from './convergence-checkers.js';
 import { checkCommittedPrefixes, checkProgramOrder } from './order-checkers.js';
 import { checkMinorityPartitions } from './partition-checker.js';
 import type { RunRecord } from './run-record.js';
 import { checkLinearizability } from './strong-linearizability.js';
+import { checkTentativeResponses } from './tentative-answers.js';
 
 /**
  * The guarantees every simulated run must keep (DESIGN.md, "Guarantees, and how we know"). Each

@@ -70,8 +70,15 @@ export class SimOperator {
         run.trace(
           `replica ${p.id} tells the operator: decided at instance ${o.decidedAt}, ${o.applied ? `members from instance ${o.entry.from}: ${o.entry.members.map((m) => m.id).join(', ')}` : `not applied (${o.reason})`}`,
         );
-        if (o.applied) this.inForceEverywhere(o.entry);
-        else {
+        if (o.applied) {
+          // What the change made, for the partition checker: replicas apply it one by one.
+          run.record.memberships.push({
+            at: run.now,
+            members: null,
+            decided: o.entry.members.map((m) => m.id),
+          });
+          this.inForceEverywhere(o.entry);
+        } else {
           this.changesPending--;
           run.record.memberships.push({ at: run.now, members: this.settledMembers() });
         }
@@ -152,6 +159,10 @@ export class SimOperator {
       id,
       members.filter((m) => m !== id),
     );
+    // A split's cut links are between its groups, and it is in none: the groups reach each other
+    // through it from now on.
+    for (const split of run.record.splits)
+      if (split.end === Number.POSITIVE_INFINITY) split.bridgedAt ??= run.now;
     cluster.startTicks(p, run.now + run.prngs.reconfig.float(0, TICK_MS));
     if (run.now < run.workloadMs)
       this.clients.start(p, run.now + run.prngs.client.exponential(this.clients.meanGap));

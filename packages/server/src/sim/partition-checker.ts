@@ -1,4 +1,10 @@
 import { describe } from './checked-ops.js';
+import {
+  configurationTimeline,
+  isMajorityOf,
+  minorityThroughout,
+  type ConfigurationPeriod,
+} from './configurations.js';
 import type { RunRecord } from './run-record.js';
 
 /**
@@ -8,9 +14,17 @@ import type { RunRecord } from './run-record.js';
  * cannot do, so no op invoked there may get any response before the heal (a weak read-only op
  * reads the committed state there, and may).
  *
+ * A group is a minority while its replicas are short of a majority of every configuration a
+ * replica may have in force then (configurations.ts): a change of membership during the split
+ * changes which groups are minorities, and while one is in progress both configurations count.
+ * An op is held to its group's minority from its invocation to its answer. A split ends, for this
+ * checker, when it heals or when a replica started during it (a new member, in none of its
+ * groups) links the groups.
+ *
  * A replica cut off in the middle of a catch-up holds speculation until it sees the catch-up has
  * stalled (ReplicaHost.holdSpeculationWhileBehind): an op it takes while it holds may go
- * unanswered until the heal, but the hold must end within `holdBoundMs` of the split.
+ * unanswered until the heal, but the hold must end within `holdBoundMs` of the group's becoming
+ * a minority.
  */
 export function checkMinorityPartitions(
   record: RunRecord,
@@ -23,23 +37,26 @@ export function checkMinorityPartitions(
   const margin = diskWaitMs;
   const heldDuring = (replica: number, from: number, to: number): boolean =>
     record.holds.some((h) => h.replica === replica && h.start < to && h.end > from);
-  for (const split of record.splits) {
-    // A minority of the configuration in force throughout the split; none is fixed while a
-    // membership change is in progress, and such splits are left alone.
-    const members = membersThroughout(record, split.start, split.end);
-    if (members === null) continue;
-    const majority = Math.floor(members.length / 2) + 1;
-    for (const group of split.groups) {
-      if (group.filter((r) => members.includes(r)).length >= majority) continue;
+  const timeline = configurationTimeline(record);
+  for (const cut of record.splits) {
+    // Until a replica started during the split links its groups (RunRecord.splits).
+    const split = {
+      start: cut.start,
+      end: Math.min(cut.end, cut.bridgedAt ?? Number.POSITIVE_INFINITY),
+    };
+    for (const group of cut.groups) {
+      const minority = (from: number, to: number): boolean =>
+        minorityThroughout(timeline, group, from, to);
       if (speculative)
-        for (const h of record.holds) {
-          if (!group.includes(h.replica) || h.start >= split.end || h.end <= split.start) continue;
-          const heldInto = Math.min(h.end, split.end) - split.start;
-          if (heldInto > holdBoundMs)
-            out.push(
-              `(partition) replica ${h.replica} held speculation ${heldInto.toFixed(0)} ms into a minority partition (at most ${holdBoundMs.toFixed(0)}): its clients got no tentative answers`,
-            );
-        }
+        for (const [a, b] of minorityStretches(timeline, group, split.start, split.end))
+          for (const h of record.holds) {
+            if (!group.includes(h.replica) || h.start >= b || h.end <= a) continue;
+            const heldInto = Math.min(h.end, b) - a;
+            if (heldInto > holdBoundMs)
+              out.push(
+                `(partition) replica ${h.replica} held speculation ${heldInto.toFixed(0)} ms into a minority partition (at most ${holdBoundMs.toFixed(0)}): its clients got no tentative answers`,
+              );
+          }
       for (const inv of record.invocations) {
         if (
           !group.includes(inv.replica) ||
@@ -47,45 +64,57 @@ export function checkMinorityPartitions(
           inv.invokedAt >= split.end
         )
           continue;
+        // Its first answer before the heal, if its group was a minority all the while.
+        const answeredInMinority = (level?: 'stable') =>
+          inv.responses.find(
+            (r) =>
+              r.at < split.end &&
+              (level === undefined || r.level === level) &&
+              minority(inv.invokedAt, r.at),
+          );
         if (!speculative) {
           // (A weak read-only op is answered from the local committed state, off the list: no id.)
-          if (inv.id !== null && inv.responses.some((r) => r.at < split.end))
+          if (inv.id !== null && answeredInMinority() !== undefined)
             out.push(
               `(partition) ${describe(inv)} got a response from a replica that does not speculate while it was in a minority`,
             );
           continue;
         }
-        if (inv.strong && inv.responses.some((r) => r.level === 'stable' && r.at < split.end)) {
+        if ((inv.strong || inv.id !== null) && answeredInMinority('stable') !== undefined)
           out.push(
             `(partition) ${describe(inv)} got a stable response while its replica was in a minority`,
           );
-        }
         if (
           !inv.abandoned &&
           inv.invokedAt < split.end - margin &&
           !inv.responses.some((r) => r.at < split.end) &&
-          !heldDuring(inv.replica, inv.invokedAt, split.end)
-        ) {
+          !heldDuring(inv.replica, inv.invokedAt, split.end) &&
+          minority(inv.invokedAt, split.end)
+        )
           out.push(
             `(partition) ${describe(inv)} got no tentative response while its replica was in a minority`,
           );
-        }
       }
     }
   }
   return out;
 }
 
-/** The members in force from `start` to `end` (RunRecord.memberships), or null if they changed. */
-function membersThroughout(
-  record: RunRecord,
+/** The stretches of [start, end) in which `group` is a minority throughout, merged. */
+function minorityStretches(
+  timeline: readonly ConfigurationPeriod[],
+  group: readonly number[],
   start: number,
   end: number,
-): readonly number[] | null {
-  let members: readonly number[] | null = null;
-  for (const m of record.memberships) {
-    if (m.at <= start) members = m.members;
-    else if (m.at < end) return null;
+): [number, number][] {
+  const out: [number, number][] = [];
+  for (const p of timeline) {
+    const from = Math.max(p.from, start);
+    const to = Math.min(p.to, end);
+    if (from >= to || !p.configs.every((c) => !isMajorityOf(group, c))) continue;
+    const last = out[out.length - 1];
+    if (last !== undefined && last[1] === from) last[1] = to;
+    else out.push([from, to]);
   }
-  return members;
+  return out;
 }

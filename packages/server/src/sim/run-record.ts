@@ -21,11 +21,17 @@ export interface RunRecord {
   /** Per replica: its commit records, in order (after a crash, those that survived on disk). */
   readonly commits: OpId[][][];
   readonly invocations: Invocation[];
-  /** Symmetric partitions: when they started and healed, and the groups they made. */
+  /**
+   * Symmetric partitions: when they started and healed, and the groups they made. A replica
+   * started during one (a new member) is in none of its groups, and no link of it is cut:
+   * `bridgedAt` is when the first one started, from which the groups can reach each other through
+   * it.
+   */
   readonly splits: {
     readonly start: number;
     end: number;
     readonly groups: readonly (readonly number[])[];
+    bridgedAt?: number;
   }[];
   /**
    * When each replica held speculation for a catch-up (ReplicaHost.speculationHeld): its reads and
@@ -57,9 +63,15 @@ export interface RunRecord {
   /**
    * The cluster's membership over time: from `at` on, `members` were the configuration in force
    * at every live member, or null while a change was in progress (asked, and not yet in force
-   * everywhere). The genesis configuration at 0.
+   * everywhere); `decided`, on an entry of a change in progress, is a configuration a change made
+   * (from when the operator heard it was decided: replicas may have applied it before). The
+   * genesis configuration at 0.
    */
-  readonly memberships: { readonly at: number; readonly members: readonly number[] | null }[];
+  readonly memberships: {
+    readonly at: number;
+    readonly members: readonly number[] | null;
+    readonly decided?: readonly number[];
+  }[];
   /**
    * What the clients saw (SimConfig.clients 'sdk'): every op their sessions were asked for, as the
    * session reported it to its caller. Absent with the model's clients, whose invocations are

@@ -43,7 +43,7 @@ export function checkRun(
         opts.holdBoundMs ?? Number.POSITIVE_INFINITY,
         opts.diskWaitMs,
       ),
-    () => checkLinearizability(record, opts.quiescent),
+    () => checkLinearizability(record, app, planted),
   ];
   if (opts.quiescent) {
     checks.push(() => checkConvergence(record, app, opts.speculative ?? true, planted));

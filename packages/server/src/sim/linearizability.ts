@@ -57,12 +57,36 @@ export interface HistoryOp {
    * order explains is decided along one path; it changes how fast, never the answer.
    */
   readonly order?: number;
+  /**
+   * For an op without a response that took effect: the time by which it did, if known (the
+   * simulator knows: the op was committed before any op after it in the committed order got its
+   * stable answer). Left out, any time after its invocation. Like tookEffect, knowing it only
+   * removes linearizations.
+   */
+  readonly takesEffectBy?: number;
+  /**
+   * Ops that must be linearized (answered, or known to have taken effect) and have a `sequence`
+   * are linearized in that order among themselves (the simulator's: the committed order, for ops
+   * whose results nobody saw). Like tookEffect, knowing it only removes linearizations; it keeps
+   * a failing search from trying every order of such ops.
+   */
+  readonly sequence?: number;
+  /**
+   * What the model needs of the op besides its name and arguments, if anything (the simulator's
+   * model of an app: the timestamp, id and caller an op reads through tx.now(), tx.random() and
+   * tx.user). Ops with equal op, args and ctx are interchangeable; leave it out where the op's
+   * effect does not depend on it.
+   */
+  readonly ctx?: JsonValue;
 }
 
 export interface Model<S> {
   readonly init: S;
-  /** Applies op to state: the outcome it must return and the next state. Must be pure. */
-  step(state: S, op: string, args: JsonValue): { outcome: Outcome; next: S };
+  /**
+   * Applies op to state: the outcome it must return and the next state. Must be pure. `ctx` is
+   * the op's HistoryOp.ctx.
+   */
+  step(state: S, op: string, args: JsonValue, ctx?: JsonValue): { outcome: Outcome; next: S };
   /** A string identifying the state, for memoization. */
   key(state: S): string;
 }
@@ -76,100 +100,8 @@ export type LinearizabilityResult = { ok: true } | { ok: false; reason: string }
  */
 const DEFAULT_MAX_STATES = 4_000_000;
 
-// ---------------------------------------------------------------------------------------------
-// Models
-
-function field(args: JsonValue, name: string): JsonValue | undefined {
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) return undefined;
-  return Object.prototype.hasOwnProperty.call(args, name) ? args[name] : undefined;
-}
-
-const ok = (value: JsonValue): Outcome => ({ ok: true, value });
-const fail = (error: string): Outcome => ({ ok: false, error });
-
-/**
- * One key under the built-in kv ops; `undefined` is "absent". The `key` argument only appears in
- * error messages: a history for this model is a history of one key.
- */
-export const registerModel: Model<JsonValue | undefined> = {
-  init: undefined,
-  step(state, op, args) {
-    switch (op) {
-      case 'kv.get':
-        return { outcome: ok(state ?? null), next: state };
-      case 'kv.put':
-        return { outcome: ok(null), next: field(args, 'value') ?? null };
-      case 'kv.delete':
-        return { outcome: ok(null), next: undefined };
-      case 'kv.cas': {
-        const current = state ?? null;
-        if (!jsonEqual(current, field(args, 'expected') ?? null)) {
-          return { outcome: ok({ ok: false, current }), next: state };
-        }
-        const value = field(args, 'value') ?? null;
-        return { outcome: ok({ ok: true, current: value }), next: value };
-      }
-      case 'kv.increment': {
-        const key = String(field(args, 'key'));
-        if (state !== undefined && typeof state !== 'number') {
-          const kind = Array.isArray(state) ? 'list' : typeof state;
-          return {
-            outcome: fail(`kv.increment: '${key}' holds a ${kind}, not a number`),
-            next: state,
-          };
-        }
-        const by = field(args, 'by');
-        const next = (state ?? 0) + (typeof by === 'number' ? by : 1);
-        // The store refuses a non-finite number (toFrozenJson in tx.put), which fails the op.
-        if (!Number.isFinite(next)) {
-          return { outcome: fail(`value of '${key}' is not a finite number`), next: state };
-        }
-        return { outcome: ok(next), next };
-      }
-      default:
-        throw new Error(`registerModel: unsupported op '${op}'`);
-    }
-  },
-  key: (state) => canonicalJson(state),
-};
-
-/** One queue: the position of its first item (`head`) and the items still in it, oldest first. */
-export interface QueueState {
-  readonly head: number;
-  readonly items: readonly JsonValue[];
-}
-
-/** One queue under the built-in queue ops. Positions count from 0 over the queue's life. */
-export const queueModel: Model<QueueState> = {
-  init: { head: 0, items: [] },
-  step(state, op, args) {
-    const { head, items } = state;
-    switch (op) {
-      case 'queue.enqueue':
-        return {
-          outcome: ok({ position: head + items.length }),
-          next: { head, items: [...items, field(args, 'item') ?? null] },
-        };
-      case 'queue.dequeue':
-        if (items.length === 0) return { outcome: ok(null), next: state };
-        return {
-          outcome: ok({ item: items[0]!, position: head, remaining: items.length - 1 }),
-          next: { head: head + 1, items: items.slice(1) },
-        };
-      case 'queue.peek':
-        if (items.length === 0) return { outcome: ok(null), next: state };
-        return { outcome: ok({ item: items[0]!, position: head }), next: state };
-      case 'queue.size':
-        return { outcome: ok(items.length), next: state };
-      default:
-        throw new Error(`queueModel: unsupported op '${op}'`);
-    }
-  },
-  key: (state) => `${state.head}:${canonicalJson(state.items as JsonValue[])}`,
-};
-
-// ---------------------------------------------------------------------------------------------
-// The checker
+/** Steps of the model a search remembers (its memory stays bounded; past it, it starts over). */
+const MAX_REMEMBERED_STEPS = 200_000;
 
 /**
  * The outcome of an op that took effect without a response (HistoryOp.tookEffect): any outcome the
@@ -234,9 +166,29 @@ function showIds(ids: readonly string[], max = 8): string {
 export function checkLinearizable<S>(
   given: readonly HistoryOp[],
   model: Model<S>,
-  opts: { maxStates?: number } = {},
+  opts: {
+    maxStates?: number;
+    /** Adds the configurations explored to `states`. */
+    explored?: { states: number };
+  } = {},
 ): LinearizabilityResult {
-  const maxStates = opts.maxStates ?? DEFAULT_MAX_STATES;
+  const counted = { states: 0 };
+  try {
+    return decide(given, model, opts.maxStates ?? DEFAULT_MAX_STATES, counted);
+  } finally {
+    if (opts.explored !== undefined) opts.explored.states += counted.states;
+  }
+}
+
+/** checkLinearizable, counting the configurations it explores into `counted`. */
+function decide<S>(
+  given: readonly HistoryOp[],
+  model: Model<S>,
+  maxStates: number,
+  counted: { states: number },
+): LinearizabilityResult {
+  // No outcome to explain: any ops, each placed at its invocation, make a linearization.
+  if (given.every((h) => h.completed === null)) return { ok: true };
   const history = settleUnanswered(given);
   const n = history.length;
 
@@ -321,7 +273,7 @@ export function checkLinearizable<S>(
   for (const ev of events) {
     const h = history[ev.op]!;
     if (!ev.isCall || h.completed !== null) continue;
-    const classKey = `${h.op} ${canonicalJson(h.args)}`;
+    const classKey = `${h.op} ${canonicalJson(h.args)} ${canonicalJson(h.ctx ?? null)}`;
     let c = classes.get(classKey);
     if (c === undefined) {
       c = { rank: classes.size, last: -1 };
@@ -351,6 +303,17 @@ export function checkLinearizable<S>(
     const sl = slot[op]!;
     return (pendingBits[sl >>> 5]! & (1 << (sl & 31))) !== 0;
   };
+  const completedLinearized = (op: number): boolean => {
+    const sl = slot[op]!;
+    return (completedBits[sl >>> 5]! & (1 << (sl & 31))) !== 0;
+  };
+  // HistoryOp.sequence: each op that must be linearized waits for the one before it there.
+  const sequencePrev = new Int32Array(n).fill(-1);
+  const inSequence: number[] = [];
+  for (let i = 0; i < n; i++)
+    if (history[i]!.completed !== null && history[i]!.sequence !== undefined) inSequence.push(i);
+  inSequence.sort((a, b) => history[a]!.sequence! - history[b]!.sequence! || a - b);
+  for (let k = 1; k < inSequence.length; k++) sequencePrev[inSequence[k]!] = inSequence[k - 1]!;
 
   const stateIds = new Map<string, number>();
   const stateId = (k: string): number => {
@@ -363,6 +326,22 @@ export function checkLinearizable<S>(
   };
   let states = 0;
   let best: DeadEnd<S> | null = null;
+
+  // What an op does in a state, remembered: a search that backtracks tries the same ops in the
+  // same states along many paths, and a model's step may be costly (the simulator's runs an app).
+  const steps = new Map<string, { outcome: Outcome; next: S; key: string }>();
+  const step = (state: S, stateKey: string, op: number) => {
+    const memo = `${stateId(stateKey)} ${op}`;
+    let r = steps.get(memo);
+    if (r === undefined) {
+      const h = history[op]!;
+      const { outcome, next } = model.step(state, h.op, h.args, h.ctx);
+      r = { outcome, next, key: model.key(next) };
+      if (steps.size >= MAX_REMEMBERED_STEPS) steps.clear();
+      steps.set(memo, r);
+    }
+    return r;
+  };
 
   /**
    * One round of the search, linearizing at most `chainLimit` unanswered ops in a row. Returns
@@ -395,6 +374,7 @@ export function checkLinearizable<S>(
       }
       list.push({ completed: completedBits.slice(), pending: pendingBits.slice() });
       states++;
+      counted.states++;
       return true;
     };
 
@@ -422,8 +402,10 @@ export function checkLinearizable<S>(
       let c = next[0]!;
       for (; c !== -1 && nodeIsCall[c] === 1; c = next[c]!) {
         const op = nodeOp[c]!;
-        if (history[op]!.completed !== null) answered.push(op);
-        else if (prevInClass[op] === -1 || pendingLinearized(prevInClass[op]!)) unanswered.push(op);
+        if (history[op]!.completed !== null) {
+          if (sequencePrev[op] === -1 || completedLinearized(sequencePrev[op]!)) answered.push(op);
+        } else if (prevInClass[op] === -1 || pendingLinearized(prevInClass[op]!))
+          unanswered.push(op);
       }
       answered.sort(
         (x, y) =>
@@ -437,7 +419,7 @@ export function checkLinearizable<S>(
         // The bound cuts these off; note it if any of them could have been tried.
         cut = unanswered.some((u) => {
           const h = history[u]!;
-          const { outcome, next: after } = model.step(state, h.op, h.args);
+          const { outcome, next: after } = model.step(state, h.op, h.args, h.ctx);
           const afterKey = model.key(after);
           if (afterKey === stateKey) return false;
           const p = history[prevOp]!;
@@ -485,12 +467,11 @@ export function checkLinearizable<S>(
       const op = f.cands[f.idx]!;
       const h = history[op]!;
       const answered = h.completed !== null;
-      const { outcome, next: after } = model.step(state, h.op, h.args);
+      const { outcome, next: after, key: afterKey } = step(state, stateKey, op);
       if (answered && !outcomeEqual(outcome, h.completed.outcome)) {
         f.idx++;
         continue;
       }
-      const afterKey = model.key(after);
       // An unanswered op that changes nothing need never be linearized.
       if (!answered && afterKey === stateKey) {
         f.idx++;
@@ -553,8 +534,9 @@ export function checkLinearizable<S>(
 
 /**
  * Ops without a response whose fate is known (HistoryOp.tookEffect) stop being "maybe" ops: one
- * that did not take effect is left out, one that did becomes an op answered after everything else
- * with an outcome that matches any. The search then never tries subsets of them.
+ * that did not take effect is left out, one that did becomes an op answered, with an outcome that
+ * matches any, by the time it is known to have taken effect (HistoryOp.takesEffectBy) or else
+ * after everything else. The search then never tries subsets of them.
  */
 function settleUnanswered(history: readonly HistoryOp[]): HistoryOp[] {
   let end = 0;
@@ -563,7 +545,10 @@ function settleUnanswered(history: readonly HistoryOp[]): HistoryOp[] {
   for (const h of history) {
     if (h.completed !== null || h.tookEffect === undefined) out.push(h);
     else if (h.tookEffect)
-      out.push({ ...h, completed: { at: Math.max(end, h.invokedAt) + 1, outcome: ANY_OUTCOME } });
+      out.push({
+        ...h,
+        completed: { at: Math.max(h.takesEffectBy ?? end + 1, h.invokedAt), outcome: ANY_OUTCOME },
+      });
   }
   return out;
 }
@@ -597,11 +582,11 @@ function skipAfterUnanswered<S>(
   outcome: Outcome,
   afterKey: string,
 ): boolean {
-  const yFirst = model.step(before, y.op, y.args);
+  const yFirst = model.step(before, y.op, y.args, y.ctx);
   if (y.completed !== null && !outcomeEqual(yFirst.outcome, outcome)) return false;
   if (model.key(yFirst.next) === afterKey) return true;
   if (y.completed === null && pRank <= yRank) return false;
-  return model.key(model.step(yFirst.next, p.op, p.args).next) === afterKey;
+  return model.key(model.step(yFirst.next, p.op, p.args, p.ctx).next) === afterKey;
 }
 
 /** Describes the deepest dead end: the prefix, the op that could not follow it and why. */
@@ -615,7 +600,7 @@ function failureReason<S>(
   if (best.stuck === -1) return `${head}, and nothing can follow it`;
   const stuck = history[best.stuck]!;
   const recorded = stuck.completed!.outcome;
-  const expected = model.step(best.state, stuck.op, stuck.args).outcome;
+  const expected = model.step(best.state, stuck.op, stuck.args, stuck.ctx).outcome;
   const stateDesc = `state ${clip(model.key(best.state))}`;
   const why =
     recorded === ANY_OUTCOME

@@ -1,7 +1,6 @@
-import { ABANDON_OP, canonicalJson, type App, type JsonValue } from '@creek/app';
+import { ABANDON_OP, canonicalJson, type App } from '@creek/app';
 import { formatOpId, opKey, type OpId } from '@creek/replica/core/op-id.js';
 import { outcomesEqual, type Outcome } from '@creek/replica/core/types.js';
-import type { HistoryOp } from './linearizability.js';
 import { ReferenceInterpreter } from './reference-interpreter.js';
 import {
   committedListOn,
@@ -60,6 +59,13 @@ export class Copies {
     return Math.min(c, abandoned);
   }
 
+  /** An abandon of the op is committed before any copy of it: the op never takes effect. */
+  abandonedFirst(key: string): boolean {
+    const abandoned = this.abandonedAt.get(key);
+    const c = this.first.get(key)?.at;
+    return abandoned !== undefined && (c === undefined || abandoned < c);
+  }
+
   /** The copy that took effect: the first one, unless an abandon of the op came before it. */
   effective(key: string): { readonly at: number; readonly id: OpId } | undefined {
     const c = this.first.get(key);
@@ -69,7 +75,8 @@ export class Copies {
   }
 }
 
-function describe(r: ClientOpRecord): string {
+/** A session op as a violation names it. */
+export function describeClientOp(r: ClientOpRecord): string {
   return `${r.strong ? 'strong' : 'weak'} ${r.op}(${JSON.stringify(r.args)}) of session ${r.session} (#${r.seq})`;
 }
 
@@ -78,7 +85,7 @@ function show(o: Outcome): string {
 }
 
 /** What the caller of a strong op got as its final, stable answer; null if it got none. */
-function stableAnswer(
+export function stableAnswer(
   r: ClientOpRecord,
 ): { readonly at: number; readonly outcome: Outcome } | null {
   if (!r.strong) return null;
@@ -92,6 +99,11 @@ function stableAnswer(
 
 /** Errors no caller should get from a healthy cluster (the others say it was unreachable, or the op threw). */
 const NEVER = ['protocol', 'invalid-arguments', 'unauthorized', 'closed', 'unknown-op'];
+
+/** The caller got an error no healthy cluster gives (checkSessions reports it). */
+export function unhealthyError(r: ClientOpRecord): boolean {
+  return r.error !== null && NEVER.includes(r.error.code);
+}
 
 /**
  * What the clients of an 'sdk' run were told, against what the cluster did (RunRecord.clientOps):
@@ -121,24 +133,28 @@ export function checkSessions(record: RunRecord, app: App, quiescent: boolean): 
     const key = stampKey(r.session, r.seq);
     const effective = copies.effective(key);
     if (r.error !== null && NEVER.includes(r.error.code))
-      out.push(`(sessions) ${describe(r)}: its caller got ${r.error.code}: ${r.error.message}`);
+      out.push(
+        `(sessions) ${describeClientOp(r)}: its caller got ${r.error.code}: ${r.error.message}`,
+      );
     if (!readOnly(r.op) && r.committedAt !== null && copies.committed(key) === undefined)
       out.push(
-        `(sessions) ${describe(r)}: reported committed at ${r.committedAt.toFixed(1)} ms, but no copy of it is in the committed order`,
+        `(sessions) ${describeClientOp(r)}: reported committed at ${r.committedAt.toFixed(1)} ms, but no copy of it is in the committed order`,
       );
     if ((r.neverCommitted || r.fate?.fate === 'abandoned') && effective !== undefined)
       out.push(
-        `(sessions) ${describe(r)}: its session said it never takes effect${r.fate?.fate === 'abandoned' ? ' (abandoned)' : ''}, but ${formatOpId(effective.id)} took effect at committed position ${effective.at}`,
+        `(sessions) ${describeClientOp(r)}: its session said it never takes effect${r.fate?.fate === 'abandoned' ? ' (abandoned)' : ''}, but ${formatOpId(effective.id)} took effect at committed position ${effective.at}`,
       );
     if (quiescent && !readOnly(r.op) && r.fate?.fate === 'committed' && effective === undefined)
-      out.push(`(sessions) ${describe(r)}: its fate was committed, but no copy of it took effect`);
+      out.push(
+        `(sessions) ${describeClientOp(r)}: its fate was committed, but no copy of it took effect`,
+      );
     const stable = stableAnswer(r);
     const first = copies.committed(key);
     if (stable !== null && first !== undefined && !readOnly(r.op)) {
       const want = outcomes.get(opKey(first.id));
       if (want !== undefined && !outcomesEqual(want, stable.outcome))
         out.push(
-          `(sessions) ${describe(r)}: stable ${show(stable.outcome)}, serial execution of the committed order gives ${show(want)} (${formatOpId(first.id)})`,
+          `(sessions) ${describeClientOp(r)}: stable ${show(stable.outcome)}, serial execution of the committed order gives ${show(want)} (${formatOpId(first.id)})`,
         );
     }
   }
@@ -207,7 +223,7 @@ function checkReadYourWrites(record: RunRecord, app: App): string[] {
     });
     if (!held)
       out.push(
-        `(sessions) read-your-writes: ${inv.strong ? 'strong' : 'weak'} ${inv.op}(${JSON.stringify(inv.args)}) of session ${inv.session.id} (#${inv.session.seq}) ran at replica ${inv.replica} on an order without ${describe(last)}, answered to its caller at ${last.views[0]!.at.toFixed(1)} ms, before the op was sent at ${inv.sentAt.toFixed(1)} ms`,
+        `(sessions) read-your-writes: ${inv.strong ? 'strong' : 'weak'} ${inv.op}(${JSON.stringify(inv.args)}) of session ${inv.session.id} (#${inv.session.seq}) ran at replica ${inv.replica} on an order without ${describeClientOp(last)}, answered to its caller at ${last.views[0]!.at.toFixed(1)} ms, before the op was sent at ${inv.sentAt.toFixed(1)} ms`,
       );
   }
   return out;
@@ -245,48 +261,4 @@ export function checkSessionWatches(
     }
   }
   return out;
-}
-
-/**
- * The history of one linearizable object as the clients of an 'sdk' run saw it: an op per
- * session op (however many copies of it replicas took), from its caller's call to its stable
- * answer; for one without an answer, whether it took effect, from the committed order (the copy
- * that took effect, if any), when the run settled.
- */
-export function clientHistory(
-  record: RunRecord,
-  onObject: (op: { readonly op: string; readonly args: JsonValue }) => boolean,
-  settled: boolean,
-): HistoryOp[] {
-  const copies = new Copies(record);
-  // A strong read answered by read index has no copy: its place is the position it read at.
-  const readAt = new Map<string, number>();
-  for (const inv of record.invocations) {
-    const p = inv.responses.find((x) => x.level === 'stable')?.position;
-    if (inv.session !== undefined && p !== undefined)
-      readAt.set(stampKey(inv.session.id, inv.session.seq), p - 0.5);
-  }
-  // A lost disk may have taken copies along whose Reqs no replica holds.
-  const sure = settled && record.retired.length === 0;
-  return record
-    .clientOps!.filter(
-      (r) => r.strong && onObject(r) && !(r.error !== null && NEVER.includes(r.error.code)),
-    )
-    .map((r) => {
-      const key = stampKey(r.session, r.seq);
-      const completed = stableAnswer(r);
-      const effective = copies.effective(key);
-      const order = effective?.at ?? readAt.get(key);
-      const tookEffect =
-        completed !== null ? undefined : effective !== undefined ? true : sure ? false : undefined;
-      return {
-        id: describe(r),
-        op: r.op,
-        args: r.args,
-        invokedAt: r.invokedAt,
-        completed,
-        ...(tookEffect === undefined ? {} : { tookEffect }),
-        ...(order === undefined ? {} : { order }),
-      };
-    });
 }

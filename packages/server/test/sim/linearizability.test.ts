@@ -4,13 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { checkArgs, builtins, jsonEqual, toFrozenJson, type JsonValue } from '@creek/app';
 import { runOperation } from '@creek/replica/core/run-operation.js';
 import type { Outcome, SnapshotReader } from '@creek/replica/core/types.js';
-import {
-  checkLinearizable,
-  queueModel,
-  registerModel,
-  type HistoryOp,
-  type Model,
-} from '../../src/sim/linearizability.js';
+import { queueModel, registerModel } from '../../src/sim/builtin-models.js';
+import { checkLinearizable, type HistoryOp, type Model } from '../../src/sim/linearizability.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -384,6 +379,50 @@ describe('checkLinearizable on a register', () => {
       [get('g', 1, [0, 1]), pending('late', 'kv.put', { key: K, value: 1 }, 2)],
       registerModel,
     );
+  });
+
+  it('holds a write that took effect without a response to the time it is known to have by', () => {
+    const p = (by?: number): HistoryOp => ({
+      ...pending('p', 'kv.put', { key: K, value: 1 }, 0),
+      tookEffect: true,
+      ...(by === undefined ? {} : { takesEffectBy: by }),
+    });
+    // Another put answered at 20: the unanswered one may come after it, unless it took effect by 5.
+    const history = (by?: number) => [p(by), put('q', 2, [10, 20]), get('g', 1, [30, 40])];
+    expectOk(history(), registerModel);
+    expectOk(history(25), registerModel);
+    expectNotOk(history(5), registerModel);
+  });
+
+  it('keeps ops that must be linearized in their sequence among themselves', () => {
+    // Two writes that took effect by 20, unanswered: either may come last before the read.
+    const p = (id: string, value: number, sequence?: number): HistoryOp => ({
+      ...pending(id, 'kv.put', { key: K, value }, 0),
+      tookEffect: true,
+      takesEffectBy: 20,
+      ...(sequence === undefined ? {} : { sequence }),
+    });
+    expectOk([p('p1', 1), p('p2', 2), get('g', 1, [30, 40])], registerModel);
+    expectNotOk([p('p1', 1, 1), p('p2', 2, 2), get('g', 1, [30, 40])], registerModel);
+    expectOk([p('p1', 1, 2), p('p2', 2, 1), get('g', 1, [30, 40])], registerModel);
+  });
+
+  it('tells apart unanswered ops with the same arguments by what the model reads besides (ctx)', () => {
+    // A model whose write stores its ctx: two unanswered writes with equal arguments but other
+    // ctx are not interchangeable (the search must not try only the first).
+    const stamped: Model<JsonValue | undefined> = {
+      init: undefined,
+      step: (state, op, _args, ctx) =>
+        op === 'w'
+          ? { outcome: okv(null), next: ctx ?? null }
+          : { outcome: okv(state ?? null), next: state },
+      key: (state) => JSON.stringify(state ?? null),
+    };
+    const w = (id: string, ctx: number): HistoryOp => ({ ...pending(id, 'w', {}, 0), ctx });
+    const read = (value: JsonValue): HistoryOp => done('r', 'r', {}, [10, 11], okv(value));
+    expectOk([w('w1', 1), w('w2', 2), read(2)], stamped);
+    expectOk([w('w1', 1), w('w2', 2), read(1)], stamped);
+    expectNotOk([w('w1', 1), w('w2', 2), read(3)], stamped);
   });
 
   it('checks increments', () => {

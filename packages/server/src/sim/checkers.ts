@@ -53,7 +53,8 @@ export function checkRun(
     try {
       return check();
     } catch (err) {
-      // E.g. a committed op whose Req exists nowhere: its origin lost it in a crash after sending it.
+      // E.g. a committed op whose Req the record lacks: a checker that cannot read the run fails
+      // it, and says so, rather than passing it.
       return [`checker failed: ${(err as Error).message}`];
     }
   });

@@ -475,13 +475,20 @@ export class SimCluster {
   /** Whether `q` has an op: in memory if it is up, else on its disk (what it will restart with). */
   private holdsOps(q: SimProcess): (id: OpId) => boolean {
     if (q.up) return (id) => q.host.hasReceived(id);
-    const recovered = new ReplicaHost(this.hostOptions.of(q.id), {
-      records:
-        q.disk.load(this.run.config.unsafeIgnoreChecksums !== true).damage === null
-          ? q.disk.read()
-          : [],
-      nowMs: this.run.physical(q.id),
-    });
+    let recovered: ReplicaHost;
+    try {
+      recovered = new ReplicaHost(this.hostOptions.of(q.id), {
+        records:
+          q.disk.load(this.run.config.unsafeIgnoreChecksums !== true).damage === null
+            ? q.disk.read()
+            : [],
+        nowMs: this.run.physical(q.id),
+      });
+    } catch {
+      // Its disk makes no replica (its records contradict one another, as planted bugs leave
+      // them): it halts when it restarts, and gives nothing to anyone.
+      return () => false;
+    }
     return (id) => recovered.hasReceived(id);
   }
 

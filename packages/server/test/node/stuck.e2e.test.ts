@@ -27,8 +27,16 @@ describe('a stuck replica says what it waits for', () => {
     const c = cluster;
     await c.waitForLeader();
     await c.converged();
-    const statuses = await c.statuses();
-    const survivor = statuses.findIndex((s) => s?.role === 'leader');
+    // The leader, read once every replica reports one (an election may still be settling).
+    let survivor = -1;
+    await c.until(
+      async () => {
+        survivor = (await c.statuses()).findIndex((s) => s?.role === 'leader');
+        return survivor >= 0;
+      },
+      30_000,
+      'a replica reports that it leads',
+    );
     const [a, b] = [0, 1, 2].filter((i) => i !== survivor) as [number, number];
     await c.killed(a);
     await c.killed(b);
@@ -37,16 +45,19 @@ describe('a stuck replica says what it waits for', () => {
     c.startReplica(b);
     const waitingAt = async (i: number): Promise<ReplicaStatus['waiting']> =>
       (await c.status(i))?.waiting ?? null;
+    // Read in the same poll that finds it: what it waits for may change between two reads.
+    let wiped: NonNullable<ReplicaStatus['waiting']> | null = null;
     await c.until(
       async () => {
         const w = await waitingAt(b);
         // The survivor's summary comes within moments; the missing replica's never.
-        return w?.for === 'peer-summaries' && w.peers.length === 1;
+        if (w?.for === 'peer-summaries' && w.peers.length === 1) wiped = w;
+        return wiped !== null;
       },
       30_000,
       `replica ${b} waits for the missing replica's summary`,
     );
-    const wiped = (await waitingAt(b))!;
+    wiped = wiped!;
     expect(wiped.peers).toEqual([a]);
     expect(wiped.reason).toContain(`summary from replica ${a}`);
     // Not ready, and the probe says why without JSON parsing; the body has the details.

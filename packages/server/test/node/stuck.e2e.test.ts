@@ -86,10 +86,15 @@ describe('a stuck replica says what it waits for', () => {
           ? [{ peers: entry.peers ?? [], waitingFor: entry.waitingFor ?? '' }]
           : [];
       });
+    // On a loaded machine the first line may come before the survivor's summary (waiting for both
+    // peers); the line for the missing one alone follows when the peers change.
     await c.until(
-      async () => waitLines(b).some((l) => l.waitingFor === 'peer-summaries'),
+      async () =>
+        waitLines(b).some(
+          (l) => l.waitingFor === 'peer-summaries' && l.peers.length === 1 && l.peers[0] === a,
+        ),
       30_000,
-      `replica ${b} logs what it waits for`,
+      `replica ${b} logs that it waits for replica ${a}`,
     );
     expect(waitLines(b)).toContainEqual({ peers: [a], waitingFor: 'peer-summaries' });
     await c.until(

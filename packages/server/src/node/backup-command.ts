@@ -1,9 +1,15 @@
 import { existsSync, linkSync, openSync, closeSync, unlinkSync, createWriteStream } from 'node:fs';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
+import {
+  adminRequest,
+  errorOf,
+  ReplicaUrlSchema,
+  responseBody,
+  TLS_CA_OPTION,
+  URL_OPTION,
+} from './admin-request.js';
 import { readBackup } from './backup-file.js';
 import { readPemFile, readSecretFile } from './config.js';
 import { commandUsage, readSettings, SettingsError, type OptionSpecs } from './settings.js';
@@ -16,11 +22,7 @@ import { commandUsage, readSettings, SettingsError, type OptionSpecs } from './s
  */
 
 export const BACKUP_OPTIONS = {
-  url: {
-    type: 'string',
-    value: 'http://host:port',
-    help: 'a running replica of the cluster (https:// when it serves TLS)',
-  },
+  url: URL_OPTION,
   'admin-token-file': {
     type: 'string',
     value: 'FILE',
@@ -33,12 +35,7 @@ export const BACKUP_OPTIONS = {
     path: true,
     help: 'the backup file to write; it must not exist',
   },
-  'tls-ca': {
-    type: 'string',
-    value: 'FILE',
-    path: true,
-    help: 'PEM CA certificate(s) to trust for an https:// --url',
-  },
+  'tls-ca': TLS_CA_OPTION,
 } as const satisfies OptionSpecs;
 
 export const BACKUP_USAGE = commandUsage(
@@ -52,9 +49,7 @@ transfer fails; nothing is left at --out then.`,
 );
 
 const BackupSettingsSchema = z.object({
-  url: z
-    .string({ error: 'must be http://host:port of a replica' })
-    .regex(/^https?:\/\/[^\s/]+\/?$/, 'must be http://host:port (or https://) of a replica'),
+  url: ReplicaUrlSchema,
   'admin-token-file': z.string({ error: 'is needed: the file holding the admin token' }).min(1),
   out: z.string({ error: 'is needed: the backup file to write' }).min(1),
   'tls-ca': z.string().min(1).optional(),
@@ -75,8 +70,17 @@ export async function backup(argv: readonly string[], env: NodeJS.ProcessEnv): P
   try {
     // 'wx': a leftover of an earlier run with the same pid is not silently reused.
     closeSync(openSync(tmp, 'wx'));
-    const res = await post(`${s.url.replace(/\/$/, '')}/admin/backup`, token, ca);
-    if (res.statusCode !== 200) throw new Error(`${s.url}: ${await errorOf(res)}`);
+    // No overall deadline (a large state takes its time); a silent connection is given up on.
+    const res = await adminRequest({
+      base: s.url,
+      method: 'POST',
+      path: '/admin/backup',
+      token,
+      ca,
+      idleMs: 60_000,
+    });
+    if (res.statusCode !== 200)
+      throw new Error(`${s.url}: ${res.statusCode} ${errorOf(await responseBody(res))}`);
     const cutMs = Number(res.headers['x-creek-cut-ms']);
     await pipeline(res, createWriteStream(tmp));
     const { header, sha256, stateDigest } = await readBackup(tmp);
@@ -91,44 +95,4 @@ export async function backup(argv: readonly string[], env: NodeJS.ProcessEnv): P
       // Not made, or already gone.
     }
   }
-}
-
-function post(url: string, token: string, ca: string | null): Promise<IncomingMessage> {
-  const https = url.startsWith('https:');
-  return new Promise((resolveRes, reject) => {
-    const req = (https ? httpsRequest : httpRequest)(
-      url,
-      {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}` },
-        ...(https && ca !== null ? { ca } : {}),
-      },
-      resolveRes,
-    );
-    // No overall deadline (a large state takes its time); a silent connection is given up on.
-    req.setTimeout(60_000, () => req.destroy(new Error(`${url} sent nothing for 60 s`)));
-    req.on('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        new Error(
-          err.code === 'ECONNREFUSED'
-            ? `nothing answers at ${new URL(url).origin}: is a replica running there? (--url)`
-            : `${url}: ${err.message}`,
-        ),
-      ),
-    );
-    req.end();
-  });
-}
-
-async function errorOf(res: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of res) chunks.push(c as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    const body = JSON.parse(text) as { error?: unknown };
-    if (typeof body.error === 'string') return `${res.statusCode} ${body.error}`;
-  } catch {
-    // Not JSON: said as text.
-  }
-  return `${res.statusCode} ${text.slice(0, 200)}`;
 }

@@ -1,6 +1,12 @@
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { z } from 'zod';
+import {
+  adminRequest,
+  errorOf,
+  ReplicaUrlSchema,
+  responseBody,
+  TLS_CA_OPTION,
+  URL_OPTION,
+} from './admin-request.js';
 import { readPemFile, readSecretFile } from './config.js';
 import { closestName } from './closest-name.js';
 import { commandUsage, readSettings, SettingsError, type OptionSpecs } from './settings.js';
@@ -16,11 +22,7 @@ const ACTIONS = ['list', 'add', 'remove', 'replace'] as const;
 type Action = (typeof ACTIONS)[number];
 
 export const MEMBER_OPTIONS = {
-  url: {
-    type: 'string',
-    value: 'http://host:port',
-    help: 'a running replica of the cluster (https:// when it serves TLS)',
-  },
+  url: URL_OPTION,
   'admin-token-file': {
     type: 'string',
     value: 'FILE',
@@ -42,12 +44,7 @@ export const MEMBER_OPTIONS = {
     value: 'N',
     help: 'replace: the id of the replica that takes the place of --id (never a reused id)',
   },
-  'tls-ca': {
-    type: 'string',
-    value: 'FILE',
-    path: true,
-    help: 'PEM CA certificate(s) to trust for an https:// --url',
-  },
+  'tls-ca': TLS_CA_OPTION,
 } as const satisfies OptionSpecs;
 
 export const MEMBER_USAGE = commandUsage(
@@ -71,9 +68,7 @@ const id = z
   .refine((n) => n <= 255, 'must be a replica id, 0-255');
 
 const MemberSettingsSchema = z.object({
-  url: z
-    .string({ error: 'must be http://host:port of a replica' })
-    .regex(/^https?:\/\/[^\s/]+\/?$/, 'must be http://host:port (or https://) of a replica'),
+  url: ReplicaUrlSchema,
   'admin-token-file': z.string().min(1),
   id: id.optional(),
   address: z
@@ -203,52 +198,19 @@ class AdminApi {
     return members;
   }
 
-  private call(method: string, path: string): Promise<{ status: number; body: unknown }> {
-    const url = `${this.s.url.replace(/\/$/, '')}${path}`;
-    const https = url.startsWith('https:');
-    return new Promise((resolve, reject) => {
-      const req = (https ? httpsRequest : httpRequest)(
-        url,
-        {
-          method,
-          headers: { authorization: `Bearer ${this.token}` },
-          // The replica answers a change within 15 s (MEMBERSHIP_TIMEOUT_MS).
-          timeout: 20_000,
-          ...(https && this.ca !== null ? { ca: this.ca } : {}),
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            let body: unknown = text;
-            try {
-              body = JSON.parse(text);
-            } catch {
-              // Not JSON: said as text below.
-            }
-            resolve({ status: res.statusCode ?? 0, body });
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error(`${url} did not answer within 20 s`)));
-      req.on('error', (err: NodeJS.ErrnoException) =>
-        reject(
-          new Error(
-            err.code === 'ECONNREFUSED'
-              ? `nothing answers at ${this.s.url}: is a replica running there? (--url)`
-              : `${url}: ${err.message}`,
-          ),
-        ),
-      );
-      req.end();
+  private async call(
+    method: 'GET' | 'POST',
+    path: string,
+  ): Promise<{ status: number; body: unknown }> {
+    const res = await adminRequest({
+      base: this.s.url,
+      method,
+      path,
+      token: this.token,
+      ca: this.ca,
+      // The replica answers a change within 15 s (MEMBERSHIP_TIMEOUT_MS).
+      idleMs: 20_000,
     });
+    return { status: res.statusCode ?? 0, body: await responseBody(res) };
   }
-}
-
-function errorOf(body: unknown): string {
-  if (typeof body === 'object' && body !== null && 'error' in body)
-    return String((body as { error: unknown }).error);
-  return typeof body === 'string' ? body.slice(0, 200) : JSON.stringify(body).slice(0, 200);
 }

@@ -1,8 +1,7 @@
-import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
-import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { runSimulation, type SimResult } from '../../src/sim/simulation.js';
+import { simInAPage } from './sim-in-page.js';
 
 /**
  * The visualizer replays seeds in the browser: the simulator (with the pure core, CAB and gossip
@@ -11,31 +10,7 @@ import { runSimulation, type SimResult } from '../../src/sim/simulation.js';
  */
 describe('the simulator in a browser bundle', () => {
   it('bundles with no Node built-in and replays a seed exactly, without process, Buffer or require', async () => {
-    const entry = fileURLToPath(new URL('../../src/sim/index.ts', import.meta.url));
-    const out = await build({
-      entryPoints: [entry],
-      bundle: true,
-      platform: 'browser',
-      format: 'iife',
-      globalName: 'CreekSim',
-      conditions: ['creek-source'],
-      write: false,
-      logLevel: 'silent',
-    });
-    expect(out.errors).toEqual([]);
-    const code = out.outputFiles[0]!.text;
-    expect(code).not.toMatch(/\brequire\(|from "node:/);
-    // What a page has, and nothing of Node's.
-    const page = vm.createContext({
-      console,
-      TextEncoder,
-      TextDecoder,
-      crypto: globalThis.crypto,
-      // window.btoa and atob: simulated users' tokens are base64url, as real ones.
-      btoa,
-      atob,
-    });
-    vm.runInContext(code, page);
+    const page = await simInAPage();
     const inBrowser = vm.runInContext(
       'CreekSim.runSimulation({ seed: 7, replicas: 3 })',
       page,

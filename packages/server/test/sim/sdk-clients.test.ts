@@ -1,8 +1,7 @@
-import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
-import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { runSimulation, type SimResult } from '../../src/sim/simulation.js';
+import { simInAPage } from './sim-in-page.js';
 import { expectCaughtBy, plantedRuns, seeds } from './planted.js';
 
 /**
@@ -59,29 +58,7 @@ describe('client sessions in the simulator (clients: sdk)', () => {
   });
 
   it('runs in the browser bundle the visualizer loads, the same run as here', async () => {
-    const entry = fileURLToPath(new URL('../../src/sim/index.ts', import.meta.url));
-    const out = await build({
-      entryPoints: [entry],
-      bundle: true,
-      platform: 'browser',
-      format: 'iife',
-      globalName: 'CreekSim',
-      conditions: ['creek-source'],
-      write: false,
-      logLevel: 'silent',
-    });
-    const code = out.outputFiles[0]!.text;
-    expect(code).not.toMatch(/\brequire\(|from "node:/);
-    const page = vm.createContext({
-      console,
-      TextEncoder,
-      TextDecoder,
-      crypto: globalThis.crypto,
-      // window.btoa and atob: simulated users' tokens are base64url, as real ones.
-      btoa,
-      atob,
-    });
-    vm.runInContext(code, page);
+    const page = await simInAPage();
     const there = vm.runInContext(
       "CreekSim.runSimulation({ seed: 5, replicas: 3, clients: 'sdk' })",
       page,

@@ -104,6 +104,18 @@ ${options.visualizer === undefined ? '' : `<p class="visualizer">Watch the clust
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
     }
   });
+  return listenPage(server, options);
+}
+
+/**
+ * Starts a page's server on `port` (0: a free one) of `host` (default 127.0.0.1). Closing it ends
+ * open connections too (a page's WebSockets go to the cluster, not here; a browser's keep-alive
+ * would otherwise hold the close).
+ */
+export async function listenPage(
+  server: Server,
+  options: { readonly host?: string; readonly port?: number },
+): Promise<ServedPage> {
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -112,7 +124,11 @@ ${options.visualizer === undefined ? '' : `<p class="visualizer">Watch the clust
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${host}:${port}/`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { ServedPage } from '../shared/page-server.js';
+import { listenPage, type ServedPage } from '../shared/page-server.js';
 
 /**
  * Serves the todo page as it is written, with no build step for it: index.html, page.js (read
@@ -47,20 +46,7 @@ export async function serveTodoPage(options: TodoPageOptions): Promise<ServedPag
     else if (!options.signIn(req, res))
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
   });
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${host}:${port}/`,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenPage(server, options);
 }
 
 /**

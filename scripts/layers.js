@@ -122,6 +122,11 @@ const LAYERS = [
     why: 'the worker-thread executors run ops for the runtime and know nothing of it',
   },
   {
+    target: `${SERVER}/geo`,
+    from: server('sim', 'node', 'check', 'exec'),
+    why: 'the network profiles are data every driver and the benchmarks share; they use none of them',
+  },
+  {
     target: `${SERVER}/check`,
     from: server('sim', 'node'),
     why: '`creek check` runs an app’s ops as the executors do; the CLI (node/) drives it',

@@ -208,14 +208,19 @@ export class Replica {
       this.pipeline.changed();
       return this.ctx.flush();
     }
-    if (!request.strong && def.readOnly === true) {
+    // Without speculation (the SMR baseline of §6) every op is ordered as soon as it arrives, weak
+    // ones too: a weak op left to the timestamp order would wait for a later strong op (or the
+    // no-op interval) to commit it, and the baseline would pay that wait rather than one
+    // consensus round. Its one response is stable either way.
+    const strong = request.strong || !this.ctx.speculative;
+    if (!strong && def.readOnly === true) {
       // §4.4: weak read-only ops are answered from local state, never ordered or gossiped.
       this.metrics.invoked.readOnly++;
       this.reads.weak(request.tag, { op: request.op, args, user: request.user });
       this.pipeline.changed();
       return this.ctx.flush();
     }
-    if (request.strong && def.readOnly === true && this.reads.readIndex) {
+    if (strong && def.readOnly === true && this.reads.readIndex) {
       // Answered without a log write: tentatively at the end of the list as a weak read would be,
       // stably at the committed state once its read index is delivered here (cab/read-index.ts).
       this.metrics.invoked.strong++;
@@ -223,10 +228,10 @@ export class Replica {
       this.pipeline.changed();
       return this.ctx.flush();
     }
-    if (request.strong) this.metrics.invoked.strong++;
+    if (strong) this.metrics.invoked.strong++;
     else this.metrics.invoked.weak++;
     this.ordering.admit(
-      this.ordering.newReq(request.op, args, request.strong, request.session, request.user),
+      this.ordering.newReq(request.op, args, strong, request.session, request.user),
       request.tag,
     );
     this.pipeline.changed();

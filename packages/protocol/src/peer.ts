@@ -97,6 +97,15 @@ export const PaxosMessageSchema = z.discriminatedUnion('type', [
     nonces: z.array(z.string().min(1).max(64)).max(4096),
     index: instance,
   }),
+  z.object({
+    type: z.literal('frontierAsk'),
+    nonces: z.array(z.string().min(1).max(64)).max(4096),
+  }),
+  z.object({
+    type: z.literal('frontier'),
+    nonces: z.array(z.string().min(1).max(64)).max(4096),
+    below: instance,
+  }),
   z.object({ type: z.literal('prepare'), ballot, from: instance }),
   z.object({
     type: z.literal('promise'),

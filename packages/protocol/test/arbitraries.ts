@@ -211,6 +211,15 @@ const paxosArb = fc.oneof(
     nonces: fc.array(fc.string({ minLength: 1, maxLength: 64 }), { maxLength: 4 }),
     index: natArb,
   }),
+  fc.record({
+    type: fc.constant('frontierAsk' as const),
+    nonces: fc.array(fc.string({ minLength: 1, maxLength: 64 }), { maxLength: 4 }),
+  }),
+  fc.record({
+    type: fc.constant('frontier' as const),
+    nonces: fc.array(fc.string({ minLength: 1, maxLength: 64 }), { maxLength: 4 }),
+    below: natArb,
+  }),
   fc.record({ type: fc.constant('catchup' as const), from: natArb }),
   fc.record({
     type: fc.constant('decisions' as const),

@@ -75,6 +75,10 @@ export type PaxosMessage =
   | { readonly type: 'readAck'; readonly ballot: number; readonly seq: number }
   /** Leader → the replica that asked: the read index of these reads. */
   | { readonly type: 'readIndexed'; readonly nonces: readonly string[]; readonly index: number }
+  /** A replica → every member: their frontiers, for these strong reads (quorum-reads.ts). */
+  | { readonly type: 'frontierAsk'; readonly nonces: readonly string[] }
+  /** A member → the replica that asked: one past the highest instance it accepted (or decided). */
+  | { readonly type: 'frontier'; readonly nonces: readonly string[]; readonly below: number }
   /**
    * To a replica a membership change removed that still speaks (it was down when it happened, and
    * nobody talks to it any more): the configuration that retired it. It stops.

@@ -13,6 +13,7 @@ import { Election } from './election.js';
 import { Rejoin } from './rejoin.js';
 import { Proposer } from './proposer.js';
 import { WaitingForReqs } from './waiting-for-reqs.js';
+import { QuorumReads } from './quorum-reads.js';
 import { Reads } from './reads.js';
 import { Reconfiguration } from './reconfiguration.js';
 import { Origin } from './origin.js';
@@ -74,6 +75,9 @@ export class MultiPaxos {
   private readonly proposer: Proposer;
   private readonly waiting: WaitingForReqs;
   private readonly reads: Reads;
+  /** Quorum reads (quorum-reads.ts): every replica answers them; `readsByQuorum` ones ask them. */
+  private readonly quorumReads: QuorumReads;
+  private readonly readsByQuorum: boolean;
   private readonly reconfiguration: Reconfiguration;
   private readonly origin: Origin;
   /** Counters for benchmarks and status pages. */
@@ -97,6 +101,8 @@ export class MultiPaxos {
     roles.proposer = this.proposer = new Proposer(ctx, options);
     roles.waiting = this.waiting = new WaitingForReqs(ctx, options);
     roles.reads = this.reads = new Reads(ctx, options.unsafeReadWithoutQuorum === true);
+    this.quorumReads = new QuorumReads(ctx, options.unsafeQuorumReadSingleAnswer === true);
+    this.readsByQuorum = options.quorumReads === true;
     roles.reconfiguration = this.reconfiguration = new Reconfiguration(ctx);
     roles.origin = this.origin = new Origin(ctx);
     if (recovery !== undefined) this.recover(recovery);
@@ -137,7 +143,8 @@ export class MultiPaxos {
    * answers it.
    */
   requestRead(key: number): PaxosOutput[] {
-    this.reads.request(key);
+    if (this.readsByQuorum) this.quorumReads.request(key);
+    else this.reads.request(key);
     return this.ctx.flush();
   }
 
@@ -260,6 +267,14 @@ export class MultiPaxos {
       case 'readIndexed':
         this.reads.onReadIndexed(msg);
         break;
+      case 'frontierAsk':
+        // Answered whether or not this replica reads by quorum itself: a cluster may be mixed
+        // while a setting rolls out.
+        this.quorumReads.onFrontierAsk(from, msg);
+        break;
+      case 'frontier':
+        this.quorumReads.onFrontier(from, msg);
+        break;
       case 'prepare':
         this.acceptor.onPrepare(from, msg.ballot, msg.from);
         break;
@@ -303,6 +318,7 @@ export class MultiPaxos {
       proposer.retransmit();
       proposer.tryPropose();
     }
+    this.quorumReads.tick();
     this.origin.forwardPending();
     this.learner.maybeCatchup();
     this.waiting.wantMissing();

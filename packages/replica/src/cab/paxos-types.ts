@@ -26,6 +26,15 @@ export interface PaxosOptions {
    * higher ballot was promised (read-index.ts). Only the simulator's checkers want it.
    */
   readonly unsafeReadWithoutQuorum?: boolean;
+  /**
+   * Strong reads ask every member for its frontier and take their index from a majority's
+   * answers (quorum-reads.ts) instead of asking the leader (read-index.ts): across regions, the
+   * round trip to the nearest majority instead of the one to the leader and on from it. Default
+   * false.
+   */
+  readonly quorumReads?: boolean;
+  /** A planted bug of quorum reads: the first answer counts as a majority. Simulator only. */
+  readonly unsafeQuorumReadSingleAnswer?: boolean;
   /** How often every replica announces itself (Ω) and its progress. */
   readonly heartbeatMs?: number;
   /** Silence after which a replica is presumed down. */

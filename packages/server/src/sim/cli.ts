@@ -12,7 +12,7 @@ import {
 import { parseStorageFaults, storageLine } from './storage-faults.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--seed S] [--first F] [--plant BUG] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--seed S] [--first F] [--plant BUG] [--live-queries] [--quorum-reads on|off] [--verbose] [--json] [--trace] [--trace-every MS]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
  * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
  * violations, parameters, stats, and the committed order as op ids) and the progress and the
@@ -41,6 +41,8 @@ interface Options {
   plant: PlantedBug | null;
   /** Clients also keep live queries open (SimConfig.liveQueries), checked by the watch checkers. */
   liveQueries: boolean;
+  /** Strong reads by quorum in every run (on), in none (off), or drawn per seed (null). */
+  quorumReads: boolean | null;
   nondeterministic: boolean;
   /** Simulated ms between the trace's status lines; null: no trace. */
   traceEveryMs: number | null;
@@ -59,6 +61,7 @@ function parse(argv: string[]): Options {
     json: false,
     plant: null,
     liveQueries: false,
+    quorumReads: null,
     nondeterministic: false,
     traceEveryMs: null,
   };
@@ -118,6 +121,13 @@ function parse(argv: string[]): Options {
       case '--live-queries':
         o.liveQueries = true;
         break;
+      case '--quorum-reads': {
+        const v = argv[++i];
+        if (v !== 'on' && v !== 'off')
+          fail(`--quorum-reads must be on or off, got ${v ?? 'nothing'}`);
+        o.quorumReads = v === 'on';
+        break;
+      }
       case '--nondeterministic':
         o.nondeterministic = true;
         break;
@@ -133,7 +143,10 @@ function parse(argv: string[]): Options {
         break;
       case '--help':
         console.log(
-          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`,
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--live-queries] [--quorum-reads on|off] [--verbose] [--json] [--trace] [--trace-every MS]`,
+        );
+        console.log(
+          "  --quorum-reads: strong reads take their index from a majority's frontiers (on) or the leader's read index (off) in every run; by default one seed in four reads by quorum",
         );
         console.log(
           '  --nondeterministic: the app has a planted op whose effects differ between replicas, which they must catch, name and contain',
@@ -180,7 +193,7 @@ function divergenceLine(d: SimResult['stats']['divergence']): string {
 
 /** The flags and the visualizer query that name this run again. */
 function replayFlags(seed: number, replicas: number, faults: FaultMode): string {
-  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
+  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.quorumReads === null ? '' : ` --quorum-reads ${opts.quorumReads ? 'on' : 'off'}`}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
 }
 function replayQuery(seed: number, replicas: number, faults: FaultMode): string {
   return `?seed=${seed}&replicas=${replicas}&faults=${faults}${opts.plant === null ? '' : `&bug=${opts.plant}`}`;
@@ -199,7 +212,7 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
     s.sessions === undefined
       ? ''
       : `, client sessions: ${s.sessions.connections} connections (${s.sessions.failovers} to another replica), ${s.sessions.resets} links reset, ${s.sessions.timeouts} callers timed out, ${s.sessions.watchViews} live query views`;
-  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${storageLine(s)}${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${divergenceLine(s.divergence)}${sessions}`;
+  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.quorumReads ? 'quorum reads, ' : ''}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${storageLine(s)}${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${divergenceLine(s.divergence)}${sessions}`;
   if (verbose || !r.ok) console.log(line);
   if (!r.ok) {
     console.log(`  parameters: ${JSON.stringify(r.parameters)}`);
@@ -238,6 +251,7 @@ for (const [i, seed] of seeds.entries()) {
       ...(opts.storageFaults.length === 0 ? {} : { storageFaults: opts.storageFaults }),
       ...(opts.clients === 'model' ? {} : { clients: opts.clients }),
       ...(opts.liveQueries ? { liveQueries: true } : {}),
+      ...(opts.quorumReads === null ? {} : { quorumReads: opts.quorumReads }),
       ...(opts.nondeterministic ? { nondeterministic: true } : {}),
       ...(opts.plant === null ? {} : PLANTED_BUGS[opts.plant].config),
       // On stderr: stdout keeps the verdict (and, with --json, its JSON line) alone.

@@ -94,6 +94,18 @@ export interface SimConfig {
    */
   readonly unsafeReadWithoutQuorum?: boolean;
   /**
+   * Strong reads take their index from a majority's frontiers (PaxosOptions.quorumReads) instead
+   * of the leader's read index: true or false in every run; by default, drawn per seed (one in
+   * four).
+   */
+  readonly quorumReads?: boolean;
+  /**
+   * Quorum reads take the first frontier that answers for a majority's
+   * (PaxosOptions.unsafeQuorumReadSingleAnswer; implies quorumReads). Exists so a test can show
+   * the checkers catch a strong read answered from a minority.
+   */
+  readonly unsafeQuorumReadSingleAnswer?: boolean;
+  /**
    * The replicas' client endpoints pass no session numbers on (ClientConnectionsOptions.
    * unsafeDropSessions), so a session's resubmission elsewhere is applied again. With clients
    * 'sdk' only. Exists so a test can show the checkers catch it.

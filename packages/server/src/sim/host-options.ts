@@ -56,6 +56,16 @@ export class SimHostOptions {
       ...(seeds === null ? { replicas: this.run.ids } : { replicas: seeds, join: true }),
       ...(config.unsafeGenesisQuorum === true ? { unsafeGenesisQuorum: true } : {}),
       ...(config.unsafeReadWithoutQuorum === true ? { unsafeReadWithoutQuorum: true } : {}),
+      ...(params.quorumReads
+        ? {
+            paxos: {
+              quorumReads: true,
+              ...(config.unsafeQuorumReadSingleAnswer === true
+                ? { unsafeQuorumReadSingleAnswer: true }
+                : {}),
+            },
+          }
+        : {}),
       replica: storeObserver === undefined ? replicaOptions : { ...replicaOptions, storeObserver },
       executor,
       checkpointEvery: params.checkpointEvery,

@@ -46,6 +46,8 @@ export interface SimParameters {
      */
     readonly deferTurnMs: number | null;
   };
+  /** Strong reads by quorum (PaxosOptions.quorumReads) rather than by the leader's read index. */
+  readonly quorumReads: boolean;
   /** How the client sessions behave (SimConfig.clients 'sdk' only; drawn from their own stream). */
   readonly sessions?: SessionParameters;
 }
@@ -121,13 +123,14 @@ export function drawRun(
   // Drawn last, so that adding sessions left every other stream of a seed as it was.
   const retryPrng = prng.fork();
   // Drawn after every other stream, so that checkpoints left each seed's other draws as they were.
-  const params: SimParameters & { reconfiguration: ReconfigScenario | null } = {
-    ...drawn,
-    ...(config.diskLatencyMs === undefined ? {} : { diskLatencyMs: config.diskLatencyMs }),
-    checkpointEvery: prng.fork().pick(CHECKPOINT_EVERY),
-    execution: drawExecution(prng.fork()),
-    reconfiguration: null,
-  };
+  const params: Omit<SimParameters, 'quorumReads'> & { reconfiguration: ReconfigScenario | null } =
+    {
+      ...drawn,
+      ...(config.diskLatencyMs === undefined ? {} : { diskLatencyMs: config.diskLatencyMs }),
+      checkpointEvery: prng.fork().pick(CHECKPOINT_EVERY),
+      execution: drawExecution(prng.fork()),
+      reconfiguration: null,
+    };
   // Drawn last too: how long each execution takes.
   const execPrng = prng.fork();
   /** Which clients abandon an op rather than resubmit it: forked last, so no other draw moves. */
@@ -139,8 +142,13 @@ export function drawRun(
       ? drawReconfiguration(reconfigPrng, n, workloadMs, faults === 'reconfig')
       : null;
   params.reconfiguration = scenario;
+  const named = namedStreams(config.seed);
+  // A named stream: drawing it moves no other draw of the seed.
+  const quorumReads =
+    config.unsafeQuorumReadSingleAnswer === true ||
+    (config.quorumReads ?? named('quorum-reads').chance(1 / 4));
   return {
-    params,
+    params: { ...params, quorumReads },
     prngs: {
       net: netPrng,
       client: clientPrng,
@@ -150,7 +158,7 @@ export function drawRun(
       exec: execPrng,
       abandon: abandonPrng,
       reconfig: reconfigPrng,
-      named: namedStreams(config.seed),
+      named,
     },
   };
 }
@@ -160,7 +168,7 @@ function drawParameters(
   prng: Prng,
   n: number,
   faults: FaultMode,
-): Omit<SimParameters, 'checkpointEvery' | 'execution' | 'reconfiguration'> {
+): Omit<SimParameters, 'checkpointEvery' | 'execution' | 'reconfiguration' | 'quorumReads'> {
   const maxDelay = prng.pick([1, 5, 20, 50]);
   const benign = faults === 'none';
   return {

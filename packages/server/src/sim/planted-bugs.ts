@@ -34,6 +34,10 @@ export const PLANTED_BUGS = {
     config: { unsafeReadWithoutQuorum: true },
     what: 'the leader answers a strong read with its read index without confirming that no other leader took over, so a deposed leader serves stale reads',
   },
+  'quorum-read-single-answer': {
+    config: { unsafeQuorumReadSingleAnswer: true },
+    what: "a replica reading by quorum takes the first member's frontier for a majority's, so a replica cut off in a minority serves stale strong reads",
+  },
   'skip-divergence-check': {
     config: { unsafeSkipDivergenceCheck: true, nondeterministic: true },
     what: 'replicas never compare digests of their state, so a nondeterministic op (planted in the run) leaves them serving different answers unnoticed',

@@ -144,9 +144,11 @@ export function drawRun(
   params.reconfiguration = scenario;
   const named = namedStreams(config.seed);
   // A named stream: drawing it moves no other draw of the seed.
+  // The leader's read index is what the planted read-without-quorum breaks: it keeps it.
   const quorumReads =
     config.unsafeQuorumReadSingleAnswer === true ||
-    (config.quorumReads ?? named('quorum-reads').chance(1 / 4));
+    (config.quorumReads ??
+      (config.unsafeReadWithoutQuorum !== true && named('quorum-reads').chance(1 / 4)));
   return {
     params: { ...params, quorumReads },
     prngs: {

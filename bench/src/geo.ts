@@ -10,10 +10,14 @@
  *    proxy with the profile's one-way delay and jitter (geo/creek-replicas.ts);
  *  - SMR: the same with `--speculation off`, where every op is ordered on arrival and answered once
  *    executed in the committed order;
- *  - etcd 3.4: one member per region, each member's peer listener behind a proxy that delays what
- *    it sends so that every round trip between two members matches the profile (exact for 3
- *    members, fitted for 5: geo/etcd-members.ts), with etcd's own tuning for the largest round
- *    trip; its leadership moved to the replica that leads Creek, so both pay the same distance.
+ *  - etcd 3.4: one member per region, a proxy per directed link too when run as root (each member
+ *    in a mount namespace whose /etc/hosts points the others' names at its own proxies), else one
+ *    proxy per member fitted to the round trips (geo/etcd-members.ts); etcd's own tuning for the
+ *    largest round trip.
+ *
+ * Every system's leader is placed at replica 0 (us-east) before it is measured: Creek's and SMR's
+ * by cutting the elected leader off until replica 0 wins (they have no leader transfer yet),
+ * etcd's with its move-leader.
  *
  * A client next to each replica (in its region, no proxy: a local round trip is loopback here)
  * runs `--ops` sequential ops per cell; the regions' clients run at the same time. Cells: weak put
@@ -29,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { recordResults } from './results.js';
 import { measureAds } from './geo/ads.js';
 import { startGeoCreek, type GeoCreek } from './geo/creek-replicas.js';
-import { etcdTimers, startGeoEtcd } from './geo/etcd-members.js';
+import { etcdTimers, startGeoEtcd, type EtcdLinks } from './geo/etcd-members.js';
 import { parseGeoFlags, replicasFor } from './geo/flags.js';
 import { fitErrors, linkDelay } from './geo/links.js';
 import { quantiles, sequential, throughput, type Quantiles } from './geo/measure.js';
@@ -65,6 +69,20 @@ const replicas = replicasFor(profile);
 const out = recordResults('geo', 'markdown', process.argv.slice(2), `geo-${profile.name}`);
 
 type Latency = Partial<Record<Metric, Quantiles[]>>;
+
+/**
+ * Where every system's leader is placed: replica (member) 0, in the first region (us-east). In
+ * us-eu it is the region closest to the other two, so each region's strong put can meet its
+ * nearest-majority bound; every system leads from the same place, so none is favoured.
+ */
+const LEADER = 0;
+
+/** What the record should say beside the tables (a leader that moved during a run). */
+const notes: string[] = [];
+function note(line: string): void {
+  log(line);
+  notes.push(line);
+}
 
 /**
  * What this run started and has not stopped: stopped on SIGINT or SIGTERM too, so that a run
@@ -135,7 +153,6 @@ async function measureThroughput(clients: readonly RegionClient[]): Promise<numb
 async function creekRun(
   tp: Toxiproxy,
   speculative: boolean,
-  placeLeader: number | null,
 ): Promise<{
   lat: Latency;
   rates: number[];
@@ -159,11 +176,12 @@ async function creekRun(
   );
   const clients: RegionClient[] = [];
   try {
-    const leader = await cluster.waitForLeader(60_000);
-    if (placeLeader !== null && placeLeader !== leader)
-      log(
-        `${system}: its leader is replica ${leader} (${regionLabel(profile, leader)}); Creek's was ${placeLeader}: no way to place it yet`,
-      );
+    const elected = await cluster.waitForLeader(60_000);
+    if (elected !== LEADER) {
+      log(`${system}: replica ${elected} was elected; moving the lead to replica ${LEADER}`);
+      await cluster.placeLeader(LEADER, 60_000);
+    }
+    const leader = await cluster.waitForLeader(10_000);
     log(
       `${system}: leader replica ${leader} (${regionLabel(profile, leader)}); ${flags.ops} sequential ops per cell and region`,
     );
@@ -177,7 +195,9 @@ async function creekRun(
     log(`${system}: ${rates.map((r) => Math.round(r)).join(' / ')} strong puts/s`);
     const after = await cluster.waitForLeader(10_000);
     if (after !== leader)
-      log(`${system}: the leader moved from ${leader} to ${after} during the run`);
+      note(
+        `${system}: the leader moved from ${leader} to ${after} during its latency and throughput cells`,
+      );
     return { lat, rates, leader, cluster, clients };
   } catch (err) {
     for (const c of clients) c.close();
@@ -189,7 +209,13 @@ async function creekRun(
 async function etcdRun(
   tp: Toxiproxy,
   leader: number,
-): Promise<{ lat: Latency; rates: number[]; leader: number; delays: readonly number[] }> {
+): Promise<{
+  lat: Latency;
+  rates: number[];
+  leader: number;
+  links: EtcdLinks;
+  delays: readonly number[];
+}> {
   const [heartbeat, election] = etcdTimers(profile, replicas);
   log(
     `etcd: starting ${replicas} members (heartbeat ${heartbeat} ms, election timeout ${election} ms)`,
@@ -198,15 +224,19 @@ async function etcdRun(
   const clients: RegionClient[] = [];
   try {
     await etcd.moveLeader(leader, 30_000);
-    log(
-      `etcd: leader member ${leader} (${regionLabel(profile, leader)}); member delays ${etcd.delays.map((c) => c.toFixed(1)).join(' / ')} ms`,
-    );
+    log(`etcd: leader member ${leader} (${regionLabel(profile, leader)}); links ${etcd.links}`);
     for (let i = 0; i < replicas; i++) clients.push(await etcdClient(etcd.urls[i]!, i));
     const lat = await measureLatency('etcd', clients);
     log(`etcd: throughput at ${flags.outstanding.join(', ')} outstanding, ${flags.seconds} s each`);
     const rates = await measureThroughput(clients);
     log(`etcd: ${rates.map((r) => Math.round(r)).join(' / ')} puts/s`);
-    return { lat, rates, leader: await etcd.leader(), delays: etcd.delays };
+    return {
+      lat,
+      rates,
+      leader: await etcd.leader(),
+      links: etcd.links,
+      delays: etcd.delays,
+    };
   } finally {
     for (const c of clients) c.close();
     await etcd.stop();
@@ -233,7 +263,7 @@ async function main(): Promise<void> {
           `| ${i} ${regionLabel(profile, i)} ↔ ${j} ${regionLabel(profile, j)} | ${d.latencyMs} ± ${d.jitterMs} ms |`,
         );
       }
-    const creek = await creekRun(tp, true, null);
+    const creek = await creekRun(tp, true);
     let ads: GeoResults['ads'] = null;
     try {
       if (flags.ads > 0) {
@@ -249,14 +279,17 @@ async function main(): Promise<void> {
           })),
         };
       }
+      const after = await creek.cluster.waitForLeader(10_000);
+      if (after !== creek.leader)
+        note(`Creek: the leader was ${after}, not ${creek.leader}, after the ad-serving cells`);
     } finally {
       for (const c of creek.clients) c.close();
       await creek.cluster.stop();
     }
-    const smr = await creekRun(tp, false, creek.leader);
+    const smr = await creekRun(tp, false);
     for (const c of smr.clients) c.close();
     await smr.cluster.stop();
-    const etcd = await etcdRun(tp, creek.leader);
+    const etcd = await etcdRun(tp, LEADER);
     const results: GeoResults = {
       profile,
       replicas,
@@ -274,10 +307,13 @@ async function main(): Promise<void> {
     const fit = fitErrors(profile, etcd.delays);
     out.print('');
     out.print(
-      `etcd peer links: one proxy per member delaying what it sends (per-pair links cannot be given to etcd); round trips it gives vs the profile's: ${fit.map((f) => `${f.i}↔${f.j} ${f.fitted.toFixed(0)}/${f.rtt}`).join(', ')} ms`,
+      etcd.links === 'per-pair'
+        ? "etcd peer links: a proxy per directed link, as Creek's (each member resolves the others' advertised names to its own proxies, in a mount namespace of its own)"
+        : `etcd peer links: one proxy per member delaying what it sends (no per-pair links without root and unshare); round trips it gives vs the profile's: ${fit.map((f) => `${f.i}↔${f.j} ${f.fitted.toFixed(0)}/${f.rtt}`).join(', ')} ms`,
     );
     out.print('');
     out.print(`leaders: ${leaders}`);
+    for (const line of notes) out.print(`\n${line}`);
     out.print('');
     out.print(
       `latency, ms, ${flags.ops} sequential ops per cell and client region (regions at once):`,

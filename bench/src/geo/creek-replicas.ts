@@ -30,6 +30,13 @@ export interface GeoCreek {
   status(i: number): Promise<ReplicaStatus | null>;
   /** The leader all replicas agree on, once they do. */
   waitForLeader(timeoutMs: number): Promise<number>;
+  /**
+   * Makes replica `target` lead. Election is Ω: the lowest-numbered replica heard that hears a
+   * majority runs, so while the leader is cut off (the admin API's block, on the leader alone) a
+   * target numbered below every other replica is elected; the leader is then reconnected and
+   * steps down to the higher ballot. The cluster has no leader transfer of its own yet.
+   */
+  placeLeader(target: number, timeoutMs: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -121,6 +128,14 @@ export async function startGeoCreek(o: GeoCreekOptions): Promise<GeoCreek> {
       return null;
     }
   };
+  const admin = async (i: number, action: string): Promise<void> => {
+    const r = await fetch(`http://127.0.0.1:${listen[i]}/admin/${action}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    if (!r.ok)
+      throw new Error(`admin ${action} on replica ${i}: HTTP ${r.status} ${await r.text()}`);
+  };
   const stop = async (): Promise<void> => {
     stopping = true;
     await Promise.all(
@@ -135,10 +150,26 @@ export async function startGeoCreek(o: GeoCreekOptions): Promise<GeoCreek> {
     );
     rmSync(dir, { recursive: true, force: true });
   };
-  return {
+  const geo: GeoCreek = {
     urls: listen.map((p) => `ws://127.0.0.1:${p}/client`),
     token,
     status,
+    async placeLeader(target, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const leader = await geo.waitForLeader(Math.max(1, deadline - Date.now()));
+        if (leader === target) return;
+        if (Date.now() > deadline)
+          throw new Error(`${o.name}: replica ${target} did not take the lead in ${timeoutMs} ms`);
+        for (let j = 0; j < n; j++) if (j !== leader) await admin(leader, `block?peer=${j}`);
+        try {
+          while (Date.now() < deadline && (await status(target))?.role !== 'leader')
+            await new Promise((r) => setTimeout(r, 100));
+        } finally {
+          await admin(leader, 'unblock');
+        }
+      }
+    },
     async waitForLeader(timeoutMs) {
       const deadline = Date.now() + timeoutMs;
       let last: (ReplicaStatus | null)[] = [];
@@ -156,4 +187,5 @@ export async function startGeoCreek(o: GeoCreekOptions): Promise<GeoCreek> {
     },
     stop,
   };
+  return geo;
 }

@@ -143,7 +143,7 @@ export function goals(r: GeoResults): string[] {
       at('Creek', 'strong put stable', i)!.p50 / nearestMajorityRttMs(r.profile, i, r.replicas),
   );
   lines.push(
-    `| strong put stable p50 ≤ 1.1× the region's nearest-majority round trip (leader at ${regionLabel(r.profile, r.leaders.Creek)}, elected: not placed) | worst ${Math.max(...boundRatios).toFixed(2)}× (per region ${boundRatios.map((x) => x.toFixed(2)).join(' / ')}) | ${verdict(boundRatios.every((x) => x <= 1.1))} |`,
+    `| strong put stable p50 ≤ 1.1× the region's nearest-majority round trip (leader placed at ${regionLabel(r.profile, r.leaders.Creek)}) | worst ${Math.max(...boundRatios).toFixed(3)}× (per region ${boundRatios.map((x) => x.toFixed(3)).join(' / ')}) | ${verdict(boundRatios.every((x) => x <= 1.1))} |`,
   );
   const getRatios = regions.map(
     (i) => at('Creek', 'strong get', i)!.p50 / at('etcd', 'strong get', i)!.p50,

@@ -43,13 +43,14 @@ export interface LinkDelay {
 
 export interface Toxiproxy {
   /**
-   * A proxy from a fresh loopback port to `upstream` (host:port) delaying each direction as given;
-   * resolves with its port.
+   * A proxy to `upstream` (host:port) delaying each direction as given, listening on `listen`
+   * (host:port; default a fresh loopback port); resolves with its port.
    */
   proxy(
     name: string,
     upstream: string,
     delay: { readonly up: LinkDelay; readonly down: LinkDelay },
+    listen?: string,
   ): Promise<number>;
   stop(): Promise<void>;
 }
@@ -92,9 +93,9 @@ export async function startToxiproxy(bin: string): Promise<Toxiproxy> {
     return JSON.parse(text) as unknown;
   };
   return {
-    async proxy(name, upstream, delay) {
+    async proxy(name, upstream, delay, listen = '127.0.0.1:0') {
       const created = ProxyAnswer.parse(
-        await post('/proxies', { name, listen: '127.0.0.1:0', upstream, enabled: true }),
+        await post('/proxies', { name, listen, upstream, enabled: true }),
       );
       for (const [stream, d] of [
         ['upstream', delay.up],

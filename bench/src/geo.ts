@@ -243,6 +243,10 @@ async function etcdRun(
   }
 }
 
+/** A link's end in the links table: `0 us-east`, or `lan 0` where every replica shares a region. */
+const linkEnd = (i: number): string =>
+  profile.regions.length === 1 ? regionLabel(profile, i) : `${i} ${regionLabel(profile, i)}`;
+
 async function main(): Promise<void> {
   const tp = tracked(await startToxiproxy(ensureToxiproxy(log)));
   try {
@@ -259,9 +263,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < replicas; i++)
       for (let j = i + 1; j < replicas; j++) {
         const d = linkDelay(profile, i, j);
-        out.print(
-          `| ${i} ${regionLabel(profile, i)} ↔ ${j} ${regionLabel(profile, j)} | ${d.latencyMs} ± ${d.jitterMs} ms |`,
-        );
+        out.print(`| ${linkEnd(i)} ↔ ${linkEnd(j)} | ${d.latencyMs} ± ${d.jitterMs} ms |`);
       }
     const creek = await creekRun(tp, true);
     let ads: GeoResults['ads'] = null;

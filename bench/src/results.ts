@@ -91,11 +91,16 @@ export interface Results {
   save(): string | null;
 }
 
-/** The results of `npm run bench:<name>` (run with `args`, by default this process's). */
+/**
+ * The results of `npm run bench:<name>` (run with `args`, by default this process's), recorded as
+ * `<date>-<record>.md`: `record` is the benchmark's name unless one benchmark keeps records of
+ * several kinds (bench:geo's, one per network profile).
+ */
 export function recordResults(
   name: string,
   format: ResultsFormat,
   args: readonly string[] = process.argv.slice(2),
+  record: string = name,
 ): Results {
   const lines: string[] = [];
   return {
@@ -111,7 +116,7 @@ export function recordResults(
       const date = new Date().toISOString().slice(0, 10);
       const path = join(
         dir,
-        recordName(date, name, (f) => existsSync(join(dir, f))),
+        recordName(date, record, (f) => existsSync(join(dir, f))),
       );
       const command = commandLine(name, args);
       writeFileSync(

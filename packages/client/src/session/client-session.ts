@@ -16,6 +16,8 @@ import {
 } from '../errors.js';
 import type { StoredOp, StoredSession } from '../offline-storage.js';
 import { Failover } from './failover.js';
+import type { KnownReplica } from './known-replicas.js';
+import type { ReplicaUrls } from '@creek/protocol';
 import { OfflineQueue, queue, storedSession } from './offline-queue.js';
 import { OpTable, type SessionOp } from './op-table.js';
 import type { OptimisticChange } from './optimistic.js';
@@ -76,6 +78,8 @@ export class ClientSession {
   /** When it last brought a stable answer or a commit (or was welcomed). */
   private lastStableAt = 0;
   private currentStatus: ConnectionStatus = 'connecting';
+  /** The replica that welcomed the current connection (null until then). */
+  private replica: number | null = null;
 
   constructor(config: ClientSessionConfig) {
     this.sessionId = config.session;
@@ -97,7 +101,13 @@ export class ClientSession {
       submit: (op, args, levels, sink) => void this.submit(op, args, levels, sink),
     });
     this.window = new SendWindow(config.maxInFlight, (o) => this.sendNow(o));
-    this.failover = new Failover(config.urls, config.connectTimeoutMs, config.stallTimeoutMs);
+    this.failover = new Failover(
+      config.urls,
+      config.connectTimeoutMs,
+      config.stallTimeoutMs,
+      config.discover ?? true,
+      config.nearest ?? true,
+    );
     this.offline = new OfflineQueue(config.offline, config.maxQueued);
   }
 
@@ -124,6 +134,11 @@ export class ClientSession {
   /** The number the session's next op gets (a simulator names its exactly-once probes by it). */
   get nextSeq(): number {
     return this.ops.nextSeq;
+  }
+
+  /** The replicas the session knows, nearest first (KnownReplicas.list). */
+  replicas(): KnownReplica[] {
+    return this.failover.known.list();
   }
 
   /** Ops of the session not yet acknowledged (answered and committed). */
@@ -295,6 +310,8 @@ export class ClientSession {
     if (!this.current(connection)) return;
     this.attached = false;
     if (!this.opened) this.failover.problem(this.url, connectFailure(this.url, this.failure));
+    // Not to be moved back to on an older measurement (KnownReplicas.unreachable).
+    else this.failover.known.unreachable(this.url);
     this.disconnected();
     this.retry();
   }
@@ -302,6 +319,7 @@ export class ClientSession {
   /** The replica is gone: no ops go out until the next welcome. */
   private disconnected(): void {
     this.ready = false;
+    this.replica = null;
     this.out({ t: 'disconnected' });
     if (this.currentStatus === 'connected') this.setStatus('connecting');
   }
@@ -311,13 +329,48 @@ export class ClientSession {
    * useful for stallTimeoutMs (see Failover.stalled).
    */
   tick(): void {
-    if (!this.ready || !this.attached || this.failover.stallTimeoutMs <= 0) return;
+    if (!this.ready || !this.attached) return;
+    this.probe(this.failover.probesDue(this.now()));
+    if (this.failover.stallTimeoutMs <= 0) return;
     const why = this.failover.stalled(this.now(), {
       ...this.ops.oldestWaiting(this.connection),
       lastFrameAt: this.lastFrameAt,
       lastStableAt: this.lastStableAt,
     });
     if (why !== null) this.leave(why);
+  }
+
+  // ---- nearest replica ----------------------------------------------------------------------
+
+  /** The replica listed the cluster's members (its welcome, or a change): see Failover.learn. */
+  private learn(members: ReplicaUrls): void {
+    this.probe(this.failover.learn(members, this.now()));
+    this.moveIfNearer();
+  }
+
+  private probe(urls: readonly string[]): void {
+    for (const url of urls) this.out({ t: 'probe', url });
+  }
+
+  /** The driver measured the round trip to `url` (a `probe` output): `rttMs`, or null if it failed. */
+  probed(url: string, rttMs: number | null): void {
+    this.failover.known.measured(url, rttMs);
+    this.moveIfNearer();
+  }
+
+  /**
+   * Leaves the current replica for a nearer one, or for a member when it is no longer one; as for
+   * a dropped connection, every op not known committed is resubmitted there and applied once.
+   */
+  private moveIfNearer(): void {
+    if (!this.ready || !this.attached || this.replica === null || this.closedBy !== null) return;
+    const target = this.failover.known.nearer(this.url, this.replica);
+    if (target === null) return;
+    this.attached = false;
+    this.disconnected();
+    this.out({ t: 'drop', connection: this.connection, terminate: true });
+    this.failover.moveTo(target);
+    this.open();
   }
 
   /** Drops this connection for the next replica, noting why; its ops are resubmitted there. */
@@ -389,12 +442,18 @@ export class ClientSession {
       // connect timeout keeps running until one serves an op, when ops wait.
       if (![...this.ops.values()].some((o) => o.views !== null)) this.served();
       this.failover.welcomed(url);
+      this.replica = f.replica;
+      this.failover.known.welcomedAs(url, f.replica);
       // Resubmit every op not known committed, answered ones too (their commit must be learnt):
       // same op ids and numbers, so nothing is applied twice.
       for (const o of this.ops.values()) if (!o.committed && !o.abandoning) this.window.send(o);
       for (const frame of this.watches.frames()) this.send(frame);
+      if (f.members !== undefined) this.learn(f.members);
+      this.probe(this.failover.probesDue(this.now()));
       return;
     }
+    if (f.t === 'members') return this.learn(f.members);
+    if (f.t === 'pong') return; // probes go on connections of their own (`probe` output)
     if (f.t === 'committed' || f.t === 'confirms') this.lastStableAt = this.lastFrameAt;
     if (f.t === 'committed') {
       for (const o of [...this.ops.values()])

@@ -2,22 +2,16 @@ import {
   decodeServerFrame,
   PROTOCOL_VERSION,
   type ClientFrame,
+  type ReplicaUrls,
   type ServerFrame,
 } from '@creek/protocol';
 import type { ConsistencyLevel, ViewSink } from '../binding.js';
 import { connectFailure } from '../connect-failure.js';
-import {
-  ClientClosed,
-  errorFromWire,
-  ProtocolError,
-  SignedOut,
-  Unauthorized,
-  type CreekError,
-} from '../errors.js';
+import { ClientClosed, ProtocolError, SignedOut, type CreekError } from '../errors.js';
 import type { StoredOp, StoredSession } from '../offline-storage.js';
 import { Failover } from './failover.js';
+import { errorNamingNoOp, opRefused, type RefusalContext } from './refusals.js';
 import type { KnownReplica } from './known-replicas.js';
-import type { ReplicaUrls } from '@creek/protocol';
 import { OfflineQueue, queue, storedSession } from './offline-queue.js';
 import { OpTable, type SessionOp } from './op-table.js';
 import type { OptimisticChange } from './optimistic.js';
@@ -81,6 +75,9 @@ export class ClientSession {
   /** The replica that welcomed the current connection (null until then). */
   private replica: number | null = null;
 
+  /** What the rules for refusals (refusals.ts) read and act on. */
+  private readonly refusals: RefusalContext;
+
   constructor(config: ClientSessionConfig) {
     this.sessionId = config.session;
     this.token = config.token;
@@ -109,6 +106,20 @@ export class ClientSession {
       config.nearest ?? true,
     );
     this.offline = new OfflineQueue(config.offline, config.maxQueued);
+    this.refusals = {
+      failover: this.failover,
+      ops: this.ops,
+      signIn: this.signIn,
+      connection: () => this.connection,
+      attached: () => this.attached,
+      ready: () => this.ready,
+      leave: (problem) => this.leave(problem),
+      drop: () => this.drop(),
+      refuse: (make) => {
+        this.closedBy = make;
+        this.closedFor = 'refused';
+      },
+    };
   }
 
   /** Where the client stands with the cluster. */
@@ -478,7 +489,7 @@ export class ClientSession {
       this.signIn.expired(f.message);
       return this.leave(`the user token expired: ${f.message}`);
     }
-    if (f.t === 'error' && f.opId === undefined) return this.errorNamingNoOp(url, f);
+    if (f.t === 'error' && f.opId === undefined) return errorNamingNoOp(this.refusals, url, f);
     // What the replica counts as done (client-endpoint.ts): a weak op at its first view, a strong
     // one at its stable view or confirm, any op at an error.
     if (f.t !== 'view' || f.level === 'stable' || this.window.levelOf(f.opId) === 'weak')
@@ -494,73 +505,9 @@ export class ClientSession {
       this.lastStableAt = this.lastFrameAt;
       this.ops.confirmed(o);
     } else if (f.code === 'busy' || f.code === 'unavailable') {
-      this.refused(o, f.code, f.message);
+      opRefused(this.refusals, o, f.code, f.message);
     } else {
       this.ops.refusedEverywhere(o, f.code, f.message);
-    }
-  }
-
-  /**
-   * The replica did not take the op (busy, or unavailable: paused, shutting down, catching up).
-   * Unavailable with another replica to try: leave this one, and the op goes there. Otherwise the
-   * caller gets the error, saying whether the op may still take effect: if no replica took it
-   * (every send refused) it is forgotten, never resubmitted, so a caller retrying as told does not
-   * apply it twice; if an earlier send may have landed, it stays and is resubmitted (applied once).
-   */
-  private refused(o: SessionOp, code: 'busy' | 'unavailable', message: string): void {
-    if (o.sentOn !== this.connection) return; // an answer to an earlier send, since resubmitted
-    o.refusals++;
-    if (code === 'unavailable' && this.failover.several) {
-      if (this.attached) this.leave(`unavailable: ${message}`);
-      return;
-    }
-    const mayHaveTakenEffect = o.refusals < o.sends;
-    if (!mayHaveTakenEffect) o.committed = true; // never ordered: nothing to resubmit or wait for
-    o.views?.error(errorFromWire(code, message, mayHaveTakenEffect));
-    this.ops.answered(o);
-  }
-
-  /**
-   * An error frame that names no op: about the connection, or about a frame the replica could not
-   * read far enough to find its op id (protocol codec.ts names it whenever it can).
-   */
-  private errorNamingNoOp(url: string, f: Extract<ServerFrame, { t: 'error' }>): void {
-    this.failover.problem(url, `${f.code}: ${f.message}`);
-    if (f.code === 'unauthorized') {
-      // The cluster's token, or the user's, refused: the session ends (a refused user may be
-      // replaced with setAuth). Ops sent on an earlier connection may have taken effect there.
-      const make = this.signIn.signsIn
-        ? this.signIn.refused(f.message)
-        : (sent: boolean) => new Unauthorized(f.message, { mayHaveTakenEffect: sent });
-      this.closedBy = make;
-      this.closedFor = 'refused';
-      return this.ops.failAll((o) => make(o.sends > o.refusals));
-    }
-    // The replica closes the connection (it has not caught up with this session, or it is
-    // shutting down), and the session tries the next one.
-    if (f.code === 'unavailable') return;
-    if (f.code === 'version') {
-      // Another replica may speak this client's version; if none does, ops fail after the
-      // connect timeout, with this problem in the message.
-      this.drop();
-      return;
-    }
-    if (!this.ready) {
-      // The hello was refused: this client cannot use this replica. Its ops fail now, rather than
-      // at the connect timeout; the session goes on to the next replica.
-      const why = `the replica at ${url} refused this client's hello (${f.code}: ${f.message})`;
-      this.ops.failAll((o) => new ProtocolError(why, { mayHaveTakenEffect: o.sentOn > 0 }));
-      this.drop();
-      return;
-    }
-    // One of the frames sent on this connection was refused, and nothing says which: fail every op
-    // sent on it that has no answer yet, and stop tracking them, so that the refused frame is not
-    // resubmitted at the next connection.
-    const why = `the replica at ${url} refused a frame without naming its op (${f.code}: ${f.message}); this op had no answer yet: if its frame was the one refused it was not applied, otherwise it may still be`;
-    for (const o of [...this.ops.values()]) {
-      if (o.views === null || o.sentOn !== this.connection) continue;
-      o.views.error(new ProtocolError(why));
-      this.ops.delete(o.opId);
     }
   }
 

@@ -9,6 +9,7 @@ import {
   type ConnectionStatus,
   type CreekBindingOptions,
   type Identity,
+  type KnownReplica,
   type RestoredOp,
   type WatchSink,
 } from './creek-binding.js';
@@ -111,6 +112,7 @@ export class CreekClient<A = App> {
     private readonly binding: Binding & {
       close?(): void;
       replica?: number | null;
+      replicas?(): readonly KnownReplica[];
       operations?: readonly string[] | null;
       readOnlyOperations?: readonly string[] | null;
       status?: ConnectionStatus;
@@ -265,6 +267,15 @@ export class CreekClient<A = App> {
   /** The replica this client is connected to now (null while it connects). */
   replica(): number | null {
     return this.binding.replica ?? null;
+  }
+
+  /**
+   * The replicas this client knows, nearest first: the URLs it was given and those the cluster
+   * lists (`connect({ discover })`), with the round trip last measured to each. The client uses
+   * the first that serves. Empty for a binding without replicas (in memory).
+   */
+  replicas(): readonly KnownReplica[] {
+    return this.binding.replicas?.() ?? [];
   }
 
   /**

@@ -5,9 +5,11 @@ import { readStoredSession, type OfflineStorage, type StoredSession } from './of
 import { ClientSession } from './session/client-session.js';
 import type { ConnectionStatus, SessionOutput } from './session/session-io.js';
 import type { Identity } from './session/sign-in.js';
+import type { KnownReplica } from './session/known-replicas.js';
 import type { OptimisticChange } from './session/optimistic.js';
 import type { WatchSink } from './session/watches.js';
 import { randomId } from './session-id.js';
+import { probeRoundTrip } from './probe.js';
 import { socketFactory, type SocketFactory, type SocketLike } from './socket.js';
 
 // The socket driver of a client session: the session (session/client-session.ts) decides, with no
@@ -16,6 +18,7 @@ import { socketFactory, type SocketFactory, type SocketLike } from './socket.js'
 // asks for (session/session-io.ts).
 
 export type { ConnectionStatus } from './session/session-io.js';
+export type { KnownReplica } from './session/known-replicas.js';
 export type { WatchSink } from './session/watches.js';
 export type { Identity, IdentityState } from './session/sign-in.js';
 
@@ -51,6 +54,23 @@ export interface CreekBindingOptions {
    * Absent: anonymous. See `client.identity()` and `client.setAuth`.
    */
   readonly auth?: AuthSource;
+  /**
+   * Learn the cluster's replicas from the one the client reaches and follow its membership: each
+   * replica's welcome lists every member's client URL, and it tells its clients when they change
+   * (a replica added, removed, replaced); a client whose replica is no longer a member moves to
+   * one that is. Default true. False: the client keeps to `urls` (for replicas whose addresses the
+   * client cannot reach, e.g. behind a proxy).
+   */
+  readonly discover?: boolean;
+  /**
+   * Measure the round trip to each replica the client knows (three `ping`s on a short connection
+   * of its own, at the first welcome, when the members change and every 30 s) and use the nearest
+   * one that serves, failing over in order of distance. The client moves to a replica nearer by
+   * at least 10 ms and a quarter of the current one's round trip, resubmitting the ops in flight
+   * (each applied once). Default true. False: replicas are tried in the order known (`urls`
+   * first), as for replicas on one machine, whose differences are load, not distance.
+   */
+  readonly nearest?: boolean;
   /** How long to keep trying to reach a replica before ops fail with Unavailable. */
   readonly connectTimeoutMs?: number;
   /**
@@ -80,7 +100,7 @@ export interface CreekBindingOptions {
    * no stable answer while strong ops waited for theirs (a replica cut off from the leader still
    * answers tentatively). A replica that refuses an op because it is paused, shutting down or still
    * catching up is left at once. Default 3000 ms; 0 turns the deadlines off. Only with more than one
-   * URL.
+   * replica known (given, or learnt: `discover`).
    */
   readonly stallTimeoutMs?: number;
   /**
@@ -196,6 +216,8 @@ export class CreekBinding implements Binding {
       auth: this.auth !== null,
       session: sessionId,
       newSession: randomId,
+      discover: options.discover ?? true,
+      nearest: options.nearest ?? true,
       connectTimeoutMs: options.connectTimeoutMs,
       stallTimeoutMs: options.stallTimeoutMs,
       maxInFlight,
@@ -237,6 +259,8 @@ export class CreekBinding implements Binding {
       case 'reconnect':
         setTimeout(() => this.session.reconnect(), o.afterMs);
         return;
+      case 'probe':
+        return void this.probe(o.url);
       case 'status':
         this.status = o.status;
         for (const l of [...this.statusListeners]) l(o.status);
@@ -307,6 +331,15 @@ export class CreekBinding implements Binding {
         `connect's auth function returned ${typeof token === 'string' ? 'an empty string' : typeof token}, not a token`,
       );
     this.session.tokenProvided(connection, token);
+  }
+
+  /** Measures the round trip to the replica at `url` for the session (probe.ts). */
+  private async probe(url: string): Promise<void> {
+    const make = await this.factory.catch(() => null);
+    if (make === null || this.closed) return;
+    probeRoundTrip(make, url, now, (rttMs) => {
+      if (!this.closed) this.session.probed(url, rttMs);
+    });
   }
 
   /** Opens the session's connection number `connection` to `url`, and reports its events. */
@@ -450,6 +483,11 @@ export class CreekBinding implements Binding {
       });
   }
 
+  /** The replicas the client knows, nearest first (`client.replicas()`). */
+  replicas(): readonly KnownReplica[] {
+    return this.session.replicas();
+  }
+
   /** Ops of the session not yet acknowledged (answered and committed). */
   unacknowledged(): number {
     return this.session.unacknowledged();
@@ -479,4 +517,9 @@ function drop(ws: SocketLike, terminate: boolean): void {
   const t = ws as SocketLike & { terminate?: () => void };
   if (terminate && typeof t.terminate === 'function') t.terminate();
   else ws.close();
+}
+
+/** A clock for round trips: monotonic where the runtime has one. */
+function now(): number {
+  return typeof performance === 'undefined' ? Date.now() : performance.now();
 }

@@ -29,6 +29,7 @@ export {
   type Identity,
   type IdentityState,
   type CreekBindingOptions,
+  type KnownReplica,
   type RestoredOp,
 } from './creek-binding.js';
 export {

@@ -153,6 +153,8 @@ describe('a replica that refuses an op for now (busy, unavailable)', () => {
     const scripted = scriptedSockets();
     const creek = connect({
       urls: ['ws://127.0.0.1:7100/client', 'ws://127.0.0.1:7101/client'],
+      // These tests script the sockets in order: no round-trip probe among them.
+      nearest: false,
       WebSocket: scripted.WebSocket,
     });
     clients.push(creek);
@@ -178,6 +180,8 @@ describe('a replica that refuses an op for now (busy, unavailable)', () => {
     const scripted = scriptedSockets();
     const creek = connect({
       urls: ['ws://127.0.0.1:7100/client', 'ws://127.0.0.1:7101/client'],
+      // These tests script the sockets in order: no round-trip probe among them.
+      nearest: false,
       WebSocket: scripted.WebSocket,
       connectTimeoutMs: 300,
     });
@@ -276,6 +280,8 @@ describe('a replica that answers nothing (stallTimeoutMs)', () => {
     const scripted = scriptedSockets();
     const creek = connect({
       urls: ['ws://127.0.0.1:7100/client', 'ws://127.0.0.1:7101/client'],
+      // These tests script the sockets in order: no round-trip probe among them.
+      nearest: false,
       WebSocket: scripted.WebSocket,
       stallTimeoutMs,
     });
@@ -407,7 +413,8 @@ describe('ops in flight on one connection (maxInFlight)', () => {
   /** A client of two scripted replicas, welcomed by the first. */
   async function welcomed(options: { maxInFlight?: number; stallTimeoutMs?: number } = {}) {
     const scripted = scriptedSockets();
-    const creek = connect({ urls, WebSocket: scripted.WebSocket, ...options });
+    // The sockets are scripted in order: no round-trip probe among them.
+    const creek = connect({ urls, WebSocket: scripted.WebSocket, nearest: false, ...options });
     clients.push(creek);
     const s = await scripted.socket(0);
     s.welcome();

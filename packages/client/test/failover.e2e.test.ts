@@ -4,7 +4,9 @@ import { connect, type CreekClient } from '../src/index.js';
 
 /**
  * A client whose replica dies: every op it had in flight is resubmitted to another replica and
- * applied once; the session keeps read-your-writes across the move (issue: client SDK).
+ * applied once; the session keeps read-your-writes across the move (issue: client SDK). The
+ * clients keep to their URLs' order (`nearest: false`): on one machine, round trips differ by
+ * load, not distance, and these tests name the replica a client starts at.
  */
 let cluster: LocalCluster | null = null;
 let creek: CreekClient | null = null;
@@ -23,7 +25,7 @@ async function connectedTo(c: CreekClient, replica: number): Promise<void> {
 describe('failover to another replica', () => {
   it('gives every op in flight its result once when its replica is killed', async () => {
     const local = (cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' }));
-    const c = (creek = connect({ urls: local.urls, token: local.token }));
+    const c = (creek = connect({ urls: local.urls, token: local.token, nearest: false }));
     await connectedTo(c, 0);
     // Each op increments a key of its own: a loss leaves it absent, a double application at 2.
     const n = 150;
@@ -56,6 +58,7 @@ describe('failover to another replica', () => {
     cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
     const c = (creek = connect({
       urls: cluster.urls,
+      nearest: false,
       token: cluster.token,
       stallTimeoutMs: 1_000,
     }));
@@ -83,7 +86,7 @@ describe('failover to another replica', () => {
 
   it('leaves a replica that is paused (it refuses ops) at once: no op fails, each applied once', async () => {
     cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
-    const c = (creek = connect({ urls: cluster.urls, token: cluster.token }));
+    const c = (creek = connect({ urls: cluster.urls, token: cluster.token, nearest: false }));
     await connectedTo(c, 0);
     await cluster.admin(0, 'pause');
     const n = 20;
@@ -103,6 +106,7 @@ describe('failover to another replica', () => {
     cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
     const c = (creek = connect({
       urls: cluster.urls,
+      nearest: false,
       token: cluster.token,
       stallTimeoutMs: 1_000,
     }));
@@ -122,7 +126,7 @@ describe('failover to another replica', () => {
 
   it('keeps read-your-writes when the write reached no other replica before its replica died', async () => {
     cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
-    const c = (creek = connect({ urls: cluster.urls, token: cluster.token }));
+    const c = (creek = connect({ urls: cluster.urls, token: cluster.token, nearest: false }));
     await connectedTo(c, 0);
     await c.invokeStrong('kv.put', { key: 'mine', value: 'old' });
     // Replica 0's messages to the others now take 60 s: the next write stays on its disk alone.

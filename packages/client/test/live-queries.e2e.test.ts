@@ -27,8 +27,8 @@ async function until(what: string, ok: () => boolean, ms = 10_000): Promise<void
 
 describe('client.watch over a real cluster', () => {
   it('pushes a read again when what it read changes: tentative first, then stable', async () => {
-    const watcher = connect({ urls: [cluster.url(0)], token: cluster.token });
-    const writer = connect({ urls: [cluster.url(1)], token: cluster.token });
+    const watcher = connect({ urls: [cluster.url(0)], token: cluster.token, nearest: false });
+    const writer = connect({ urls: [cluster.url(1)], token: cluster.token, nearest: false });
     try {
       const views: View<unknown>[] = [];
       const q = watcher.watch('kv.get', { key: 'live' });
@@ -64,7 +64,7 @@ describe('client.watch over a real cluster', () => {
   });
 
   it('refuses to watch an op that writes or does not exist (advice about the op), and a 65th watch on one connection', async () => {
-    const c = connect({ urls: [cluster.url(0)], token: cluster.token });
+    const c = connect({ urls: [cluster.url(0)], token: cluster.token, nearest: false });
     try {
       const errors: CreekError[] = [];
       c.watch('kv.put', { key: 'x', value: 1 }).subscribe({ onError: (e) => errors.push(e) });
@@ -90,8 +90,8 @@ describe('client.watch over a real cluster', () => {
 
   it('moves with its client to another replica when its replica dies', async () => {
     const local = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
-    const watcher: CreekClient = connect({ urls: local.urls, token: local.token });
-    const writer = connect({ urls: [local.url(2)], token: local.token });
+    const watcher: CreekClient = connect({ urls: local.urls, token: local.token, nearest: false });
+    const writer = connect({ urls: [local.url(2)], token: local.token, nearest: false });
     try {
       const q = watcher.watch('kv.get', { key: 'moving' });
       await until('first view', () => q.latestStable() !== undefined);

@@ -18,7 +18,11 @@ describe('a live replica removed under load', () => {
       onExit: (replica, code) => exits.push({ replica, code }),
     });
     // The client starts at replica 2, the one to be removed.
-    const client = fixture.connect({ urls: [c.url(2), c.url(0), c.url(1)], token: c.token });
+    const client = fixture.connect({
+      urls: [c.url(2), c.url(0), c.url(1)],
+      token: c.token,
+      nearest: false,
+    });
     let stop = false;
     const failures: string[] = [];
     const done = { strong: 0, weak: 0 };

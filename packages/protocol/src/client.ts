@@ -122,8 +122,19 @@ export const UnwatchQuerySchema = z.object({
   watchId: z.string().min(1).max(128),
 });
 
+/**
+ * A round-trip probe, answered with a `pong` carrying the same `n`. Allowed before hello, and
+ * without a token: a client measures how far each replica is (the time to its pong) on a short
+ * connection of its own, to use the nearest one. It says nothing an open socket does not.
+ */
+export const PingSchema = z.object({
+  t: z.literal('ping'),
+  n: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+});
+
 export const ClientFrameSchema = z.discriminatedUnion('t', [
   ClientHelloSchema,
+  PingSchema,
   InvokeSchema,
   WatchQuerySchema,
   UnwatchQuerySchema,
@@ -135,6 +146,30 @@ export const OutcomeSchema = z.union([
   z.object({ ok: z.literal(true), value: JsonValueSchema }),
   z.object({ ok: z.literal(false), error: z.string() }),
 ]);
+
+/** The most replicas a `members` list names (replica ids are 0-255). */
+export const MAX_LISTED_REPLICAS = 256;
+
+/**
+ * The cluster's replicas as clients reach them: each member's id and client URL (ws:// or wss://,
+ * ending in /client). A client given one URL learns the others from it, and follows replacements.
+ */
+export const ReplicaUrlsSchema = z
+  .array(
+    z.object({
+      id: z.number().int().nonnegative().max(255),
+      url: z
+        .string()
+        .max(2048)
+        // ws:// or wss:// on the wire; a simulator names its replicas sim://<id>.
+        .regex(
+          /^[a-z][a-z0-9+.-]*:\/\/\S+$/i,
+          'a client URL is a URL such as ws://host:7100/client',
+        ),
+    }),
+  )
+  .max(MAX_LISTED_REPLICAS);
+export type ReplicaUrls = z.infer<typeof ReplicaUrlsSchema>;
 
 export const ServerFrameSchema = z.discriminatedUnion('t', [
   z.object({
@@ -155,7 +190,13 @@ export const ServerFrameSchema = z.discriminatedUnion('t', [
         expiresInMs: z.number().nonnegative().optional(),
       })
       .optional(),
+    /** The cluster's members as clients reach them (absent from older replicas). */
+    members: ReplicaUrlsSchema.optional(),
   }),
+  /** The members changed (a replica added, removed or replaced): their client URLs now. */
+  z.object({ t: z.literal('members'), members: ReplicaUrlsSchema }),
+  /** The answer to a `ping`, with its `n`. */
+  z.object({ t: z.literal('pong'), n: z.number().int().nonnegative() }),
   /** A refreshed token was accepted: the connection's ops run as this user until it expires. */
   z.object({
     t: z.literal('authed'),

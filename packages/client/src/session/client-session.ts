@@ -2,20 +2,16 @@ import {
   decodeServerFrame,
   PROTOCOL_VERSION,
   type ClientFrame,
+  type ReplicaUrls,
   type ServerFrame,
 } from '@creek/protocol';
 import type { ConsistencyLevel, ViewSink } from '../binding.js';
 import { connectFailure } from '../connect-failure.js';
-import {
-  ClientClosed,
-  errorFromWire,
-  ProtocolError,
-  SignedOut,
-  Unauthorized,
-  type CreekError,
-} from '../errors.js';
+import { ClientClosed, ProtocolError, SignedOut, type CreekError } from '../errors.js';
 import type { StoredOp, StoredSession } from '../offline-storage.js';
 import { Failover } from './failover.js';
+import { errorNamingNoOp, opRefused, type RefusalContext } from './refusals.js';
+import type { KnownReplica } from './known-replicas.js';
 import { OfflineQueue, queue, storedSession } from './offline-queue.js';
 import { OpTable, type SessionOp } from './op-table.js';
 import type { OptimisticChange } from './optimistic.js';
@@ -76,6 +72,11 @@ export class ClientSession {
   /** When it last brought a stable answer or a commit (or was welcomed). */
   private lastStableAt = 0;
   private currentStatus: ConnectionStatus = 'connecting';
+  /** The replica that welcomed the current connection (null until then). */
+  private replica: number | null = null;
+
+  /** What the rules for refusals (refusals.ts) read and act on. */
+  private readonly refusals: RefusalContext;
 
   constructor(config: ClientSessionConfig) {
     this.sessionId = config.session;
@@ -97,8 +98,28 @@ export class ClientSession {
       submit: (op, args, levels, sink) => void this.submit(op, args, levels, sink),
     });
     this.window = new SendWindow(config.maxInFlight, (o) => this.sendNow(o));
-    this.failover = new Failover(config.urls, config.connectTimeoutMs, config.stallTimeoutMs);
+    this.failover = new Failover(
+      config.urls,
+      config.connectTimeoutMs,
+      config.stallTimeoutMs,
+      config.discover ?? true,
+      config.nearest ?? true,
+    );
     this.offline = new OfflineQueue(config.offline, config.maxQueued);
+    this.refusals = {
+      failover: this.failover,
+      ops: this.ops,
+      signIn: this.signIn,
+      connection: () => this.connection,
+      attached: () => this.attached,
+      ready: () => this.ready,
+      leave: (problem) => this.leave(problem),
+      drop: () => this.drop(),
+      refuse: (make) => {
+        this.closedBy = make;
+        this.closedFor = 'refused';
+      },
+    };
   }
 
   /** Where the client stands with the cluster. */
@@ -124,6 +145,11 @@ export class ClientSession {
   /** The number the session's next op gets (a simulator names its exactly-once probes by it). */
   get nextSeq(): number {
     return this.ops.nextSeq;
+  }
+
+  /** The replicas the session knows, nearest first (KnownReplicas.list). */
+  replicas(): KnownReplica[] {
+    return this.failover.known.list();
   }
 
   /** Ops of the session not yet acknowledged (answered and committed). */
@@ -295,6 +321,8 @@ export class ClientSession {
     if (!this.current(connection)) return;
     this.attached = false;
     if (!this.opened) this.failover.problem(this.url, connectFailure(this.url, this.failure));
+    // Not to be moved back to on an older measurement (KnownReplicas.unreachable).
+    else this.failover.known.unreachable(this.url);
     this.disconnected();
     this.retry();
   }
@@ -302,6 +330,7 @@ export class ClientSession {
   /** The replica is gone: no ops go out until the next welcome. */
   private disconnected(): void {
     this.ready = false;
+    this.replica = null;
     this.out({ t: 'disconnected' });
     if (this.currentStatus === 'connected') this.setStatus('connecting');
   }
@@ -311,13 +340,48 @@ export class ClientSession {
    * useful for stallTimeoutMs (see Failover.stalled).
    */
   tick(): void {
-    if (!this.ready || !this.attached || this.failover.stallTimeoutMs <= 0) return;
+    if (!this.ready || !this.attached) return;
+    this.probe(this.failover.probesDue(this.now()));
+    if (this.failover.stallTimeoutMs <= 0) return;
     const why = this.failover.stalled(this.now(), {
       ...this.ops.oldestWaiting(this.connection),
       lastFrameAt: this.lastFrameAt,
       lastStableAt: this.lastStableAt,
     });
     if (why !== null) this.leave(why);
+  }
+
+  // ---- nearest replica ----------------------------------------------------------------------
+
+  /** The replica listed the cluster's members (its welcome, or a change): see Failover.learn. */
+  private learn(members: ReplicaUrls): void {
+    this.probe(this.failover.learn(members, this.now()));
+    this.moveIfNearer();
+  }
+
+  private probe(urls: readonly string[]): void {
+    for (const url of urls) this.out({ t: 'probe', url });
+  }
+
+  /** The driver measured the round trip to `url` (a `probe` output): `rttMs`, or null if it failed. */
+  probed(url: string, rttMs: number | null): void {
+    this.failover.known.measured(url, rttMs);
+    this.moveIfNearer();
+  }
+
+  /**
+   * Leaves the current replica for a nearer one, or for a member when it is no longer one; as for
+   * a dropped connection, every op not known committed is resubmitted there and applied once.
+   */
+  private moveIfNearer(): void {
+    if (!this.ready || !this.attached || this.replica === null || this.closedBy !== null) return;
+    const target = this.failover.known.nearer(this.url, this.replica);
+    if (target === null) return;
+    this.attached = false;
+    this.disconnected();
+    this.out({ t: 'drop', connection: this.connection, terminate: true });
+    this.failover.moveTo(target);
+    this.open();
   }
 
   /** Drops this connection for the next replica, noting why; its ops are resubmitted there. */
@@ -389,12 +453,18 @@ export class ClientSession {
       // connect timeout keeps running until one serves an op, when ops wait.
       if (![...this.ops.values()].some((o) => o.views !== null)) this.served();
       this.failover.welcomed(url);
+      this.replica = f.replica;
+      this.failover.known.welcomedAs(url, f.replica);
       // Resubmit every op not known committed, answered ones too (their commit must be learnt):
       // same op ids and numbers, so nothing is applied twice.
       for (const o of this.ops.values()) if (!o.committed && !o.abandoning) this.window.send(o);
       for (const frame of this.watches.frames()) this.send(frame);
+      if (f.members !== undefined) this.learn(f.members);
+      this.probe(this.failover.probesDue(this.now()));
       return;
     }
+    if (f.t === 'members') return this.learn(f.members);
+    if (f.t === 'pong') return; // probes go on connections of their own (`probe` output)
     if (f.t === 'committed' || f.t === 'confirms') this.lastStableAt = this.lastFrameAt;
     if (f.t === 'committed') {
       for (const o of [...this.ops.values()])
@@ -419,7 +489,7 @@ export class ClientSession {
       this.signIn.expired(f.message);
       return this.leave(`the user token expired: ${f.message}`);
     }
-    if (f.t === 'error' && f.opId === undefined) return this.errorNamingNoOp(url, f);
+    if (f.t === 'error' && f.opId === undefined) return errorNamingNoOp(this.refusals, url, f);
     // What the replica counts as done (client-endpoint.ts): a weak op at its first view, a strong
     // one at its stable view or confirm, any op at an error.
     if (f.t !== 'view' || f.level === 'stable' || this.window.levelOf(f.opId) === 'weak')
@@ -435,73 +505,9 @@ export class ClientSession {
       this.lastStableAt = this.lastFrameAt;
       this.ops.confirmed(o);
     } else if (f.code === 'busy' || f.code === 'unavailable') {
-      this.refused(o, f.code, f.message);
+      opRefused(this.refusals, o, f.code, f.message);
     } else {
       this.ops.refusedEverywhere(o, f.code, f.message);
-    }
-  }
-
-  /**
-   * The replica did not take the op (busy, or unavailable: paused, shutting down, catching up).
-   * Unavailable with another replica to try: leave this one, and the op goes there. Otherwise the
-   * caller gets the error, saying whether the op may still take effect: if no replica took it
-   * (every send refused) it is forgotten, never resubmitted, so a caller retrying as told does not
-   * apply it twice; if an earlier send may have landed, it stays and is resubmitted (applied once).
-   */
-  private refused(o: SessionOp, code: 'busy' | 'unavailable', message: string): void {
-    if (o.sentOn !== this.connection) return; // an answer to an earlier send, since resubmitted
-    o.refusals++;
-    if (code === 'unavailable' && this.failover.several) {
-      if (this.attached) this.leave(`unavailable: ${message}`);
-      return;
-    }
-    const mayHaveTakenEffect = o.refusals < o.sends;
-    if (!mayHaveTakenEffect) o.committed = true; // never ordered: nothing to resubmit or wait for
-    o.views?.error(errorFromWire(code, message, mayHaveTakenEffect));
-    this.ops.answered(o);
-  }
-
-  /**
-   * An error frame that names no op: about the connection, or about a frame the replica could not
-   * read far enough to find its op id (protocol codec.ts names it whenever it can).
-   */
-  private errorNamingNoOp(url: string, f: Extract<ServerFrame, { t: 'error' }>): void {
-    this.failover.problem(url, `${f.code}: ${f.message}`);
-    if (f.code === 'unauthorized') {
-      // The cluster's token, or the user's, refused: the session ends (a refused user may be
-      // replaced with setAuth). Ops sent on an earlier connection may have taken effect there.
-      const make = this.signIn.signsIn
-        ? this.signIn.refused(f.message)
-        : (sent: boolean) => new Unauthorized(f.message, { mayHaveTakenEffect: sent });
-      this.closedBy = make;
-      this.closedFor = 'refused';
-      return this.ops.failAll((o) => make(o.sends > o.refusals));
-    }
-    // The replica closes the connection (it has not caught up with this session, or it is
-    // shutting down), and the session tries the next one.
-    if (f.code === 'unavailable') return;
-    if (f.code === 'version') {
-      // Another replica may speak this client's version; if none does, ops fail after the
-      // connect timeout, with this problem in the message.
-      this.drop();
-      return;
-    }
-    if (!this.ready) {
-      // The hello was refused: this client cannot use this replica. Its ops fail now, rather than
-      // at the connect timeout; the session goes on to the next replica.
-      const why = `the replica at ${url} refused this client's hello (${f.code}: ${f.message})`;
-      this.ops.failAll((o) => new ProtocolError(why, { mayHaveTakenEffect: o.sentOn > 0 }));
-      this.drop();
-      return;
-    }
-    // One of the frames sent on this connection was refused, and nothing says which: fail every op
-    // sent on it that has no answer yet, and stop tracking them, so that the refused frame is not
-    // resubmitted at the next connection.
-    const why = `the replica at ${url} refused a frame without naming its op (${f.code}: ${f.message}); this op had no answer yet: if its frame was the one refused it was not applied, otherwise it may still be`;
-    for (const o of [...this.ops.values()]) {
-      if (o.views === null || o.sentOn !== this.connection) continue;
-      o.views.error(new ProtocolError(why));
-      this.ops.delete(o.opId);
     }
   }
 

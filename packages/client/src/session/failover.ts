@@ -1,4 +1,6 @@
 import { Unavailable } from '../errors.js';
+import type { ReplicaUrls } from '@creek/protocol';
+import { KnownReplicas } from './known-replicas.js';
 
 /** How long the client keeps trying to reach a replica by default (`connectTimeoutMs`). */
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -7,51 +9,99 @@ const DEFAULT_STALL_TIMEOUT_MS = 3_000;
 /** The first wait before trying the next replica, doubled on each failure up to the last. */
 const FIRST_BACKOFF_MS = 50;
 const MAX_BACKOFF_MS = 1_000;
+/** How often a session measures its replicas again (one that came back may be the nearest). */
+export const PROBE_EVERY_MS = 30_000;
 
 /**
- * Which replica the session talks to, and when it gives up on one: the URLs are tried in turn,
- * with a wait between attempts that doubles up to a second; each URL's last problem is kept for the
- * error that ends the attempts; a replica that stops being useful is left (the stall deadlines).
- * Pure: time comes in as `now`.
+ * Which replica the session talks to, and when it gives up on one: the replicas it knows
+ * (KnownReplicas: the URLs it was given and those the cluster lists) are tried in order of
+ * distance, with a wait between attempts that doubles up to a second; each URL's last problem is
+ * kept for the error that ends the attempts; a replica that stops being useful is left (the stall
+ * deadlines). Pure: time comes in as `now`.
  */
 export class Failover {
-  private urlIndex = 0;
+  /** The URL of the current connection (or the next one). */
+  private current: string;
+  readonly known: KnownReplicas;
   /** Per URL, why the last attempt to use it failed: the Unavailable error after a timeout says. */
   private readonly problems = new Map<string, string>();
   private failingSince: number | null = null;
   private backoffMs = FIRST_BACKOFF_MS;
+  /** When the members were last measured. */
+  private probedAt = Number.NEGATIVE_INFINITY;
   /** How long to keep trying to reach a replica before ops fail with Unavailable. */
   readonly connectTimeoutMs: number;
-  /** How long a replica may be useless before it is left; 0: never (one URL, or turned off). */
-  readonly stallTimeoutMs: number;
+  /** The stall deadline asked for (or the default); 0: turned off. */
+  private readonly stallMs: number;
 
   constructor(
-    private readonly urls: readonly string[],
+    urls: readonly string[],
     connectTimeoutMs: number | undefined,
     stallTimeoutMs: number | undefined,
+    /** Learn the cluster's replicas from the one reached (`discover`). */
+    private readonly discover: boolean,
+    /** Measure the replicas known and use the nearest (`nearest`). */
+    private readonly nearest: boolean,
   ) {
+    this.known = new KnownReplicas(urls);
+    this.current = urls[0]!;
     this.connectTimeoutMs = connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-    this.stallTimeoutMs = urls.length > 1 ? (stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS) : 0;
+    this.stallMs = stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
+  }
+
+  /** How long a replica may be useless before it is left; 0: never (one URL, or turned off). */
+  get stallTimeoutMs(): number {
+    return this.several ? this.stallMs : 0;
   }
 
   /** The URL to connect to now. */
   get url(): string {
-    return this.urls[this.urlIndex % this.urls.length]!;
+    return this.current;
   }
 
-  /** There is another replica to try. */
+  /** There is another replica to try (given, or learnt from the cluster). */
   get several(): boolean {
-    return this.urls.length > 1;
+    return this.known.ranked().length > 1;
   }
 
-  /** How often to check for a stalled replica, or null when the deadlines are off. */
+  /**
+   * How often to check for a stalled replica, or null when the deadlines are off. With one URL
+   * the checks find nothing until the cluster lists more replicas; they are cheap.
+   */
   get stallCheckEveryMs(): number | null {
-    return this.stallTimeoutMs > 0 ? Math.max(50, Math.min(1_000, this.stallTimeoutMs / 4)) : null;
+    return this.stallMs > 0 ? Math.max(50, Math.min(1_000, this.stallMs / 4)) : null;
   }
 
-  /** Notes why `url` failed. */
+  /**
+   * A replica listed the cluster's members (its welcome, or a change): with `discover`, they are
+   * known from now on, tried in order of distance. Returns the URLs to measure now (all of them,
+   * when the list is new).
+   */
+  learn(members: ReplicaUrls, now: number): readonly string[] {
+    if (!this.discover || !this.known.learn(members)) return [];
+    this.probedAt = Number.NEGATIVE_INFINITY;
+    return this.probesDue(now);
+  }
+
+  /**
+   * The replicas to measure now: every one known (given or learnt), at the first welcome and every
+   * PROBE_EVERY_MS after; none while only one is known, or with `nearest` off.
+   */
+  probesDue(now: number): readonly string[] {
+    if (!this.nearest || now - this.probedAt < PROBE_EVERY_MS || !this.several) return [];
+    this.probedAt = now;
+    return this.known.ranked();
+  }
+
+  /** The next connection goes to `url` (a nearer replica, or a member replacing this one). */
+  moveTo(url: string): void {
+    this.current = url;
+  }
+
+  /** Notes why `url` failed: it is unreachable until a probe measures it again. */
   problem(url: string, problem: string): void {
     this.problems.set(url, problem);
+    this.known.unreachable(url);
   }
 
   /** `url` welcomed the client: it has no problem, and the next failure waits little again. */
@@ -84,7 +134,10 @@ export class Failover {
    * problem, and saying whether the op may still take effect.
    */
   gaveUp(): (mayHaveTakenEffect: boolean) => Unavailable {
-    const tried = this.urls.map((u) => `${u} (${this.problems.get(u) ?? 'no answer'})`).join('; ');
+    const tried = this.known
+      .ranked()
+      .map((u) => `${u} (${this.problems.get(u) ?? 'no answer'})`)
+      .join('; ');
     const timeoutMs = this.connectTimeoutMs;
     return (mayHaveTakenEffect) =>
       new Unavailable(
@@ -97,9 +150,10 @@ export class Failover {
       );
   }
 
-  /** Moves on to the next URL; returns how long to wait before connecting to it. */
+  /** Moves on to the next URL in order of distance; returns how long to wait before connecting. */
   next(): number {
-    this.urlIndex++;
+    const ranked = this.known.ranked();
+    this.current = ranked[(ranked.indexOf(this.current) + 1) % ranked.length]!;
     const wait = this.backoffMs;
     this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
     return wait;

@@ -21,6 +21,12 @@ export type SessionOutput =
    * session has left it and reads nothing more from it).
    */
   | { readonly t: 'drop'; readonly connection: number; readonly terminate: boolean }
+  /**
+   * Measure the round trip to the replica at `url` on a connection of its own (a `ping` frame,
+   * answered with `pong`; no hello), and hand it to `probed` (null if it failed). The session
+   * uses the nearest replica that serves.
+   */
+  | { readonly t: 'probe'; readonly url: string }
   /** Call `reconnect()` after `afterMs`. */
   | { readonly t: 'reconnect'; readonly afterMs: number }
   /** The status changed. */
@@ -69,6 +75,16 @@ export interface ClientSessionConfig {
    * users change should give random ones).
    */
   readonly newSession?: (() => string) | undefined;
+  /**
+   * Learn the cluster's replicas from the one the session reaches (its welcome lists them, and it
+   * says when they change). Default true; false: the session keeps to `urls`.
+   */
+  readonly discover?: boolean | undefined;
+  /**
+   * Measure the replicas the session knows (`probe`) and use the nearest, failing over in order of
+   * distance. Default true; false: in the order known (`urls` first).
+   */
+  readonly nearest?: boolean | undefined;
   readonly connectTimeoutMs?: number | undefined;
   readonly stallTimeoutMs?: number | undefined;
   /** How many ops one connection may have in flight (a replica refuses more as busy). */

@@ -1,5 +1,5 @@
 import type { AccessDenied, User } from '@creek/app';
-import type { ClientFrame, ServerFrame } from '@creek/protocol';
+import type { ClientFrame, ReplicaUrls, ServerFrame } from '@creek/protocol';
 import type { InvokeRequest } from '../core/replica.js';
 import type { Outcome } from '../core/types.js';
 import type { ConnectionAuth } from './connection-auth.js';
@@ -126,6 +126,12 @@ export interface ClientConnectionsOptions<C> {
   received(replica: number, eventNo: number): boolean;
   /** Keys whose value may have changed since the last call (Replica.takeChangedKeys). */
   changedKeys(): ReadonlySet<string>;
+  /**
+   * The cluster's members as clients reach them (their client URLs), the same array until they
+   * change: welcomes list them, and every welcomed connection is told when they change, so a
+   * client given one URL finds the others and follows replacements. Absent: not said.
+   */
+  members?(): ReplicaUrls;
   /** Seconds from an invoke to its first view ('tentative') or to its stable view ('stable'). */
   observe(level: 'tentative' | 'stable', seconds: number): void;
   /** The driver's clock, in milliseconds (a monotonic one: only differences are used). */

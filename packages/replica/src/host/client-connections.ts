@@ -4,6 +4,7 @@ import {
   PROTOCOL_VERSION,
   type ClientFrame,
   type ErrorCode,
+  type ReplicaUrls,
   type ServerFrame,
 } from '@creek/protocol';
 import type { InvokeRequest } from '../core/replica.js';
@@ -83,6 +84,8 @@ export class ClientConnections<C> {
   };
   /** The live queries of every connection (client frames `watch`, `unwatch`). */
   private readonly live: LiveQueries<C>;
+  /** The members the welcomed connections were last told of (`members` option). */
+  private toldMembers: ReplicaUrls | null = null;
 
   constructor(private readonly o: ClientConnectionsOptions<C>) {
     this.live = new LiveQueries<C>(
@@ -142,6 +145,8 @@ export class ClientConnections<C> {
   frame(conn: C, f: ClientFrame): void {
     const c = this.connections.get(conn);
     if (c === undefined) return;
+    // Before hello too: a client measures each replica's distance on a short connection of its own.
+    if (f.t === 'ping') return this.send(conn, { t: 'pong', n: f.n });
     if (f.t === 'hello') {
       // One hello per connection: a second could switch the session under ops in flight.
       if (!c.passed && c.waitingHello === null) return this.hello(conn, c, f);
@@ -314,6 +319,8 @@ export class ClientConnections<C> {
   private welcome(conn: C, c: Connection<C>): void {
     c.greeted = true;
     c.waitingHello = null;
+    const members = this.o.members?.();
+    if (members !== undefined) this.toldMembers ??= members;
     this.send(conn, {
       t: 'welcome',
       version: PROTOCOL_VERSION,
@@ -331,6 +338,7 @@ export class ClientConnections<C> {
             },
           }
         : {}),
+      ...(members === undefined ? {} : { members }),
     });
   }
 
@@ -472,6 +480,7 @@ export class ClientConnections<C> {
    */
   sendsThisTurn(): boolean {
     if (this.dirty.size > 0 || this.live.size > 0) return true;
+    if (this.membersChanged()) return true;
     if (this.o.now() >= this.authDue) return true;
     for (const c of this.connections.values()) if (c.waitingHello !== null) return true;
     return false;
@@ -484,6 +493,7 @@ export class ClientConnections<C> {
    */
   afterTurn(): void {
     if (this.live.size > 0) this.live.changed(this.o.changedKeys());
+    if (this.membersChanged()) this.tellMembers();
     for (const conn of this.dirty) {
       const c = this.connections.get(conn);
       if (c === undefined) continue;
@@ -514,6 +524,25 @@ export class ClientConnections<C> {
         this.o.out(conn, { t: 'close' });
       }
     }
+  }
+
+  /** The members changed since the welcomed connections were last told (`members` option). */
+  private membersChanged(): boolean {
+    const members = this.o.members?.();
+    if (members === undefined || members === this.toldMembers) return false;
+    if (this.toldMembers !== null && sameMembers(members, this.toldMembers)) {
+      this.toldMembers = members;
+      return false;
+    }
+    return true;
+  }
+
+  /** Tells every welcomed connection the members' client URLs now (a replacement, say). */
+  private tellMembers(): void {
+    const members = this.o.members!();
+    this.toldMembers = members;
+    for (const [conn, c] of this.connections)
+      if (c.greeted) this.send(conn, { t: 'members', members });
   }
 
   /** Asks for fresh tokens before they expire, and closes connections whose token expired. */
@@ -636,4 +665,9 @@ function own<C>(conn: C, c: Connection<C>, op: ClientOp<C>): void {
   c.unsettled.add(op);
   op.owners.add(conn);
   if (op.seq! > c.lastSeq) c.lastSeq = op.seq!;
+}
+
+/** The same replicas at the same URLs, in the same order. */
+function sameMembers(a: ReplicaUrls, b: ReplicaUrls): boolean {
+  return a.length === b.length && a.every((m, i) => m.id === b[i]!.id && m.url === b[i]!.url);
 }

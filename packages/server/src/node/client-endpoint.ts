@@ -3,7 +3,12 @@ import {
   type ClientCounters,
   type ConnectionOutput,
 } from '@creek/replica/host/client-connections.js';
-import { decodeClientFrame, encodeFrame, type ServerFrame } from '@creek/protocol';
+import {
+  decodeClientFrame,
+  encodeFrame,
+  type ReplicaUrls,
+  type ServerFrame,
+} from '@creek/protocol';
 import type { Logger } from 'pino';
 import WebSocket, { type WebSocketServer } from 'ws';
 import type { AccessDenied, User } from '@creek/app';
@@ -64,6 +69,8 @@ export class ClientEndpoint {
     changedKeys: () => ReadonlySet<string> = () => new Set(),
     /** User tokens and access rules; null: no user signs in, every op is open. */
     private readonly auth: EndpointAuth | null = null,
+    /** The members' client URLs, the same array until they change (welcomes list them). */
+    members?: () => ReplicaUrls,
   ) {
     this.connections = new ClientConnections<WebSocket>({
       replicaId,
@@ -76,6 +83,7 @@ export class ClientEndpoint {
       seen,
       received,
       changedKeys,
+      ...(members === undefined ? {} : { members }),
       observe,
       now: () => performance.now(),
       out: (ws, o) => this.output(ws, o),

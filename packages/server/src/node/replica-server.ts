@@ -6,6 +6,7 @@ import {
   MAX_FRAME_BYTES,
   speculationCountsOf,
   type ReplicaStatus,
+  type ReplicaUrls,
 } from '@creek/protocol';
 import { WebSocketServer } from 'ws';
 import { checkAccess, NOOP_OP } from '@creek/app';
@@ -20,6 +21,7 @@ import type { DivergenceReport } from '@creek/replica/host/divergence.js';
 import type { HostEvent, HostInput, PeerSend, Ready } from '@creek/replica/host/ready.js';
 import { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import { ClientEndpoint } from './client-endpoint.js';
+import { clientUrls } from './client-urls.js';
 import { ConnectionGuard, refuseUpgrade } from './connection-guard.js';
 import { registerEdgeMetrics } from './edge-metrics.js';
 import { edgeLimits } from './edge-limits.js';
@@ -98,6 +100,8 @@ export class ReplicaServer {
    * The replica ids `seenVector` covers, worked out again only when the members change (Paxos
    * keeps its list of members as long as they do not).
    */
+  /** The members' client URLs, as welcomes list them: replaced when the members change. */
+  private members: ReplicaUrls;
   private seenIds: {
     readonly members: readonly number[];
     readonly ids: readonly number[];
@@ -143,6 +147,7 @@ export class ReplicaServer {
       this.guard,
       config.tls?.ca ?? null,
     );
+    this.members = clientUrls(config.peers.map((p) => ({ id: p.id, address: p.url })));
     this.clients = new ClientEndpoint(
       config.id,
       () => config.app.names().filter((n) => n !== NOOP_OP),
@@ -161,6 +166,7 @@ export class ReplicaServer {
             verifier: config.userTokens,
             access: (op, user) => checkAccess(config.app, op, user),
           },
+      () => this.members,
     );
     this.outbox = new PeerOutbox(
       (to, msgs) => this.mesh.sendMany(to, msgs),
@@ -485,6 +491,8 @@ export class ReplicaServer {
   /** The members changed: the mesh dials the new ones and drops those that left. */
   private onPeersChanged(peers: readonly Member[]): void {
     this.mesh.setPeers(peers.map((m) => ({ id: m.id, url: m.address })));
+    // Clients hear of it at the end of the turn (ClientConnections tells the welcomed ones).
+    this.members = clientUrls(peers);
     this.log.info({ peers: peers.map((m) => m.id) }, 'cluster members changed');
   }
 

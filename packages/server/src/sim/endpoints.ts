@@ -2,8 +2,10 @@ import { NOOP_OP } from '@creek/app';
 import type { InvokeRequest } from '@creek/replica/core/replica.js';
 import type { Response } from '@creek/replica/core/types.js';
 import { ClientConnections } from '@creek/replica/host/client-connections.js';
+import type { ReplicaUrls } from '@creek/protocol';
 import type { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import { complete } from './clients.js';
+import { simUrl } from './sim-url.js';
 import type { SimClientLinks } from './client-links.js';
 import { takesOps, type SimEndpoint, type SimProcess, type StepHost } from './process.js';
 import { recordResponse, type Invocation } from './run-record.js';
@@ -37,6 +39,13 @@ export class SimEndpoints {
     const host = p.host;
     const ops = new Map<number, Invocation>();
     const replicas = p.seeds ?? run.ids;
+    // The members' client URLs as the sessions name replicas (SdkClients), anew when they change.
+    let members: { ids: readonly number[]; urls: ReplicaUrls } | null = null;
+    const memberUrls = (): ReplicaUrls => {
+      const ids = host.peerIds();
+      if (members?.ids !== ids) members = { ids, urls: ids.map((id) => ({ id, url: simUrl(id) })) };
+      return members.urls;
+    };
     const connections: ClientConnections<number> = new ClientConnections<number>({
       replicaId: p.id,
       opNames: () => run.app.names().filter((n) => n !== NOOP_OP),
@@ -48,6 +57,7 @@ export class SimEndpoints {
       seen: (session) => seenVector(host, p.id, replicas, session),
       received: (replica, eventNo) => host.hasReceived({ replica, eventNo }),
       changedKeys: () => host.takeChangedKeys(),
+      members: memberUrls,
       observe: () => undefined,
       now: () => run.now,
       out: (conn, o) => this.links.fromReplica(p, conn, o),

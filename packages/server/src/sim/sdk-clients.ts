@@ -21,6 +21,7 @@ import type { ClientOpRecord } from './run-record.js';
 import type { SessionParameters } from './session-parameters.js';
 import type { RunState } from './run-state.js';
 import { freshSimToken } from './sim-tokens.js';
+import { simReplica, simUrl } from './sim-url.js';
 import { checkSessions, checkSessionWatches, type SessionWatchViews } from './session-checkers.js';
 import { SIM_WATCHES, type SimWatches } from './watches.js';
 import { generateOp, ONCE_PREFIX, type GeneratedOp } from './workload.js';
@@ -147,7 +148,7 @@ export class SimSdkClients implements SimClientSide {
     // Signed in (SimConfig.userTokens) as the session's user, if it has one.
     const user = run.config.userTokens === true ? run.users.of(`session-${h.id}`) : undefined;
     const others = run.procs.map((p) => p.id).filter((id) => id !== h.id);
-    const urls = [h.id, ...others].map((id) => `sim://${id}`);
+    const urls = [h.id, ...others].map(simUrl);
     const s: SimSession = {
       id: `session-${h.id}`,
       home: h.id,
@@ -190,7 +191,7 @@ export class SimSdkClients implements SimClientSide {
     const run = this.run;
     switch (o.t) {
       case 'connect': {
-        const id = Number(o.url.slice('sim://'.length));
+        const id = simReplica(o.url);
         if (s.lastTried !== null && s.lastTried !== id) this.failovers++;
         s.lastTried = id;
         this.links.connect(s, o.connection, run.procs[id]!);
@@ -226,6 +227,10 @@ export class SimSdkClients implements SimClientSide {
       case 'refresh':
         // The session's timer to refresh its token before it expires.
         run.events.push(run.now + o.afterMs, () => s.session.refreshDue(o.connection));
+        return;
+      case 'probe':
+        // The simulated links carry a session's connections alone: round trips are not measured
+        // here, so sessions rank the replicas they learn in the order they know them.
         return;
       case 'status':
       case 'persist':

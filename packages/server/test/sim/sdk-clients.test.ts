@@ -114,12 +114,12 @@ describe('known failures the client sessions found', () => {
     },
   );
 
-  it.fails(
-    'a session that saw ops a removed replica never passed on is welcomed again (seed 121, 3 replicas)',
-    () => {
-      expect(run(121, 3).violations.filter((v) => v.startsWith('liveness'))).toEqual([]);
-    },
-  );
+  // Seed 121 failed here until sessions followed the membership: its sessions, given replicas
+  // 0-2, waited forever once 2 was replaced by 3; they now learn of replica 3 and are welcomed
+  // there. Whether a session that saw ops no member has can still wait forever is not settled.
+  it('a session that saw ops a removed replica never passed on is welcomed again (seed 121, 3 replicas)', () => {
+    expect(run(121, 3).violations.filter((v) => v.startsWith('liveness'))).toEqual([]);
+  });
 
   it.fails(
     'a session whose strong write was confirmed (its stable answer equal to its tentative one) moves only to a replica that has the write: a confirmation carries no `seen` (seed 233, 3 replicas)',

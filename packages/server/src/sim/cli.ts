@@ -146,7 +146,7 @@ function parse(argv: string[]): Options {
           `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--live-queries] [--quorum-reads on|off] [--verbose] [--json] [--trace] [--trace-every MS]`,
         );
         console.log(
-          "  --quorum-reads: strong reads take their index from a majority's frontiers (on) or the leader's read index (off) in every run; by default one seed in four reads by quorum",
+          "  --quorum-reads: strong reads take their index from a majority's frontiers (on) or the leader's read index (off, the default)",
         );
         console.log(
           '  --nondeterministic: the app has a planted op whose effects differ between replicas, which they must catch, name and contain',

@@ -95,8 +95,7 @@ export interface SimConfig {
   readonly unsafeReadWithoutQuorum?: boolean;
   /**
    * Strong reads take their index from a majority's frontiers (PaxosOptions.quorumReads) instead
-   * of the leader's read index: true or false in every run; by default, drawn per seed (one in
-   * four).
+   * of the leader's read index. Default false.
    */
   readonly quorumReads?: boolean;
   /**

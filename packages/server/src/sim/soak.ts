@@ -17,7 +17,8 @@ import { parseStorageFaults } from './storage-faults.js';
  * A time-boxed sweep of new seeds, the way TigerBeetle's VOPR runs: the fixed seeds of the test
  * suite are regression tests, and this explores seeds nobody ran before. It runs seeds S, S+1, …
  * until N minutes have passed, each under one configuration of a rotation (3 and 5 replicas with
- * every fault, membership changes, crashes with live queries, a lagging replica cut off), prints
+ * every fault, membership changes, crashes with live queries, a lagging replica cut off, strong
+ * reads by quorum), prints
  * progress every 15 s and a summary line, and for each failure the exact command that replays
  * it. `--from HEX` derives the first seed from a commit id (CI passes its HEAD), so every commit
  * explores a range of its own, printed at the start, and a failure found there replays anywhere.
@@ -31,6 +32,8 @@ interface Shape {
   readonly replicas: number;
   readonly faults: FaultMode;
   readonly liveQueries: boolean;
+  /** Strong reads by quorum (SimConfig.quorumReads). */
+  readonly quorumReads?: boolean;
 }
 
 const ROTATION: readonly Shape[] = [
@@ -40,6 +43,8 @@ const ROTATION: readonly Shape[] = [
   { replicas: 3, faults: 'crash', liveQueries: true },
   { replicas: 3, faults: 'all', liveQueries: true },
   { replicas: 3, faults: 'lag-cut', liveQueries: false },
+  { replicas: 5, faults: 'all', liveQueries: false, quorumReads: true },
+  { replicas: 3, faults: 'reconfig', liveQueries: false, quorumReads: true },
 ];
 
 /** Seeds below this are the suite's and the hand sweeps' (1–100,000); a derived range starts above. */
@@ -150,7 +155,7 @@ function replayCommand(
   storage: readonly StorageFault[] | undefined,
   plant: PlantedBug | undefined,
 ): string {
-  return `npm run sim -- --seed ${seed} --replicas ${shape.replicas} --faults ${shape.faults}${storage === undefined ? '' : ` --storage-faults ${storage.join(',')}`}${shape.liveQueries ? ' --live-queries' : ''}${plant === undefined ? '' : ` --plant ${plant}`} --verbose`;
+  return `npm run sim -- --seed ${seed} --replicas ${shape.replicas} --faults ${shape.faults}${storage === undefined ? '' : ` --storage-faults ${storage.join(',')}`}${shape.liveQueries ? ' --live-queries' : ''}${shape.quorumReads === true ? ' --quorum-reads on' : ''}${plant === undefined ? '' : ` --plant ${plant}`} --verbose`;
 }
 
 function main(): void {
@@ -163,7 +168,7 @@ function main(): void {
   let passed = 0;
   const failures: string[] = [];
   console.log(
-    `sim:soak: seeds from ${first}${flags.from === undefined ? '' : ` (derived from ${flags.from.slice(0, 12)})`} for ${flags.minutes} min${flags.storageFaults === undefined ? '' : `, storage faults: ${flags.storageFaults.join(',')}`}${flags.plant === undefined ? '' : `, bug planted: ${flags.plant}`}, ${flags.replicas === undefined && flags.faults === undefined ? `rotating through ${ROTATION.map((s) => `${s.replicas}/${s.faults}${s.liveQueries ? '+live' : ''}`).join(', ')}` : 'one configuration'}`,
+    `sim:soak: seeds from ${first}${flags.from === undefined ? '' : ` (derived from ${flags.from.slice(0, 12)})`} for ${flags.minutes} min${flags.storageFaults === undefined ? '' : `, storage faults: ${flags.storageFaults.join(',')}`}${flags.plant === undefined ? '' : `, bug planted: ${flags.plant}`}, ${flags.replicas === undefined && flags.faults === undefined ? `rotating through ${ROTATION.map((s) => `${s.replicas}/${s.faults}${s.liveQueries ? '+live' : ''}${s.quorumReads === true ? '+quorum-reads' : ''}`).join(', ')}` : 'one configuration'}`,
   );
   while (Date.now() - started < budgetMs) {
     const shape = shapeOf(seed, flags);
@@ -175,6 +180,7 @@ function main(): void {
         replicas: shape.replicas,
         faults: shape.faults,
         ...(shape.liveQueries ? { liveQueries: true } : {}),
+        ...(shape.quorumReads === true ? { quorumReads: true } : {}),
         ...(flags.storageFaults === undefined ? {} : { storageFaults: flags.storageFaults }),
         ...(flags.plant === undefined ? {} : PLANTED_BUGS[flags.plant].config),
       });

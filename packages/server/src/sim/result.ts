@@ -15,7 +15,7 @@ import { stranded } from './process.js';
 import { abandonAnswer, liveReplicas } from './run-record.js';
 import type { RunState } from './run-state.js';
 import { livenessStats, type LivenessRun } from './liveness-checker.js';
-import { paxosTimers } from './wan.js';
+import { longestOneWayMs, paxosTimers } from './wan.js';
 import type { SimWatches } from './watches.js';
 
 export interface SimResult {
@@ -145,7 +145,8 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
   const liveness: LivenessRun = {
     leadership: run.leadership.record,
     wan: params.network.wan ?? null,
-    replicas: config.replicas,
+    // Those added by membership changes too: one may sit in a farther region.
+    replicas: record.replicas,
     lossRate: params.network.lossRate,
     electionTimeoutMs: paxosTimers(
       config,
@@ -171,8 +172,15 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
       quiescent,
       speculative: params.execution.speculative,
       // Pushes sent before the split arrive up to a delay later (a duplicate up to twice that);
-      // then the hold ends at the next tick after CATCH_UP_STALL_MS without one.
-      holdBoundMs: CATCH_UP_STALL_MS + 2 * params.network.maxDelayMs + 2 * TICK_MS,
+      // then the hold ends at the next tick after CATCH_UP_STALL_MS without one. On a WAN
+      // profile, the delay is its longest link's.
+      holdBoundMs:
+        CATCH_UP_STALL_MS +
+        2 *
+          ((params.network.wan ?? null) === null
+            ? params.network.maxDelayMs
+            : longestOneWayMs(params.network.wan!, record.replicas)) +
+        2 * TICK_MS,
       // Writes complete in order, each within diskLatencyMs: 10 ms covers the drawn ones (at most
       // 5); a longer one set by the config (held writes) gets twice its own.
       diskWaitMs: Math.max(10, 2 * params.diskLatencyMs),

@@ -52,7 +52,12 @@ export class SimHostOptions {
     const { config, params } = this.run;
     const replicaOptions = this.replicaOptions;
     const { wan, minDelayMs } = params.network;
-    const timers = paxosTimers(config, wan ?? null, minDelayMs, config.replicas);
+    const timers = paxosTimers(
+      config.unsafeElectionBelowRtt === true,
+      wan ?? null,
+      minDelayMs,
+      config.replicas,
+    );
     return {
       id,
       // On a WAN profile, the WAN timers (geo/timers.ts); else the host's defaults.

@@ -149,7 +149,7 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
     replicas: record.replicas,
     lossRate: params.network.lossRate,
     electionTimeoutMs: paxosTimers(
-      config,
+      config.unsafeElectionBelowRtt === true,
       params.network.wan ?? null,
       params.network.minDelayMs,
       config.replicas,

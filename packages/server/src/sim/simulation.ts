@@ -67,7 +67,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   if (!Number.isInteger(n) || n < 1) throw new Error('replicas must be a positive integer');
   const faults = config.faults ?? 'all';
   // On a WAN profile (one seed in five), longer: the first leader takes an election timeout.
-  const wan = wanOf(config);
+  const wan = wanOf(config.seed, config.network ?? 'uniform');
   const workloadMs = config.workloadMs ?? (wan === null ? 1500 : WAN_WORKLOAD_MS);
   const settleMs = config.settleMs ?? 20_000;
   const frames = config.frames;

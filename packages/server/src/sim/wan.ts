@@ -8,7 +8,6 @@ import {
   type NetworkProfile,
   type PaxosTimers,
 } from '../geo/index.js';
-import type { SimConfig } from './config.js';
 import { Prng } from './prng.js';
 
 /** The WAN profiles a seed may run on (`lan` is what the uniform delays already cover). */
@@ -52,9 +51,9 @@ export function drawWan(prng: Prng, network: WanProfileName | 'uniform' | 'mix')
   return { profile, scale, timers: TIMERS.wan };
 }
 
-/** The WAN profile of the run `config` asks for (drawn from the seed's stream named 'wan'). */
-export function wanOf(config: SimConfig): SimWan | null {
-  return drawWan(Prng.named(config.seed, 'wan'), config.network ?? 'uniform');
+/** The WAN profile of `seed`'s run on `network` (SimConfig.network), from its stream 'wan'. */
+export function wanOf(seed: number, network: WanProfileName | 'uniform' | 'mix'): SimWan | null {
+  return drawWan(Prng.named(seed, 'wan'), network);
 }
 
 /** Simulated ms of workload on a WAN profile (SimConfig.workloadMs): three election timeouts. */
@@ -66,13 +65,14 @@ export const WAN_WORKLOAD_MS = 3 * TIMERS.wan.electionTimeoutMs;
  * round trip between two regions (on uniform delays, the shortest one-way delay).
  */
 export function paxosTimers(
-  config: SimConfig,
+  /** SimConfig.unsafeElectionBelowRtt, the planted bug. */
+  electionBelowRtt: boolean,
   wan: SimWan | null,
   minDelayMs: number,
   replicas: number,
 ): Partial<PaxosTimers> {
   const timers: Partial<PaxosTimers> = wan === null ? {} : wan.timers;
-  if (config.unsafeElectionBelowRtt !== true) return timers;
+  if (!electionBelowRtt) return timers;
   const below = wan === null ? minDelayMs : shortestRegionRttMs(wan, replicas) / 2;
   return { ...timers, electionTimeoutMs: below };
 }

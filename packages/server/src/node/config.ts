@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AUTH_OPTIONS, authSettingsShape, checkAuthSettings } from './auth-settings.js';
 import type { PeerAddress } from './peer-address.js';
 import type { OptionSpecs } from './settings.js';
+import { checkTimerSettings, TIMER_OPTIONS, timerSettingsShape } from './timer-settings.js';
 
 /*
  * The settings of `creek start` and `creek dev`: what each is (OptionSpecs, for the parser and the
@@ -90,6 +91,7 @@ export const START_OPTIONS = {
     value: 'on|off',
     help: 'off: execute ops only once committed, every answer stable (SMR; default on)',
   },
+  ...TIMER_OPTIONS,
   ...AUTH_OPTIONS,
   'log-level': { type: 'string', value: 'LEVEL', help: `${LOG_LEVELS.join('|')} (default info)` },
 } as const satisfies OptionSpecs;
@@ -226,11 +228,13 @@ export const StartSettingsSchema = z
     ).optional(),
     workers: wholeNumber(0, 64, 'a whole number of threads from 0 to 64').default(0),
     speculation: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+    ...timerSettingsShape,
     ...authSettingsShape,
     'log-level': logLevel('info'),
   })
   .superRefine((s, ctx) => {
     checkAuthSettings(s, ctx);
+    checkTimerSettings(s, ctx);
     // A new member lists the running replicas it asks; the cluster's configuration then wins.
     if (!s.join && !s.peers.some((p) => p.id === s.id))
       ctx.addIssue({

@@ -1,3 +1,4 @@
+import type { NetworkKind } from '../geo/index.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,6 +37,15 @@ export interface LocalClusterOptions {
   readonly workers?: number;
   /** False: `creek start --speculation off`, ops execute only once committed (SMR). */
   readonly speculative?: boolean;
+  /**
+   * The Paxos timers' defaults (`creek start --network`): 'wan' for replicas behind links with
+   * round trips up to 300 ms (a bench's latency-injecting proxies); default 'lan'.
+   */
+  readonly network?: NetworkKind;
+  /** `creek start --election-timeout-ms`: overrides the network's (at least 4 heartbeats). */
+  readonly electionTimeoutMs?: number;
+  /** `creek start --heartbeat-ms`: overrides the network's. */
+  readonly heartbeatMs?: number;
   /** pino level of the replicas' logs; default `warn`. */
   readonly logLevel?: string;
   /** Where the replicas' stdout and stderr go; default: stderr is inherited, stdout dropped. */
@@ -262,6 +272,11 @@ export class LocalCluster {
       args.push('--checkpoint-every', String(this.options.checkpointEvery));
     if (this.options.workers !== undefined) args.push('--workers', String(this.options.workers));
     if (this.options.speculative === false) args.push('--speculation', 'off');
+    if (this.options.network !== undefined) args.push('--network', this.options.network);
+    if (this.options.electionTimeoutMs !== undefined)
+      args.push('--election-timeout-ms', String(this.options.electionTimeoutMs));
+    if (this.options.heartbeatMs !== undefined)
+      args.push('--heartbeat-ms', String(this.options.heartbeatMs));
     const id = this.devIdentity;
     const auth: LocalClusterOptions['auth'] =
       id === null

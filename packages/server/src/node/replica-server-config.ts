@@ -1,4 +1,5 @@
 import type { App } from '@creek/app';
+import type { PaxosTimers } from '../geo/index.js';
 import type { EdgeLimits } from './edge-limits.js';
 import type { PeerAddress } from './peer-address.js';
 import type { TlsConfig } from './tls.js';
@@ -66,6 +67,11 @@ export interface ReplicaServerConfig {
    * the baseline `bench:tpcc` compares with; ReplicaOptions.speculative). Default true.
    */
   readonly speculative?: boolean;
+  /**
+   * Heartbeat, election timeout and retransmit interval (`creek start --network`,
+   * `--heartbeat-ms`, `--election-timeout-ms`); absent: the LAN ones (geo/timers.ts).
+   */
+  readonly paxosTimers?: PaxosTimers;
   /** The app's module (`--app`); absent: the built-in ops. */
   readonly appPath?: string;
 }

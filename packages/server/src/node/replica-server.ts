@@ -12,6 +12,7 @@ import { WebSocketServer } from 'ws';
 import { checkAccess, NOOP_OP } from '@creek/app';
 import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
 import { WorkerPoolExecutor } from '../exec/worker-pool-executor.js';
+import { TIMERS } from '../geo/index.js';
 import { MembershipAdmin } from './membership-admin.js';
 import { ReplicaHttp } from './replica-http.js';
 import type { Member, ReconfigOutcome } from '@creek/replica/cab/configuration.js';
@@ -289,8 +290,9 @@ export class ReplicaServer {
           : { executionSlots: workers * this.pool.pipeline, storeObserver: this.pool }),
       },
       // Real processes stall (GC, a busy core): a 60 ms election timeout, fine in the simulator,
-      // made a loaded machine run needless elections.
-      paxos: { heartbeatMs: 25, electionTimeoutMs: 250, retransmitMs: 50 },
+      // made a loaded machine run needless elections; so even on a LAN the runtime's are longer
+      // (geo/timers.ts), and across regions `creek start --network wan` sets them.
+      paxos: { ...(c.paxosTimers ?? TIMERS.lan) },
       executor: this.pool ?? new InlineExecutor(c.app),
       ...(c.checkpointEvery === undefined ? {} : { checkpointEvery: c.checkpointEvery }),
     };

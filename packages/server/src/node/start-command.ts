@@ -7,6 +7,7 @@ import { loadApp } from '../exec/load-app.js';
 import { userTokenSettings } from './auth-settings.js';
 import { UserTokenVerifier } from './user-tokens.js';
 import { ReplicaServer } from './replica-server.js';
+import { timersOf } from './timer-settings.js';
 import { commandUsage, readSettings } from './settings.js';
 
 export const START_USAGE = commandUsage(
@@ -52,6 +53,7 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
   const app = await loadApp(s.app);
   const dataDir = ensureWritableDir(s.data);
   const log = pino({ name: `creek-${s.id}`, level: s['log-level'] });
+  const paxosTimers = timersOf(s);
   const server = new ReplicaServer(
     {
       id: s.id,
@@ -73,6 +75,7 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
       ...(s['checkpoint-every'] === undefined ? {} : { checkpointEvery: s['checkpoint-every'] }),
       workers: s.workers,
       speculative: s.speculation === 'on',
+      paxosTimers,
       appPath: s.app,
     },
     log,
@@ -83,7 +86,8 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
   } catch (err) {
     throw explainStartFailure(err, s, dataDir);
   }
-  log.info({ url: `${url}/client` }, 'replica ready');
+  // The timers in force, so that an operator can see what --network and its overrides made.
+  log.info({ url: `${url}/client`, network: s.network, ...paxosTimers }, 'replica ready');
   const shutdown = (signal: string): void => {
     log.info({ signal }, 'shutting down: draining ops in flight');
     // The drain is bounded inside stop(); this bounds closing as well.

@@ -1,6 +1,7 @@
 import type { App } from '@creek/app';
 import { checkStableResponses } from './stable-answers.js';
 import type { Planted } from './checked-ops.js';
+import { checkLiveness, type LivenessRun } from './liveness-checker.js';
 import { checkConvergence, checkExactlyOnce } from './convergence-checkers.js';
 import { checkCommittedPrefixes, checkProgramOrder } from './order-checkers.js';
 import { checkMinorityPartitions } from './partition-checker.js';
@@ -28,6 +29,8 @@ export function checkRun(
      * execution leave them out (checkDivergence judges them).
      */
     planted?: Planted;
+    /** What the liveness checker judges (sim/liveness-checker.ts); absent: not judged. */
+    liveness?: LivenessRun;
   },
 ): string[] {
   const planted = opts.planted ?? null;
@@ -45,6 +48,8 @@ export function checkRun(
       ),
     () => checkLinearizability(record, app, planted),
   ];
+  const liveness = opts.liveness;
+  if (liveness !== undefined) checks.push(() => checkLiveness(record.invocations, liveness));
   if (opts.quiescent) {
     checks.push(() => checkConvergence(record, app, opts.speculative ?? true, planted));
     checks.push(() => checkExactlyOnce(record));

@@ -10,9 +10,10 @@ import {
   type StorageFault,
 } from './simulation.js';
 import { parseStorageFaults, storageLine } from './storage-faults.js';
+import { WAN_PROFILES, type WanProfileName } from './wan.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--seed S] [--first F] [--plant BUG] [--live-queries] [--quorum-reads on|off] [--verbose] [--json] [--trace] [--trace-every MS]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--seed S] [--first F] [--plant BUG] [--network us-eu|global|uniform|mix] [--live-queries] [--quorum-reads on|off] [--verbose] [--json] [--trace] [--trace-every MS]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
  * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
  * violations, parameters, stats, and the committed order as op ids) and the progress and the
@@ -26,6 +27,9 @@ import { parseStorageFaults, storageLine } from './storage-faults.js';
  * (SimConfig.storageFaults): torn writes, flipped bits, stale records, power losses.
  * `--clients sdk` runs real client sessions of the SDK against the replicas' client endpoints
  * (SimConfig.clients): another run than the default model of clients for the same seed.
+ * One seed in five runs on a WAN profile (sim/wan.ts; its summary line says `network us-eu` or
+ * `network global` and the scale); `--network` runs every seed on one, or none ('uniform').
+ * (Runs started elsewhere, in tests and the visualizer, are on uniform delays unless they ask.)
  */
 interface Options {
   seeds: number;
@@ -46,6 +50,8 @@ interface Options {
   nondeterministic: boolean;
   /** Simulated ms between the trace's status lines; null: no trace. */
   traceEveryMs: number | null;
+  /** SimConfig.network: by default 'mix', one seed in five on a WAN profile. */
+  network: WanProfileName | 'uniform' | 'mix';
 }
 
 function parse(argv: string[]): Options {
@@ -64,6 +70,7 @@ function parse(argv: string[]): Options {
     quorumReads: null,
     nondeterministic: false,
     traceEveryMs: null,
+    network: 'mix',
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
@@ -115,6 +122,14 @@ function parse(argv: string[]): Options {
         o.plant = bug as PlantedBug;
         break;
       }
+      case '--network': {
+        const name = argv[++i];
+        const names: readonly string[] = [...WAN_PROFILES, 'uniform', 'mix'];
+        if (!names.includes(name ?? ''))
+          fail(`--network must be one of ${names.join(', ')}, got ${name ?? 'nothing'}`);
+        o.network = name as WanProfileName | 'uniform' | 'mix';
+        break;
+      }
       case '--verbose':
         o.verbose = true;
         break;
@@ -143,7 +158,7 @@ function parse(argv: string[]): Options {
         break;
       case '--help':
         console.log(
-          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--live-queries] [--quorum-reads on|off] [--verbose] [--json] [--trace] [--trace-every MS]`,
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--network ${[...WAN_PROFILES, 'uniform', 'mix'].join('|')}] [--live-queries] [--quorum-reads on|off] [--verbose] [--json] [--trace] [--trace-every MS]`,
         );
         console.log(
           "  --quorum-reads: strong reads take their index from a majority's frontiers (on) or the leader's read index (off, the default)",
@@ -156,6 +171,9 @@ function parse(argv: string[]): Options {
         );
         console.log(
           '  --storage-faults: with crash or all faults, disks also tear the write in flight when the power goes (torn), flip a bit of a record (corrupt), read a record back as an older version (stale), and lose their unsynced writes to a power loss, which a process crash keeps (power-loss); replicas checksum every record and rebuild a damaged disk from their peers',
+        );
+        console.log(
+          '  --network: every seed on this WAN profile (per-link delays of @creek/server/geo, WAN timers), or none (uniform); by default (mix) one seed in five, drawn by the seed',
         );
         console.log(
           "  --clients sdk: the clients are real client sessions of the SDK (failover, resubmission, abandon, live queries) talking to the replicas' client endpoints over simulated links; the default, model, hands ops straight to the replicas",
@@ -193,10 +211,26 @@ function divergenceLine(d: SimResult['stats']['divergence']): string {
 
 /** The flags and the visualizer query that name this run again. */
 function replayFlags(seed: number, replicas: number, faults: FaultMode): string {
-  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.quorumReads === null ? '' : ` --quorum-reads ${opts.quorumReads ? 'on' : 'off'}`}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
+  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.quorumReads === null ? '' : ` --quorum-reads ${opts.quorumReads ? 'on' : 'off'}`}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}${opts.network === 'mix' ? '' : ` --network ${opts.network}`}`;
 }
 function replayQuery(seed: number, replicas: number, faults: FaultMode): string {
   return `?seed=${seed}&replicas=${replicas}&faults=${faults}${opts.plant === null ? '' : `&bug=${opts.plant}`}`;
+}
+
+/** On a WAN profile without loss: what the liveness checker judged of the strong ops. */
+function livenessLine(l: SimResult['stats']['liveness']): string {
+  if (l === null) return '';
+  const slowest =
+    l.strongOpsJudged === 0 ? '' : `, slowest decided in ${l.slowestMs.toFixed(0)} ms`;
+  return `; ${l.strongOpsJudged} strong ops judged for liveness${slowest} (bound ${l.boundMs.toFixed(0)} ms)`;
+}
+
+/** ` (network global ×1.21)` for a run on a WAN profile; empty on uniform delays. */
+function networkLabel(p: SimResult['parameters']): string {
+  const wan = p.network.wan;
+  return wan === undefined || wan === null
+    ? ''
+    : ` (network ${wan.profile}${wan.scale === 1 ? '' : ` ×${wan.scale}`})`;
 }
 
 function report(r: SimResult, verbose: boolean, json: boolean): void {
@@ -212,7 +246,7 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
     s.sessions === undefined
       ? ''
       : `, client sessions: ${s.sessions.connections} connections (${s.sessions.failovers} to another replica), ${s.sessions.resets} links reset, ${s.sessions.timeouts} callers timed out, ${s.sessions.watchViews} live query views`;
-  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.quorumReads ? 'quorum reads, ' : ''}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${storageLine(s)}${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${divergenceLine(s.divergence)}${sessions}`;
+  const line = `seed ${r.seed} replicas ${r.replicas}${networkLabel(r.parameters)}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.quorumReads ? 'quorum reads, ' : ''}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${storageLine(s)}${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${divergenceLine(s.divergence)}${livenessLine(s.liveness)}${sessions}`;
   if (verbose || !r.ok) console.log(line);
   if (!r.ok) {
     console.log(`  parameters: ${JSON.stringify(r.parameters)}`);
@@ -223,8 +257,9 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
     );
     // The visualizer replays runs of the model's clients, and planted bugs by name; it has no
     // switch for the planted op alone.
-    // Nor storage faults but a planted bug's.
+    // Nor storage faults but a planted bug's, nor WAN profiles.
     if (
+      networkLabel(r.parameters) === '' &&
       opts.clients === 'model' &&
       (!opts.nondeterministic || opts.plant !== null) &&
       (opts.storageFaults.length === 0 || opts.plant !== null)
@@ -240,6 +275,8 @@ const seeds =
   opts.seed !== null ? [opts.seed] : Array.from({ length: opts.seeds }, (_, i) => opts.first + i);
 let passed = 0;
 let failed = 0;
+/** Seeds run on a WAN profile. */
+let onWan = 0;
 const started = Date.now();
 for (const [i, seed] of seeds.entries()) {
   let result: SimResult;
@@ -253,6 +290,7 @@ for (const [i, seed] of seeds.entries()) {
       ...(opts.liveQueries ? { liveQueries: true } : {}),
       ...(opts.quorumReads === null ? {} : { quorumReads: opts.quorumReads }),
       ...(opts.nondeterministic ? { nondeterministic: true } : {}),
+      network: opts.network,
       ...(opts.plant === null ? {} : PLANTED_BUGS[opts.plant].config),
       // On stderr: stdout keeps the verdict (and, with --json, its JSON line) alone.
       ...(opts.traceEveryMs === null
@@ -268,6 +306,7 @@ for (const [i, seed] of seeds.entries()) {
   }
   if (result.ok) passed++;
   else failed++;
+  if (networkLabel(result.parameters) !== '') onWan++;
   report(result, opts.verbose, opts.json);
   if (!opts.verbose && seeds.length >= 100 && (i + 1) % 100 === 0) {
     (opts.json ? console.error : console.log)(
@@ -275,5 +314,7 @@ for (const [i, seed] of seeds.entries()) {
     );
   }
 }
-(opts.json ? console.error : console.log)(`sim: ${passed} passed, ${failed} failed`);
+(opts.json ? console.error : console.log)(
+  `sim: ${passed} passed, ${failed} failed${onWan === 0 ? '' : ` (${onWan} on a WAN profile)`}`,
+);
 process.exit(failed === 0 ? 0 : 1);

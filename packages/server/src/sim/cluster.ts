@@ -551,6 +551,7 @@ export class SimCluster {
     const run = this.run;
     const tick = (): void => {
       if (p.up) this.step(p, { kind: 'tick', now: run.physical(p.id) });
+      run.leadership.ticked(p);
       if (p.up && p.host.leaving && !p.clientsLeft) this.depart(p);
       run.events.push(run.now + TICK_MS, tick);
     };

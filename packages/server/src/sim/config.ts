@@ -1,5 +1,6 @@
 import type { FrameOpLife, SimFrame } from './frames.js';
 import type { SimTrace } from './trace.js';
+import type { WanProfileName } from './wan.js';
 
 /** The faults a run can be asked for (SimConfig.faults). */
 export const FAULT_MODES = [
@@ -49,7 +50,24 @@ export interface SimConfig {
    * than the model's for the same seed.
    */
   readonly clients?: ClientMode;
-  /** Simulated time during which clients invoke ops (default 1500 ms). */
+  /**
+   * The network's delays: 'mix' (what `npm run sim` runs) puts one seed in five on a WAN profile
+   * (sim/wan.ts), drawn by the seed, and the others on uniform delays; a profile's name runs the
+   * seed on it; 'uniform' (the default, so that a seed named anywhere else runs as it always did)
+   * none.
+   */
+  readonly network?: WanProfileName | 'uniform' | 'mix';
+  /**
+   * The replicas' election timeout is half the shortest round trip between two regions (on
+   * uniform delays, the shortest one-way delay), below the round trip and the heartbeat period.
+   * Exists so a test can show the liveness checker catches a timer set below the network's
+   * round trips.
+   */
+  readonly unsafeElectionBelowRtt?: boolean;
+  /**
+   * Simulated time during which clients invoke ops (default 1500 ms; 4500 ms on a WAN profile,
+   * where the first leader is elected only after one WAN election timeout, 1500 ms).
+   */
   readonly workloadMs?: number;
   /** Simulated time allowed, after the workload and all faults end, to reach quiescence. */
   readonly settleMs?: number;

@@ -10,6 +10,7 @@ import type { HostOptions } from '@creek/replica/host/options.js';
 import { plantedApp } from './nondeterminism.js';
 import type { SimProcess, StepHost } from './process.js';
 import type { RunState } from './run-state.js';
+import { paxosTimers } from './wan.js';
 
 /** HostOptions.transferChunkChars in simulated runs: a few Reqs or a few dozen keys a chunk. */
 const SIM_TRANSFER_CHUNK_CHARS = 600;
@@ -50,8 +51,17 @@ export class SimHostOptions {
   ): HostOptions {
     const { config, params } = this.run;
     const replicaOptions = this.replicaOptions;
+    const { wan, minDelayMs } = params.network;
+    const timers = paxosTimers(
+      config.unsafeElectionBelowRtt === true,
+      wan ?? null,
+      minDelayMs,
+      config.replicas,
+    );
     return {
       id,
+      // On a WAN profile, the WAN timers (geo/timers.ts); else the host's defaults.
+      ...(Object.keys(timers).length === 0 ? {} : { paxos: timers }),
       // A replica added during the run knows whom to ask, not the genesis configuration.
       ...(seeds === null ? { replicas: this.run.ids } : { replicas: seeds, join: true }),
       ...(config.unsafeGenesisQuorum === true ? { unsafeGenesisQuorum: true } : {}),

@@ -1,4 +1,5 @@
 import type { Prng } from './prng.js';
+import { WanLinks, type SimWan } from './wan.js';
 
 export interface NetworkConfig {
   /** One-way delay is uniform in [minDelayMs, maxDelayMs]; a wide range reorders messages. */
@@ -10,6 +11,11 @@ export interface NetworkConfig {
   readonly duplicateRate: number;
   /** Time after which a lost or blocked transmission is tried again. */
   readonly retransmitMs: number;
+  /**
+   * A WAN profile (sim/wan.ts): each link's delay is its regions' one-way delay with the profile's
+   * jitter, in place of [minDelayMs, maxDelayMs]. Absent or null: the uniform delays.
+   */
+  readonly wan?: SimWan | null;
 }
 
 /** A transmission on its way (SimNetwork.trackFlights): when it left and when it will arrive. */
@@ -44,6 +50,8 @@ export class SimNetwork<M> {
   lost = 0;
   /** Transmissions on their way, when a viewer asked for them (`trackFlights`); else null. */
   private flights: Set<Flight<M>> | null = null;
+  /** The links' delays when the run is on a WAN profile; else null (uniform delays). */
+  private links: WanLinks | null;
 
   constructor(
     private readonly prng: Prng,
@@ -55,7 +63,9 @@ export class SimNetwork<M> {
     private readonly hostOf: (node: number) => number = (node) => node,
     /** Whether a node is up to receive; a message to a node that is down is lost. */
     private readonly isUp: (node: number) => boolean = () => true,
-  ) {}
+  ) {
+    this.links = linksOf(config);
+  }
 
   /**
    * Keeps the transmissions on their way from now on (`inFlight`), for the visualizer. It draws no
@@ -87,14 +97,21 @@ export class SimNetwork<M> {
       this.lose(now, t);
       return;
     }
-    const delay = this.prng.float(this.config.minDelayMs, this.config.maxDelayMs);
+    // One draw either way, so that a run's other draws are where they were.
+    const delay =
+      this.links === null
+        ? this.prng.float(this.config.minDelayMs, this.config.maxDelayMs)
+        : this.links.delay(from, to, this.prng.float(0, 1));
     const flight = this.fly(t, now, now + delay);
     this.schedule(now + delay, () => {
       this.flights?.delete(flight);
       this.arrive(now + delay, t);
     });
     if (first && this.prng.chance(this.config.duplicateRate)) {
-      const again = this.prng.float(this.config.minDelayMs, this.config.maxDelayMs * 2);
+      const again =
+        this.links === null
+          ? this.prng.float(this.config.minDelayMs, this.config.maxDelayMs * 2)
+          : this.links.delay(from, to, 1) * this.prng.float(1, 2);
       const copy = this.fly(t, now, now + again);
       this.schedule(now + again, () => {
         this.flights?.delete(copy);
@@ -149,6 +166,7 @@ export class SimNetwork<M> {
 
   setConfig(config: NetworkConfig): void {
     this.config = config;
+    this.links = linksOf(config);
   }
 
   /** Whether the link from host `from` to host `to` is cut now (a partition, or one way). */
@@ -164,4 +182,8 @@ export class SimNetwork<M> {
   inFlight(): number {
     return this.inFlightCount;
   }
+}
+
+function linksOf(config: NetworkConfig): WanLinks | null {
+  return config.wan === undefined || config.wan === null ? null : new WanLinks(config.wan);
 }

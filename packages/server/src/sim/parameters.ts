@@ -3,6 +3,7 @@ import type { NetworkConfig } from './network.js';
 import { Prng } from './prng.js';
 import { drawReconfiguration, type ReconfigScenario } from './reconfiguration.js';
 import type { SessionParameters } from './session-parameters.js';
+import { longestOneWayMs, type SimWan } from './wan.js';
 import type { WorkloadShape } from './workload.js';
 
 /** The parameters a seed draws, printed when a run fails so the failure can be understood. */
@@ -113,9 +114,11 @@ export function drawRun(
   n: number,
   faults: FaultMode,
   workloadMs: number,
+  /** The run's WAN profile (sim/wan.ts: drawn from a stream of its own), or null. */
+  wan: SimWan | null = null,
 ): { readonly params: SimParameters; readonly prngs: SimPrngs } {
   const prng = new Prng(config.seed);
-  const drawn = drawParameters(prng.fork(), n, faults);
+  const drawn = onWan(drawParameters(prng.fork(), n, faults), wan, n);
   const netPrng = prng.fork();
   const clientPrng = prng.fork();
   const faultPrng = prng.fork();
@@ -193,6 +196,24 @@ function drawParameters(
     diskLatencyMs: prng.pick([0.1, 1, 5]),
     // Short ones make replicas cast others' strong ops during partitions (duplicate decisions).
     adoptAfterMs: prng.pick([40, 200, 1000]),
+  };
+}
+
+/**
+ * A run on a WAN profile: its links' delays are the profile's (SimNetwork), and a lost message is
+ * sent again no sooner than a round trip of its longest link, as TCP's retransmission timeout
+ * would (it is at least the round trip). Loss and duplication stay as drawn.
+ */
+function onWan<P extends { readonly network: NetworkConfig }>(
+  drawn: P,
+  wan: SimWan | null,
+  n: number,
+): P {
+  if (wan === null) return drawn;
+  const rtt = Math.ceil(2 * longestOneWayMs(wan, n));
+  return {
+    ...drawn,
+    network: { ...drawn.network, wan, retransmitMs: Math.max(drawn.network.retransmitMs, rtt) },
   };
 }
 

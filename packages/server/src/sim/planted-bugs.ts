@@ -54,6 +54,10 @@ export const PLANTED_BUGS = {
     },
     what: "replicas load their disks without checking the records' checksums, and go on from what a torn write, a flipped bit or a stale record left there",
   },
+  'election-below-rtt': {
+    config: { unsafeElectionBelowRtt: true, network: 'global' },
+    what: 'the election timeout is half the shortest round trip between two regions (the run is on the global profile), below the heartbeat period, so followers give up on a leader that is alive and connected',
+  },
 } as const satisfies Record<string, { config: Partial<SimConfig>; what: string }>;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;

@@ -14,6 +14,8 @@ import type { SimParameters } from './parameters.js';
 import { stranded } from './process.js';
 import { abandonAnswer, liveReplicas } from './run-record.js';
 import type { RunState } from './run-state.js';
+import { livenessStats, type LivenessRun } from './liveness-checker.js';
+import { longestOneWayMs, paxosTimers } from './wan.js';
 import type { SimWatches } from './watches.js';
 
 export interface SimResult {
@@ -99,6 +101,11 @@ export interface SimStats {
   sessions?: SessionStats;
   /** With the planted nondeterministic op (SimConfig.nondeterministic): what it did. */
   divergence?: DivergenceStats;
+  /**
+   * On a WAN profile without message loss: how many strong ops the liveness checker judged, the
+   * slowest of them to be decided and its bound (sim/liveness-checker.ts); else null.
+   */
+  liveness: ReturnType<typeof livenessStats>;
 }
 
 /** What the end of a run needs from its parts besides the shared state. */
@@ -135,6 +142,20 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
   const ordered = Math.max(1, ...procs.map((p) => p.host.inspect().replica.stats().committed));
   const lackChecksPerOp = Math.max(...counts.lackChecks.map((n) => (n ?? 0) / ordered));
   const backstopHits = counts.backstopHits;
+  const liveness: LivenessRun = {
+    leadership: run.leadership.record,
+    wan: params.network.wan ?? null,
+    // Those added by membership changes too: one may sit in a farther region.
+    replicas: record.replicas,
+    lossRate: params.network.lossRate,
+    electionTimeoutMs: paxosTimers(
+      config.unsafeElectionBelowRtt === true,
+      params.network.wan ?? null,
+      params.network.minDelayMs,
+      config.replicas,
+    ).electionTimeoutMs,
+    endAt: run.now,
+  };
   const violations = [
     ...cluster.halts,
     ...cluster.transferViolations,
@@ -151,11 +172,21 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
       quiescent,
       speculative: params.execution.speculative,
       // Pushes sent before the split arrive up to a delay later (a duplicate up to twice that);
-      // then the hold ends at the next tick after CATCH_UP_STALL_MS without one.
-      holdBoundMs: CATCH_UP_STALL_MS + 2 * params.network.maxDelayMs + 2 * TICK_MS,
+      // then the hold ends at the next tick after CATCH_UP_STALL_MS without one. On a WAN
+      // profile, the delay is its longest link's.
+      holdBoundMs:
+        CATCH_UP_STALL_MS +
+        2 *
+          ((params.network.wan ?? null) === null
+            ? params.network.maxDelayMs
+            : longestOneWayMs(params.network.wan!, record.replicas)) +
+        2 * TICK_MS,
       // Writes complete in order, each within diskLatencyMs: 10 ms covers the drawn ones (at most
       // 5); a longer one set by the config (held writes) gets twice its own.
       diskWaitMs: Math.max(10, 2 * params.diskLatencyMs),
+      // On a WAN profile: a leader alive and connected keeps its lead, and strong ops are
+      // decided within a few round trips (sim/liveness-checker.ts).
+      liveness,
       ...(config.nondeterministic === true
         ? { planted: { op: PLANTED_OP, prefixes: PLANTED_KEY_PREFIXES } }
         : {}),
@@ -194,6 +225,7 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
     committedSubmissions.set(key, (committedSubmissions.get(key) ?? 0) + 1);
   }
   const stats: SimStats = {
+    liveness: livenessStats(record.invocations, liveness),
     checkpoints: counts.checkpoints,
     truncatedRecords: procs.reduce((t, p) => t + p.disk.truncated, 0),
     restartsFromCheckpoint: counts.restartsFromCheckpoint,

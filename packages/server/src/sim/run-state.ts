@@ -2,6 +2,7 @@ import type { App } from '@creek/app';
 import type { SimConfig } from './config.js';
 import { CallerSightings } from './callers.js';
 import { EventQueue } from './event-queue.js';
+import { LeadershipLog } from './leadership.js';
 import type { SimParameters, SimPrngs } from './parameters.js';
 import type { SimProcess } from './process.js';
 import type { RunRecord } from './run-record.js';
@@ -65,6 +66,8 @@ export class RunState {
   readonly users: SimUsers;
   /** Where each op's caller was seen: its client, the replicas' copies, every execution. */
   readonly callers = new CallerSightings();
+  /** Elections, terms as leader and fault stretches, for the liveness checker. */
+  readonly leadership = new LeadershipLog(this);
   readonly counts: SimCounts = {
     partitions: 0,
     crashes: 0,

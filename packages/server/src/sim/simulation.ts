@@ -20,6 +20,7 @@ import { RunState } from './run-state.js';
 import { SimSdkClients } from './sdk-clients.js';
 import { drawSessionParameters } from './session-parameters.js';
 import { statusLine } from './trace.js';
+import { WAN_WORKLOAD_MS, wanOf } from './wan.js';
 import { SimWatches } from './watches.js';
 import { simApp } from './workload.js';
 
@@ -65,12 +66,14 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const n = config.replicas;
   if (!Number.isInteger(n) || n < 1) throw new Error('replicas must be a positive integer');
   const faults = config.faults ?? 'all';
-  const workloadMs = config.workloadMs ?? 1500;
+  // On a WAN profile (one seed in five), longer: the first leader takes an election timeout.
+  const wan = wanOf(config.seed, config.network ?? 'uniform');
+  const workloadMs = config.workloadMs ?? (wan === null ? 1500 : WAN_WORKLOAD_MS);
   const settleMs = config.settleMs ?? 20_000;
   const frames = config.frames;
   if (frames !== undefined && !(frames.everyMs > 0))
     throw new Error(`frames.everyMs must be a positive number of ms, not ${frames.everyMs}`);
-  const drawn = drawRun(config, n, faults, workloadMs);
+  const drawn = drawRun(config, n, faults, workloadMs, wan);
   const prngs = drawn.prngs;
   // Client sessions draw how they behave from a stream of their own: no other draw moves. With
   // the planted op, no membership change: a member added while the replicas disagree has nobody
@@ -169,6 +172,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     clients.afterEvent();
     cluster.scheduleDeferredRuns();
     cluster.trackHolds();
+    run.leadership.afterEvent(faultInForce(run, cluster, operator));
     if (
       frames !== undefined &&
       Math.floor(run.now / frames.everyMs) !== Math.floor(before / frames.everyMs)
@@ -194,6 +198,15 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     catchUpFrom: faultActions.catchUpFrom,
     quiescent,
   });
+}
+
+/** A link is cut, a replica not lost for good is down, or a membership change is under way. */
+function faultInForce(run: RunState, cluster: SimCluster, operator: SimOperator): boolean {
+  return (
+    cluster.network.isPartitioned() ||
+    operator.changesPending > 0 ||
+    run.procs.some((p) => !p.up && !run.record.lost.includes(p.id))
+  );
 }
 
 /**

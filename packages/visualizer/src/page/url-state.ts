@@ -45,7 +45,10 @@ export function queryOf(r: RunRequest): string {
   return `?seed=${r.seed}&replicas=${r.replicas}&faults=${r.faults}${r.bug === null ? '' : `&bug=${r.bug}`}`;
 }
 
-/** The `npm run sim` flags that run `r` in a terminal. */
+/**
+ * The `npm run sim` flags that run `r` in a terminal: on uniform delays, as the page runs it (the
+ * terminal's default puts one seed in five on a WAN profile).
+ */
 export function simFlagsOf(r: RunRequest): string {
-  return `--seed ${r.seed} --replicas ${r.replicas} --faults ${r.faults}${r.bug === null ? '' : ` --plant ${r.bug}`}`;
+  return `--seed ${r.seed} --replicas ${r.replicas} --faults ${r.faults}${r.bug === null ? '' : ` --plant ${r.bug}`} --network uniform`;
 }

@@ -1,0 +1,132 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { within } from './cluster-harness.js';
+
+/**
+ * `creek start`'s Paxos timers from outside: `--network lan|wan` and the heartbeat and election
+ * timeout overriding it, as flags, CREEK_* variables and --config keys. Bad values exit 2 with a
+ * message before anything starts; good ones are what the replica reports it runs with.
+ */
+const BIN = fileURLToPath(new URL('../../bin/creek.js', import.meta.url));
+const ENV = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !k.startsWith('CREEK_')),
+);
+
+let dir: string;
+let start: string[];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'creek-timers-'));
+  writeFileSync(join(dir, 'secret'), randomBytes(24).toString('hex'));
+  const probe = createServer();
+  const port = await new Promise<number>((r) =>
+    probe.listen(0, '127.0.0.1', () => r((probe.address() as { port: number }).port)),
+  );
+  probe.close();
+  start = [
+    'start',
+    '--id',
+    '0',
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--peers',
+    `0=ws://127.0.0.1:${port}`,
+    '--data',
+    join(dir, 'data'),
+    '--secret-file',
+    join(dir, 'secret'),
+  ];
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function creek(args: readonly string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: dir,
+    env: { ...ENV, ...env },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  return { status: r.status, stderr: r.stderr };
+}
+
+describe('creek start timer settings', () => {
+  it.each([
+    [['--network', 'moon'], '--network moon must be one of lan, wan'],
+    [
+      ['--heartbeat-ms', '0'],
+      '--heartbeat-ms 0 must be a whole number of milliseconds from 25 to 10000',
+    ],
+    [['--heartbeat-ms', 'fast'], '--heartbeat-ms fast must be a whole number of milliseconds'],
+    [
+      ['--election-timeout-ms', '99'],
+      '--election-timeout-ms 99 must be a whole number of milliseconds from 100 to 120000',
+    ],
+    [['--election-timeout-ms', '2.5e3'], '--election-timeout-ms 2.5e3 must be a whole number'],
+    [
+      ['--heartbeat-ms', '100', '--election-timeout-ms', '300'],
+      '--election-timeout-ms 300 leaves an election timeout of 300 ms, under 4 heartbeats (4 × --heartbeat-ms 100 = 400 ms)',
+    ],
+    [
+      ['--network', 'wan', '--election-timeout-ms', '350'],
+      "under 4 heartbeats (4 × --network wan's heartbeat, 100 ms = 400 ms)",
+    ],
+    [
+      ['--heartbeat-ms', '100'],
+      '--heartbeat-ms 100 leaves an election timeout of 250 ms, under 4 heartbeats',
+    ],
+  ])('%j exits 2 before anything starts, saying what is wrong', (flags, message) => {
+    const r = creek([...start, ...flags]);
+    expect(r.stderr).toContain(message);
+    expect(r.status).toBe(2);
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+  });
+
+  it('refuses the same mistakes from the environment and from a --config file', () => {
+    const env = creek(start, { CREEK_ELECTION_TIMEOUT_MS: '50' });
+    expect(env.stderr).toContain(
+      'CREEK_ELECTION_TIMEOUT_MS=50 must be a whole number of milliseconds',
+    );
+    expect(env.status).toBe(2);
+    const file = join(dir, 'timers.json');
+    writeFileSync(file, JSON.stringify({ network: 'wan', 'heartbeat-ms': 500 }));
+    const config = creek([...start, '--config', file]);
+    expect(config.stderr).toContain(
+      `"heartbeat-ms": 500 in ${file} leaves an election timeout of 1500 ms`,
+    );
+    expect(config.status).toBe(2);
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+  });
+
+  it('--network wan with a heartbeat override: the replica reports the timers it runs with', async () => {
+    const child = spawn(
+      process.execPath,
+      [BIN, ...start, '--network', 'wan', '--heartbeat-ms', '200', '--log-level', 'info'],
+      { cwd: dir, env: ENV },
+    );
+    let stdout = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    try {
+      const ready = new Promise<void>((r) => {
+        child.stdout.on('data', () => (stdout.includes('replica ready') ? r() : undefined));
+      });
+      await within(Promise.race([ready, exited]), 60_000, 'the replica to say it is ready');
+      const line = stdout.split('\n').find((l) => l.includes('replica ready'))!;
+      expect(JSON.parse(line)).toMatchObject({
+        network: 'wan',
+        heartbeatMs: 200,
+        electionTimeoutMs: 1500,
+        retransmitMs: 500,
+      });
+    } finally {
+      child.kill('SIGTERM');
+      await within(exited, 30_000, 'the replica to exit');
+    }
+  });
+});

@@ -118,8 +118,9 @@ export const GossipEventSchema = z.object({
 });
 
 /**
- * Its links to its peers, sent when one changed: connecting, connected or down, and whether an
- * operator blocked it (`/admin/block`: messages dropped in that direction).
+ * Its links to its peers, sent when one changed: connecting, connected or down, whether an
+ * operator blocked it (`/admin/block`: messages dropped in that direction), and the delay an
+ * operator added to its messages on it (`/admin/delay`, e.g. a network profile's wide-area link).
  */
 export const LinksEventSchema = z.object({
   e: z.literal('links'),
@@ -130,6 +131,11 @@ export const LinksEventSchema = z.object({
       state: z.enum(['connecting', 'connected', 'down']),
       blockedIn: z.boolean(),
       blockedOut: z.boolean(),
+      /**
+       * The one-way delay (ms) added to each message it sends this peer; the link's own latency
+       * is not counted. Absent from replicas that predate it.
+       */
+      delayMs: z.number().nonnegative().optional(),
     }),
   ),
 });

@@ -25,7 +25,10 @@ describe('the event stream schemas', () => {
       {
         e: 'links',
         at,
-        peers: [{ id: 1, state: 'connected', blockedIn: false, blockedOut: true }],
+        peers: [
+          { id: 1, state: 'connected', blockedIn: false, blockedOut: true },
+          { id: 2, state: 'connected', blockedIn: false, blockedOut: false, delayMs: 43.5 },
+        ],
       },
       { e: 'checkpoint', at, count: 2 },
       {
@@ -45,12 +48,14 @@ describe('the event stream schemas', () => {
       expect(ReplicaEventSchema.safeParse(e).success, e.e).toBe(true);
   });
 
-  it('refuse malformed ones: an op id not written r<replica>#<eventNo>, a negative count', () => {
+  it('refuse malformed ones: an op id not written r<replica>#<eventNo>, a negative count or delay', () => {
     const at = 1;
     expect(
       ReplicaEventSchema.safeParse({ e: 'commit', at, position: 0, ids: ['0.1'] }).success,
     ).toBe(false);
     expect(ReplicaEventSchema.safeParse({ e: 'dropped', at, count: -1 }).success).toBe(false);
+    const link = { id: 1, state: 'connected', blockedIn: false, blockedOut: false, delayMs: -5 };
+    expect(ReplicaEventSchema.safeParse({ e: 'links', at, peers: [link] }).success).toBe(false);
     expect(ReplicaEventSchema.safeParse({ e: 'nonsense', at }).success).toBe(false);
     expect(EventsFrameSchema.safeParse({ t: 'events', events: [{ e: 'dropped' }] }).success).toBe(
       false,

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { startDevCluster } from './dev-cluster.js';
+import { PROFILE_NAMES, profileNamed, type NetworkProfile } from '@creek/server/geo';
+import { defaultReplicas, startDevCluster } from './dev-cluster.js';
 import { serveVisualizer, type LiveCluster } from './serve.js';
 
 /**
@@ -11,10 +12,11 @@ import { serveVisualizer, type LiveCluster } from './serve.js';
  * itself (what `creek dev` runs) and the page may also kill and restart its replicas: what `npm
  * start` does. As in `creek dev`, with an app the replicas verify users' tokens from a dev identity
  * provider, and the page's workload signs in as a dev user through this server's /dev/sign-in.
- * Ctrl-C stops it all.
+ * `--profile lan|us-eu|global` puts a network profile's delays on the replicas' links (one replica
+ * per region by default) and the page shows the regions and each link's round trip. Ctrl-C stops
+ * it all.
  */
-const USAGE =
-  'usage: npm run visualizer [-- --port 7300] [--host 127.0.0.1] [--urls ws://127.0.0.1:7100/client,... --admin-token-file FILE [--token-file FILE] | --dev [--app FILE] [--replicas 3] [--data .creek/dev] [--dev-identity on|off]]';
+const USAGE = `usage: npm run visualizer [-- --port 7300] [--host 127.0.0.1] [--urls ws://127.0.0.1:7100/client,... --admin-token-file FILE [--token-file FILE] | --dev [--app FILE] [--replicas 3] [--data .creek/dev] [--dev-identity on|off] [--profile ${PROFILE_NAMES.join('|')}]]`;
 
 function fail(message: string): never {
   console.error(`visualizer: ${message}\n${USAGE}`);
@@ -29,7 +31,9 @@ let adminTokenFile: string | null = null;
 let tokenFile: string | null = null;
 let devMode = false;
 let app: string | undefined;
-let replicas = 3;
+/** null: 3, or one per region of the profile if it has more. */
+let replicas: number | null = null;
+let profile: NetworkProfile | undefined;
 let dataDir = '.creek/dev';
 /** undefined: on with an app (as `creek dev`). */
 let devIdentity: boolean | undefined;
@@ -58,6 +62,10 @@ for (let i = 0; i < argv.length; i++) {
   else if (flag === '--dev-identity') {
     if (value !== 'on' && value !== 'off') fail(`--dev-identity must be on or off, not "${value}"`);
     devIdentity = value === 'on';
+  } else if (flag === '--profile') {
+    if (!(PROFILE_NAMES as readonly string[]).includes(value))
+      fail(`--profile must be one of ${PROFILE_NAMES.join(', ')}, not "${value}"`);
+    profile = profileNamed(value);
   } else if (flag === '--replicas') {
     if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 15)
       fail(`--replicas must be a whole number from 1 to 15, not "${value}"`);
@@ -86,25 +94,34 @@ if (
   !devMode &&
   (app !== undefined ||
     devIdentity !== undefined ||
+    profile !== undefined ||
     ['--replicas', '--data'].some((f) => argv.includes(f)))
 )
-  fail('--app, --replicas, --data and --dev-identity go with --dev');
+  fail('--app, --replicas, --data, --dev-identity and --profile go with --dev');
 if (devMode) {
   try {
+    const size = replicas ?? defaultReplicas(profile);
     const dev = await startDevCluster({
-      replicas,
+      replicas: size,
       dataDir,
       basePort: 7100,
       ...(app === undefined ? {} : { app }),
       devIdentity: devIdentity ?? app !== undefined,
+      ...(profile === undefined ? {} : { profile }),
     });
     live = dev.live;
     stopCluster = () => dev.cluster.stop(2_000);
     console.log(
-      `visualizer: ${replicas} replicas of cluster ${dev.cluster.clusterId}, data in ${dev.cluster.dir}`,
+      `visualizer: ${size} replicas of cluster ${dev.cluster.clusterId}, data in ${dev.cluster.dir}`,
     );
+    if (profile !== undefined)
+      console.log(
+        `  network profile ${profile.name}: ${profile.description}; each link delayed by half its round trip, without jitter`,
+      );
     for (let i = 0; i < dev.cluster.size; i++)
-      console.log(`  replica ${i}: ${dev.cluster.url(i)}   ready: ${dev.cluster.httpUrl(i)}/ready`);
+      console.log(
+        `  replica ${i}: ${dev.cluster.url(i)}   ready: ${dev.cluster.httpUrl(i)}/ready${dev.live.profile === undefined ? '' : `   region: ${dev.live.profile.regions[i]}`}`,
+      );
     console.log(`  client token: ${dev.cluster.token}`);
     console.log(
       dev.cluster.identity === null

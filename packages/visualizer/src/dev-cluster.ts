@@ -1,4 +1,6 @@
-import { devSignInHandler, LocalCluster } from '@creek/server/node';
+import { regionOf, type NetworkProfile } from '@creek/server/geo';
+import { devSignInHandler, LocalCluster, profileDelays } from '@creek/server/node';
+import type { LiveProfile } from './page/live-model.js';
 import type { LiveCluster } from './serve.js';
 
 export interface DevClusterOptions {
@@ -14,6 +16,16 @@ export interface DevClusterOptions {
    * visualizer serves its sign-in (what `creek dev` does with an app); default false.
    */
   readonly devIdentity?: boolean;
+  /** The replicas' links carry this profile's delays (LocalCluster's `profile`). */
+  readonly profile?: NetworkProfile;
+}
+
+/**
+ * How many replicas `--dev` runs when `--replicas` does not say: 3, or one per region of the
+ * network profile where it has more (`global`: 5), so that every region holds one.
+ */
+export function defaultReplicas(profile?: NetworkProfile): number {
+  return Math.max(3, profile?.regions.length ?? 0);
 }
 
 /**
@@ -31,6 +43,7 @@ export async function startDevCluster(
     ...(o.basePort === undefined ? {} : { basePort: o.basePort }),
     ...(o.app === undefined ? {} : { app: o.app }),
     devIdentity: o.devIdentity === true,
+    ...(o.profile === undefined ? {} : { profile: o.profile }),
     logLevel: 'warn',
     stdio: 'inherit',
     onExit: (i, code, signal) =>
@@ -46,10 +59,27 @@ export async function startDevCluster(
       adminToken: cluster.adminToken,
       supervisor: {
         kill: (i) => cluster.kill(i),
-        restart: (i) => cluster.startReplica(i),
+        restart: (i) => {
+          cluster.startReplica(i);
+          // It comes back without its links' delays; the cluster sets them once it answers.
+          cluster
+            .profileInForce()
+            .catch((err: unknown) => console.error(`visualizer: ${(err as Error).message}`));
+        },
         running: (i) => cluster.isRunning(i),
       },
       ...(cluster.identity === null ? {} : { signIn: devSignInHandler(cluster.identity) }),
+      ...(o.profile === undefined ? {} : { profile: liveProfile(o.profile, cluster.members) }),
     },
+  };
+}
+
+/** `profile` as the page shows it for replicas `ids`: their regions and their links' delays. */
+function liveProfile(profile: NetworkProfile, ids: readonly number[]): LiveProfile {
+  return {
+    name: profile.name,
+    description: profile.description,
+    regions: ids.map((i) => profile.regions[regionOf(profile, i)]!),
+    delays: profileDelays(profile, ids),
   };
 }

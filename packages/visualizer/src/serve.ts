@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import type { LiveProfile } from './page/live-model.js';
 
 export interface ServeOptions {
   /** 0 picks a free port. */
@@ -31,6 +32,8 @@ export interface LiveCluster {
    * Never otherwise: whoever reaches it signs in as anyone.
    */
   readonly signIn?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** The network profile whose delays the replicas' links carry (`--dev --profile`). */
+  readonly profile?: LiveProfile;
 }
 
 /** Kills and restarts the replicas' processes (a LocalCluster does). */
@@ -100,6 +103,7 @@ export async function serveVisualizer(options: ServeOptions = {}): Promise<Serve
           adminToken: live.adminToken,
           supervised: live.supervisor !== undefined,
           signIn: live.signIn !== undefined,
+          ...(live.profile === undefined ? {} : { profile: live.profile }),
         }).replace(/</g, '\\u003c')}</script>`;
   const html = `<!doctype html>
 <html lang="en">

@@ -78,6 +78,38 @@ describe('live messages in flight, from what the streams report', () => {
     ]);
     expect(g.messages).toEqual([m(0, 1)]);
   });
+
+  it('places each replica in its region and gives a link the round trip both ends add to it', () => {
+    const delays: Record<string, number> = { '0>1': 43.5, '1>0': 43.5, '0>2': 200 };
+    const delay = (from: number, to: number) => delays[`${from}>${to}`];
+    const rs = [0, 1, 2].map((id) => {
+      const r = newLiveReplica(id);
+      r.connection = 'open';
+      r.links = [0, 1, 2]
+        .filter((p) => p !== id)
+        .map((p) => ({
+          id: p,
+          state: 'connected',
+          blockedIn: false,
+          blockedOut: false,
+          // Replica 2 predates delayMs: it reports none.
+          ...(id === 2 ? {} : { delayMs: delay(id, p) ?? 0 }),
+        }));
+      return r;
+    });
+    const regions = new Map([
+      [0, 'us-east'],
+      [1, 'us-west'],
+    ]);
+    const g = liveGraph(rs, new Map(), [], regions);
+    expect(g.nodes.map((n) => n.region)).toEqual(['us-east', 'us-west', undefined]);
+    expect(g.links.map((l) => [l.a, l.b, l.rttMs])).toEqual([
+      [0, 1, 87],
+      [0, 2, undefined], // only one end's delay is known
+      [1, 2, undefined],
+    ]);
+    expect(liveGraph(rs, new Map(), []).nodes.every((n) => n.region === undefined)).toBe(true);
+  });
 });
 
 describe('a simulated run as the graph and the charts draw it', () => {

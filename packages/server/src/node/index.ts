@@ -8,3 +8,4 @@ export { ReplicaServer } from './replica-server.js';
 export { setDurability } from './storage.js';
 export { WorkerPoolExecutor, type WorkerPoolOptions } from '../exec/worker-pool-executor.js';
 export { DevIdentity, devSignInHandler, DEV_USERS } from './dev-identity.js';
+export { profileDelays, type LinkDelay } from './profile-delays.js';

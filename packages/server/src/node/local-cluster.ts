@@ -13,6 +13,8 @@ import { START_OPTIONS } from './config.js';
 import { envName } from './settings.js';
 import { EDGE_LIMITS_ENV, type EdgeLimits } from './edge-limits.js';
 import { DevIdentity } from './dev-identity.js';
+import type { NetworkProfile } from '../geo/index.js';
+import { ProfileLinks } from './profile-delays.js';
 
 const BIN = fileURLToPath(new URL('../../bin/creek.js', import.meta.url));
 
@@ -85,6 +87,12 @@ export interface LocalClusterOptions {
    * `identity` mints them. Not with `auth`: one source of users' tokens.
    */
   readonly devIdentity?: boolean;
+  /**
+   * Wide-area links on one machine: once the cluster is ready, and whenever a replica (re)starts,
+   * each replica delays its messages to each other one by the profile's one-way delay between
+   * their regions (`profileDelays`: replica i in region i mod regions; no jitter).
+   */
+  readonly profile?: NetworkProfile;
   /** Called when a replica exits after the cluster started, while it is not stopping. */
   readonly onExit?: (replica: number, code: number | null, signal: NodeJS.Signals | null) => void;
 }
@@ -121,6 +129,8 @@ export class LocalCluster {
   /** While `start()` waits for readiness: a replica that exits then fails the start at once. */
   private onEarlyExit: ((message: string) => void) | null = null;
   private devIdentity: DevIdentity | null = null;
+  /** The profile's delays, once `start()` set them: a replica (re)started later gets them too. */
+  private profileLinks: ProfileLinks | null = null;
 
   private constructor(
     private readonly options: LocalClusterOptions,
@@ -178,6 +188,11 @@ export class LocalCluster {
     for (let i = 0; i < cluster.size; i++) cluster.startReplica(i);
     try {
       await Promise.race([cluster.waitForLeader(timeoutMs), exited]);
+      if (options.profile !== undefined) {
+        const links = new ProfileLinks(options.profile, cluster);
+        await links.apply();
+        cluster.profileLinks = links;
+      }
     } catch (err) {
       await cluster.stop();
       throw err;
@@ -314,6 +329,7 @@ export class LocalCluster {
       else this.options.onExit?.(i, code, signal);
     });
     this.procs[i] = child;
+    this.profileLinks?.reapply(i, () => this.procs[i] === child && !this.stopping);
   }
 
   /**
@@ -463,6 +479,14 @@ export class LocalCluster {
       for (const j of this.members)
         if (i !== j && this.isRunning(i)) calls.push(this.admin(i, 'delay', { peer: j, ms }));
     await Promise.all(calls);
+  }
+
+  /**
+   * Resolves once every replica (re)started since `start()` has the profile's delays (at once
+   * without a profile); rejects if they could not be set on one.
+   */
+  async profileInForce(): Promise<void> {
+    await this.profileLinks?.inForce();
   }
 
   /**

@@ -198,6 +198,7 @@ export class ReplicaServer {
             state,
             blockedIn: this.mesh.blocked.in.has(Number(id)),
             blockedOut: this.mesh.blocked.out.has(Number(id)),
+            delayMs: this.mesh.delays.get(Number(id)) ?? 0,
           })),
         status: () => {
           const s = this.host.status();

@@ -125,6 +125,22 @@ describe('the event stream', () => {
     } finally {
       await cluster.admin(0, 'unblock');
     }
+    // So does the delay an operator adds to a link, and its removal.
+    expect(links.peers.every((p) => p.delayMs === 0)).toBe(true);
+    await cluster.admin(0, 'delay', { peer: 1, ms: 40 });
+    try {
+      await v.until('the delayed link', () =>
+        v
+          .events()
+          .some((e) => e.e === 'links' && e.peers.some((p) => p.id === 1 && p.delayMs === 40)),
+      );
+    } finally {
+      await cluster.admin(0, 'delay', { peer: 1, ms: 0 });
+    }
+    await v.until('the link without delay', () => {
+      const last = v.events().findLast((e) => e.e === 'links');
+      return last?.e === 'links' && last.peers.find((p) => p.id === 1)?.delayMs === 0;
+    });
     client.close();
     v.ws.close();
     const s = await cluster.status(0);

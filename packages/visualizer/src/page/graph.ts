@@ -26,8 +26,19 @@ export interface GraphModel {
   readonly nodes: readonly {
     readonly id: number;
     readonly role: 'leader' | 'follower' | 'candidate' | 'down';
+    /** The region it sits in, under a network profile (drawn under it). */
+    readonly region?: string;
   }[];
-  readonly links: readonly { readonly a: number; readonly b: number; readonly state: LinkState }[];
+  readonly links: readonly {
+    readonly a: number;
+    readonly b: number;
+    readonly state: LinkState;
+    /**
+     * The round trip (ms) the two ends' added delays put on the link, as they report them (drawn
+     * on it when above 0): configured, not measured, and without the link's own latency.
+     */
+    readonly rttMs?: number;
+  }[];
   /** Per sender, per peer: messages sent in the last second (drawn as a label), when known. */
   readonly rates?: ReadonlyMap<number, ReadonlyMap<number, number>>;
   readonly messages: readonly GraphMessage[];
@@ -50,20 +61,41 @@ function pairs<T>(xs: readonly T[]): [T, T][] {
   return out;
 }
 
-/** A live cluster as the graph draws it: links as their ends report them. */
+/**
+ * The round trip the delays of both ends add to their link, once both have reported theirs (a
+ * replica that predates `delayMs` reports none).
+ */
+export function addedRttMs(a: LiveReplica, b: LiveReplica): number | undefined {
+  const ab = a.links.find((l) => l.id === b.id)?.delayMs;
+  const ba = b.links.find((l) => l.id === a.id)?.delayMs;
+  return ab === undefined || ba === undefined ? undefined : ab + ba;
+}
+
+/**
+ * A live cluster as the graph draws it: links as their ends report them, each replica in its
+ * region when `regions` (by replica id) names one.
+ */
 export function liveGraph(
   replicas: readonly LiveReplica[],
   rates: ReadonlyMap<number, ReadonlyMap<number, number>>,
   messages: readonly GraphMessage[],
+  regions: ReadonlyMap<number, string> = new Map(),
 ): GraphModel {
-  const links = pairs(replicas).map(([a, b]) => ({ a: a.id, b: b.id, state: linkState(a, b) }));
+  const links = pairs(replicas).map(([a, b]) => {
+    const rttMs = addedRttMs(a, b);
+    return { a: a.id, b: b.id, state: linkState(a, b), ...(rttMs === undefined ? {} : { rttMs }) };
+  });
   const key = (x: number, y: number): string => (x < y ? `${x}-${y}` : `${y}-${x}`);
   const state = new Map(links.map((l) => [key(l.a, l.b), l.state]));
   return {
-    nodes: replicas.map((r) => ({
-      id: r.id,
-      role: r.connection !== 'open' || r.halted !== null ? 'down' : r.role,
-    })),
+    nodes: replicas.map((r) => {
+      const region = regions.get(r.id);
+      return {
+        id: r.id,
+        role: r.connection !== 'open' || r.halted !== null ? 'down' : r.role,
+        ...(region === undefined ? {} : { region }),
+      };
+    }),
     links,
     rates,
     // A message on a blocked or broken link is dropped: it does not travel.
@@ -103,7 +135,8 @@ export function simGraph(f: SimFrame): GraphModel {
  * The cluster as a graph: replicas on a ring, the leader ringed, each link drawn as its state
  * (up, blocked, down), the messages on their way as dots between their ends (gossip and Paxos
  * coloured apart, each direction on its own side of the link), and where known the messages each
- * replica sent each peer in the last second.
+ * replica sent each peer in the last second; under a network profile, each replica's region and
+ * the round trip added to each link.
  */
 export function clusterGraph(model: GraphModel): SVGElement {
   const size = 300;
@@ -138,6 +171,29 @@ export function clusterGraph(model: GraphModel): SVGElement {
         'data-state': link.state,
       }),
     );
+    if (link.rttMs !== undefined && link.rttMs > 0) {
+      const label = el(
+        'text',
+        {
+          x: (x1 + x2) / 2,
+          y: (y1 + y2) / 2 + 12,
+          class: 'rtt',
+          'text-anchor': 'middle',
+          'data-from': link.a,
+          'data-to': link.b,
+          'data-rtt-ms': link.rttMs,
+        },
+        `${formatMs(link.rttMs)} ms`,
+      );
+      label.append(
+        el(
+          'title',
+          {},
+          `Round trip the delays of replicas ${link.a} and ${link.b} add to their link: configured, not measured`,
+        ),
+      );
+      svg.append(label);
+    }
     if (model.rates === undefined) continue;
     // Messages a sent b in the last second near b's end, and b's to a near a's end.
     for (const [from, to, fx, fy, tx, ty] of [
@@ -184,6 +240,26 @@ export function clusterGraph(model: GraphModel): SVGElement {
       el('circle', { cx: x, cy: y, r: 24, class: `node ${node.role}`, 'data-replica': node.id }),
     );
     svg.append(el('text', { x, y: y + 5, 'text-anchor': 'middle', class: 'label' }, `R${node.id}`));
+    if (node.region !== undefined)
+      svg.append(
+        el(
+          'text',
+          {
+            x,
+            y: y + 37,
+            'text-anchor': 'middle',
+            class: 'region',
+            'data-replica': node.id,
+            'data-region': node.region,
+          },
+          node.region,
+        ),
+      );
   }
   return svg;
+}
+
+/** A round trip as a label shows it: whole milliseconds, or one decimal under 10. */
+function formatMs(ms: number): string {
+  return ms < 10 ? ms.toFixed(1).replace(/\.0$/, '') : String(Math.round(ms));
 }

@@ -1,6 +1,20 @@
 import type { ReplicaEvent } from '@creek/protocol';
 import type { FrameOp, SimReplicaFrame } from '@creek/server/sim';
 
+/**
+ * The network profile a cluster the visualizer runs emulates (`--profile`), as the server hands it
+ * to the page.
+ */
+export interface LiveProfile {
+  readonly name: string;
+  /** One line: its regions and round trips. */
+  readonly description: string;
+  /** Each replica's region, by replica id (0, 1, …). */
+  readonly regions: readonly string[];
+  /** The one-way delay (ms) each replica adds to its messages to each other one ("Heal" restores it). */
+  readonly delays: readonly { readonly from: number; readonly to: number; readonly ms: number }[];
+}
+
 /** How many ops of each list a card shows (as in simulation mode). */
 const LIST = 8;
 
@@ -25,7 +39,14 @@ export interface LiveReplica {
   readonly pending: Map<string, FrameOp & { readonly ts: number }>;
   /** Whether each op it saw is strong, by id (to colour commits). */
   readonly strong: Map<string, boolean>;
-  links: { id: number; state: string; blockedIn: boolean; blockedOut: boolean }[];
+  /** Its links as it last reported them; `delayMs`: the delay it adds to its messages on one. */
+  links: {
+    id: number;
+    state: string;
+    blockedIn: boolean;
+    blockedOut: boolean;
+    delayMs?: number | undefined;
+  }[];
   /** Events the replica did not send this page (sampled), in all. */
   dropped: number;
   /** Multi-Paxos as it last reported it: ballot, instances decided here, proposed, elections. */

@@ -9,6 +9,7 @@ import {
   converged,
   liveStateOf,
   newLiveReplica,
+  type LiveProfile,
   type LiveReplica,
 } from './live-model.js';
 import { h, opTimelines, replicaCard, shownOrder } from './render.js';
@@ -33,6 +34,8 @@ export interface LiveConfig {
    * in as a dev user, chosen in the panel, through the server's /dev/sign-in.
    */
   readonly signIn?: boolean;
+  /** The network profile whose delays the server's replicas carry on their links. */
+  readonly profile?: LiveProfile;
 }
 
 /** The dev user the workload signs in as until another is picked. */
@@ -68,6 +71,11 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
   const flights = new Flights();
   const reorders = new RecentReorders();
   const ids = config.replicas.map((r) => r.id);
+  const profile = config.profile;
+  const regions = new Map((profile?.regions ?? []).map((region, id) => [id, region]));
+  /** The delay a healed link carries: the profile's, or none. */
+  const baseDelay = (from: number, to: number): number =>
+    profile?.delays.find((d) => d.from === from && d.to === to)?.ms ?? 0;
 
   for (const [k, r] of config.replicas.entries()) watch(r.events, replicas[k]!);
 
@@ -198,12 +206,20 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     for (const r of config.replicas) {
       void admin(r.id, 'unblock');
       for (const o of config.replicas)
-        if (o.id !== r.id) void admin(r.id, 'delay', { peer: o.id, ms: 0 });
+        if (o.id !== r.id) void admin(r.id, 'delay', { peer: o.id, ms: baseDelay(r.id, o.id) });
     }
   });
 
   const convergence = h('p', { id: 'convergence' });
   const network = h('p', { id: 'network' });
+  const profileLine =
+    profile === undefined
+      ? ''
+      : h(
+          'p',
+          { id: 'profile', 'data-profile': profile.name },
+          `Network profile ${profile.name}: ${profile.description}. Each replica delays its messages to each other one by half the round trip between their regions, always by the same amount (no jitter); Heal restores these delays.`,
+        );
   const cards = h('section', { id: 'replicas' });
   const timelines = h('div', { id: 'timeline-slot' });
   const graph = h('div', { id: 'graph-slot' });
@@ -217,6 +233,7 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     panel,
     h('p', {}, healAll),
     message,
+    profileLine,
     convergence,
     network,
     h('div', { class: 'overview' }, graph, cards),
@@ -227,7 +244,11 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
       h('span', { class: 'dot gossip' }, 'gossip'),
       ' (ops, requests for missing ones, summaries of what it holds) or ',
       h('span', { class: 'dot paxos' }, 'Paxos'),
-      ' (the leader proposing the order of strong ops); the numbers are gossip messages per second each way. Under load the streams are sampled, and so are the dots.',
+      ' (the leader proposing the order of strong ops); the numbers are gossip messages per second each way',
+      profile === undefined
+        ? ''
+        : ', and "… ms" under a link the round trip its two ends add to it, as they report it (configured, not measured: the link itself adds a little)',
+      '. Under load the streams are sampled, and so are the dots.',
     ),
     timelines,
     charts.element,
@@ -259,7 +280,7 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     document.body.dataset.draws = String(++draws);
     timelines.replaceChildren(opTimelines(workload.recent));
     graph.replaceChildren(
-      clusterGraph(liveGraph(replicas, rates, flights.current(performance.now()))),
+      clusterGraph(liveGraph(replicas, rates, flights.current(performance.now()), regions)),
     );
     const ok = converged(replicas);
     convergence.dataset.converged = String(ok);
@@ -319,6 +340,11 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
           ),
           controls(r.id),
         );
+        const region = regions.get(r.id);
+        if (region !== undefined) {
+          card.dataset.region = region;
+          card.querySelector('h2')?.append(h('span', { class: 'region' }, region));
+        }
         return card;
       }),
     );
@@ -342,7 +368,7 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
       }),
       button('heal', 'Heal', () => {
         void admin(id, 'unblock');
-        for (const peer of others) void admin(id, 'delay', { peer, ms: 0 });
+        for (const peer of others) void admin(id, 'delay', { peer, ms: baseDelay(id, peer) });
       }),
       button('pause', 'Pause', () => void admin(id, 'pause')),
       button('resume', 'Resume', () => void admin(id, 'resume')),

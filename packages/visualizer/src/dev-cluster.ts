@@ -44,6 +44,9 @@ export async function startDevCluster(
     ...(o.app === undefined ? {} : { app: o.app }),
     devIdentity: o.devIdentity === true,
     ...(o.profile === undefined ? {} : { profile: o.profile }),
+    // Loopback's timers elect again whenever a round trip between regions outlasts a heartbeat
+    // gap plus jitter; a profile across regions takes the WAN timers (`creek start --network`).
+    ...(o.profile !== undefined && o.profile.regions.length > 1 ? { network: 'wan' } : {}),
     logLevel: 'warn',
     stdio: 'inherit',
     onExit: (i, code, signal) =>

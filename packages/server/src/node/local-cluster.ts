@@ -39,6 +39,8 @@ export interface LocalClusterOptions {
   readonly workers?: number;
   /** False: `creek start --speculation off`, ops execute only once committed (SMR). */
   readonly speculative?: boolean;
+  /** `creek start --reads`: strong reads by the leader's read index (default) or by quorum. */
+  readonly reads?: 'leader' | 'quorum';
   /**
    * The Paxos timers' defaults (`creek start --network`): 'wan' for replicas behind links with
    * round trips up to 300 ms (a bench's latency-injecting proxies); default 'lan'.
@@ -287,6 +289,7 @@ export class LocalCluster {
       args.push('--checkpoint-every', String(this.options.checkpointEvery));
     if (this.options.workers !== undefined) args.push('--workers', String(this.options.workers));
     if (this.options.speculative === false) args.push('--speculation', 'off');
+    if (this.options.reads !== undefined) args.push('--reads', this.options.reads);
     if (this.options.network !== undefined) args.push('--network', this.options.network);
     if (this.options.electionTimeoutMs !== undefined)
       args.push('--election-timeout-ms', String(this.options.electionTimeoutMs));

@@ -68,6 +68,11 @@ export interface ReplicaServerConfig {
    */
   readonly speculative?: boolean;
   /**
+   * Strong reads take their index from a majority's frontiers instead of the leader's read index
+   * (`creek start --reads quorum`; PaxosOptions.quorumReads). Default false.
+   */
+  readonly quorumReads?: boolean;
+  /**
    * Heartbeat, election timeout and retransmit interval (`creek start --network`,
    * `--heartbeat-ms`, `--election-timeout-ms`); absent: the LAN ones (geo/timers.ts).
    */

@@ -293,7 +293,10 @@ export class ReplicaServer {
       // Real processes stall (GC, a busy core): a 60 ms election timeout, fine in the simulator,
       // made a loaded machine run needless elections; so even on a LAN the runtime's are longer
       // (geo/timers.ts), and across regions `creek start --network wan` sets them.
-      paxos: { ...(c.paxosTimers ?? TIMERS.lan) },
+      paxos: {
+        ...(c.paxosTimers ?? TIMERS.lan),
+        ...(c.quorumReads === true ? { quorumReads: true } : {}),
+      },
       executor: this.pool ?? new InlineExecutor(c.app),
       ...(c.checkpointEvery === undefined ? {} : { checkpointEvery: c.checkpointEvery }),
     };

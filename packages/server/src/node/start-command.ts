@@ -75,6 +75,7 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
       ...(s['checkpoint-every'] === undefined ? {} : { checkpointEvery: s['checkpoint-every'] }),
       workers: s.workers,
       speculative: s.speculation === 'on',
+      quorumReads: s.reads === 'quorum',
       paxosTimers,
       appPath: s.app,
     },
@@ -87,7 +88,10 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
     throw explainStartFailure(err, s, dataDir);
   }
   // The timers in force, so that an operator can see what --network and its overrides made.
-  log.info({ url: `${url}/client`, network: s.network, ...paxosTimers }, 'replica ready');
+  log.info(
+    { url: `${url}/client`, network: s.network, ...paxosTimers, reads: s.reads },
+    'replica ready',
+  );
   const shutdown = (signal: string): void => {
     log.info({ signal }, 'shutting down: draining ops in flight');
     // The drain is bounded inside stop(); this bounds closing as well.

@@ -58,6 +58,7 @@ function creek(args: readonly string[], env: Record<string, string> = {}) {
 describe('creek start timer settings', () => {
   it.each([
     [['--network', 'moon'], '--network moon must be one of lan, wan'],
+    [['--reads', 'nearest'], '--reads nearest must be leader or quorum'],
     [
       ['--heartbeat-ms', '0'],
       '--heartbeat-ms 0 must be a whole number of milliseconds from 25 to 10000',
@@ -106,7 +107,18 @@ describe('creek start timer settings', () => {
   it('--network wan with a heartbeat override: the replica reports the timers it runs with', async () => {
     const child = spawn(
       process.execPath,
-      [BIN, ...start, '--network', 'wan', '--heartbeat-ms', '200', '--log-level', 'info'],
+      [
+        BIN,
+        ...start,
+        '--network',
+        'wan',
+        '--heartbeat-ms',
+        '200',
+        '--reads',
+        'quorum',
+        '--log-level',
+        'info',
+      ],
       { cwd: dir, env: ENV },
     );
     let stdout = '';
@@ -123,6 +135,7 @@ describe('creek start timer settings', () => {
         heartbeatMs: 200,
         electionTimeoutMs: 1500,
         retransmitMs: 500,
+        reads: 'quorum',
       });
     } finally {
       child.kill('SIGTERM');

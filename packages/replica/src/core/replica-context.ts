@@ -92,6 +92,8 @@ export class ReplicaContext {
   nextJobId: number;
   /** ReplicaOptions.speculative. */
   readonly speculative: boolean;
+  /** ReplicaOptions.orderOnArrival, where it applies: without speculation. */
+  readonly orderOnArrival: boolean;
   /** Speculation held for a catch-up (Replica.holdSpeculation). */
   held = false;
   /**
@@ -113,6 +115,7 @@ export class ReplicaContext {
     this.nextJobId = options.firstJobId ?? 1;
     this.traceOrder = options.traceOrder ?? false;
     this.speculative = options.speculative ?? true;
+    this.orderOnArrival = !this.speculative && options.orderOnArrival === true;
     this.store = new VersionStore(options.storeObserver ?? null);
     this.finals = new FinalDigests(options.finalDigestsKept);
   }

@@ -34,6 +34,14 @@ export interface ReplicaOptions {
    */
   readonly speculative?: boolean;
   /**
+   * Without speculation only: weak updates are ordered as soon as they arrive (CAB-cast as strong
+   * ops are), so each is answered after one consensus round, as a replicated state machine
+   * answers every update. Without it a weak op waits on the timestamp order for a later strong op
+   * or the no-op interval to commit it. The runtime's `--speculation off` (the SMR baseline)
+   * sets it; default false.
+   */
+  readonly orderOnArrival?: boolean;
+  /**
    * Strong read-only ops are answered stably by read index, without a log write
    * (cab/read-index.ts): the `readIndex` output and `readIndexReached`. False: they are ordered
    * like every strong op. Default true.

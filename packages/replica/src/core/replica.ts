@@ -208,12 +208,12 @@ export class Replica {
       this.pipeline.changed();
       return this.ctx.flush();
     }
-    // Without speculation (the SMR baseline of §6) every update is ordered as soon as it arrives,
-    // weak ones too: a weak op left to the timestamp order would wait for a later strong op (or
-    // the no-op interval) to commit it, and the baseline would pay that wait rather than one
-    // consensus round. Its one response is stable either way. Weak reads still read the
+    // The SMR baseline of §6 (ReplicaOptions.orderOnArrival) orders every update as soon as it
+    // arrives, weak ones too: left to the timestamp order, a weak op would wait for a later
+    // strong op (or the no-op interval) to commit it, and the baseline would pay that wait rather
+    // than one consensus round. Its one response is stable either way. Weak reads still read the
     // committed state here, as a replicated state machine's local reads do.
-    const strong = request.strong || !this.ctx.speculative;
+    const strong = request.strong || this.ctx.orderOnArrival;
     if (!request.strong && def.readOnly === true) {
       // §4.4: weak read-only ops are answered from local state, never ordered or gossiped.
       this.metrics.invoked.readOnly++;

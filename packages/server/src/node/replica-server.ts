@@ -283,6 +283,8 @@ export class ReplicaServer {
         app: c.app,
         noopIntervalMs: c.noopIntervalMs ?? 100,
         speculative: c.speculative ?? true,
+        // Without speculation, the SMR baseline: every update ordered on arrival.
+        orderOnArrival: true,
         // Executions run once per turn, after every message the turn brought (see flush).
         deferExecution: true,
         // As many executions at once as the workers hold (the frontier's included).

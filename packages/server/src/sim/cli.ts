@@ -13,7 +13,7 @@ import { parseStorageFaults, storageLine } from './storage-faults.js';
 import { WAN_PROFILES, type WanProfileName } from './wan.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--seed S] [--first F] [--plant BUG] [--network us-eu|global|uniform|mix] [--live-queries] [--quorum-reads on|off] [--verbose] [--json] [--trace] [--trace-every MS]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--seed S] [--first F] [--plant BUG] [--network us-eu|global|uniform|mix] [--live-queries] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
  * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
  * violations, parameters, stats, and the committed order as op ids) and the progress and the
@@ -49,6 +49,8 @@ interface Options {
   liveQueries: boolean;
   /** Strong reads by quorum in every run (on), in none (off), or drawn per seed (null). */
   quorumReads: boolean | null;
+  /** Every run is the SMR baseline as the runtime runs it (SimConfig.smr). */
+  smr: boolean;
   nondeterministic: boolean;
   /** Simulated ms between the trace's status lines; null: no trace. */
   traceEveryMs: number | null;
@@ -70,6 +72,7 @@ function parse(argv: string[]): Options {
     plant: null,
     liveQueries: false,
     quorumReads: null,
+    smr: false,
     nondeterministic: false,
     traceEveryMs: null,
     network: 'uniform',
@@ -138,6 +141,9 @@ function parse(argv: string[]): Options {
       case '--live-queries':
         o.liveQueries = true;
         break;
+      case '--smr':
+        o.smr = true;
+        break;
       case '--quorum-reads': {
         const v = argv[++i];
         if (v !== 'on' && v !== 'off')
@@ -160,7 +166,10 @@ function parse(argv: string[]): Options {
         break;
       case '--help':
         console.log(
-          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--network ${[...WAN_PROFILES, 'uniform', 'mix'].join('|')}] [--live-queries] [--quorum-reads on|off] [--verbose] [--json] [--trace] [--trace-every MS]`,
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--network ${[...WAN_PROFILES, 'uniform', 'mix'].join('|')}] [--live-queries] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`,
+        );
+        console.log(
+          '  --smr: no replica speculates and every update is ordered on arrival, the SMR baseline as `creek start --speculation off` runs it (by default one seed in eight does not speculate and orders weak ops by timestamp)',
         );
         console.log(
           "  --quorum-reads: strong reads take their index from a majority's frontiers (on) or the leader's read index (off, the default)",
@@ -213,7 +222,7 @@ function divergenceLine(d: SimResult['stats']['divergence']): string {
 
 /** The flags and the visualizer query that name this run again. */
 function replayFlags(seed: number, replicas: number, faults: FaultMode): string {
-  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.quorumReads === null ? '' : ` --quorum-reads ${opts.quorumReads ? 'on' : 'off'}`}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}${opts.network === 'uniform' ? '' : ` --network ${opts.network}`}`;
+  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.quorumReads === null ? '' : ` --quorum-reads ${opts.quorumReads ? 'on' : 'off'}`}${opts.smr ? ' --smr' : ''}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}${opts.network === 'uniform' ? '' : ` --network ${opts.network}`}`;
 }
 function replayQuery(seed: number, replicas: number, faults: FaultMode): string {
   return `?seed=${seed}&replicas=${replicas}&faults=${faults}${opts.plant === null ? '' : `&bug=${opts.plant}`}`;
@@ -291,6 +300,7 @@ for (const [i, seed] of seeds.entries()) {
       ...(opts.clients === 'model' ? {} : { clients: opts.clients }),
       ...(opts.liveQueries ? { liveQueries: true } : {}),
       ...(opts.quorumReads === null ? {} : { quorumReads: opts.quorumReads }),
+      ...(opts.smr ? { smr: true } : {}),
       ...(opts.nondeterministic ? { nondeterministic: true } : {}),
       network: opts.network,
       ...(opts.plant === null ? {} : PLANTED_BUGS[opts.plant].config),

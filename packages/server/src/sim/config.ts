@@ -117,6 +117,12 @@ export interface SimConfig {
    */
   readonly quorumReads?: boolean;
   /**
+   * The SMR baseline as the runtime runs it (`--speculation off`): no replica speculates and
+   * every update is ordered on arrival (ReplicaOptions.orderOnArrival). Default false: a seed
+   * draws whether it speculates, and one that does not orders weak ops by timestamp.
+   */
+  readonly smr?: boolean;
+  /**
    * Quorum reads take the first frontier that answers for a majority's
    * (PaxosOptions.unsafeQuorumReadSingleAnswer; implies quorumReads). Exists so a test can show
    * the checkers catch a strong read answered from a minority.

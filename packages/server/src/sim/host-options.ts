@@ -38,6 +38,7 @@ export class SimHostOptions {
       traceOrder: true,
       executionSlots: params.execution.slots,
       speculative: params.execution.speculative,
+      ...(run.config.smr === true ? { orderOnArrival: true } : {}),
       deferExecution: params.execution.deferTurnMs !== null,
     };
   }

@@ -131,7 +131,7 @@ export function drawRun(
       ...drawn,
       ...(config.diskLatencyMs === undefined ? {} : { diskLatencyMs: config.diskLatencyMs }),
       checkpointEvery: prng.fork().pick(CHECKPOINT_EVERY),
-      execution: drawExecution(prng.fork()),
+      execution: smrIfAsked(config, drawExecution(prng.fork())),
       reconfiguration: null,
     };
   // Drawn last too: how long each execution takes.
@@ -218,6 +218,11 @@ function onWan<P extends { readonly network: NetworkConfig }>(
 }
 
 const CHECKPOINT_EVERY = [3, 10, 30, 100] as const;
+
+/** SimConfig.smr turns speculation off whatever the seed drew (its other draws stay as they are). */
+function smrIfAsked(config: SimConfig, e: SimParameters['execution']): SimParameters['execution'] {
+  return config.smr === true ? { ...e, speculative: false } : e;
+}
 
 /**
  * Execution slots per replica and the longest execution (ms): always concurrent (§4.4). Every

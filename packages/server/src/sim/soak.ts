@@ -18,7 +18,7 @@ import { parseStorageFaults } from './storage-faults.js';
  * suite are regression tests, and this explores seeds nobody ran before. It runs seeds S, S+1, …
  * until N minutes have passed, each under one configuration of a rotation (3 and 5 replicas with
  * every fault, membership changes, crashes with live queries, a lagging replica cut off, strong
- * reads by quorum), prints
+ * reads by quorum, the SMR baseline), prints
  * progress every 15 s and a summary line, and for each failure the exact command that replays
  * it. `--from HEX` derives the first seed from a commit id (CI passes its HEAD), so every commit
  * explores a range of its own, printed at the start, and a failure found there replays anywhere.
@@ -34,6 +34,8 @@ interface Shape {
   readonly liveQueries: boolean;
   /** Strong reads by quorum (SimConfig.quorumReads). */
   readonly quorumReads?: boolean;
+  /** The SMR baseline as the runtime runs it (SimConfig.smr). */
+  readonly smr?: boolean;
 }
 
 const ROTATION: readonly Shape[] = [
@@ -45,6 +47,7 @@ const ROTATION: readonly Shape[] = [
   { replicas: 3, faults: 'lag-cut', liveQueries: false },
   { replicas: 5, faults: 'all', liveQueries: false, quorumReads: true },
   { replicas: 3, faults: 'reconfig', liveQueries: false, quorumReads: true },
+  { replicas: 3, faults: 'all', liveQueries: false, smr: true },
 ];
 
 /** Seeds below this are the suite's and the hand sweeps' (1–100,000); a derived range starts above. */
@@ -155,7 +158,7 @@ function replayCommand(
   storage: readonly StorageFault[] | undefined,
   plant: PlantedBug | undefined,
 ): string {
-  return `npm run sim -- --seed ${seed} --replicas ${shape.replicas} --faults ${shape.faults}${storage === undefined ? '' : ` --storage-faults ${storage.join(',')}`}${shape.liveQueries ? ' --live-queries' : ''}${shape.quorumReads === true ? ' --quorum-reads on' : ''}${plant === undefined ? '' : ` --plant ${plant}`} --network uniform --verbose`;
+  return `npm run sim -- --seed ${seed} --replicas ${shape.replicas} --faults ${shape.faults}${storage === undefined ? '' : ` --storage-faults ${storage.join(',')}`}${shape.liveQueries ? ' --live-queries' : ''}${shape.quorumReads === true ? ' --quorum-reads on' : ''}${shape.smr === true ? ' --smr' : ''}${plant === undefined ? '' : ` --plant ${plant}`} --network uniform --verbose`;
 }
 
 function main(): void {
@@ -168,7 +171,7 @@ function main(): void {
   let passed = 0;
   const failures: string[] = [];
   console.log(
-    `sim:soak: seeds from ${first}${flags.from === undefined ? '' : ` (derived from ${flags.from.slice(0, 12)})`} for ${flags.minutes} min${flags.storageFaults === undefined ? '' : `, storage faults: ${flags.storageFaults.join(',')}`}${flags.plant === undefined ? '' : `, bug planted: ${flags.plant}`}, ${flags.replicas === undefined && flags.faults === undefined ? `rotating through ${ROTATION.map((s) => `${s.replicas}/${s.faults}${s.liveQueries ? '+live' : ''}${s.quorumReads === true ? '+quorum-reads' : ''}`).join(', ')}` : 'one configuration'}`,
+    `sim:soak: seeds from ${first}${flags.from === undefined ? '' : ` (derived from ${flags.from.slice(0, 12)})`} for ${flags.minutes} min${flags.storageFaults === undefined ? '' : `, storage faults: ${flags.storageFaults.join(',')}`}${flags.plant === undefined ? '' : `, bug planted: ${flags.plant}`}, ${flags.replicas === undefined && flags.faults === undefined ? `rotating through ${ROTATION.map((s) => `${s.replicas}/${s.faults}${s.liveQueries ? '+live' : ''}${s.quorumReads === true ? '+quorum-reads' : ''}${s.smr === true ? '+smr' : ''}`).join(', ')}` : 'one configuration'}`,
   );
   while (Date.now() - started < budgetMs) {
     const shape = shapeOf(seed, flags);
@@ -181,6 +184,7 @@ function main(): void {
         faults: shape.faults,
         ...(shape.liveQueries ? { liveQueries: true } : {}),
         ...(shape.quorumReads === true ? { quorumReads: true } : {}),
+        ...(shape.smr === true ? { smr: true } : {}),
         ...(flags.storageFaults === undefined ? {} : { storageFaults: flags.storageFaults }),
         ...(flags.plant === undefined ? {} : PLANTED_BUGS[flags.plant].config),
       });

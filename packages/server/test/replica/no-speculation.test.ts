@@ -8,7 +8,7 @@ import { Driven } from './harness.js';
  */
 describe('a replica that does not speculate', () => {
   it('orders a weak op as soon as it arrives and answers it once, stably, when committed', () => {
-    const r = new Driven({ id: 0, speculative: false });
+    const r = new Driven({ id: 0, speculative: false, orderOnArrival: true });
     const weak = r.invoke(1, 'kv.increment', { key: 'n' });
     // Cast at once, as a strong op would be: its latency is one consensus round, not the wait for
     // a later strong op (or a no-op) to commit it.
@@ -31,7 +31,7 @@ describe('a replica that does not speculate', () => {
   });
 
   it('answers a weak read from the committed state, not from ops still in consensus', () => {
-    const r = new Driven({ id: 0, speculative: false });
+    const r = new Driven({ id: 0, speculative: false, orderOnArrival: true });
     r.invoke(1, 'kv.put', { key: 'k', value: 'committed' }, true);
     r.deliverStrong(r.cabCast[0]!);
     r.invoke(2, 'kv.put', { key: 'k', value: 'not yet' });
@@ -39,6 +39,18 @@ describe('a replica that does not speculate', () => {
     expect(r.readIndex).toEqual([]);
     expect(r.valueOf(read)).toBe('committed');
     expect(r.replica.stats().unvalidated).toBe(0); // the put in consensus is not work left to do
+  });
+
+  it('leaves a weak op to the timestamp order unless it orders on arrival', () => {
+    const r = new Driven({ id: 0, speculative: false });
+    const weak = r.invoke(1, 'kv.increment', { key: 'n' });
+    expect(r.cabCast).toEqual([]);
+    // A strong op commits the weak one before it (its causal context), then itself.
+    r.invoke(2, 'kv.increment', { key: 'n' }, true);
+    r.deliverStrong(r.cabCast[0]!);
+    expect(r.responsesFor(weak).map((x) => [x.level, x.outcome])).toEqual([
+      ['stable', { ok: true, value: 1 }],
+    ]);
   });
 
   it('speculates by default: the same weak op answers at once, tentatively', () => {

@@ -13,6 +13,8 @@ import { Roles } from './roles.js';
 /** Counters for benchmarks and status pages (MultiPaxos.counters). */
 export interface PaxosCounters {
   elections: number;
+  /** Hand-overs this replica sent as leader to the preferred leader (leader-transfer.ts). */
+  handOvers: number;
   instancesProposed: number;
   idsProposed: number;
   decided: number;

@@ -135,7 +135,7 @@ export class Election implements ElectionRole {
   }
 
   /** Replica `r` was heard from within the election timeout. */
-  private heardRecently(r: number): boolean {
+  heardRecently(r: number): boolean {
     return (
       this.ctx.now - (this.lastHeard.get(r) ?? Number.NEGATIVE_INFINITY) <=
       this.ctx.electionTimeoutMs
@@ -152,6 +152,19 @@ export class Election implements ElectionRole {
     let n = 0;
     for (const m of members) if (m.id === ctx.self || this.heardRecently(m.id)) n++;
     return n >= (ctx.unsafeGenesisQuorum ? ctx.genesisMajority : majorityOf(members));
+  }
+
+  /**
+   * This leader just handed leadership over (leader-transfer.ts): once it stands down, it runs for
+   * leader again only after an election timeout, so that the member it handed over to can win.
+   */
+  holdOff(): void {
+    this.electionAt = this.ctx.now;
+  }
+
+  /** The highest ballot this replica saw anywhere. */
+  get highestSeenBallot(): number {
+    return this.maxSeenBallot;
   }
 
   startElection(): void {

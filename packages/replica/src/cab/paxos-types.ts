@@ -26,6 +26,20 @@ export interface PaxosOptions {
    * higher ballot was promised (read-index.ts). Only the simulator's checkers want it.
    */
   readonly unsafeReadWithoutQuorum?: boolean;
+  /**
+   * The member the operator wants to lead (leader-transfer.ts): a leader hands leadership to it
+   * once it is heard, hears a majority and is caught up, and it takes over only if its own
+   * setting names itself too. Every replica should be given the same value; where they disagree,
+   * leadership moves at most once per election, to a member that names itself, or stays put.
+   * Unset: Ω's lowest-numbered member leads, as without it.
+   */
+  readonly preferredLeader?: number;
+  /**
+   * A planted bug: a leader that handed over runs for leader again as soon as it stands down,
+   * instead of giving the member it handed over to an election timeout to win, so leadership
+   * goes back and forth. Only the simulator's checkers want it.
+   */
+  readonly unsafeRunAfterHandOver?: boolean;
   /** How often every replica announces itself (Ω) and its progress. */
   readonly heartbeatMs?: number;
   /** Silence after which a replica is presumed down. */
@@ -173,6 +187,8 @@ export interface PaxosStatus {
   lackChecks: number;
   decidedBelow: number;
   truncatedBelow: number;
+  /** PaxosOptions.preferredLeader, or null when unset. */
+  preferredLeader: number | null;
   /** The ids of the configuration in force at `decidedBelow`. */
   members: number[];
   inFlight: number;

@@ -154,14 +154,6 @@ export class Election implements ElectionRole {
     return n >= (ctx.unsafeGenesisQuorum ? ctx.genesisMajority : majorityOf(members));
   }
 
-  /**
-   * This leader just handed leadership over (leader-transfer.ts): once it stands down, it runs for
-   * leader again only after an election timeout, so that the member it handed over to can win.
-   */
-  holdOff(): void {
-    this.electionAt = this.ctx.now;
-  }
-
   /** The highest ballot this replica saw anywhere. */
   get highestSeenBallot(): number {
     return this.maxSeenBallot;
@@ -250,13 +242,27 @@ export class Election implements ElectionRole {
 
   /** A higher ballot than its own was promised here: a candidate or leader stands down. */
   standDownFor(ballot: number): void {
-    if (ballot > this.ballot && this.role !== 'follower') this.stepDown();
+    if (ballot > this.ballot && this.role !== 'follower') this.deposed();
   }
 
   onNack(msg: Extract<PaxosMessage, { type: 'nack' }>): void {
     this.seeBallot(msg.promised);
     if (msg.ballot === this.ballot && this.role !== 'follower' && msg.promised > this.ballot)
-      this.stepDown();
+      this.deposed();
+  }
+
+  /**
+   * A higher ballot deposed this leader or candidate: it stands down, and runs again only after an
+   * election timeout, as Raft's deposed leader resets its election timer. Otherwise, as the
+   * lowest-numbered member heard, Ω would pick it again at once (it knows no live leader but
+   * itself) and it would depose the one that deposed it: the leader a hand-over chose
+   * (leader-transfer.ts), or a member back from a partition that ran before it heard the others
+   * (found by the simulator's leadership checker: seed 48 with 3 replicas went 0 → 1 → 0 → 1
+   * right after a partition healed).
+   */
+  private deposed(): void {
+    this.stepDown();
+    if (this.ctx.holdOffWhenDeposed) this.electionAt = this.ctx.now;
   }
 
   onHeartbeat(from: number, msg: Extract<PaxosMessage, { type: 'heartbeat' }>): void {

@@ -20,9 +20,10 @@ const DEFAULT_MAX_IN_FLIGHT = 8;
  * gap without a leader; it is sent again one election timeout later.
  *
  * No flapping, in three rules:
- * - A leader that handed over does not run for leader again for one election timeout: Ω would
- *   pick it again at once (it is the lowest-numbered member heard, and it hears no leader but
- *   itself), and depose the member it handed over to (the planted bug `run-after-hand-over`).
+ * - A leader deposed by the ballot of the member it handed over to does not run for leader again
+ *   for one election timeout (election.ts, `deposed`): Ω would pick it again at once when it is the
+ *   lowest-numbered member, and it would depose the member it handed over to (the planted bug
+ *   `run-when-deposed`).
  * - A member takes over only if its own setting names itself: where replicas were given
  *   different values, leadership moves at most once per election, to a member that names itself,
  *   which then never hands over; it never goes round a cycle of disagreeing settings.
@@ -35,7 +36,6 @@ export class LeaderTransfer {
   /** The member the operator wants to lead; null when unset. */
   readonly preferred: number | null;
   private readonly maxLag: number;
-  private readonly holdOff: boolean;
   private lastHandOverAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -45,7 +45,6 @@ export class LeaderTransfer {
   ) {
     this.preferred = options.preferredLeader ?? null;
     this.maxLag = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
-    this.holdOff = options.unsafeRunAfterHandOver !== true;
   }
 
   /**
@@ -60,7 +59,6 @@ export class LeaderTransfer {
     if (!this.healthy(target)) return;
     this.lastHandOverAt = ctx.now;
     ctx.counters.handOvers++;
-    if (this.holdOff) election.holdOff();
     ctx.send(target, { type: 'handOver', ballot: election.ballot });
   }
 
@@ -89,6 +87,7 @@ export class LeaderTransfer {
     if (!ctx.history.isMember(ctx.decidedBelow, ctx.self)) return;
     if (ctx.roles.rejoin.rejoining || ctx.roles.reconfiguration.retired) return;
     if (!election.hearsMajority()) return;
+    election.seeBallot(msg.ballot);
     election.startElection();
   }
 }

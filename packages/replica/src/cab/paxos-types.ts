@@ -35,11 +35,13 @@ export interface PaxosOptions {
    */
   readonly preferredLeader?: number;
   /**
-   * A planted bug: a leader that handed over runs for leader again as soon as it stands down,
-   * instead of giving the member it handed over to an election timeout to win, so leadership
-   * goes back and forth. Only the simulator's checkers want it.
+   * A planted bug: a leader or candidate that a higher ballot deposed runs for leader again at
+   * once (Ω picks it when it is the lowest-numbered member heard), instead of giving the one that
+   * deposed it an election timeout to win, so leadership goes back and forth: after every
+   * hand-over to a preferred leader, and when a returning member runs. Only the simulator's
+   * checkers want it.
    */
-  readonly unsafeRunAfterHandOver?: boolean;
+  readonly unsafeRunWhenDeposed?: boolean;
   /** How often every replica announces itself (Ω) and its progress. */
   readonly heartbeatMs?: number;
   /** Silence after which a replica is presumed down. */

@@ -178,6 +178,11 @@ function divergenceLine(d: SimResult['stats']['divergence']): string {
   return `; planted nondeterministic ops: ${d.planted} committed, ${d.differed} left replicas differing${caught}`;
 }
 
+function leadershipLine(l: SimResult['stats']['leadership']): string {
+  if (l === undefined) return '';
+  return `; preferred leader ${l.preferred}${l.agreed ? '' : ' (settings disagree)'}: ${l.changes} leadership changes, ${l.finalLeader ?? 'nobody'} leads at the end${l.judged ? '' : ' (delays too long for the timers: not judged)'}`;
+}
+
 /** The flags and the visualizer query that name this run again. */
 function replayFlags(seed: number, replicas: number, faults: FaultMode): string {
   return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
@@ -199,7 +204,7 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
     s.sessions === undefined
       ? ''
       : `, client sessions: ${s.sessions.connections} connections (${s.sessions.failovers} to another replica), ${s.sessions.resets} links reset, ${s.sessions.timeouts} callers timed out, ${s.sessions.watchViews} live query views`;
-  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${storageLine(s)}${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${divergenceLine(s.divergence)}${sessions}`;
+  const line = `seed ${r.seed} replicas ${r.replicas}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${storageLine(s)}${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${divergenceLine(s.divergence)}${leadershipLine(s.leadership)}${sessions}`;
   if (verbose || !r.ok) console.log(line);
   if (!r.ok) {
     console.log(`  parameters: ${JSON.stringify(r.parameters)}`);
@@ -227,6 +232,10 @@ const seeds =
   opts.seed !== null ? [opts.seed] : Array.from({ length: opts.seeds }, (_, i) => opts.first + i);
 let passed = 0;
 let failed = 0;
+/** Runs whose replicas were given a preferred leader, and those of them given different ones. */
+let placed = 0;
+let disagreeing = 0;
+let judged = 0;
 const started = Date.now();
 for (const [i, seed] of seeds.entries()) {
   let result: SimResult;
@@ -254,6 +263,12 @@ for (const [i, seed] of seeds.entries()) {
   }
   if (result.ok) passed++;
   else failed++;
+  const leadership = result.stats.leadership;
+  if (leadership !== undefined) {
+    placed++;
+    if (!leadership.agreed) disagreeing++;
+    if (leadership.judged) judged++;
+  }
   report(result, opts.verbose, opts.json);
   if (!opts.verbose && seeds.length >= 100 && (i + 1) % 100 === 0) {
     (opts.json ? console.error : console.log)(
@@ -261,5 +276,10 @@ for (const [i, seed] of seeds.entries()) {
     );
   }
 }
+// A replay of one seed says it in the seed's line (with --verbose or when it fails).
+if (seeds.length > 1)
+  (opts.json ? console.error : console.log)(
+    `sim: ${placed} runs with a preferred leader (${disagreeing} with disagreeing settings, ${judged} judged by the leadership checker)`,
+  );
 (opts.json ? console.error : console.log)(`sim: ${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

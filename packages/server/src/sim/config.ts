@@ -166,6 +166,17 @@ export interface SimConfig {
    * fault damaged. Exists so a test can show the checkers catch it.
    */
   readonly unsafeIgnoreChecksums?: boolean;
+  /**
+   * Every replica is given this member as its preferred leader (cab/leader-transfer.ts), in place
+   * of the seed's draw (sim/leader-placement.ts: none on two seeds of three).
+   */
+  readonly preferredLeader?: number;
+  /**
+   * A leader deposed by a higher ballot runs for leader again at once (PaxosOptions.
+   * unsafeRunWhenDeposed), with a preferred leader set. Exists so a test can show the leadership
+   * checker catches leadership that goes back and forth.
+   */
+  readonly unsafeRunWhenDeposed?: boolean;
   /** The run told as it goes (sim/trace.ts); observing changes nothing in the run. */
   readonly trace?: SimTrace;
   /**

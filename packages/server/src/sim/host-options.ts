@@ -7,6 +7,7 @@ import { MirrorFeed } from '@creek/replica/exec/mirror-feed.js';
 import type { ReadTrace } from '@creek/replica/exec/mirror-messages.js';
 import { MirrorStore } from '@creek/replica/exec/mirror-store.js';
 import type { HostOptions } from '@creek/replica/host/options.js';
+import { preferredLeaderOf } from './leader-placement.js';
 import { plantedApp } from './nondeterminism.js';
 import type { SimProcess, StepHost } from './process.js';
 import type { RunState } from './run-state.js';
@@ -50,12 +51,21 @@ export class SimHostOptions {
   ): HostOptions {
     const { config, params } = this.run;
     const replicaOptions = this.replicaOptions;
+    const preferred = params.preferredLeader ?? null;
     return {
       id,
       // A replica added during the run knows whom to ask, not the genesis configuration.
       ...(seeds === null ? { replicas: this.run.ids } : { replicas: seeds, join: true }),
       ...(config.unsafeGenesisQuorum === true ? { unsafeGenesisQuorum: true } : {}),
       ...(config.unsafeReadWithoutQuorum === true ? { unsafeReadWithoutQuorum: true } : {}),
+      ...(preferred === null
+        ? {}
+        : {
+            paxos: {
+              preferredLeader: preferredLeaderOf(preferred, id),
+              ...(config.unsafeRunWhenDeposed === true ? { unsafeRunWhenDeposed: true } : {}),
+            },
+          }),
       replica: storeObserver === undefined ? replicaOptions : { ...replicaOptions, storeObserver },
       executor,
       checkpointEvery: params.checkpointEvery,

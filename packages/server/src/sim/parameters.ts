@@ -1,4 +1,5 @@
 import type { FaultMode, SimConfig } from './config.js';
+import type { PreferredLeaderSetting } from './leader-placement.js';
 import type { NetworkConfig } from './network.js';
 import { Prng } from './prng.js';
 import { drawReconfiguration, type ReconfigScenario } from './reconfiguration.js';
@@ -46,6 +47,12 @@ export interface SimParameters {
      */
     readonly deferTurnMs: number | null;
   };
+  /**
+   * The preferred leader the replicas are given (cab/leader-transfer.ts), or null: drawn from a
+   * stream of its own on a share of seeds (sim/leader-placement.ts), or set by
+   * SimConfig.preferredLeader.
+   */
+  readonly preferredLeader?: PreferredLeaderSetting | null;
   /** How the client sessions behave (SimConfig.clients 'sdk' only; drawn from their own stream). */
   readonly sessions?: SessionParameters;
 }

@@ -175,7 +175,7 @@ describe('leader transfer to the preferred leader', () => {
   it('planted: a leader that runs again as soon as it stands down makes leadership go back and forth', () => {
     // Node 2 is unheard at first, so node 0 leads a while before it hands over (right after its
     // own election, its election timer would hold it off by chance).
-    const c = new Cluster({ n: 3, paxos: { preferredLeader: 2, unsafeRunAfterHandOver: true } });
+    const c = new Cluster({ n: 3, paxos: { preferredLeader: 2, unsafeRunWhenDeposed: true } });
     c.drop = (from, to) => from === 2 || to === 2;
     c.advance(SETTLE_MS);
     expect(c.leaders()).toEqual([0]);

@@ -35,11 +35,11 @@ export interface PaxosOptions {
    */
   readonly preferredLeader?: number;
   /**
-   * A planted bug: a leader or candidate that a higher ballot deposed runs for leader again at
-   * once (Ω picks it when it is the lowest-numbered member heard), instead of giving the one that
-   * deposed it an election timeout to win, so leadership goes back and forth: after every
-   * hand-over to a preferred leader, and when a returning member runs. Only the simulator's
-   * checkers want it.
+   * A planted bug: a replica that promised another's ballot, or a leader or candidate a higher
+   * ballot deposed, may run for leader again at once (Ω picks it when it is the lowest-numbered
+   * member heard), instead of giving that ballot's candidate an election timeout to win, so
+   * leadership goes back and forth: after every hand-over to a preferred leader, and when a
+   * returning member runs. Only the simulator's checkers want it.
    */
   readonly unsafeRunWhenDeposed?: boolean;
   /** How often every replica announces itself (Ω) and its progress. */

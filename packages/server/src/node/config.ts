@@ -90,6 +90,11 @@ export const START_OPTIONS = {
     value: 'on|off',
     help: 'off: execute ops only once committed, every answer stable (SMR; default on)',
   },
+  'preferred-leader': {
+    type: 'string',
+    value: 'N',
+    help: 'the replica that should lead once it is up and caught up, the same on every replica (default: the lowest-numbered replica up)',
+  },
   ...AUTH_OPTIONS,
   'log-level': { type: 'string', value: 'LEVEL', help: `${LOG_LEVELS.join('|')} (default info)` },
 } as const satisfies OptionSpecs;
@@ -226,6 +231,11 @@ export const StartSettingsSchema = z
     ).optional(),
     workers: wholeNumber(0, 64, 'a whole number of threads from 0 to 64').default(0),
     speculation: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+    'preferred-leader': wholeNumber(
+      0,
+      255,
+      'a replica id, a whole number from 0 to 255',
+    ).optional(),
     ...authSettingsShape,
     'log-level': logLevel('info'),
   })
@@ -243,6 +253,15 @@ export const StartSettingsSchema = z
         code: 'custom',
         path: ['peers'],
         message: 'with --join, must list the running replicas to take the cluster from',
+      });
+    // A preferred leader outside the cluster would never lead; with --join, --peers lists only the
+    // replicas to ask, and the cluster's own membership decides.
+    const preferred = s['preferred-leader'];
+    if (preferred !== undefined && !s.join && !s.peers.some((p) => p.id === preferred))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['preferred-leader'],
+        message: `must name a replica of --peers (${s.peers.map((p) => p.id).join(', ')})`,
       });
     // A certificate is useless without its key and the other way round; a CA alone enables nothing.
     if (s['tls-cert'] !== undefined && s['tls-key'] === undefined)

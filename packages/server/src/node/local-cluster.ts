@@ -36,6 +36,8 @@ export interface LocalClusterOptions {
   readonly workers?: number;
   /** False: `creek start --speculation off`, ops execute only once committed (SMR). */
   readonly speculative?: boolean;
+  /** Every replica's `creek start --preferred-leader`: the replica that should lead. */
+  readonly preferredLeader?: number;
   /** pino level of the replicas' logs; default `warn`. */
   readonly logLevel?: string;
   /** Where the replicas' stdout and stderr go; default: stderr is inherited, stdout dropped. */
@@ -262,6 +264,8 @@ export class LocalCluster {
       args.push('--checkpoint-every', String(this.options.checkpointEvery));
     if (this.options.workers !== undefined) args.push('--workers', String(this.options.workers));
     if (this.options.speculative === false) args.push('--speculation', 'off');
+    if (this.options.preferredLeader !== undefined)
+      args.push('--preferred-leader', String(this.options.preferredLeader));
     const id = this.devIdentity;
     const auth: LocalClusterOptions['auth'] =
       id === null

@@ -66,6 +66,11 @@ export interface ReplicaServerConfig {
    * the baseline `bench:tpcc` compares with; ReplicaOptions.speculative). Default true.
    */
   readonly speculative?: boolean;
+  /**
+   * The replica that should lead (`--preferred-leader`, PaxosOptions.preferredLeader): leadership
+   * is handed to it once it is up and caught up. Absent: the lowest-numbered replica up leads.
+   */
+  readonly preferredLeader?: number;
   /** The app's module (`--app`); absent: the built-in ops. */
   readonly appPath?: string;
 }

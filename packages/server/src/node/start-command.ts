@@ -73,6 +73,7 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
       ...(s['checkpoint-every'] === undefined ? {} : { checkpointEvery: s['checkpoint-every'] }),
       workers: s.workers,
       speculative: s.speculation === 'on',
+      ...(s['preferred-leader'] === undefined ? {} : { preferredLeader: s['preferred-leader'] }),
       appPath: s.app,
     },
     log,

@@ -20,10 +20,10 @@ const DEFAULT_MAX_IN_FLIGHT = 8;
  * gap without a leader; it is sent again one election timeout later.
  *
  * No flapping, in three rules:
- * - A leader deposed by the ballot of the member it handed over to does not run for leader again
- *   for one election timeout (election.ts, `deposed`): Ω would pick it again at once when it is the
- *   lowest-numbered member, and it would depose the member it handed over to (the planted bug
- *   `run-when-deposed`).
+ * - A leader deposed by the ballot of the member it handed over to, and every replica that
+ *   promised that ballot, does not run for leader for an election timeout (election.ts, `holdOff`):
+ *   Ω would pick the lowest-numbered of them at once, and it would depose the member it handed
+ *   over to (the planted bug `run-when-deposed`).
  * - A member takes over only if its own setting names itself: where replicas were given
  *   different values, leadership moves at most once per election, to a member that names itself,
  *   which then never hands over; it never goes round a cycle of disagreeing settings.

@@ -1,4 +1,5 @@
 import { DEFAULT_ELECTION_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '@creek/replica/cab/context.js';
+import type { PreferredLeaderSetting } from './parameters.js';
 import type { Prng } from './prng.js';
 import type { RunState } from './run-state.js';
 
@@ -6,17 +7,6 @@ import type { RunState } from './run-state.js';
  * Leader placement in the simulator (cab/leader-transfer.ts): the preferred leader a run's
  * replicas are given, and the checker of what leadership did with it.
  */
-
-/** The preferred leader a run's replicas are given (SimParameters.preferredLeader). */
-export interface PreferredLeaderSetting {
-  /** The member the replicas prefer; replicas added during the run are given it too. */
-  readonly member: number;
-  /**
-   * Null: every replica is given `member`. Otherwise each genesis replica's own setting, by id:
-   * operators that gave them different values, which must not make leadership go round.
-   */
-  readonly perReplica: readonly number[] | null;
-}
 
 /** Share of seeds whose replicas are given a preferred leader. */
 const PREFERRED_SHARE = 1 / 3;

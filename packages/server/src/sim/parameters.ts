@@ -1,10 +1,23 @@
 import type { FaultMode, SimConfig } from './config.js';
-import type { PreferredLeaderSetting } from './leader-placement.js';
 import type { NetworkConfig } from './network.js';
 import { Prng } from './prng.js';
 import { drawReconfiguration, type ReconfigScenario } from './reconfiguration.js';
 import type { SessionParameters } from './session-parameters.js';
 import type { WorkloadShape } from './workload.js';
+
+/**
+ * The preferred leader a run's replicas are given (SimParameters.preferredLeader; drawn and checked
+ * in sim/leader-placement.ts).
+ */
+export interface PreferredLeaderSetting {
+  /** The member the replicas prefer; replicas added during the run are given it too. */
+  readonly member: number;
+  /**
+   * Null: every replica is given `member`. Otherwise each genesis replica's own setting, by id:
+   * operators that gave them different values, which must not make leadership go round.
+   */
+  readonly perReplica: readonly number[] | null;
+}
 
 /** The parameters a seed draws, printed when a run fails so the failure can be understood. */
 export interface SimParameters {

@@ -5,12 +5,7 @@ import { SimCluster, TICK_MS } from './cluster.js';
 import type { SimConfig } from './config.js';
 import { scheduleFaults, SimFaults } from './faults.js';
 import { frame, opLife } from './frames.js';
-import {
-  drawPreferredLeader,
-  LeadershipTrack,
-  PLACEMENT_GRACE_MS,
-  type PreferredLeaderSetting,
-} from './leader-placement.js';
+import { drawPreferredLeader, LeadershipTrack, PLACEMENT_GRACE_MS } from './leader-placement.js';
 import { SimHostOptions } from './host-options.js';
 import { SimOperator } from './operator.js';
 import {
@@ -19,7 +14,7 @@ import {
   schedulePlanted,
   stuckByDivergence,
 } from './nondeterminism.js';
-import { drawRun } from './parameters.js';
+import { drawRun, type PreferredLeaderSetting } from './parameters.js';
 import { stranded, type StepHost } from './process.js';
 import { simResult, type SimResult } from './result.js';
 import { RunState } from './run-state.js';

@@ -50,7 +50,12 @@ export class PaxosContext {
   /** When unanswered prepares, accepts, forwards and catch-ups are sent again. */
   readonly retransmitMs: number;
   readonly counters: PaxosCounters;
-  /** False only for the planted bug PaxosOptions.unsafeRunWhenDeposed. */
+  /**
+   * A replica that promised another's ballot, or was deposed by one, waits before it runs itself
+   * (Election.holdOff): with a preferred leader only, whose hand-overs make elections routine.
+   * Without one, elections stay as they were, and so does every simulator seed's run (seeds that
+   * tests pin down depend on it). False also for the planted bug PaxosOptions.unsafeRunWhenDeposed.
+   */
   readonly holdOffWhenDeposed: boolean;
   /** The parts, set once by MultiPaxos: each reaches the others through these. */
   readonly roles = new Roles();
@@ -72,7 +77,8 @@ export class PaxosContext {
     this.electionTimeoutMs = options.electionTimeoutMs ?? DEFAULT_ELECTION_TIMEOUT_MS;
     this.retransmitMs = options.retransmitMs ?? 30;
     this.counters = counters;
-    this.holdOffWhenDeposed = options.unsafeRunWhenDeposed !== true;
+    this.holdOffWhenDeposed =
+      options.preferredLeader !== undefined && options.unsafeRunWhenDeposed !== true;
   }
 
   /** The configuration in force at this replica's first undecided instance. */

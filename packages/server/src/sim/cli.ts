@@ -12,7 +12,7 @@ import {
 import { parseStorageFaults, storageLine } from './storage-faults.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--seed S] [--first F] [--plant BUG] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant BUG] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
  * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
  * violations, parameters, stats, and the committed order as op ids) and the progress and the
@@ -20,6 +20,8 @@ import { parseStorageFaults, storageLine } from './storage-faults.js';
  * `--plant BUG` runs with one of the bugs in planted-bugs.ts, to watch the checkers catch it.
  * `--nondeterministic` plants an op whose effects differ between replicas (sim/nondeterminism.ts),
  * which they must catch and name (checkDivergence).
+ * `--leader-placement` gives a third of the seeds' replicas a preferred leader (one in six of those
+ * a different one per replica), judged by the leadership checker (sim/leader-placement.ts).
  * `--trace` (with `--seed`) tells the run on stderr as it goes (sim/trace.ts): faults, membership
  * changes, and each replica's Paxos state every 100 simulated ms (`--trace-every MS`).
  * `--storage-faults torn,corrupt,stale,power-loss` (or `all`) adds storage faults to the crashes
@@ -42,6 +44,8 @@ interface Options {
   /** Clients also keep live queries open (SimConfig.liveQueries), checked by the watch checkers. */
   liveQueries: boolean;
   nondeterministic: boolean;
+  /** A third of the seeds give their replicas a preferred leader (SimConfig.leaderPlacement). */
+  leaderPlacement: boolean;
   /** Simulated ms between the trace's status lines; null: no trace. */
   traceEveryMs: number | null;
 }
@@ -60,6 +64,7 @@ function parse(argv: string[]): Options {
     plant: null,
     liveQueries: false,
     nondeterministic: false,
+    leaderPlacement: false,
     traceEveryMs: null,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -121,6 +126,9 @@ function parse(argv: string[]): Options {
       case '--nondeterministic':
         o.nondeterministic = true;
         break;
+      case '--leader-placement':
+        o.leaderPlacement = true;
+        break;
       case '--trace':
         o.traceEveryMs ??= 100;
         break;
@@ -133,13 +141,16 @@ function parse(argv: string[]): Options {
         break;
       case '--help':
         console.log(
-          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`,
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--live-queries] [--verbose] [--json] [--trace] [--trace-every MS]`,
         );
         console.log(
           '  --nondeterministic: the app has a planted op whose effects differ between replicas, which they must catch, name and contain',
         );
         console.log(
           '  --live-queries: the clients also keep live queries open, and the checkers judge what they showed',
+        );
+        console.log(
+          '  --leader-placement: a third of the seeds give their replicas a preferred leader (one in six of those a different one per replica); the leadership checker judges where leadership goes',
         );
         console.log(
           '  --storage-faults: with crash or all faults, disks also tear the write in flight when the power goes (torn), flip a bit of a record (corrupt), read a record back as an older version (stale), and lose their unsynced writes to a power loss, which a process crash keeps (power-loss); replicas checksum every record and rebuild a damaged disk from their peers',
@@ -185,7 +196,7 @@ function leadershipLine(l: SimResult['stats']['leadership']): string {
 
 /** The flags and the visualizer query that name this run again. */
 function replayFlags(seed: number, replicas: number, faults: FaultMode): string {
-  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
+  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.leaderPlacement ? ' --leader-placement' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}`;
 }
 function replayQuery(seed: number, replicas: number, faults: FaultMode): string {
   return `?seed=${seed}&replicas=${replicas}&faults=${faults}${opts.plant === null ? '' : `&bug=${opts.plant}`}`;
@@ -248,6 +259,7 @@ for (const [i, seed] of seeds.entries()) {
       ...(opts.clients === 'model' ? {} : { clients: opts.clients }),
       ...(opts.liveQueries ? { liveQueries: true } : {}),
       ...(opts.nondeterministic ? { nondeterministic: true } : {}),
+      ...(opts.leaderPlacement ? { leaderPlacement: true } : {}),
       ...(opts.plant === null ? {} : PLANTED_BUGS[opts.plant].config),
       // On stderr: stdout keeps the verdict (and, with --json, its JSON line) alone.
       ...(opts.traceEveryMs === null
@@ -277,7 +289,7 @@ for (const [i, seed] of seeds.entries()) {
   }
 }
 // A replay of one seed says it in the seed's line (with --verbose or when it fails).
-if (seeds.length > 1)
+if (seeds.length > 1 && (opts.leaderPlacement || placed > 0))
   (opts.json ? console.error : console.log)(
     `sim: ${placed} runs with a preferred leader (${disagreeing} with disagreeing settings, ${judged} judged by the leadership checker)`,
   );

@@ -167,9 +167,13 @@ export interface SimConfig {
    */
   readonly unsafeIgnoreChecksums?: boolean;
   /**
-   * Every replica is given this member as its preferred leader (cab/leader-transfer.ts), in place
-   * of the seed's draw (sim/leader-placement.ts: none on two seeds of three).
+   * Leader placement (cab/leader-transfer.ts): a third of the seeds give their replicas a
+   * preferred leader, drawn from a stream of their own (sim/leader-placement.ts), and the
+   * leadership checker judges them. Off by default: a run with a preferred leader is another run,
+   * and seeds that tests pin down must stay the runs they were.
    */
+  readonly leaderPlacement?: boolean;
+  /** Every replica is given this member as its preferred leader, whatever `leaderPlacement` says. */
   readonly preferredLeader?: number;
   /**
    * A leader deposed by a higher ballot runs for leader again at once (PaxosOptions.

@@ -62,8 +62,8 @@ export interface SimParameters {
   };
   /**
    * The preferred leader the replicas are given (cab/leader-transfer.ts), or null: drawn from a
-   * stream of its own on a share of seeds (sim/leader-placement.ts), or set by
-   * SimConfig.preferredLeader.
+   * stream of its own on a share of seeds with SimConfig.leaderPlacement (sim/leader-placement.ts),
+   * or set by SimConfig.preferredLeader.
    */
   readonly preferredLeader?: PreferredLeaderSetting | null;
   /** How the client sessions behave (SimConfig.clients 'sdk' only; drawn from their own stream). */

@@ -89,7 +89,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const preferredLeader: PreferredLeaderSetting | null =
     config.preferredLeader !== undefined
       ? { member: config.preferredLeader, perReplica: null }
-      : config.nondeterministic === true
+      : config.nondeterministic === true || config.leaderPlacement !== true
         ? null
         : drawPreferredLeader(prngs.named('preferred-leader'), n);
   const withLeader = { ...withSessions, preferredLeader };

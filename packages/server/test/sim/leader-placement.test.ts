@@ -38,7 +38,7 @@ describe('leader placement in the simulator', () => {
     }
   });
 
-  it('a share of seeds draws a preferred leader from a stream of its own, some disagreeing', () => {
+  it('with leader placement, a share of seeds draws a preferred leader from a stream of its own, some disagreeing', () => {
     const draws = seeds(600).map((seed) =>
       drawPreferredLeader(Prng.named(seed, 'preferred-leader'), 3),
     );
@@ -51,11 +51,15 @@ describe('leader placement in the simulator', () => {
       expect(d.member).toBeGreaterThanOrEqual(0);
       expect(d.member).toBeLessThan(3);
     }
-    // The run uses the seed's draw, as drawn again.
+    // A run with leader placement uses the seed's draw, as drawn again; without, none.
+    expect(
+      runSimulation({ seed: 1, replicas: 3, faults: 'none', workloadMs: 200 }).parameters
+        .preferredLeader,
+    ).toBeNull();
     const seed = draws.findIndex((d) => d !== null) + 1;
     expect(
-      runSimulation({ seed, replicas: 3, faults: 'none', workloadMs: 200 }).parameters
-        .preferredLeader,
+      runSimulation({ seed, replicas: 3, faults: 'none', workloadMs: 200, leaderPlacement: true })
+        .parameters.preferredLeader,
     ).toEqual(draws[seed - 1]);
   });
 

@@ -42,10 +42,6 @@ export const PLANTED_BUGS = {
     config: { unsafeStableOwnOps: true, clients: 'sdk', faults: 'all' },
     what: "a replica tells a session that its live queries' stable results hold the session's ops that only their tentative results hold, so the user's write vanishes from the view",
   },
-  'run-when-deposed': {
-    config: { unsafeRunWhenDeposed: true, preferredLeader: 1, faults: 'crash' },
-    what: 'a leader deposed by a higher ballot runs for leader again at once, so it takes back leadership it handed to the preferred leader',
-  },
   'ignore-checksums': {
     config: {
       unsafeIgnoreChecksums: true,
@@ -53,6 +49,10 @@ export const PLANTED_BUGS = {
       faults: 'crash',
     },
     what: "replicas load their disks without checking the records' checksums, and go on from what a torn write, a flipped bit or a stale record left there",
+  },
+  'run-when-deposed': {
+    config: { unsafeRunWhenDeposed: true, preferredLeader: 1, faults: 'crash' },
+    what: 'a leader deposed by a higher ballot runs for leader again at once, so it takes back leadership it handed to the preferred leader',
   },
 } as const satisfies Record<string, { config: Partial<SimConfig>; what: string }>;
 

@@ -127,6 +127,7 @@ export const PaxosMessageSchema = z.discriminatedUnion('type', [
     promised: ballot,
     knownBelow: instance,
   }),
+  z.object({ type: z.literal('handOver'), ballot }),
   z.object({ type: z.literal('catchup'), from: instance }),
   z.object({
     type: z.literal('decisions'),

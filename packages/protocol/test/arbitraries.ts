@@ -220,6 +220,7 @@ const paxosArb = fc.oneof(
     nonces: fc.array(fc.string({ minLength: 1, maxLength: 64 }), { maxLength: 4 }),
     below: natArb,
   }),
+  fc.record({ type: fc.constant('handOver' as const), ballot: natArb }),
   fc.record({ type: fc.constant('catchup' as const), from: natArb }),
   fc.record({
     type: fc.constant('decisions' as const),

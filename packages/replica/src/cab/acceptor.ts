@@ -55,7 +55,10 @@ export class Acceptor implements AcceptorRole {
       this.ctx.send(from, { type: 'nack', ballot, promised: this.promised });
       return;
     }
-    if (ballot > this.promised) this.promise(ballot);
+    if (ballot > this.promised) {
+      this.promise(ballot);
+      election.promisedTo(ballot);
+    }
     election.standDownFor(ballot);
     const accepted: AcceptedEntry[] = [];
     for (const [instance, a] of this.accepted) {

@@ -10,9 +10,16 @@ import { ballotLeader, isCast, type Batch, type PaxosMessage } from './messages.
 import type { PaxosOptions, PaxosOutput } from './paxos-types.js';
 import { Roles } from './roles.js';
 
+/** PaxosOptions.heartbeatMs when unset. */
+export const DEFAULT_HEARTBEAT_MS = 10;
+/** PaxosOptions.electionTimeoutMs when unset. */
+export const DEFAULT_ELECTION_TIMEOUT_MS = 60;
+
 /** Counters for benchmarks and status pages (MultiPaxos.counters). */
 export interface PaxosCounters {
   elections: number;
+  /** Hand-overs this replica sent as leader to the preferred leader (leader-transfer.ts). */
+  handOvers: number;
   instancesProposed: number;
   idsProposed: number;
   decided: number;
@@ -43,6 +50,13 @@ export class PaxosContext {
   /** When unanswered prepares, accepts, forwards and catch-ups are sent again. */
   readonly retransmitMs: number;
   readonly counters: PaxosCounters;
+  /**
+   * A replica that promised another's ballot, or was deposed by one, waits before it runs itself
+   * (Election.holdOff): with a preferred leader only, whose hand-overs make elections routine.
+   * Without one, elections stay as they were, and so does every simulator seed's run (seeds that
+   * tests pin down depend on it). False also for the planted bug PaxosOptions.unsafeRunWhenDeposed.
+   */
+  readonly holdOffWhenDeposed: boolean;
   /** The parts, set once by MultiPaxos: each reaches the others through these. */
   readonly roles = new Roles();
   private out: PaxosOutput[] = [];
@@ -59,10 +73,12 @@ export class PaxosContext {
     this.history = new ConfigHistory([first]);
     this.genesisMajority = majorityOf(first.members);
     this.unsafeGenesisQuorum = options.unsafeGenesisQuorum === true;
-    this.heartbeatMs = options.heartbeatMs ?? 10;
-    this.electionTimeoutMs = options.electionTimeoutMs ?? 60;
+    this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    this.electionTimeoutMs = options.electionTimeoutMs ?? DEFAULT_ELECTION_TIMEOUT_MS;
     this.retransmitMs = options.retransmitMs ?? 30;
     this.counters = counters;
+    this.holdOffWhenDeposed =
+      options.preferredLeader !== undefined && options.unsafeRunWhenDeposed !== true;
   }
 
   /** The configuration in force at this replica's first undecided instance. */

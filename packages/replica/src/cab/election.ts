@@ -1,5 +1,5 @@
 import { majorityOf } from './configuration.js';
-import { ballotOf, ballotRound, type PaxosMessage } from './messages.js';
+import { ballotLeader, ballotOf, ballotRound, type PaxosMessage } from './messages.js';
 import type { PaxosContext } from './context.js';
 import type { Role } from './paxos-types.js';
 import type { ElectionRole, PeerHeartbeat, PromiseMsg, Roles } from './roles.js';
@@ -135,7 +135,7 @@ export class Election implements ElectionRole {
   }
 
   /** Replica `r` was heard from within the election timeout. */
-  private heardRecently(r: number): boolean {
+  heardRecently(r: number): boolean {
     return (
       this.ctx.now - (this.lastHeard.get(r) ?? Number.NEGATIVE_INFINITY) <=
       this.ctx.electionTimeoutMs
@@ -152,6 +152,11 @@ export class Election implements ElectionRole {
     let n = 0;
     for (const m of members) if (m.id === ctx.self || this.heardRecently(m.id)) n++;
     return n >= (ctx.unsafeGenesisQuorum ? ctx.genesisMajority : majorityOf(members));
+  }
+
+  /** The highest ballot this replica saw anywhere. */
+  get highestSeenBallot(): number {
+    return this.maxSeenBallot;
   }
 
   startElection(): void {
@@ -237,13 +242,50 @@ export class Election implements ElectionRole {
 
   /** A higher ballot than its own was promised here: a candidate or leader stands down. */
   standDownFor(ballot: number): void {
-    if (ballot > this.ballot && this.role !== 'follower') this.stepDown();
+    if (ballot > this.ballot && this.role !== 'follower') this.deposed();
   }
 
   onNack(msg: Extract<PaxosMessage, { type: 'nack' }>): void {
     this.seeBallot(msg.promised);
     if (msg.ballot === this.ballot && this.role !== 'follower' && msg.promised > this.ballot)
-      this.stepDown();
+      this.deposed();
+  }
+
+  /**
+   * This replica just promised another's ballot: a candidate's election is under way, and this
+   * replica gives it an election timeout to win before it may run itself, as a Raft follower resets
+   * its election timer when it grants a vote. Otherwise a follower that knows no live leader may
+   * run as soon as it promised, and depose the candidate just before it wins (the simulator: seed
+   * 147 with 3 replicas, at 10 % loss, went 0 → 2 → 0 → 2 as a hand-over's candidate took longer
+   * than one election timeout to hear a majority's promises).
+   */
+  promisedTo(ballot: number): void {
+    if (ballotLeader(ballot) !== this.ctx.self) this.holdOff();
+  }
+
+  /**
+   * It may not run for an election timeout from now, and one more round of a candidate's
+   * prepares (a candidate asks again every two retransmit periods): a candidate whose first
+   * prepares or promises were lost still wins when it asks again (the simulator: seed 147 with 3
+   * replicas, where the hold-off and the candidate's second round ended together, and the
+   * candidate lost to the replica it had deposed, twice).
+   */
+  private holdOff(): void {
+    if (this.ctx.holdOffWhenDeposed) this.electionAt = this.ctx.now + 2 * this.ctx.retransmitMs;
+  }
+
+  /**
+   * A higher ballot deposed this leader or candidate: it stands down, and runs again only after an
+   * election timeout, as Raft's deposed leader resets its election timer. Otherwise, as the
+   * lowest-numbered member heard, Ω would pick it again at once (it knows no live leader but
+   * itself) and it would depose the one that deposed it: the leader a hand-over chose
+   * (leader-transfer.ts), or a member back from a partition that ran before it heard the others
+   * (found by the simulator's leadership checker: seed 48 with 3 replicas went 0 → 1 → 0 → 1
+   * right after a partition healed).
+   */
+  private deposed(): void {
+    this.stepDown();
+    this.holdOff();
   }
 
   onHeartbeat(from: number, msg: Extract<PaxosMessage, { type: 'heartbeat' }>): void {

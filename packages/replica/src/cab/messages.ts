@@ -131,6 +131,13 @@ export type PaxosMessage =
       /** One past the highest instance the sender accepted a value for or knows decided. */
       readonly knownBelow: number;
     }
+  /**
+   * Leader → the preferred leader (PaxosOptions.preferredLeader), once that member is heard, hears
+   * a majority and is caught up: run for leader now, without waiting for this leader to fall
+   * silent (Raft's TimeoutNow). `ballot` is the sender's: a hand-over from a ballot older than one
+   * the receiver has seen is stale and ignored (leader-transfer.ts).
+   */
+  | { readonly type: 'handOver'; readonly ballot: number }
   /** A learner that is behind asks for decisions from `from` on. */
   | { readonly type: 'catchup'; readonly from: number }
   | {

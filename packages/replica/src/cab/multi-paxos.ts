@@ -10,6 +10,7 @@ import { PaxosContext } from './context.js';
 import { Acceptor } from './acceptor.js';
 import { Learner } from './learner.js';
 import { Election } from './election.js';
+import { LeaderTransfer } from './leader-transfer.js';
 import { Rejoin } from './rejoin.js';
 import { Proposer } from './proposer.js';
 import { WaitingForReqs } from './waiting-for-reqs.js';
@@ -46,6 +47,8 @@ export type {
  *   Raft implementations): so a replica that can send but not receive neither deposes a working
  *   leader again and again nor, as the leader, holds the others back with its heartbeats.
  *   Heartbeats say whether their sender hears a majority (`quorate`).
+ * - With a preferred leader (PaxosOptions.preferredLeader), a leader hands leadership to that
+ *   member once it is healthy (leader-transfer.ts), which runs for leader at once.
  * - Phase 1 runs once per ballot and covers every instance from the candidate's first undecided one;
  *   the new leader re-proposes the highest-ballot value it learns for each open instance and fills
  *   gaps with empty batches.
@@ -71,6 +74,7 @@ export class MultiPaxos {
   private readonly acceptor: Acceptor;
   private readonly learner: Learner;
   private readonly election: Election;
+  private readonly transfer: LeaderTransfer;
   private readonly rejoin: Rejoin;
   private readonly proposer: Proposer;
   private readonly waiting: WaitingForReqs;
@@ -83,6 +87,7 @@ export class MultiPaxos {
   /** Counters for benchmarks and status pages. */
   readonly counters = {
     elections: 0,
+    handOvers: 0,
     instancesProposed: 0,
     idsProposed: 0,
     decided: 0,
@@ -105,6 +110,7 @@ export class MultiPaxos {
     this.readsByQuorum = options.quorumReads === true;
     roles.reconfiguration = this.reconfiguration = new Reconfiguration(ctx);
     roles.origin = this.origin = new Origin(ctx);
+    this.transfer = new LeaderTransfer(ctx, this.election, options);
     if (recovery !== undefined) this.recover(recovery);
     // A replica outside every configuration it knows (a new one, before it took a checkpoint)
     // only learns: it is nobody's acceptor yet.
@@ -293,6 +299,9 @@ export class MultiPaxos {
       case 'heartbeat':
         this.election.onHeartbeat(from, msg);
         break;
+      case 'handOver':
+        this.transfer.onHandOver(from, msg);
+        break;
       case 'catchup':
         this.learner.onCatchup(from, msg.from);
         break;
@@ -314,6 +323,7 @@ export class MultiPaxos {
     election.elect();
     if (election.role === 'leader' && proposer.reproposalStalled()) election.startElection();
     if (election.role === 'leader') {
+      this.transfer.handOverIfDue();
       this.reads.retransmit();
       proposer.retransmit();
       proposer.tryPropose();
@@ -381,6 +391,7 @@ export class MultiPaxos {
       rejoining: this.rejoin.rejoining,
       decidedBelow: this.ctx.decidedBelow,
       truncatedBelow: acceptor.truncatedBelow,
+      preferredLeader: this.transfer.preferred,
       inFlight: proposer.inFlightCount,
       queued: proposer.queued,
       pendingCasts: this.origin.pendingCasts,

@@ -35,6 +35,22 @@ export interface PaxosOptions {
   readonly quorumReads?: boolean;
   /** A planted bug of quorum reads: the first answer counts as a majority. Simulator only. */
   readonly unsafeQuorumReadSingleAnswer?: boolean;
+  /**
+   * The member the operator wants to lead (leader-transfer.ts): a leader hands leadership to it
+   * once it is heard, hears a majority and is caught up, and it takes over only if its own
+   * setting names itself too. Every replica should be given the same value; where they disagree,
+   * leadership moves at most once per election, to a member that names itself, or stays put.
+   * Unset: Ω's lowest-numbered member leads, as without it.
+   */
+  readonly preferredLeader?: number;
+  /**
+   * A planted bug: a replica that promised another's ballot, or a leader or candidate a higher
+   * ballot deposed, may run for leader again at once (Ω picks it when it is the lowest-numbered
+   * member heard), instead of giving that ballot's candidate an election timeout to win, so
+   * leadership goes back and forth: after every hand-over to a preferred leader, and when a
+   * returning member runs. Only the simulator's checkers want it.
+   */
+  readonly unsafeRunWhenDeposed?: boolean;
   /** How often every replica announces itself (Ω) and its progress. */
   readonly heartbeatMs?: number;
   /** Silence after which a replica is presumed down. */
@@ -182,6 +198,8 @@ export interface PaxosStatus {
   lackChecks: number;
   decidedBelow: number;
   truncatedBelow: number;
+  /** PaxosOptions.preferredLeader, or null when unset. */
+  preferredLeader: number | null;
   /** The ids of the configuration in force at `decidedBelow`. */
   members: number[];
   inFlight: number;

@@ -53,6 +53,7 @@ export interface ElectionRole {
   readonly ballot: number;
   seeBallot(b: number): void;
   standDownFor(ballot: number): void;
+  promisedTo(ballot: number): void;
   currentLeader(): number | null;
   heartbeatOf(id: number): PeerHeartbeat | undefined;
   mostAdvancedPeer(below: number): number | null;

@@ -97,6 +97,11 @@ export const START_OPTIONS = {
     help: "how a strong read learns what it must reflect: the leader's read index, or the frontiers of a majority asked directly (across regions, the round trip to the nearest majority; default leader)",
   },
   ...TIMER_OPTIONS,
+  'preferred-leader': {
+    type: 'string',
+    value: 'N',
+    help: 'the replica that should lead once it is up and caught up, the same on every replica (default: the lowest-numbered replica up)',
+  },
   ...AUTH_OPTIONS,
   'log-level': { type: 'string', value: 'LEVEL', help: `${LOG_LEVELS.join('|')} (default info)` },
 } as const satisfies OptionSpecs;
@@ -235,6 +240,11 @@ export const StartSettingsSchema = z
     speculation: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
     reads: z.enum(['leader', 'quorum'], { error: 'must be leader or quorum' }).default('leader'),
     ...timerSettingsShape,
+    'preferred-leader': wholeNumber(
+      0,
+      255,
+      'a replica id, a whole number from 0 to 255',
+    ).optional(),
     ...authSettingsShape,
     'log-level': logLevel('info'),
   })
@@ -253,6 +263,15 @@ export const StartSettingsSchema = z
         code: 'custom',
         path: ['peers'],
         message: 'with --join, must list the running replicas to take the cluster from',
+      });
+    // A preferred leader outside the cluster would never lead; with --join, --peers lists only the
+    // replicas to ask, and the cluster's own membership decides.
+    const preferred = s['preferred-leader'];
+    if (preferred !== undefined && !s.join && !s.peers.some((p) => p.id === preferred))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['preferred-leader'],
+        message: `must name a replica of --peers (${s.peers.map((p) => p.id).join(', ')})`,
       });
     // A certificate is useless without its key and the other way round; a CA alone enables nothing.
     if (s['tls-cert'] !== undefined && s['tls-key'] === undefined)

@@ -50,6 +50,8 @@ export interface LocalClusterOptions {
   readonly electionTimeoutMs?: number;
   /** `creek start --heartbeat-ms`: overrides the network's. */
   readonly heartbeatMs?: number;
+  /** Every replica's `creek start --preferred-leader`: the replica that should lead. */
+  readonly preferredLeader?: number;
   /** pino level of the replicas' logs; default `warn`. */
   readonly logLevel?: string;
   /** Where the replicas' stdout and stderr go; default: stderr is inherited, stdout dropped. */
@@ -295,6 +297,8 @@ export class LocalCluster {
       args.push('--election-timeout-ms', String(this.options.electionTimeoutMs));
     if (this.options.heartbeatMs !== undefined)
       args.push('--heartbeat-ms', String(this.options.heartbeatMs));
+    if (this.options.preferredLeader !== undefined)
+      args.push('--preferred-leader', String(this.options.preferredLeader));
     const id = this.devIdentity;
     const auth: LocalClusterOptions['auth'] =
       id === null

@@ -77,6 +77,11 @@ export interface ReplicaServerConfig {
    * `--heartbeat-ms`, `--election-timeout-ms`); absent: the LAN ones (geo/timers.ts).
    */
   readonly paxosTimers?: PaxosTimers;
+  /**
+   * The replica that should lead (`--preferred-leader`, PaxosOptions.preferredLeader): leadership
+   * is handed to it once it is up and caught up. Absent: the lowest-numbered replica up leads.
+   */
+  readonly preferredLeader?: number;
   /** The app's module (`--app`); absent: the built-in ops. */
   readonly appPath?: string;
 }

@@ -302,10 +302,15 @@ export class ReplicaServer {
       executor: this.pool ?? new InlineExecutor(c.app),
       ...(c.checkpointEvery === undefined ? {} : { checkpointEvery: c.checkpointEvery }),
     };
+    // The operator's preferred leader (--preferred-leader), beside the timers above.
+    const hostOptions =
+      c.preferredLeader === undefined
+        ? options
+        : { ...options, paxos: { ...options.paxos, preferredLeader: c.preferredLeader } };
     this.host =
       records.length === 0
-        ? new ReplicaHost(options)
-        : new ReplicaHost(options, { records, nowMs: Date.now() });
+        ? new ReplicaHost(hostOptions)
+        : new ReplicaHost(hostOptions, { records, nowMs: Date.now() });
     this.call({ kind: 'start' });
     this.log.info(
       { records: records.length, dataDir: c.dataDir },

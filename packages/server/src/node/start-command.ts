@@ -77,6 +77,7 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
       speculative: s.speculation === 'on',
       quorumReads: s.reads === 'quorum',
       paxosTimers,
+      ...(s['preferred-leader'] === undefined ? {} : { preferredLeader: s['preferred-leader'] }),
       appPath: s.app,
     },
     log,

@@ -13,7 +13,7 @@ import { parseStorageFaults, storageLine } from './storage-faults.js';
 import { WAN_PROFILES, type WanProfileName } from './wan.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--seed S] [--first F] [--plant BUG] [--network us-eu|global|uniform|mix] [--live-queries] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant BUG] [--network us-eu|global|uniform|mix] [--live-queries] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
  * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
  * violations, parameters, stats, and the committed order as op ids) and the progress and the
@@ -21,6 +21,8 @@ import { WAN_PROFILES, type WanProfileName } from './wan.js';
  * `--plant BUG` runs with one of the bugs in planted-bugs.ts, to watch the checkers catch it.
  * `--nondeterministic` plants an op whose effects differ between replicas (sim/nondeterminism.ts),
  * which they must catch and name (checkDivergence).
+ * `--leader-placement` gives a third of the seeds' replicas a preferred leader (one in six of those
+ * a different one per replica), judged by the leadership checker (sim/leader-placement.ts).
  * `--trace` (with `--seed`) tells the run on stderr as it goes (sim/trace.ts): faults, membership
  * changes, and each replica's Paxos state every 100 simulated ms (`--trace-every MS`).
  * `--storage-faults torn,corrupt,stale,power-loss` (or `all`) adds storage faults to the crashes
@@ -52,6 +54,8 @@ interface Options {
   /** Every run is the SMR baseline as the runtime runs it (SimConfig.smr). */
   smr: boolean;
   nondeterministic: boolean;
+  /** A third of the seeds give their replicas a preferred leader (SimConfig.leaderPlacement). */
+  leaderPlacement: boolean;
   /** Simulated ms between the trace's status lines; null: no trace. */
   traceEveryMs: number | null;
   /** SimConfig.network: 'mix' runs one seed in five on a WAN profile; by default none. */
@@ -74,6 +78,7 @@ function parse(argv: string[]): Options {
     quorumReads: null,
     smr: false,
     nondeterministic: false,
+    leaderPlacement: false,
     traceEveryMs: null,
     network: 'uniform',
   };
@@ -154,6 +159,9 @@ function parse(argv: string[]): Options {
       case '--nondeterministic':
         o.nondeterministic = true;
         break;
+      case '--leader-placement':
+        o.leaderPlacement = true;
+        break;
       case '--trace':
         o.traceEveryMs ??= 100;
         break;
@@ -166,7 +174,7 @@ function parse(argv: string[]): Options {
         break;
       case '--help':
         console.log(
-          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--network ${[...WAN_PROFILES, 'uniform', 'mix'].join('|')}] [--live-queries] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`,
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--network ${[...WAN_PROFILES, 'uniform', 'mix'].join('|')}] [--live-queries] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`,
         );
         console.log(
           '  --smr: no replica speculates and every update is ordered on arrival, the SMR baseline as `creek start --speculation off` runs it (by default one seed in eight does not speculate and orders weak ops by timestamp)',
@@ -179,6 +187,9 @@ function parse(argv: string[]): Options {
         );
         console.log(
           '  --live-queries: the clients also keep live queries open, and the checkers judge what they showed',
+        );
+        console.log(
+          '  --leader-placement: a third of the seeds give their replicas a preferred leader (one in six of those a different one per replica); the leadership checker judges where leadership goes',
         );
         console.log(
           '  --storage-faults: with crash or all faults, disks also tear the write in flight when the power goes (torn), flip a bit of a record (corrupt), read a record back as an older version (stale), and lose their unsynced writes to a power loss, which a process crash keeps (power-loss); replicas checksum every record and rebuild a damaged disk from their peers',
@@ -220,9 +231,14 @@ function divergenceLine(d: SimResult['stats']['divergence']): string {
   return `; planted nondeterministic ops: ${d.planted} committed, ${d.differed} left replicas differing${caught}`;
 }
 
+function leadershipLine(l: SimResult['stats']['leadership']): string {
+  if (l === undefined) return '';
+  return `; preferred leader ${l.preferred}${l.agreed ? '' : ' (settings disagree)'}: ${l.changes} leadership changes, ${l.finalLeader ?? 'nobody'} leads at the end${l.judged ? '' : ' (delays too long for the timers: not judged)'}`;
+}
+
 /** The flags and the visualizer query that name this run again. */
 function replayFlags(seed: number, replicas: number, faults: FaultMode): string {
-  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.quorumReads === null ? '' : ` --quorum-reads ${opts.quorumReads ? 'on' : 'off'}`}${opts.smr ? ' --smr' : ''}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}${opts.network === 'uniform' ? '' : ` --network ${opts.network}`}`;
+  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.quorumReads === null ? '' : ` --quorum-reads ${opts.quorumReads ? 'on' : 'off'}`}${opts.smr ? ' --smr' : ''}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.leaderPlacement ? ' --leader-placement' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}${opts.network === 'uniform' ? '' : ` --network ${opts.network}`}`;
 }
 function replayQuery(seed: number, replicas: number, faults: FaultMode): string {
   return `?seed=${seed}&replicas=${replicas}&faults=${faults}${opts.plant === null ? '' : `&bug=${opts.plant}`}`;
@@ -257,7 +273,7 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
     s.sessions === undefined
       ? ''
       : `, client sessions: ${s.sessions.connections} connections (${s.sessions.failovers} to another replica), ${s.sessions.resets} links reset, ${s.sessions.timeouts} callers timed out, ${s.sessions.watchViews} live query views`;
-  const line = `seed ${r.seed} replicas ${r.replicas}${networkLabel(r.parameters)}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.quorumReads ? 'quorum reads, ' : ''}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${storageLine(s)}${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${divergenceLine(s.divergence)}${livenessLine(s.liveness)}${sessions}`;
+  const line = `seed ${r.seed} replicas ${r.replicas}${networkLabel(r.parameters)}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.quorumReads ? 'quorum reads, ' : ''}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${storageLine(s)}${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${divergenceLine(s.divergence)}${livenessLine(s.liveness)}${leadershipLine(s.leadership)}${sessions}`;
   if (verbose || !r.ok) console.log(line);
   if (!r.ok) {
     console.log(`  parameters: ${JSON.stringify(r.parameters)}`);
@@ -288,6 +304,10 @@ let passed = 0;
 let failed = 0;
 /** Seeds run on a WAN profile. */
 let onWan = 0;
+/** Runs whose replicas were given a preferred leader, and those of them given different ones. */
+let placed = 0;
+let disagreeing = 0;
+let judged = 0;
 const started = Date.now();
 for (const [i, seed] of seeds.entries()) {
   let result: SimResult;
@@ -303,6 +323,7 @@ for (const [i, seed] of seeds.entries()) {
       ...(opts.smr ? { smr: true } : {}),
       ...(opts.nondeterministic ? { nondeterministic: true } : {}),
       network: opts.network,
+      ...(opts.leaderPlacement ? { leaderPlacement: true } : {}),
       ...(opts.plant === null ? {} : PLANTED_BUGS[opts.plant].config),
       // On stderr: stdout keeps the verdict (and, with --json, its JSON line) alone.
       ...(opts.traceEveryMs === null
@@ -319,6 +340,12 @@ for (const [i, seed] of seeds.entries()) {
   if (result.ok) passed++;
   else failed++;
   if (networkLabel(result.parameters) !== '') onWan++;
+  const leadership = result.stats.leadership;
+  if (leadership !== undefined) {
+    placed++;
+    if (!leadership.agreed) disagreeing++;
+    if (leadership.judged) judged++;
+  }
   report(result, opts.verbose, opts.json);
   if (!opts.verbose && seeds.length >= 100 && (i + 1) % 100 === 0) {
     (opts.json ? console.error : console.log)(
@@ -329,4 +356,10 @@ for (const [i, seed] of seeds.entries()) {
 (opts.json ? console.error : console.log)(
   `sim: ${passed} passed, ${failed} failed${onWan === 0 ? '' : ` (${onWan} on a WAN profile)`}`,
 );
+// A replay of one seed says it in the seed's line (with --verbose or when it fails).
+if (seeds.length > 1 && (opts.leaderPlacement || placed > 0))
+  (opts.json ? console.error : console.log)(
+    `sim: ${placed} runs with a preferred leader (${disagreeing} with disagreeing settings, ${judged} judged by the leadership checker)`,
+  );
+(opts.json ? console.error : console.log)(`sim: ${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

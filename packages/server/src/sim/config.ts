@@ -201,6 +201,21 @@ export interface SimConfig {
    * fault damaged. Exists so a test can show the checkers catch it.
    */
   readonly unsafeIgnoreChecksums?: boolean;
+  /**
+   * Leader placement (cab/leader-transfer.ts): a third of the seeds give their replicas a
+   * preferred leader, drawn from a stream of their own (sim/leader-placement.ts), and the
+   * leadership checker judges them. Off by default: a run with a preferred leader is another run,
+   * and seeds that tests pin down must stay the runs they were.
+   */
+  readonly leaderPlacement?: boolean;
+  /** Every replica is given this member as its preferred leader, whatever `leaderPlacement` says. */
+  readonly preferredLeader?: number;
+  /**
+   * A leader deposed by a higher ballot runs for leader again at once (PaxosOptions.
+   * unsafeRunWhenDeposed), with a preferred leader set. Exists so a test can show the leadership
+   * checker catches leadership that goes back and forth.
+   */
+  readonly unsafeRunWhenDeposed?: boolean;
   /** The run told as it goes (sim/trace.ts); observing changes nothing in the run. */
   readonly trace?: SimTrace;
   /**

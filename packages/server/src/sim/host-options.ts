@@ -7,6 +7,7 @@ import { MirrorFeed } from '@creek/replica/exec/mirror-feed.js';
 import type { ReadTrace } from '@creek/replica/exec/mirror-messages.js';
 import { MirrorStore } from '@creek/replica/exec/mirror-store.js';
 import type { HostOptions } from '@creek/replica/host/options.js';
+import { preferredLeaderOf } from './leader-placement.js';
 import { plantedApp } from './nondeterminism.js';
 import type { SimProcess, StepHost } from './process.js';
 import type { RunState } from './run-state.js';
@@ -59,24 +60,28 @@ export class SimHostOptions {
       minDelayMs,
       config.replicas,
     );
+    const preferred = params.preferredLeader ?? null;
+    const paxos: NonNullable<HostOptions['paxos']> = {
+      ...timers,
+      ...(params.quorumReads ? { quorumReads: true } : {}),
+      ...(config.unsafeQuorumReadSingleAnswer === true
+        ? { unsafeQuorumReadSingleAnswer: true }
+        : {}),
+      ...(preferred === null ? {} : { preferredLeader: preferredLeaderOf(preferred, id) }),
+      ...(preferred !== null && config.unsafeRunWhenDeposed === true
+        ? { unsafeRunWhenDeposed: true }
+        : {}),
+    };
     return {
       id,
-      // On a WAN profile, the WAN timers (geo/timers.ts); else the host's defaults.
-      ...(Object.keys(timers).length === 0 ? {} : { paxos: timers }),
+      // CAB's options: on a WAN profile, the WAN timers (geo/timers.ts), else the host's
+      // defaults; quorum reads and a preferred leader where the run has them. One object: each
+      // spread of its own would replace the others'.
+      ...(Object.keys(paxos).length === 0 ? {} : { paxos }),
       // A replica added during the run knows whom to ask, not the genesis configuration.
       ...(seeds === null ? { replicas: this.run.ids } : { replicas: seeds, join: true }),
       ...(config.unsafeGenesisQuorum === true ? { unsafeGenesisQuorum: true } : {}),
       ...(config.unsafeReadWithoutQuorum === true ? { unsafeReadWithoutQuorum: true } : {}),
-      ...(params.quorumReads
-        ? {
-            paxos: {
-              quorumReads: true,
-              ...(config.unsafeQuorumReadSingleAnswer === true
-                ? { unsafeQuorumReadSingleAnswer: true }
-                : {}),
-            },
-          }
-        : {}),
       replica: storeObserver === undefined ? replicaOptions : { ...replicaOptions, storeObserver },
       executor,
       checkpointEvery: params.checkpointEvery,

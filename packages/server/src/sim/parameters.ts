@@ -6,6 +6,20 @@ import type { SessionParameters } from './session-parameters.js';
 import { longestOneWayMs, type SimWan } from './wan.js';
 import type { WorkloadShape } from './workload.js';
 
+/**
+ * The preferred leader a run's replicas are given (SimParameters.preferredLeader; drawn and checked
+ * in sim/leader-placement.ts).
+ */
+export interface PreferredLeaderSetting {
+  /** The member the replicas prefer; replicas added during the run are given it too. */
+  readonly member: number;
+  /**
+   * Null: every replica is given `member`. Otherwise each genesis replica's own setting, by id:
+   * operators that gave them different values, which must not make leadership go round.
+   */
+  readonly perReplica: readonly number[] | null;
+}
+
 /** The parameters a seed draws, printed when a run fails so the failure can be understood. */
 export interface SimParameters {
   readonly faults: FaultMode;
@@ -49,6 +63,12 @@ export interface SimParameters {
   };
   /** Strong reads by quorum (PaxosOptions.quorumReads) rather than by the leader's read index. */
   readonly quorumReads: boolean;
+  /**
+   * The preferred leader the replicas are given (cab/leader-transfer.ts), or null: drawn from a
+   * stream of its own on a share of seeds with SimConfig.leaderPlacement (sim/leader-placement.ts),
+   * or set by SimConfig.preferredLeader.
+   */
+  readonly preferredLeader?: PreferredLeaderSetting | null;
   /** How the client sessions behave (SimConfig.clients 'sdk' only; drawn from their own stream). */
   readonly sessions?: SessionParameters;
 }

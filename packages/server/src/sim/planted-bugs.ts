@@ -58,6 +58,10 @@ export const PLANTED_BUGS = {
     config: { unsafeElectionBelowRtt: true, network: 'global' },
     what: 'the election timeout is half the shortest round trip between two regions (the run is on the global profile), below the heartbeat period, so followers give up on a leader that is alive and connected',
   },
+  'run-when-deposed': {
+    config: { unsafeRunWhenDeposed: true, preferredLeader: 1, faults: 'crash' },
+    what: 'a leader deposed by a higher ballot runs for leader again at once, so it takes back leadership it handed to the preferred leader',
+  },
 } as const satisfies Record<string, { config: Partial<SimConfig>; what: string }>;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;

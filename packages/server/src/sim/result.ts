@@ -10,6 +10,7 @@ import { PLANTED_KEY_PREFIXES, PLANTED_OP } from './nondeterminism.js';
 import { complete } from './clients.js';
 import { TICK_MS, type SimCluster } from './cluster.js';
 import type { CatchUpStart } from './faults.js';
+import type { LeadershipStats, LeadershipTrack } from './leader-placement.js';
 import type { SimParameters } from './parameters.js';
 import { stranded } from './process.js';
 import { abandonAnswer, liveReplicas } from './run-record.js';
@@ -106,6 +107,8 @@ export interface SimStats {
    * slowest of them to be decided and its bound (sim/liveness-checker.ts); else null.
    */
   liveness: ReturnType<typeof livenessStats>;
+  /** With a preferred leader (SimParameters.preferredLeader): what leadership did. */
+  leadership?: LeadershipStats;
 }
 
 /** What the end of a run needs from its parts besides the shared state. */
@@ -117,6 +120,8 @@ export interface RunEnd {
   readonly catchUpFrom: CatchUpStart | null;
   /** The run reached quiescence before its deadline. */
   readonly quiescent: boolean;
+  /** With a preferred leader: who led when (sim/leader-placement.ts); null otherwise. */
+  readonly leadership: LeadershipTrack | null;
 }
 
 /**
@@ -206,6 +211,8 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
     ...end.clients.check(quiescent),
     // Every op ran as one caller, everywhere and every time (tx.user).
     ...run.callers.check().slice(0, 10),
+    // Leadership went where the operator placed it, and did not go back and forth.
+    ...(end.leadership === null ? [] : end.leadership.check(finalMembers(run)).slice(0, 10)),
   ];
   if (!quiescent) {
     const waiting = record.invocations.filter((inv) => !inv.abandoned && !complete(inv));
@@ -275,6 +282,7 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
     simulatedMs: run.now,
     catchUp: catchUpWork(run, cluster, end.catchUpFrom),
     ...(config.nondeterministic === true ? { divergence: divergenceStats(record) } : {}),
+    ...(end.leadership === null ? {} : { leadership: end.leadership.stats() }),
   };
   const sessions = end.clients.stats();
   if (sessions !== null) stats.sessions = sessions;

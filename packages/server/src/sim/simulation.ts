@@ -5,6 +5,7 @@ import { SimCluster, TICK_MS } from './cluster.js';
 import type { SimConfig } from './config.js';
 import { scheduleFaults, SimFaults } from './faults.js';
 import { frame, opLife } from './frames.js';
+import { drawPreferredLeader, LeadershipTrack, PLACEMENT_GRACE_MS } from './leader-placement.js';
 import { SimHostOptions } from './host-options.js';
 import { SimOperator } from './operator.js';
 import {
@@ -13,7 +14,7 @@ import {
   schedulePlanted,
   stuckByDivergence,
 } from './nondeterminism.js';
-import { drawRun } from './parameters.js';
+import { drawRun, type PreferredLeaderSetting } from './parameters.js';
 import { stranded, type StepHost } from './process.js';
 import { simResult, type SimResult } from './result.js';
 import { RunState } from './run-state.js';
@@ -86,8 +87,17 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
           sessions: drawSessionParameters(prngs.named('sessions'), faults === 'none'),
         }
       : drawn.params;
+  // Leader placement, from a stream of its own: no other draw moves. Not with the planted op,
+  // whose replicas stop taking part once they diverge.
+  const preferredLeader: PreferredLeaderSetting | null =
+    config.preferredLeader !== undefined
+      ? { member: config.preferredLeader, perReplica: null }
+      : config.nondeterministic === true || config.leaderPlacement !== true
+        ? null
+        : drawPreferredLeader(prngs.named('preferred-leader'), n);
+  const withLeader = { ...withSessions, preferredLeader };
   const params =
-    config.nondeterministic === true ? { ...withSessions, reconfiguration: null } : withSessions;
+    config.nondeterministic === true ? { ...withLeader, reconfiguration: null } : withLeader;
   const run = new RunState(config, runApp, params, prngs, workloadMs, settleMs);
   const { events, procs, record } = run;
 
@@ -134,6 +144,10 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     config.storageFaults,
   );
 
+  const leadership =
+    preferredLeader === null
+      ? null
+      : new LeadershipTrack(run, preferredLeader, () => calmNow(run, cluster, operator));
   const isQuiescent = (): boolean =>
     (planted === null || planted.pending === 0) && quiescentNow(run, cluster, operator, clients);
   const frameNow = () => frame(run.now, procs, record, cluster.network.flying());
@@ -142,7 +156,14 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   let quiescent = false;
   // With the planted op, the replicas go on comparing their states a while after they are
   // quiescent, so that the checkers judge what they made of the last ops too.
-  const grace = config.nondeterministic === true ? PLANTED_GRACE_MS : 0;
+  // With a preferred leader, they go on a while too, so that the leadership checker judges a
+  // calm stretch long enough for the preferred member to lead (sim/leader-placement.ts).
+  const grace =
+    config.nondeterministic === true
+      ? PLANTED_GRACE_MS
+      : leadership !== null
+        ? PLACEMENT_GRACE_MS
+        : 0;
   let quiescentAt: number | null = null;
   while (run.now <= deadline) {
     const at = events.peekTime();
@@ -170,6 +191,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     ev.event();
     watches.afterEvent();
     clients.afterEvent();
+    leadership?.observe();
     cluster.scheduleDeferredRuns();
     cluster.trackHolds();
     run.leadership.afterEvent(faultInForce(run, cluster, operator));
@@ -197,6 +219,7 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     clients,
     catchUpFrom: faultActions.catchUpFrom,
     quiescent,
+    leadership,
   });
 }
 
@@ -207,6 +230,19 @@ function faultInForce(run: RunState, cluster: SimCluster, operator: SimOperator)
     operator.changesPending > 0 ||
     run.procs.some((p) => !p.up && !run.record.lost.includes(p.id))
   );
+}
+
+/**
+ * No fault now: the network is whole, no membership change is under way, and every member of the
+ * configuration last in force is up, but those lost for good (a fault that never ends: the
+ * others go on without them).
+ */
+function calmNow(run: RunState, cluster: SimCluster, operator: SimOperator): boolean {
+  const { record, procs } = run;
+  if (cluster.network.isPartitioned() || operator.changesPending > 0) return false;
+  const members =
+    [...record.memberships].reverse().find((m) => m.members !== null)?.members ?? run.ids;
+  return members.every((id) => record.lost.includes(id) || procs[id]?.up === true);
 }
 
 /**

@@ -52,6 +52,8 @@ export interface Decision {
 export interface ClusterOptions {
   readonly n: number;
   readonly paxos?: Partial<Omit<PaxosOptions, 'self' | 'replicas' | 'isOrdered'>>;
+  /** Options of node `i` alone, over `paxos` (nodes given different settings). */
+  readonly paxosOf?: (i: number) => Partial<Omit<PaxosOptions, 'self' | 'replicas' | 'isOrdered'>>;
   /** Wire each node's delivery stream into `isOrdered` (default true, as the real driver does). */
   readonly isOrdered?: boolean;
   /**
@@ -196,6 +198,7 @@ export class Cluster {
       self: i,
       replicas: this.genesisIds,
       ...this.options.paxos,
+      ...this.options.paxosOf?.(i),
       ...(this.options.isOrdered === false ? {} : { isOrdered: (id: OpId) => d().hasOrdered(id) }),
       ...(this.options.reqs === true
         ? {

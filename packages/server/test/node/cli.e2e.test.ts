@@ -136,6 +136,25 @@ describe('flags', () => {
     expect(existsSync(join(dir, 'data'))).toBe(false);
   });
 
+  it.each(['-1', '256', 'two', '1.5', ''])(
+    '--preferred-leader %j is refused before anything starts',
+    (v) => {
+      const r = creek([...start, `--preferred-leader=${v}`]);
+      expect(r.stderr).toMatch(
+        /--preferred-leader.* must be a replica id, a whole number from 0 to 255|--preferred-leader needs a value/,
+      );
+      expect(r.status).toBe(2);
+      expect(existsSync(join(dir, 'data'))).toBe(false);
+    },
+  );
+
+  it('--preferred-leader naming no replica of --peers is refused before anything starts', () => {
+    const r = creek([...start, '--preferred-leader', '7']);
+    expect(r.stderr).toMatch(/--preferred-leader 7 must name a replica of --peers \(0\)/);
+    expect(r.status).toBe(2);
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+  });
+
   it('--help on every command and --version', () => {
     for (const [args, usage] of [
       [['--help'], 'usage: creek <command>'],

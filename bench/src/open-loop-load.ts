@@ -29,6 +29,8 @@ export function clientsOnEachReplica(cluster: LocalCluster): CreekClient[] {
     connect({
       urls: [...cluster.urls.slice(i), ...cluster.urls.slice(0, i)],
       token: cluster.token,
+      // The load stays spread over the replicas as placed, not drawn to the one probes favour.
+      nearest: false,
     }),
   );
 }

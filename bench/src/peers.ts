@@ -234,6 +234,8 @@ async function startCreek(fsync: boolean, users = false): Promise<Peer & { clien
   const client = connect({
     urls: [cluster.url(follower)],
     token: cluster.token,
+    // Measured from a follower: it must not move to a replica that answers its probes faster.
+    nearest: false,
     // An hour's token, as an identity provider's: verified at the hello, never per op.
     ...(dir === null
       ? {}

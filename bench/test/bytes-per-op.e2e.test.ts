@@ -15,6 +15,9 @@ beforeAll(async () => {
     urls: [cluster.url(1)],
     token: cluster.token,
     WebSocket: countingWebSocket(counter),
+    // Pinned to its replica: the nearest-replica probes (short connections of their own) are
+    // not the per-op traffic counted here.
+    nearest: false,
   });
   await cluster.until(async () => creek.replica() !== null, 30_000, 'the client to connect');
 }, 60_000);
@@ -44,6 +47,9 @@ describe('bytes per op, counted on the client socket', () => {
       urls: [cluster.url(2)],
       token: cluster.token,
       WebSocket: countingWebSocket(fresh),
+      // Pinned to its replica: the nearest-replica probes (short connections of their own) are
+      // not the per-op traffic counted here.
+      nearest: false,
     });
     await cluster.until(async () => other.replica() !== null, 30_000, 'the client to connect');
     other.close();

@@ -36,7 +36,9 @@ export async function creekClient(
   at: number,
   speculative: boolean,
 ): Promise<RegionClient & { readonly client: CreekClient }> {
-  const c = connect({ urls: [url], token });
+  // A region's client stays at its region's replica: the probes see every replica at loopback
+  // distance (clients reach them directly), so "nearest" would mean nothing here.
+  const c = connect({ urls: [url], token, nearest: false });
   const key = (i: number): string => `geo/${at}/${i % KEYS}`;
   await c.invokeStrong('kv.put', { key: key(0), value: 0 });
   const strongPut: TimedOp = (i, first) =>

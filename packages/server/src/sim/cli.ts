@@ -353,13 +353,13 @@ for (const [i, seed] of seeds.entries()) {
     );
   }
 }
-(opts.json ? console.error : console.log)(
-  `sim: ${passed} passed, ${failed} failed${onWan === 0 ? '' : ` (${onWan} on a WAN profile)`}`,
-);
 // A replay of one seed says it in the seed's line (with --verbose or when it fails).
 if (seeds.length > 1 && (opts.leaderPlacement || placed > 0))
   (opts.json ? console.error : console.log)(
     `sim: ${placed} runs with a preferred leader (${disagreeing} with disagreeing settings, ${judged} judged by the leadership checker)`,
   );
-(opts.json ? console.error : console.log)(`sim: ${passed} passed, ${failed} failed`);
+// The verdict comes last.
+(opts.json ? console.error : console.log)(
+  `sim: ${passed} passed, ${failed} failed${onWan === 0 ? '' : ` (${onWan} on a WAN profile)`}`,
+);
 process.exit(failed === 0 ? 0 : 1);

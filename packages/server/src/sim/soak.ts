@@ -158,7 +158,7 @@ function replayCommand(
   storage: readonly StorageFault[] | undefined,
   plant: PlantedBug | undefined,
 ): string {
-  return `npm run sim -- --seed ${seed} --replicas ${shape.replicas} --faults ${shape.faults}${storage === undefined ? '' : ` --storage-faults ${storage.join(',')}`}${shape.liveQueries ? ' --live-queries' : ''}${shape.quorumReads === true ? ' --quorum-reads on' : ''}${shape.smr === true ? ' --smr' : ''}${plant === undefined ? '' : ` --plant ${plant}`} --network uniform --verbose`;
+  return `npm run sim -- --seed ${seed} --replicas ${shape.replicas} --faults ${shape.faults}${storage === undefined ? '' : ` --storage-faults ${storage.join(',')}`}${shape.liveQueries ? ' --live-queries' : ''}${shape.quorumReads === true ? ' --quorum-reads on' : ''}${shape.smr === true ? ' --smr' : ''}${plant === undefined ? '' : ` --plant ${plant}`} --verbose`;
 }
 
 function main(): void {

@@ -54,7 +54,7 @@ describe('npm run sim:soak', () => {
     // Seed 16 is caught (the simulator's tests of storage faults).
     expect(r.code).toBe(1);
     expect(r.out).toContain(
-      'replay: npm run sim -- --seed 16 --replicas 3 --faults crash --storage-faults torn,corrupt,stale --plant ignore-checksums --network uniform --verbose',
+      'replay: npm run sim -- --seed 16 --replicas 3 --faults crash --storage-faults torn,corrupt,stale --plant ignore-checksums --verbose',
     );
   });
 

@@ -46,9 +46,9 @@ export function queryOf(r: RunRequest): string {
 }
 
 /**
- * The `npm run sim` flags that run `r` in a terminal: on uniform delays, as the page runs it (the
- * terminal's default puts one seed in five on a WAN profile).
+ * The `npm run sim` flags that run `r` in a terminal: on uniform delays, as the page runs it
+ * (the terminal's default).
  */
 export function simFlagsOf(r: RunRequest): string {
-  return `--seed ${r.seed} --replicas ${r.replicas} --faults ${r.faults}${r.bug === null ? '' : ` --plant ${r.bug}`} --network uniform`;
+  return `--seed ${r.seed} --replicas ${r.replicas} --faults ${r.faults}${r.bug === null ? '' : ` --plant ${r.bug}`}`;
 }

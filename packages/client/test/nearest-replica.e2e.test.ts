@@ -146,7 +146,13 @@ describe('the nearest replica', () => {
     }, 'the client to settle at replica 2');
     const known = c.replicas();
     expect(known[0]).toMatchObject({ url: cluster.url(2), id: 2 });
-    for (const far of known.slice(1)) expect(far.rttMs ?? Infinity).toBeGreaterThanOrEqual(120);
+    // Measured farther than the near one, and about the 120 ms the proxies add (a lower bound
+    // with slack: a timer may fire a fraction of a millisecond early; a clean-clone CI run
+    // measured 119.8 ms).
+    for (const far of known.slice(1)) {
+      expect(far.rttMs ?? Infinity).toBeGreaterThan(known[0]!.rttMs ?? 0);
+      expect(far.rttMs ?? Infinity).toBeGreaterThanOrEqual(0.8 * 120);
+    }
     await appliedOnce(c, 'near', n);
   });
 });

@@ -180,6 +180,14 @@ export class CreekBinding implements Binding {
           `connect: ${name} must be a number of milliseconds, 0 or more, not ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`,
         );
     }
+    for (const name of ['discover', 'nearest'] as const) {
+      const v: unknown = options[name];
+      // A string such as 'false' would be taken for true.
+      if (v !== undefined && typeof v !== 'boolean')
+        throw new TypeError(
+          `connect: ${name} must be true or false, not ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`,
+        );
+    }
     const offline = options.offline ?? false;
     const maxQueued =
       typeof offline === 'object' ? (offline.maxQueued ?? DEFAULT_MAX_QUEUED) : DEFAULT_MAX_QUEUED;

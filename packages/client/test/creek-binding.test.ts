@@ -478,6 +478,16 @@ describe('ops in flight on one connection (maxInFlight)', () => {
     expect(c.state).toBe('updating');
   });
 
+  it('refuses discover or nearest that is not true or false, naming it', () => {
+    const { WebSocket } = scriptedSockets();
+    for (const name of ['discover', 'nearest'])
+      for (const bad of ['false', 0, null]) {
+        const make = () => connect({ urls, WebSocket, [name]: bad as never });
+        expect(make, `${name} ${String(bad)}`).toThrow(TypeError);
+        expect(make).toThrow(new RegExp(`connect: ${name} must be true or false`));
+      }
+  });
+
   it('refuses a limit that is not a whole number from 1 to 1,024, naming it', () => {
     const { WebSocket } = scriptedSockets();
     for (const bad of [0, -1, 1.5, 1_025, Number.NaN, '10']) {

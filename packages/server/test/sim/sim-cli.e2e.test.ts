@@ -120,6 +120,12 @@ describe('npm run sim', () => {
       'replay: npm run sim -- --seed 21 --replicas 3 --faults crash --plant send-before-durable --verbose',
     );
     expect(r.stdout).toContain('?seed=21&replicas=3&faults=crash&bug=send-before-durable');
+    const reads = await sim(['--seed', '1', '--quorum-reads', 'yes']);
+    expect(reads.code).toBe(2);
+    expect(reads.stderr).toMatch(/--quorum-reads must be on or off, got yes/);
+    const network = await sim(['--seed', '1', '--network', 'mars']);
+    expect(network.code).toBe(2);
+    expect(network.stderr).toMatch(/--network must be one of/);
     const typo = await sim(['--seed', '1', '--plant', 'send-before-durabel']);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(

@@ -1,26 +1,8 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runBench } from './run-bench.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
-/** Runs bench:geo's entry with `args`: its exit status, stdout and stderr. */
-function geo(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', '--conditions=creek-source', 'bench/src/geo.ts', ...args],
-      // No Toxiproxy, Go or etcd is reached on these paths: the flags are checked first.
-      { cwd: root, timeout: 60_000, env: { ...process.env, CREEK_BENCH_RESULTS: 'off' } },
-      (err, stdout, stderr) =>
-        resolve({
-          code: err === null ? 0 : ((err as { code?: number }).code ?? null),
-          stdout,
-          stderr,
-        }),
-    );
-  });
-}
+// No Toxiproxy, Go or etcd is reached on these paths: the flags are checked first.
+const geo = (args: string[]) => runBench('geo.ts', args);
 
 describe('bench:geo checks its flags before starting anything', () => {
   it('prints its usage with --help and exits 0', async () => {

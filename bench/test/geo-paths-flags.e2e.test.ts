@@ -1,25 +1,7 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runBench } from './run-bench.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
-/** Runs bench:geo-paths' entry with `args`: its exit status, stdout and stderr. */
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', '--conditions=creek-source', 'bench/src/geo-paths.ts', ...args],
-      { cwd: root, timeout: 60_000, env: { ...process.env, CREEK_BENCH_RESULTS: 'off' } },
-      (err, stdout, stderr) =>
-        resolve({
-          code: err === null ? 0 : ((err as { code?: number }).code ?? null),
-          stdout,
-          stderr,
-        }),
-    );
-  });
-}
+const run = (args: string[]) => runBench('geo-paths.ts', args);
 
 describe('bench:geo-paths', () => {
   it.each([

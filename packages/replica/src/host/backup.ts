@@ -14,6 +14,7 @@
  */
 import type { JsonValue } from '@creek/app';
 import { DottedVersionVector } from '../core/dvv.js';
+import { formatOpId } from '../core/op-id.js';
 import type { SeenJson } from '../gossip/messages.js';
 import type { HostParts } from './parts.js';
 import type { HostCheckpoint } from './records.js';
@@ -33,6 +34,34 @@ export interface BackupSnapshot {
   readonly hlc: number;
   /** The members of the configuration in force at the replica (for the record). */
   readonly members: readonly { readonly id: number; readonly address: string }[];
+  /**
+   * The ops the replica held that the backup leaves out (not final at the cut), for the record:
+   * what a cluster restored from it will not hold. Absent in backups made before it was kept.
+   */
+  readonly leftOut?: LeftOutOps;
+}
+
+/** How many of the left-out ops a backup names one by one (the counts are always exact). */
+export const LEFT_OUT_LISTED = 10_000;
+
+/**
+ * Ops a replica held beyond its finalized position: committed ones not final yet (their clients
+ * may have had their final answers) and tentative ones (their clients had at most a tentative
+ * answer from this replica; a final one only if replicas that are gone had committed them).
+ */
+export interface LeftOutOps {
+  readonly committed: number;
+  readonly tentative: number;
+  /** The first LEFT_OUT_LISTED of them, committed ones first, each in its order. */
+  readonly ops: readonly LeftOutOp[];
+}
+
+export interface LeftOutOp {
+  /** `r<origin>#<event>`, as logs and /status name ops. */
+  readonly id: string;
+  readonly op: string;
+  readonly strong: boolean;
+  readonly committed: boolean;
 }
 
 /**
@@ -48,6 +77,16 @@ export function backupOf(parts: HostParts): BackupSnapshot {
     known: core.known.toJSON(),
     hlc: core.hlc,
     members: m.current.members.map((x) => ({ id: x.id, address: x.address })),
+    leftOut: {
+      committed: core.committedLive,
+      tentative: core.reqs.length - core.committedLive,
+      ops: core.reqs.slice(0, LEFT_OUT_LISTED).map((q, i) => ({
+        id: formatOpId(q.id),
+        op: q.op,
+        strong: q.strong,
+        committed: i < core.committedLive,
+      })),
+    },
   };
 }
 

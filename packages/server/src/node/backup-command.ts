@@ -10,7 +10,7 @@ import {
   TLS_CA_OPTION,
   URL_OPTION,
 } from './admin-request.js';
-import { readBackup } from './backup-file.js';
+import { readBackup, type BackupHeader } from './backup-file.js';
 import { readPemFile, readSecretFile } from './config.js';
 import { commandUsage, readSettings, SettingsError, type OptionSpecs } from './settings.js';
 
@@ -55,6 +55,64 @@ const BackupSettingsSchema = z.object({
   'tls-ca': z.string().min(1).optional(),
 });
 
+/** What a backup wrote: its header and checks, read back from the file. */
+export interface BackupTaken {
+  readonly header: BackupHeader;
+  readonly sha256: string;
+  readonly stateDigest: string;
+  /** How long the replica took to take its cut, if it said. */
+  readonly cutMs: number | null;
+  readonly seconds: number;
+}
+
+/**
+ * The backup of the replica at `url` into the new file `out` (resolved): written under a temporary
+ * name, read back and checked whole, then linked to `out`, which must not exist. Nothing is left
+ * at `out` if anything fails.
+ */
+export async function takeBackup(params: {
+  readonly url: string;
+  readonly token: string;
+  readonly ca: string | null;
+  readonly out: string;
+}): Promise<BackupTaken> {
+  const { url, token, ca, out } = params;
+  const started = Date.now();
+  const tmp = join(dirname(out), `.${basename(out)}.partial-${process.pid}`);
+  try {
+    // 'wx': a leftover of an earlier run with the same pid is not silently reused.
+    closeSync(openSync(tmp, 'wx'));
+    // No overall deadline (a large state takes its time); a silent connection is given up on.
+    const res = await adminRequest({
+      base: url,
+      method: 'POST',
+      path: '/admin/backup',
+      token,
+      ca,
+      idleMs: 60_000,
+    });
+    if (res.statusCode !== 200)
+      throw new Error(`${url}: ${res.statusCode} ${errorOf(await responseBody(res))}`);
+    const cutMs = Number(res.headers['x-creek-cut-ms']);
+    await pipeline(res, createWriteStream(tmp));
+    const { header, sha256, stateDigest } = await readBackup(tmp);
+    linkSync(tmp, out); // fails if the file appeared meanwhile: never overwrite
+    return {
+      header,
+      sha256,
+      stateDigest,
+      cutMs: Number.isFinite(cutMs) ? cutMs : null,
+      seconds: (Date.now() - started) / 1000,
+    };
+  } finally {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // Not made, or already gone.
+    }
+  }
+}
+
 /** `creek backup`. */
 export async function backup(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   const read = readSettings('backup', argv, env, BACKUP_OPTIONS, BackupSettingsSchema);
@@ -65,34 +123,13 @@ export async function backup(argv: readonly string[], env: NodeJS.ProcessEnv): P
     throw new SettingsError(`--out ${s.out} exists: a backup never overwrites a file`);
   const token = readSecretFile(s['admin-token-file'], 'admin-token-file');
   const ca = s['tls-ca'] === undefined ? null : readPemFile(s['tls-ca'], 'tls-ca');
-  const started = Date.now();
-  const tmp = join(dirname(out), `.${basename(out)}.partial-${process.pid}`);
-  try {
-    // 'wx': a leftover of an earlier run with the same pid is not silently reused.
-    closeSync(openSync(tmp, 'wx'));
-    // No overall deadline (a large state takes its time); a silent connection is given up on.
-    const res = await adminRequest({
-      base: s.url,
-      method: 'POST',
-      path: '/admin/backup',
-      token,
-      ca,
-      idleMs: 60_000,
-    });
-    if (res.statusCode !== 200)
-      throw new Error(`${s.url}: ${res.statusCode} ${errorOf(await responseBody(res))}`);
-    const cutMs = Number(res.headers['x-creek-cut-ms']);
-    await pipeline(res, createWriteStream(tmp));
-    const { header, sha256, stateDigest } = await readBackup(tmp);
-    linkSync(tmp, out); // fails if --out appeared meanwhile: never overwrite
-    console.log(
-      `backed up replica ${header.replica} of cluster ${header.cluster ?? '(unnamed)'} at committed position ${header.finalized}: ${header.keys} keys, state digest ${stateDigest}, sha256 ${sha256}, in ${((Date.now() - started) / 1000).toFixed(1)} s (the replica took ${Number.isFinite(cutMs) ? cutMs : '?'} ms to take the cut) → ${s.out}`,
-    );
-  } finally {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // Not made, or already gone.
-    }
-  }
+  const { header, sha256, stateDigest, cutMs, seconds } = await takeBackup({
+    url: s.url,
+    token,
+    ca,
+    out,
+  });
+  console.log(
+    `backed up replica ${header.replica} of cluster ${header.cluster ?? '(unnamed)'} at committed position ${header.finalized}: ${header.keys} keys, state digest ${stateDigest}, sha256 ${sha256}, in ${seconds.toFixed(1)} s (the replica took ${cutMs ?? '?'} ms to take the cut) → ${s.out}`,
+  );
 }

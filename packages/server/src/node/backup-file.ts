@@ -4,7 +4,8 @@
  *
  *   line 1        the header: format name and version, the cluster and replica it came from,
  *                 when, the finalized position, the key count, the causal context and clock,
- *                 the members then
+ *                 the members then, and the ops the replica held that the backup leaves out
+ *                 (not final at the cut: counts, and the first of them by id)
  *   lines 2..K+1  the state, one `[key, value]` per line, in the replica's checkpoint order
  *   last line     `{"end":true,"keys":K,"stateDigest":HEX,"sha256":HEX}`: the state's
  *                 StateDigest (what `/status` reports as `digest`), and the sha256 of every byte
@@ -37,6 +38,16 @@ const HeaderSchema = z.object({
   hlc: z.number().nonnegative(),
   known: z.record(z.string(), z.array(z.number().int().nonnegative())),
   members: z.array(z.object({ id: z.number().int(), address: z.string() })),
+  // Optional: files written before it was kept are read the same.
+  leftOut: z
+    .object({
+      committed: z.number().int().nonnegative(),
+      tentative: z.number().int().nonnegative(),
+      ops: z.array(
+        z.object({ id: z.string(), op: z.string(), strong: z.boolean(), committed: z.boolean() }),
+      ),
+    })
+    .optional(),
 });
 export type BackupHeader = z.output<typeof HeaderSchema>;
 
@@ -68,6 +79,7 @@ export function* backupChunks(
     hlc: b.hlc,
     known: b.known as Record<string, number[]>,
     members: [...b.members],
+    ...(b.leftOut === undefined ? {} : { leftOut: { ...b.leftOut, ops: [...b.leftOut.ops] } }),
   };
   let chunk = `${JSON.stringify(header)}\n`;
   for (let i = 0; i < b.state.length; i++) {
@@ -168,6 +180,7 @@ export async function readBackup(file: string): Promise<{
       known: header.known,
       hlc: header.hlc,
       members: header.members,
+      ...(header.leftOut === undefined ? {} : { leftOut: header.leftOut }),
     },
   };
 }

@@ -5,6 +5,7 @@ import { check, CHECK_USAGE } from './check-command.js';
 import { closestName } from './closest-name.js';
 import { dev, DEV_USAGE } from './dev-command.js';
 import { member, MEMBER_USAGE } from './member-command.js';
+import { recover, RECOVER_USAGE } from './recover-command.js';
 import { restore, RESTORE_USAGE } from './restore-command.js';
 import { SettingsError } from './settings.js';
 import { start, START_USAGE } from './start-command.js';
@@ -15,6 +16,7 @@ const COMMANDS = {
   member: { run: member, usage: MEMBER_USAGE },
   backup: { run: backup, usage: BACKUP_USAGE },
   restore: { run: restore, usage: RESTORE_USAGE },
+  recover: { run: recover, usage: RECOVER_USAGE },
   check: { run: check, usage: CHECK_USAGE },
 } as const;
 type Command = keyof typeof COMMANDS;
@@ -27,6 +29,7 @@ const USAGE = `usage: creek <command> [--setting value ...]
   creek member  list, add, remove or replace the replicas of a running cluster
   creek backup  an online backup of a running cluster's state to a file
   creek restore the data directory of a new cluster's replica from a backup
+  creek recover a new cluster from the survivor of one that lost a majority
   creek check   run every op of an app twice in two instances: find nondeterministic ops
   creek help [command], creek <command> --help    what a command does and its settings
   creek --version                                  the version of creek

@@ -63,28 +63,45 @@ const RestoreSettingsSchema = z.object({
     .regex(/^[\w.-]{1,64}$/, "must be 1-64 letters, digits, '_', '.' or '-'"),
 });
 
-/** `creek restore`. */
-export async function restore(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const read = readSettings('restore', argv, env, RESTORE_OPTIONS, RestoreSettingsSchema);
-  if (read.help) return void process.stdout.write(RESTORE_USAGE);
-  const s = read.settings;
-  const { header, snapshot, sha256, stateDigest } = await readBackup(resolve(s.from));
-  if (header.cluster !== null && header.cluster === s['cluster-id'])
+/**
+ * Writes the data directory `data` of replica `id` of the new cluster `clusterId` from the checked
+ * backup `backup`: refused when the cluster id is the backed-up cluster's or the directory is not
+ * empty. Returns the directory, resolved.
+ */
+export function restoreReplica(params: {
+  readonly backup: Awaited<ReturnType<typeof readBackup>>;
+  readonly data: string;
+  readonly id: number;
+  readonly clusterId: string;
+}): string {
+  const { header, snapshot } = params.backup;
+  if (header.cluster !== null && header.cluster === params.clusterId)
     throw new SettingsError(
-      `--cluster-id ${s['cluster-id']} is the backed-up cluster's: a restore makes a new cluster, never one its old replicas could take for their own; give it a new name`,
+      `--cluster-id ${params.clusterId} is the backed-up cluster's: a restore makes a new cluster, never one its old replicas could take for their own; give it a new name`,
     );
-  const dir = ensureWritableDir(s.data);
+  const dir = ensureWritableDir(params.data);
   const present = readdirSync(dir);
   if (present.length > 0)
     throw new SettingsError(
-      `--data ${s.data} is not empty (it holds ${present.slice(0, 3).join(', ')}${present.length > 3 ? ', …' : ''}): a restore starts a new replica, and never writes over a directory that may be one`,
+      `--data ${params.data} is not empty (it holds ${present.slice(0, 3).join(', ')}${present.length > 3 ? ', …' : ''}): a restore starts a new replica, and never writes over a directory that may be one`,
     );
-  const storage = SqliteStorage.open(dir, { replicaId: s.id, fsync: true });
+  const storage = SqliteStorage.open(dir, { replicaId: params.id, fsync: true });
   try {
     storage.append([{ layer: 'checkpoint', record: restoredCheckpoint(snapshot) }]);
   } finally {
     storage.close();
   }
+  return dir;
+}
+
+/** `creek restore`. */
+export async function restore(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const read = readSettings('restore', argv, env, RESTORE_OPTIONS, RestoreSettingsSchema);
+  if (read.help) return void process.stdout.write(RESTORE_USAGE);
+  const s = read.settings;
+  const backup = await readBackup(resolve(s.from));
+  const { header, sha256, stateDigest } = backup;
+  const dir = restoreReplica({ backup, data: s.data, id: s.id, clusterId: s['cluster-id'] });
   console.log(
     `restored replica ${s.id} of the new cluster ${s['cluster-id']} in ${dir}: ${header.keys} keys at committed position ${header.finalized} of cluster ${header.cluster ?? '(unnamed)'}, state digest ${stateDigest} (backup sha256 ${sha256}).
 Restore every replica of the new cluster from this same file, then start each with: creek start --id ${s.id} --data ${dir} --cluster-id ${s['cluster-id']} --peers <the new cluster's replicas> --secret-file <the new cluster's secret> [its other settings]`,

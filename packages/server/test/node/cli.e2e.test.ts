@@ -101,7 +101,7 @@ describe('flags', () => {
     [['start', '--fsyncc'], 'unknown flag --fsyncc: did you mean --fsync?'],
     [
       ['bogus'],
-      "unknown command 'bogus'; commands: start, dev, member, backup, restore, check, help",
+      "unknown command 'bogus'; commands: start, dev, member, backup, restore, recover, check, help",
     ],
     [['strat'], "unknown command 'strat': did you mean 'start'?"],
     [['restor'], "unknown command 'restor': did you mean 'restore'?"],
@@ -163,6 +163,7 @@ describe('flags', () => {
       [['help', 'start'], 'usage: creek start'],
       [['backup', '--help'], 'usage: creek backup'],
       [['help', 'restore'], 'usage: creek restore'],
+      [['recover', '--help'], 'usage: creek recover'],
     ] as const) {
       const r = creek(args);
       expect(r.status, args.join(' ')).toBe(0);

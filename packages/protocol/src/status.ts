@@ -178,6 +178,13 @@ export const HostStatusSchema = z.object({
     reorderingCommits: count,
     /** Versions held by the multiversion store. */
     versions: count,
+    /**
+     * `speculated` and `speculatedCorrectly` per op name: which ops' tentative answers held, and
+     * which were corrected by the final order (the first 256 names; later ones under `(other)`).
+     */
+    byOp: z
+      .record(z.string(), z.object({ speculated: count, speculatedCorrectly: count }))
+      .default({}),
   }),
   /** Concurrent execution (§4.4): executions started beside earlier ones, and those a conflict discarded. */
   execution: z.object({ ahead: count, aheadConflicts: count }),

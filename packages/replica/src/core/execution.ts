@@ -239,10 +239,8 @@ export class ExecutionPipeline {
       // the op is committed (a session acknowledges only committed ops; see session-dedupe.ts).
       if (local !== null && (e.req.strong || local.firstWasTentative))
         c.respond(local.tag, e.req.id, 'stable', exec.outcome);
-      if (local !== null && local.firstWasTentative) {
-        c.metrics.speculated++;
-        if (outcomesEqual(local.first!, exec.outcome)) c.metrics.speculatedCorrectly++;
-      }
+      if (local !== null && local.firstWasTentative)
+        c.metrics.countSpeculation(e.req.op, outcomesEqual(local.first!, exec.outcome));
       c.head++;
     }
     if (c.head >= 1024 && c.head * 2 >= order.length) {

@@ -21,6 +21,12 @@ export class ReplicaMetrics {
   /** Local ops whose first response was tentative, and how many of those equalled the final result. */
   speculated = 0;
   speculatedCorrectly = 0;
+  /**
+   * `speculated` and `speculatedCorrectly` per op name (Map order: first seen first), so an app can
+   * see which ops' tentative answers are often corrected. Op names are the app's (an unknown one is
+   * refused before it runs); past BY_OP_NAMES of them, the rest are counted under OTHER_OPS.
+   */
+  readonly byOp = new Map<string, { speculated: number; speculatedCorrectly: number }>();
   noopsIssued = 0;
   /** Other origins' strong ops this replica CAB-cast on their behalf (`cabAdopt`). */
   adopted = 0;
@@ -39,6 +45,27 @@ export class ReplicaMetrics {
     };
   }
 
+  /** An op answered tentatively is final: counts it, and whether its first answer held. */
+  countSpeculation(op: string, correct: boolean): void {
+    this.speculated++;
+    if (correct) this.speculatedCorrectly++;
+    let entry = this.byOp.get(op);
+    if (entry === undefined) {
+      const name = this.byOp.size < BY_OP_NAMES ? op : OTHER_OPS;
+      entry = this.byOp.get(name) ?? { speculated: 0, speculatedCorrectly: 0 };
+      this.byOp.set(name, entry);
+    }
+    entry.speculated++;
+    if (correct) entry.speculatedCorrectly++;
+  }
+
+  /** `byOp` as plain data, sorted by op name. */
+  speculationByOp(): Record<string, { speculated: number; speculatedCorrectly: number }> {
+    const out: Record<string, { speculated: number; speculatedCorrectly: number }> = {};
+    for (const name of [...this.byOp.keys()].sort()) out[name] = { ...this.byOp.get(name)! };
+    return out;
+  }
+
   executionRatio(): number {
     return this.finalized === 0 ? 1 : this.executionsOfFinalized / this.finalized;
   }
@@ -47,6 +74,11 @@ export class ReplicaMetrics {
     return this.speculated === 0 ? 1 : this.speculatedCorrectly / this.speculated;
   }
 }
+
+/** How many op names ReplicaMetrics.byOp keeps apart. */
+export const BY_OP_NAMES = 256;
+/** The name the op names past BY_OP_NAMES are counted under. */
+export const OTHER_OPS = '(other)';
 
 /** ReplicaMetrics.speculationCounts: the protocol's shape (HostStatus.metrics holds them too). */
 export type { SpeculationCounts };

@@ -84,6 +84,7 @@ export function hostStatus(parts: HostParts, facts: HostFacts): HostStatus {
       accuracy: m.accuracy(),
       reorderingCommits: m.reorderingCommits,
       versions: s.versions,
+      byOp: m.speculationByOp(),
     },
     execution: { ahead: m.aheadExecutions, aheadConflicts: m.aheadConflicts },
     memory: {

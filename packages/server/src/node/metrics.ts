@@ -86,6 +86,30 @@ export class ReplicaMetricsExporter {
       'Share of first tentative responses equal to the final result',
       () => snapshot().metrics.accuracy,
     );
+    // Per op: counters, so that a dashboard takes the accuracy of any window as
+    // rate(confirmed) / rate(speculated), and an alert can watch one op's corrections.
+    new Counter({
+      name: 'creek_tentative_answers_total',
+      help: 'Ops answered tentatively first whose final answer is known, by op name',
+      labelNames: ['op'],
+      registers: [r],
+      collect() {
+        this.reset();
+        for (const [op, c] of Object.entries(snapshot().metrics.byOp))
+          this.inc({ op }, c.speculated);
+      },
+    });
+    new Counter({
+      name: 'creek_tentative_answers_confirmed_total',
+      help: 'Of those, the ones whose first, tentative answer was the final one, by op name',
+      labelNames: ['op'],
+      registers: [r],
+      collect() {
+        this.reset();
+        for (const [op, c] of Object.entries(snapshot().metrics.byOp))
+          this.inc({ op }, c.speculatedCorrectly);
+      },
+    });
     gauge('creek_committed_ops', 'Length of the committed list', () => snapshot().committed);
     gauge('creek_tentative_ops', 'Length of the tentative list', () => snapshot().tentative);
     gauge(

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from '@creek/client';
+import { LocalCluster } from '../../src/node/local-cluster.js';
+
+/**
+ * Per-op speculation accuracy in /metrics and /status, on real processes, against a workload with
+ * a known number of corrections: replica 1, its peer links blocked, increments a counter K times
+ * after replica 0 did. Replica 0's increments come first in the final order (earlier timestamps),
+ * so its K tentative answers hold; replica 1 answered 1..K and its final answers are K+1..2K, so
+ * all K of its tentative answers are corrected.
+ */
+const K = 10;
+let cluster: LocalCluster;
+
+beforeAll(async () => {
+  cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
+  await cluster.waitForLeader();
+});
+
+afterAll(async () => {
+  await cluster.stop(1_000);
+});
+
+/** The value of `metric{op="<op>",…}` in replica i's /metrics, or null when it has none. */
+async function perOp(i: number, metric: string, op: string): Promise<number | null> {
+  const text = await cluster.metrics(i);
+  const line = text.split('\n').find((l) => l.startsWith(`${metric}{`) && l.includes(`op="${op}"`));
+  return line === undefined ? null : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+describe('speculation accuracy per op', () => {
+  it('counts each op’s confirmed and corrected tentative answers where they were given', async () => {
+    const at = (i: number) =>
+      connect({ urls: [cluster.url(i)], token: cluster.token, nearest: false });
+    const c0 = at(0);
+    const c1 = at(1);
+    try {
+      await c1.invokeStrong('kv.put', { key: 'ready', value: 1 });
+      for (const peer of [0, 2]) await cluster.admin(1, 'block', { peer });
+      // A weak op's Correctable settles with its tentative answer.
+      for (let n = 0; n < K; n++) await c0.invokeWeak('kv.increment', { key: 'counter' });
+      const answers: unknown[] = [];
+      for (let n = 0; n < K; n++)
+        answers.push(await c1.invokeWeak('kv.increment', { key: 'counter' }));
+      expect(answers).toEqual(Array.from({ length: K }, (_, n) => n + 1));
+      await cluster.admin(1, 'unblock');
+      await cluster.until(
+        async () => (await perOp(1, 'creek_tentative_answers_total', 'kv.increment')) === K,
+        60_000,
+        "replica 1's increments are final",
+      );
+      await cluster.until(
+        async () => (await perOp(0, 'creek_tentative_answers_total', 'kv.increment')) === K,
+        60_000,
+        "replica 0's increments are final",
+      );
+    } finally {
+      await c0.close();
+      await c1.close();
+    }
+    expect(await perOp(1, 'creek_tentative_answers_confirmed_total', 'kv.increment')).toBe(0);
+    expect(await perOp(0, 'creek_tentative_answers_confirmed_total', 'kv.increment')).toBe(K);
+    // Replica 2 answered no increment.
+    expect(await perOp(2, 'creek_tentative_answers_total', 'kv.increment')).toBeNull();
+    // /status says the same.
+    const s1 = (await cluster.status(1))!;
+    expect(s1.metrics.byOp['kv.increment']).toEqual({ speculated: K, speculatedCorrectly: 0 });
+    const s0 = (await cluster.status(0))!;
+    expect(s0.metrics.byOp['kv.increment']).toEqual({ speculated: K, speculatedCorrectly: K });
+  });
+});

@@ -1,3 +1,4 @@
+import { AccuracyTally, type OpAccuracy } from './accuracy.js';
 import { encodeFrame, MAX_FRAME_BYTES, MAX_NESTING } from '@creek/protocol';
 import type { App } from '@creek/app';
 import type { z } from 'zod';
@@ -140,6 +141,7 @@ export class CreekClient<A = App> {
   }
 
   private readonly cache: ResultCache;
+  private readonly tally = new AccuracyTally();
   /** `close()` was called: status() says `closed` from then on. */
   private closed = false;
   /** Listeners of onStatus, told `closed` by close() (the binding is silent by then). */
@@ -193,15 +195,19 @@ export class CreekClient<A = App> {
         : undefined;
     const levels = options.levels ?? offered;
     const replicaLevels = levels.filter((l) => l !== 'cached');
+    // A call that gets a tentative view and then a final one feeds `accuracy(op)`.
+    const sink =
+      replicaLevels.includes('weak') && replicaLevels.includes('strong')
+        ? this.tally.watch(op, controller.sink)
+        : controller.sink;
     if (!levels.includes('cached') || !this.readOnly(op)) {
-      this.binding.submitOperation(op, checked, replicaLevels, controller.sink, stop, optimistic);
+      this.binding.submitOperation(op, checked, replicaLevels, sink, stop, optimistic);
       return controller.correctable;
     }
     // A read-only op: its result seen before comes at once, and each new view is kept for later.
     const key = ResultCache.key(op, checked);
     const seen = this.cache.get(key);
     if (seen !== undefined) controller.update(seen.value as ResultOf<A, K>, 'cached');
-    const sink = controller.sink;
     this.binding.submitOperation<ResultOf<A, K>>(
       op,
       checked,
@@ -274,6 +280,17 @@ export class CreekClient<A = App> {
    * lists (`connect({ discover })`), with the round trip last measured to each. The client uses
    * the first that serves. Empty for a binding without replicas (in memory).
    */
+  /**
+   * How often this client saw op `op`'s tentative answer confirmed: of its `invoke` calls that got
+   * a tentative view and then their final one, how many final answers were the tentative one. An
+   * app may choose to wait for the final answer of ops whose tentative answers it often saw
+   * corrected. Counted since this client was made, by this client only; the replicas count over
+   * all clients (`/status` `metrics.byOp`).
+   */
+  accuracy(op: OpName<A>): OpAccuracy {
+    return this.tally.of(op);
+  }
+
   replicas(): readonly KnownReplica[] {
     return this.binding.replicas?.() ?? [];
   }

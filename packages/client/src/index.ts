@@ -38,6 +38,7 @@ export {
   type StoredOp,
   type StoredSession,
 } from './offline-storage.js';
+export { type OpAccuracy } from './accuracy.js';
 export { indexedDbStorage } from './indexeddb-storage.js';
 export { LiveQuery, type LiveQueryCallbacks, type LiveQueryCorrection } from './live-query.js';
 export type { CorrectedOp } from './session/view-order.js';

@@ -5,7 +5,7 @@ import { LocalCluster } from '../../src/node/local-cluster.js';
 /**
  * Per-op speculation accuracy in /metrics and /status, on real processes, against a workload with
  * a known number of corrections: replica 1, its peer links blocked, increments a counter K times
- * after replica 0 did. Replica 0's increments come first in the final order (earlier timestamps),
+ * after replica 0 did (weakly; replica 1's calls take both views, so its client counts too). Replica 0's increments come first in the final order (earlier timestamps),
  * so its K tentative answers hold; replica 1 answered 1..K and its final answers are K+1..2K, so
  * all K of its tentative answers are corrected.
  */
@@ -39,11 +39,21 @@ describe('speculation accuracy per op', () => {
       for (const peer of [0, 2]) await cluster.admin(1, 'block', { peer });
       // A weak op's Correctable settles with its tentative answer.
       for (let n = 0; n < K; n++) await c0.invokeWeak('kv.increment', { key: 'counter' });
+      // Replica 1's calls get both views: its tentative answer now, the final one once it hears
+      // its peers again, which its client counts too (client.accuracy).
       const answers: unknown[] = [];
-      for (let n = 0; n < K; n++)
-        answers.push(await c1.invokeWeak('kv.increment', { key: 'counter' }));
+      const finals: Promise<unknown>[] = [];
+      for (let n = 0; n < K; n++) {
+        const call = c1.invoke('kv.increment', { key: 'counter' });
+        answers.push(
+          await new Promise((resolve) => call.subscribe({ onUpdate: resolve, onFinal: resolve })),
+        );
+        finals.push(Promise.resolve(call));
+      }
       expect(answers).toEqual(Array.from({ length: K }, (_, n) => n + 1));
       await cluster.admin(1, 'unblock');
+      expect(await Promise.all(finals)).toEqual(Array.from({ length: K }, (_, n) => K + n + 1));
+      expect(c1.accuracy('kv.increment')).toEqual({ tentative: K, confirmed: 0, accuracy: 0 });
       await cluster.until(
         async () => (await perOp(1, 'creek_tentative_answers_total', 'kv.increment')) === K,
         60_000,

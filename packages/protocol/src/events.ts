@@ -169,7 +169,17 @@ export const StatusEventSchema = z.object({
    * answer equalled the stable one (speculation accuracy), and rollbacks.
    */
   counts: SpeculationCountsSchema.optional(),
+  /**
+   * Per op name, the same two counts of tentative answers (HostStatus.metrics.byOp), for the
+   * STATUS_EVENT_OPS ops with the most tentative answers.
+   */
+  byOp: z
+    .record(z.string(), z.object({ speculated: CountSchema, speculatedCorrectly: CountSchema }))
+    .optional(),
 });
+
+/** How many ops a status event's `byOp` names at most: the event goes out every turn. */
+export const STATUS_EVENT_OPS = 8;
 
 /** Events this viewer was not sent (sampled out, or its socket was full) since the last report. */
 export const DroppedEventSchema = z.object({

@@ -127,6 +127,17 @@ describe('the visualizer, live mode', () => {
       .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-decided'))));
     expect(decided).toHaveLength(3);
     for (const d of decided) expect(d).toBeGreaterThan(0);
+    // Each card says, per op, how many of its tentative answers held: the strong ops above were
+    // answered tentatively and are final, so some card counts some.
+    await waitFor(page, 'a card counting tentative answers that held', async () => {
+      const counted = await page
+        .locator('[data-role=accuracy]')
+        .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-speculated'))));
+      return counted.length === 3 && counted.some((n) => n > 0);
+    });
+    expect(await page.locator('[data-role=accuracy]').first().textContent()).toMatch(
+      /^Tentative answers that held: /,
+    );
 
     // Cut replica 2 off through the page.
     await page.click(`${card(2)} [data-act=cut]`);

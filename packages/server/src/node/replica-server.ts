@@ -5,6 +5,7 @@ import {
   EVENTS_PATH,
   MAX_FRAME_BYTES,
   speculationCountsOf,
+  STATUS_EVENT_OPS,
   type ReplicaStatus,
   type ReplicaUrls,
 } from '@creek/protocol';
@@ -212,6 +213,11 @@ export class ReplicaServer {
             behind: s.catchUp.behind,
             holding: s.catchUp.holding,
             counts: speculationCountsOf(s.metrics),
+            byOp: Object.fromEntries(
+              Object.entries(s.metrics.byOp)
+                .sort(([, a], [, b]) => b.speculated - a.speculated)
+                .slice(0, STATUS_EVENT_OPS),
+            ),
           };
         },
       },

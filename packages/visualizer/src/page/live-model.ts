@@ -63,6 +63,8 @@ export interface LiveReplica {
     speculatedCorrectly: number;
     rollbacks: number;
   } | null;
+  /** Per op name, its tentative answers that are final and those that held (the status's byOp). */
+  byOp: Record<string, { speculated: number; speculatedCorrectly: number }>;
 }
 
 export function newLiveReplica(id: number): LiveReplica {
@@ -86,6 +88,7 @@ export function newLiveReplica(id: number): LiveReplica {
     dropped: 0,
     gossipSent: new Map(),
     counts: null,
+    byOp: {},
     paxos: null,
     checkpoints: 0,
   };
@@ -129,6 +132,7 @@ export function apply(r: LiveReplica, e: ReplicaEvent): void {
       r.halted = e.halted;
       r.holding = e.holding;
       r.counts = e.counts ?? null;
+      r.byOp = e.byOp ?? {};
       break;
     case 'links':
       r.links = e.peers;

@@ -43,6 +43,24 @@ const FIRST_DEV_USER = 'alice';
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
+/**
+ * A card's line of tentative answers that held, per op (the replica's status, its ops with the most
+ * tentative answers first): which ops' speculation pays off here and which are often corrected.
+ */
+function accuracyLine(r: LiveReplica): HTMLElement {
+  const ops = Object.entries(r.byOp).sort(([, a], [, b]) => b.speculated - a.speculated);
+  const speculated = ops.reduce((n, [, c]) => n + c.speculated, 0);
+  return h(
+    'p',
+    { class: 'facts', 'data-role': 'accuracy', 'data-speculated': speculated },
+    ops.length === 0
+      ? 'Tentative answers that held: none final yet'
+      : `Tentative answers that held: ${ops
+          .map(([op, c]) => `${op} ${c.speculatedCorrectly} of ${c.speculated}`)
+          .join(' · ')}`,
+  );
+}
+
 /** The delay "Slow links" adds to each of a replica's links (ms): a wide-area round trip. */
 const SLOW_LINK_MS = 200;
 
@@ -338,6 +356,7 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
               ? 'Consensus: not heard yet'
               : `Consensus: ballot ${r.paxos.ballot} · ${r.paxos.decidedBelow} instances decided · ${plural(r.paxos.elections, 'election')} here · ${plural(r.checkpoints, 'checkpoint')} written`,
           ),
+          accuracyLine(r),
           controls(r.id),
         );
         const region = regions.get(r.id);

@@ -23,8 +23,17 @@ export interface MemoryClusterOptions<A> {
   /** The app every replica runs (`defineApp(...)`). */
   readonly app: A;
   readonly replicas?: number;
-  /** One-way delay of every message between replicas, in ms (0: next turn of the event loop). */
-  readonly delayMs?: number;
+  /**
+   * One-way delay of every message between replicas, in ms (0: next turn of the event loop), or a
+   * function giving each message's delay (`@creek/client/testing` draws them from a seed).
+   */
+  readonly delayMs?: number | ((from: number, to: number) => number);
+  /**
+   * Per replica, how far its clock is ahead (ms; negative: behind): clocks that disagree make
+   * replicas order concurrent ops otherwise than they were invoked, so tentative answers get
+   * corrected. Default: none.
+   */
+  readonly clockSkewMs?: readonly number[];
 }
 
 /**
@@ -39,14 +48,20 @@ export class MemoryCluster {
   private readonly awaitingCommit: Map<string, ResponseHandler>[];
   private readonly isolated = new Set<number>();
   private readonly ticker: ReturnType<typeof setInterval>;
-  private readonly delayMs: number;
+  private readonly delayMs: (from: number, to: number) => number;
+  private readonly skewMs: readonly number[];
   private nextTag = 1;
   private closed = false;
 
   constructor(options: MemoryClusterOptions<unknown>) {
     const n = options.replicas ?? 3;
     if (!Number.isInteger(n) || n < 1) throw new RangeError('replicas must be a positive integer');
-    this.delayMs = options.delayMs ?? 0;
+    const delay = options.delayMs ?? 0;
+    this.delayMs = typeof delay === 'function' ? delay : () => delay;
+    const skew = options.clockSkewMs ?? [];
+    if (skew.length > n || skew.some((ms) => !Number.isFinite(ms)))
+      throw new RangeError('clockSkewMs: a finite number of ms per replica, at most one each');
+    this.skewMs = skew;
     const app = options.app as App;
     const ids = Array.from({ length: n }, (_, i) => i);
     this.awaitingCommit = ids.map(() => new Map());
@@ -65,8 +80,7 @@ export class MemoryCluster {
     );
     for (const id of ids) this.step(id, { kind: 'start' });
     this.ticker = setInterval(() => {
-      const now = Date.now();
-      for (const id of ids) this.step(id, { kind: 'tick', now });
+      for (const id of ids) this.step(id, { kind: 'tick', now: this.clock(id) });
     }, 5);
     this.keepAlive();
   }
@@ -92,7 +106,11 @@ export class MemoryCluster {
     const tag = this.nextTag++;
     this.waiting.set(tag, handler);
     this.keepAlive();
-    this.step(replica, { kind: 'invoke', now: Date.now(), request: { op, args, strong, tag } });
+    this.step(replica, {
+      kind: 'invoke',
+      now: this.clock(replica),
+      request: { op, args, strong, tag },
+    });
     return () => {
       this.waiting.delete(tag);
       this.keepAlive();
@@ -132,6 +150,11 @@ export class MemoryCluster {
     if (r.level === 'failed') return;
     if (r.level === 'stable' || r.id === null) handler.committed?.();
     else this.awaitingCommit[replica]!.set(`${r.id.replica}#${r.id.eventNo}`, handler);
+  }
+
+  /** Replica `id`'s clock: this process's, moved by its skew. */
+  private clock(id: number): number {
+    return Date.now() + (this.skewMs[id] ?? 0);
   }
 
   /** Cuts a replica off from the others (both ways) until `heal`. */
@@ -175,7 +198,7 @@ export class MemoryCluster {
       () => {
         if (!this.closed) this.step(to, { kind: 'receive', from, message: msg });
       },
-      from === to ? 0 : this.delayMs,
+      from === to ? 0 : Math.max(0, this.delayMs(from, to)),
     );
   }
 }

@@ -25,4 +25,16 @@ describe('strong reads by read index in the simulator', () => {
       expect(runSimulation({ seed, replicas: 3, faults: 'partition' }).violations).toEqual([]);
     }
   });
+
+  it('are judged by the answer their client took when resubmitted (WAN, without speculation)', () => {
+    // Seeds where a strong sum was resubmitted to a second replica, whose copy answered first at a
+    // read index far below the first copy's: placed at the first copy's, the read made the
+    // committed order fail, and the search gave up ("search limit exceeded").
+    for (const seed of [55, 141]) {
+      const result = runSimulation({ seed, replicas: 3, faults: 'all', network: 'mix' });
+      expect(result.parameters.execution.speculative, `seed ${seed}`).toBe(false);
+      expect(result.parameters.network.wan, `seed ${seed}`).not.toBeNull();
+      expect(result.violations, `seed ${seed}`).toEqual([]);
+    }
+  });
 });

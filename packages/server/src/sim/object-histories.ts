@@ -1,4 +1,4 @@
-import { ABANDON_OP, checkArgs, NOOP_OP, type App, type JsonValue } from '@creek/app';
+import { ABANDON_OP, checkArgs, jsonEqual, NOOP_OP, type App, type JsonValue } from '@creek/app';
 import { opKey } from '@creek/replica/core/op-id.js';
 import type { Outcome, Req } from '@creek/replica/core/types.js';
 import type { OpContext } from './app-model.js';
@@ -207,12 +207,33 @@ function clientOps(record: RunRecord): ClientOp[] {
   return out;
 }
 
-/** A strong read answered by read index: just before the op at the committed position it read. */
+/**
+ * A strong read answered by read index: just before the op at the committed position it read, in
+ * the response its client took (the last stable one with its answer given by the time the client
+ * had it). Each copy of a resubmitted read reads at a position of its own, often far apart (one
+ * replica cut off, the other not): another copy's would place the read where the state was never
+ * its answer, and the committed order would explain nothing after it.
+ */
 function readPosition(c: ClientOp): number | undefined {
+  const answer = c.answer;
+  if (answer === null) return undefined;
+  let taken: { readonly at: number; readonly position: number } | null = null;
   for (const inv of c.copies)
     for (const r of inv.responses)
-      if (r.level === 'stable' && r.position !== undefined) return r.position - 0.5;
-  return undefined;
+      if (
+        r.level === 'stable' &&
+        r.position !== undefined &&
+        r.at <= answer.at &&
+        sameOutcome(r.outcome, answer.outcome) &&
+        (taken === null || r.at > taken.at)
+      )
+        taken = { at: r.at, position: r.position };
+  return taken === null ? undefined : taken.position - 0.5;
+}
+
+function sameOutcome(a: Outcome, b: Outcome): boolean {
+  if (a.ok) return b.ok && jsonEqual(a.value, b.value);
+  return !b.ok && a.error === b.error;
 }
 
 /** What the app model reads of an op besides its arguments (OpContext), as HistoryOp.ctx. */

@@ -1,5 +1,6 @@
 import type { JsonValue } from '@creek/app';
 import { describe, expect, it } from 'vitest';
+import { objectHistories } from '../../src/sim/object-histories.js';
 import type { RunRecord } from '../../src/sim/run-record.js';
 import { checkLinearizability } from '../../src/sim/strong-linearizability.js';
 import { simApp } from '../../src/sim/workload.js';
@@ -197,6 +198,60 @@ describe('linearizability over every op of a run, key by key', () => {
       },
     );
     commit(record, 0, 'r0#1', 'r1#1', 'r2#1');
+    expect(checkLinearizability(record, simApp)).toEqual([]);
+  });
+
+  it('places a resubmitted strong read where the copy whose answer its client took read', () => {
+    // A strong read by read index (no op id) submitted at replica 1 and again at replica 2 (same
+    // session and number). Replica 2's copy read at position 1 (after the put of 1) and answered
+    // first, at 30: that is the client's answer. Replica 1's copy read at position 2 (after the
+    // put of 2) and answered later. The read goes just before position 1, not 2: there the
+    // committed order explains its answer (WAN seeds 55 and 141 with 3 replicas, without
+    // speculation, put it at the other copy's position, and the search gave up on 319 ops).
+    const record = emptyRecord();
+    const session = { id: 's1', seq: 1, acked: 1 };
+    for (const [text, value, at, answeredAt] of [
+      ['r0#1', 1, 1, 5],
+      ['r0#2', 2, 50, 60],
+    ] as const) {
+      addReq(record, text, 'kv.put', { key: 'k/0', value }, { strong: true });
+      invoke(
+        record,
+        0,
+        'kv.put',
+        { key: 'k/0', value },
+        {
+          strong: true,
+          at,
+          id: text,
+          responses: [{ at: answeredAt, level: 'stable', outcome: ok(null) }],
+        },
+      );
+    }
+    for (const [replica, at, answeredAt, value, position] of [
+      [1, 10, 70, 2, 2],
+      [2, 20, 30, 1, 1],
+    ] as const)
+      invoke(
+        record,
+        replica,
+        'kv.get',
+        { key: 'k/0' },
+        {
+          strong: true,
+          at,
+          session,
+          responses: [{ at: answeredAt, level: 'stable', outcome: ok(value), position }],
+        },
+      );
+    commit(record, 0, 'r0#1', 'r0#2');
+    const [object] = objectHistories(record, simApp);
+    const read = object!.ops.find((h) => h.op === 'kv.get')!;
+    expect(read).toMatchObject({
+      invokedAt: 10,
+      completed: { at: 30, outcome: ok(1) },
+      order: 0.5,
+    });
     expect(checkLinearizability(record, simApp)).toEqual([]);
   });
 

@@ -38,6 +38,20 @@ export interface View<T> {
   readonly value: T;
   readonly level: ConsistencyLevel;
   readonly final: boolean;
+  /**
+   * On a view whose value replaces another the caller was shown: the ops ordered ahead of this one
+   * unseen whose writes made the difference, as the replica found them (absent: none known).
+   */
+  readonly causes?: readonly CorrectionCause[];
+}
+
+/** Why a view corrected an earlier one: an op ordered ahead unseen, and a key it wrote that this op read. */
+export interface CorrectionCause {
+  /** The op, e.g. `bank.withdraw`. */
+  readonly op: string;
+  /** Its id in the cluster, `r<origin>#<event>`. */
+  readonly id: string;
+  readonly key: string;
 }
 
 /**

@@ -1,5 +1,11 @@
 import { Observable } from 'rxjs';
-import { weakestLevel, type ConsistencyLevel, type View, type ViewSink } from './binding.js';
+import {
+  weakestLevel,
+  type ConsistencyLevel,
+  type CorrectionCause,
+  type View,
+  type ViewSink,
+} from './binding.js';
 import { Cancelled, CreekError, Timeout } from './errors.js';
 
 /**
@@ -25,6 +31,11 @@ export interface Callbacks<T> {
   onUpdate?(value: T, view: View<T>): void;
   /** The final view arrived (or had arrived). */
   onFinal?(value: T, view: View<T>): void;
+  /**
+   * A view replaced a different value the caller was shown (called just before that view's
+   * onUpdate or onFinal; attached late: the latest correction, at once). See {@link Correction}.
+   */
+  onCorrection?(correction: Correction<T>): void;
   /** The Correctable ended in an error (or had). */
   onError?(error: Error): void;
   /**
@@ -32,6 +43,25 @@ export interface Callbacks<T> {
    * sent with its session number once one is). Attached while it is queued: called at once.
    */
   onQueued?(queued: boolean): void;
+}
+
+/**
+ * An explained correction: a view's value replaced a different one the caller had been shown
+ * (not a `cached` one, which is a recollection, not an answer). For a UI's "was X, now Y because
+ * a withdrawal elsewhere came first".
+ */
+export interface Correction<T> {
+  /** The value shown before: a tentative answer. */
+  readonly tentative: T;
+  /** The value that replaced it: the final answer, or a newer tentative one (`level` says). */
+  readonly final: T;
+  readonly level: ConsistencyLevel;
+  /**
+   * The ops ordered ahead of this one, unseen when the replaced answer was computed, whose writes
+   * made the difference, and a key each wrote that this op read: at most a few, as the replica
+   * found them; empty when it found none (or the binding does not say).
+   */
+  readonly causes: readonly CorrectionCause[];
 }
 
 export interface CorrectableOptions {
@@ -45,9 +75,9 @@ export interface CorrectableOptions {
 export interface CorrectableController<T> {
   readonly correctable: Correctable<T>;
   /** A preliminary view. Returns false (and does nothing) once the Correctable has closed. */
-  update(value: T, level: ConsistencyLevel): boolean;
+  update(value: T, level: ConsistencyLevel, causes?: readonly CorrectionCause[]): boolean;
   /** The final view. Returns false (and does nothing) once the Correctable has closed. */
-  close(value: T, level: ConsistencyLevel): boolean;
+  close(value: T, level: ConsistencyLevel, causes?: readonly CorrectionCause[]): boolean;
   /** Ends in `error`. Returns false (and does nothing) once the Correctable has closed. */
   fail(error: Error): boolean;
   /**
@@ -66,7 +96,7 @@ export interface CorrectableController<T> {
 export type CorrectableValue<C> = C extends Correctable<infer V> ? V : never;
 
 type Event<T> =
-  | { seq: number; kind: 'update' | 'final'; view: View<T> }
+  | { seq: number; kind: 'update' | 'final'; view: View<T>; correction?: Correction<T> }
   | { seq: number; kind: 'error'; error: Error };
 
 interface Listener<T> {
@@ -82,6 +112,7 @@ const MAX_TIMER_MS = 2_147_483_647;
 export class Correctable<T> implements PromiseLike<T> {
   private currentState: CorrectableState = 'updating';
   private latestView: View<T> | undefined;
+  private latestCorrection: Correction<T> | undefined;
   private failure: Error | undefined;
   private seq = 0;
   private listeners: Listener<T>[] = [];
@@ -134,10 +165,25 @@ export class Correctable<T> implements PromiseLike<T> {
         signal?.removeEventListener('abort', onAbort);
       };
     }
-    const update = (value: T, level: ConsistencyLevel): boolean =>
-      c.emit({ seq: 0, kind: 'update', view: Object.freeze({ value, level, final: false }) });
-    const close = (value: T, level: ConsistencyLevel): boolean =>
-      c.end({ seq: 0, kind: 'final', view: Object.freeze({ value, level, final: true }) });
+    const view = (
+      value: T,
+      level: ConsistencyLevel,
+      final: boolean,
+      causes: readonly CorrectionCause[] | undefined,
+    ): View<T> =>
+      Object.freeze(
+        causes === undefined ? { value, level, final } : { value, level, final, causes },
+      );
+    const update = (
+      value: T,
+      level: ConsistencyLevel,
+      causes?: readonly CorrectionCause[],
+    ): boolean => c.emit({ seq: 0, kind: 'update', view: view(value, level, false, causes) });
+    const close = (
+      value: T,
+      level: ConsistencyLevel,
+      causes?: readonly CorrectionCause[],
+    ): boolean => c.end({ seq: 0, kind: 'final', view: view(value, level, true, causes) });
     const fail = (error: Error): boolean => c.end({ seq: 0, kind: 'error', error: toError(error) });
     return {
       correctable: c,
@@ -145,7 +191,8 @@ export class Correctable<T> implements PromiseLike<T> {
       close,
       fail,
       sink: {
-        view: (v) => void (v.final ? close(v.value, v.level) : update(v.value, v.level)),
+        view: (v) =>
+          void (v.final ? close(v.value, v.level, v.causes) : update(v.value, v.level, v.causes)),
         error: (e) => void fail(e),
         committed: () => c.settleCommit(true),
         queued: (q) => c.setQueued(q),
@@ -303,6 +350,11 @@ export class Correctable<T> implements PromiseLike<T> {
   /** The latest view (preliminary or final), if any arrived. */
   latest(): View<T> | undefined {
     return this.latestView;
+  }
+
+  /** The latest correction (a view that replaced a different value shown before), if any. */
+  correction(): Correction<T> | undefined {
+    return this.latestCorrection;
   }
 
   /**
@@ -507,7 +559,13 @@ export class Correctable<T> implements PromiseLike<T> {
       deliver(listener, { seq: this.seq, kind: 'error', error: this.failure as Error });
     } else if (this.latestView !== undefined) {
       const kind = this.currentState === 'final' ? 'final' : 'update';
-      deliver(listener, { seq: this.seq, kind, view: this.latestView });
+      const correction = this.latestCorrection;
+      deliver(listener, {
+        seq: this.seq,
+        kind,
+        view: this.latestView,
+        ...(correction === undefined ? {} : { correction }),
+      });
     }
     return () => {
       listener.active = false;
@@ -525,6 +583,20 @@ export class Correctable<T> implements PromiseLike<T> {
       this.currentState = 'error';
       this.failure = e.error;
     } else {
+      const before = this.latestView;
+      if (
+        before !== undefined &&
+        before.level !== 'cached' &&
+        !jsonEqual(before.value, e.view.value)
+      ) {
+        e.correction = Object.freeze({
+          tentative: before.value,
+          final: e.view.value,
+          level: e.view.level,
+          causes: e.view.causes ?? [],
+        });
+        this.latestCorrection = e.correction;
+      }
       this.latestView = e.view;
       if (e.kind === 'final') this.currentState = 'final';
     }
@@ -571,6 +643,8 @@ export class Correctable<T> implements PromiseLike<T> {
 function deliver<T>(listener: Listener<T>, event: Event<T>): void {
   const cb = listener.callbacks;
   try {
+    if (event.kind !== 'error' && event.correction !== undefined)
+      cb.onCorrection?.(event.correction);
     if (event.kind === 'error') cb.onError?.(event.error);
     else if (event.kind === 'final') cb.onFinal?.(event.view.value, event.view);
     else cb.onUpdate?.(event.view.value, event.view);

@@ -20,6 +20,7 @@ export {
   type CorrectableController,
   type CorrectableState,
   type Callbacks,
+  type Correction,
 } from './correctable.js';
 export {
   CreekBinding,

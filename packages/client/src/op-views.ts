@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { OutcomeSchema } from '@creek/protocol';
-import type { ConsistencyLevel, ViewSink } from './binding.js';
+import type { ConsistencyLevel, CorrectionCause, ViewSink } from './binding.js';
 import { OperationFailed, ProtocolError, type CreekError } from './errors.js';
 
 /** An op's result as a replica reports it: its value, or the message it threw. */
@@ -30,14 +30,22 @@ export class OpViews<T> {
     return this.finished;
   }
 
-  /** An outcome at a level; returns true once the op is done. */
-  outcome(level: 'tentative' | 'stable', outcome: Outcome): boolean {
+  /**
+   * An outcome at a level, with the replica's causes if it corrects an answer shown before;
+   * returns true once the op is done.
+   */
+  outcome(
+    level: 'tentative' | 'stable',
+    outcome: Outcome,
+    causes?: readonly CorrectionCause[],
+  ): boolean {
+    const why = causes === undefined || causes.length === 0 ? {} : { causes };
     if (this.finished) return true;
     if (level === 'tentative' && this.strong) {
       this.lastTentative = outcome;
       // A speculative failure has no value to show; the final view may still succeed.
       if (outcome.ok && this.preliminary)
-        this.sink.view({ value: outcome.value as T, level: 'weak', final: false });
+        this.sink.view({ value: outcome.value as T, level: 'weak', final: false, ...why });
       return false;
     }
     this.finished = true;
@@ -47,6 +55,7 @@ export class OpViews<T> {
         value: outcome.value as T,
         level: level === 'stable' ? 'strong' : 'weak',
         final: true,
+        ...why,
       });
     return true;
   }

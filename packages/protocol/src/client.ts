@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { ERROR_CODES } from './errors.js';
-import { MAX_AUTH_TOKEN_CHARS } from './limits.js';
+import { MAX_AUTH_TOKEN_CHARS, MAX_CAUSE_KEY_CHARS, MAX_CORRECTION_CAUSES } from './limits.js';
 import { JsonValueSchema, OpIdSchema } from './json-value.js';
 import { HeldOwnOpsSchema, OwnOpsSchema } from './own-ops.js';
 
@@ -171,6 +171,22 @@ export const ReplicaUrlsSchema = z
   .max(MAX_LISTED_REPLICAS);
 export type ReplicaUrls = z.infer<typeof ReplicaUrlsSchema>;
 
+/** Why a view corrects an answer its client was shown (the `view` frame's `causes`). */
+export const CorrectionCausesSchema = z
+  .array(
+    z.object({
+      /** The op, e.g. `bank.withdraw`. */
+      op: z.string().max(256),
+      /** Its id, `r<origin>#<event>`. */
+      id: z.string().max(64),
+      /** A key it wrote that the corrected op read. */
+      key: z.string().max(MAX_CAUSE_KEY_CHARS),
+    }),
+  )
+  .min(1)
+  .max(MAX_CORRECTION_CAUSES);
+export type CorrectionCauses = z.infer<typeof CorrectionCausesSchema>;
+
 export const ServerFrameSchema = z.discriminatedUnion('t', [
   z.object({
     t: z.literal('welcome'),
@@ -227,6 +243,11 @@ export const ServerFrameSchema = z.discriminatedUnion('t', [
     id: OpIdSchema.nullable().optional(),
     /** What the replica had when it answered (see SeenSchema); absent when unchanged. */
     seen: SeenSchema.optional(),
+    /**
+     * On a view whose answer replaces one its client was shown: the ops, ordered ahead of it
+     * unseen, whose writes made the difference, and a key each wrote that the op read.
+     */
+    causes: CorrectionCausesSchema.optional(),
   }),
   /** A live query's result changed: at the replica's tentative state, or at its committed one. */
   z.object({

@@ -27,3 +27,11 @@ export const MAX_IN_FLIGHT_PER_CONNECTION = 1024;
  * `own.failed`): a bound on the frame whatever a client leaves unacknowledged.
  */
 export const MAX_OWN_OPS_LISTED = 1024;
+
+/**
+ * Most causes a view carries when it corrects an answer its client was shown (an explained
+ * correction), and the longest key a cause names (longer ones are cut): a bound on the frame
+ * whatever the op read.
+ */
+export const MAX_CORRECTION_CAUSES = 4;
+export const MAX_CAUSE_KEY_CHARS = 96;

@@ -38,7 +38,7 @@ export class MemoryBinding implements Binding {
         const finished =
           r.level === 'failed'
             ? views.error(rejection(r.outcome.ok ? 'rejected' : r.outcome.error))
-            : views.outcome(r.level, r.outcome);
+            : views.outcome(r.level, r.outcome, r.causes);
         if (finished) stop();
       },
       closed: () => {

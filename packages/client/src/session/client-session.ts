@@ -500,7 +500,7 @@ export class ClientSession {
     if (f.t === 'view') {
       this.see(f.seen);
       if (f.level === 'stable') this.lastStableAt = this.lastFrameAt;
-      this.ops.viewed(o, f.level, f.outcome, (f.id ?? null) !== null);
+      this.ops.viewed(o, f.level, f.outcome, (f.id ?? null) !== null, f.causes);
     } else if (f.t === 'confirm') {
       this.lastStableAt = this.lastFrameAt;
       this.ops.confirmed(o);

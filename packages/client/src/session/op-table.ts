@@ -1,5 +1,5 @@
 import type { ErrorCode } from '@creek/protocol';
-import type { ConsistencyLevel, ViewSink } from '../binding.js';
+import type { ConsistencyLevel, CorrectionCause, ViewSink } from '../binding.js';
 import {
   ClientClosed,
   CreekError,
@@ -226,7 +226,13 @@ export class OpTable {
    * A view of `o` from a replica, tentative or stable; `ordered`: it names the op's place in the
    * order (its id), which a weak read answered from the replica's state has not.
    */
-  viewed(o: SessionOp, level: 'tentative' | 'stable', outcome: Outcome, ordered: boolean): void {
+  viewed(
+    o: SessionOp,
+    level: 'tentative' | 'stable',
+    outcome: Outcome,
+    ordered: boolean,
+    causes?: readonly CorrectionCause[],
+  ): void {
     // A stable view is of a committed op. A weak view without an op id is of an op that is never
     // ordered (a read, answered from the replica's state): the cluster keeps nothing to forget.
     if (level === 'tentative') o.tentative = outcome;
@@ -236,7 +242,7 @@ export class OpTable {
       o.committed = true;
       o.sink.committed?.();
     }
-    if (o.views?.outcome(level, outcome) === true) this.answered(o);
+    if (o.views?.outcome(level, outcome, causes) === true) this.answered(o);
   }
 
   /** The stable outcome of `o` equals its last tentative one (Correctables §5.2). */

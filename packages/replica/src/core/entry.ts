@@ -1,3 +1,4 @@
+import type { CorrectionCause, ShownReads } from './corrections.js';
 import type { JsonValue } from '@creek/app';
 import type { Rank } from './rank.js';
 import type { Outcome, Req } from './types.js';
@@ -48,6 +49,11 @@ export interface LocalOp {
   firstWasTentative: boolean;
   /** The last tentative outcome sent, to avoid repeating an unchanged view. */
   lastTentative: Outcome | null;
+  /**
+   * What the execution behind the last tentative answer read (corrections.ts): a strong op's
+   * stable answer that differs from it says which writes it had not seen. Null until then.
+   */
+  shown?: ShownReads | null;
 }
 
 /**
@@ -58,6 +64,11 @@ export interface LocalOp {
 export class Entry {
   commitSeq = TENTATIVE;
   exec: Execution | null = null;
+  /**
+   * Why the op's answer last changed from one its client was shown, if known here
+   * (corrections.ts): a later op that read its write inherits them.
+   */
+  causes?: readonly CorrectionCause[];
   /** Job id of an execution in flight, 0 if none. */
   running = 0;
   executions = 0;

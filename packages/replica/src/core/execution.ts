@@ -1,3 +1,9 @@
+import {
+  correctionCauses,
+  shownReads,
+  type CorrectionCause,
+  type ShownReads,
+} from './corrections.js';
 import { jsonEqual } from '@creek/app';
 import { rankOf, type Entry, type Execution, type Version } from './entry.js';
 import { opKey } from './op-id.js';
@@ -210,12 +216,18 @@ export class ExecutionPipeline {
     }
     // Lines 69-71: a strong op answers tentatively after each execution whose result changed.
     if (local.lastTentative !== null && outcomesEqual(local.lastTentative, outcome)) return;
+    const reads = (e.exec as Execution).reads;
+    // A new tentative answer that replaces one the client was shown says why, as a stable one does.
+    const shown = local.shown ?? null;
+    const causes =
+      local.lastTentative !== null && shown !== null ? explain(e, shown, reads) : undefined;
     local.lastTentative = outcome;
+    local.shown = shownReads(reads);
     if (local.first === null) {
       local.first = outcome;
       local.firstWasTentative = true;
     }
-    c.respond(local.tag, e.req.id, 'tentative', outcome, c.trace(c.frontier));
+    c.respond(local.tag, e.req.id, 'tentative', outcome, c.trace(c.frontier), causes);
   }
 
   /** Drops entries that can never change again, and the versions they made unreachable. */
@@ -227,18 +239,29 @@ export class ExecutionPipeline {
       const exec = e.exec as Execution;
       c.store.finalize(exec.writes, c.finals);
       c.finals.finalized(e.commitSeq + 1, e.req.id, e.req.op);
+      const local = e.local;
+      // A strong op whose client was shown another answer: which writes made the difference.
+      const shown = local?.shown ?? null;
+      const causes =
+        local !== null &&
+        e.req.strong &&
+        local.lastTentative !== null &&
+        shown !== null &&
+        !outcomesEqual(local.lastTentative, exec.outcome)
+          ? explain(e, shown, exec.reads)
+          : undefined;
+      if (local !== null) local.shown = null;
       exec.reads.length = 0;
       c.live.delete(opKey(e.req.id));
       c.metrics.finalized++;
       c.metrics.executionsOfFinalized += e.executions;
       if (e.req.strong && e.req.id.replica === c.origin) c.finalizedOwnStrong = e.req.id.eventNo;
-      const local = e.local;
       // Lines 55-57 and 73: the stable response of a strong op, without re-execution when its
       // speculative execution held at its final position.
       // A weak op answered tentatively gets its stable outcome too: the driver tells the client
       // the op is committed (a session acknowledges only committed ops; see session-dedupe.ts).
       if (local !== null && (e.req.strong || local.firstWasTentative))
-        c.respond(local.tag, e.req.id, 'stable', exec.outcome);
+        c.respond(local.tag, e.req.id, 'stable', exec.outcome, undefined, causes);
       if (local !== null && local.firstWasTentative)
         c.metrics.countSpeculation(e.req.op, outcomesEqual(local.first!, exec.outcome));
       c.head++;
@@ -250,4 +273,19 @@ export class ExecutionPipeline {
       c.head = 0;
     }
   }
+}
+
+/**
+ * The causes of `e`'s answer changing from the one its client was shown, kept on the entry too (a
+ * later op that read its write inherits them); undefined when none is found.
+ */
+function explain(
+  e: Entry,
+  shown: ShownReads,
+  reads: Execution['reads'],
+): readonly CorrectionCause[] | undefined {
+  const causes = correctionCauses(e, shown, reads);
+  if (causes.length === 0) return undefined;
+  e.causes = causes;
+  return causes;
 }

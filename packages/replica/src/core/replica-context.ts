@@ -1,3 +1,4 @@
+import type { CorrectionCause } from './corrections.js';
 import { DottedVersionVector } from './dvv.js';
 import type { Entry } from './entry.js';
 import { FinalDigests } from './final-digests.js';
@@ -134,12 +135,17 @@ export class ReplicaContext {
     level: ResponseLevel,
     outcome: Outcome,
     trace?: OrderTrace,
+    causes?: readonly CorrectionCause[],
   ): void {
-    this.out.push(
-      trace === undefined
-        ? { type: 'respond', tag, id, level, outcome }
-        : { type: 'respond', tag, id, level, outcome, trace },
-    );
+    this.out.push({
+      type: 'respond',
+      tag,
+      id,
+      level,
+      outcome,
+      ...(trace === undefined ? {} : { trace }),
+      ...(causes === undefined || causes.length === 0 ? {} : { causes }),
+    });
   }
 
   /** The order before position `index` of the list, when tracing is on. */

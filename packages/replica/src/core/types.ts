@@ -1,3 +1,4 @@
+import type { CorrectionCause } from './corrections.js';
 import type { DottedVersionVector } from './dvv.js';
 import type { Rank } from './rank.js';
 import { jsonEqual, type JsonValue, type User } from '@creek/app';
@@ -139,6 +140,11 @@ export interface Response {
   readonly position?: number;
   /** A live query's read for a session (InvokeRequest.reader): the session's ops its state holds. */
   readonly sessionOps?: SessionOpsHeld;
+  /**
+   * On a strong op's stable response that differs from the tentative one its client was last
+   * shown: the ops ordered ahead of it whose writes made the difference (corrections.ts).
+   */
+  readonly causes?: readonly CorrectionCause[];
 }
 
 /** An op of a session that failed at its place in some state. */

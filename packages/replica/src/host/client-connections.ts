@@ -449,7 +449,18 @@ export class ClientConnections<C> {
       frame = { t: 'confirm', opId: op.opId };
       op.done = true;
     } else {
-      frame = { t: 'view', opId: op.opId, level: r.level, outcome: r.outcome, id: r.id };
+      frame = {
+        t: 'view',
+        opId: op.opId,
+        level: r.level,
+        outcome: r.outcome,
+        id: r.id,
+        // Causes explain a change from an answer the client was shown: not for a caller that
+        // was shown none (it waits for the stable view alone).
+        ...(r.causes === undefined || op.stableOnly || op.lastTentative === null
+          ? {}
+          : { causes: [...r.causes] }),
+      };
       if (r.level === 'tentative') op.lastTentative = r.outcome;
       // A weak op answers once; a strong op is done at its stable view.
       op.done = r.level === 'stable' || !op.strong;

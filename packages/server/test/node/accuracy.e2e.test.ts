@@ -7,7 +7,8 @@ import { LocalCluster } from '../../src/node/local-cluster.js';
  * a known number of corrections: replica 1, its peer links blocked, increments a counter K times
  * after replica 0 did (weakly; replica 1's calls take both views, so its client counts too). Replica 0's increments come first in the final order (earlier timestamps),
  * so its K tentative answers hold; replica 1 answered 1..K and its final answers are K+1..2K, so
- * all K of its tentative answers are corrected.
+ * all K of its tentative answers are corrected, each correction naming replica 0's increments as
+ * its cause.
  */
 const K = 10;
 let cluster: LocalCluster;
@@ -43,8 +44,10 @@ describe('speculation accuracy per op', () => {
       // its peers again, which its client counts too (client.accuracy).
       const answers: unknown[] = [];
       const finals: Promise<unknown>[] = [];
+      const calls: ReturnType<typeof c1.invoke>[] = [];
       for (let n = 0; n < K; n++) {
         const call = c1.invoke('kv.increment', { key: 'counter' });
+        calls.push(call);
         answers.push(
           await new Promise((resolve) => call.subscribe({ onUpdate: resolve, onFinal: resolve })),
         );
@@ -54,6 +57,17 @@ describe('speculation accuracy per op', () => {
       await cluster.admin(1, 'unblock');
       expect(await Promise.all(finals)).toEqual(Array.from({ length: K }, (_, n) => K + n + 1));
       expect(c1.accuracy('kv.increment')).toEqual({ tentative: K, confirmed: 0, accuracy: 0 });
+      // Each correction says why (explained corrections): replica 0's increments, ordered ahead
+      // unseen, and the key they wrote that this op read.
+      for (const call of calls) {
+        const correction = call.correction()!;
+        expect(correction.final).toBe(await call);
+        expect(correction.causes.length).toBeGreaterThan(0);
+        for (const cause of correction.causes) {
+          expect(cause).toMatchObject({ op: 'kv.increment', key: 'counter' });
+          expect(cause.id).toMatch(/^r0#\d+$/);
+        }
+      }
       await cluster.until(
         async () => (await perOp(1, 'creek_tentative_answers_total', 'kv.increment')) === K,
         60_000,

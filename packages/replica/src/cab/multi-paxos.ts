@@ -108,7 +108,10 @@ export class MultiPaxos {
     roles.reads = this.reads = new Reads(ctx, options.unsafeReadWithoutQuorum === true);
     this.quorumReads = new QuorumReads(ctx, options.unsafeQuorumReadSingleAnswer === true);
     this.readsByQuorum = options.quorumReads === true;
-    roles.reconfiguration = this.reconfiguration = new Reconfiguration(ctx);
+    roles.reconfiguration = this.reconfiguration = new Reconfiguration(
+      ctx,
+      options.unsafeLeaveOnlyInForce === true,
+    );
     roles.origin = this.origin = new Origin(ctx);
     this.transfer = new LeaderTransfer(ctx, this.election, options);
     if (recovery !== undefined) this.recover(recovery);
@@ -210,8 +213,10 @@ export class MultiPaxos {
   }
 
   /**
-   * Its removal is in force at its decided prefix: it is no member of the instances it would order
-   * next, and stays only as an acceptor of the earlier ones, until told it is no longer needed.
+   * A membership change this replica knows of removed it (`retiring`; its disk keeps the change,
+   * so this outlives a restart): it takes no client op, since the members ignore it once the
+   * removal is in force at theirs, and stays only as an acceptor of the instances before it, until
+   * told it is no longer needed.
    */
   get leaving(): boolean {
     return this.reconfiguration.leaving;

@@ -51,6 +51,12 @@ export interface PaxosOptions {
    * returning member runs. Only the simulator's checkers want it.
    */
   readonly unsafeRunWhenDeposed?: boolean;
+  /**
+   * A planted bug: a removed replica counts as leaving (it takes no client op) only while its
+   * removal is in force at its decided prefix, which a restart sets back, instead of from the
+   * moment it knows the change that removed it. Only the simulator's checkers want it.
+   */
+  readonly unsafeLeaveOnlyInForce?: boolean;
   /** How often every replica announces itself (Ω) and its progress. */
   readonly heartbeatMs?: number;
   /** Silence after which a replica is presumed down. */

@@ -11,7 +11,7 @@ import type { SimHostOptions } from './host-options.js';
 import { SimNetwork } from './network.js';
 import { PLANTED_OP } from './nondeterminism.js';
 import { flipBit } from './record-damage.js';
-import type { SimMessage, SimProcess } from './process.js';
+import { takesOps, type SimMessage, type SimProcess } from './process.js';
 import type { RunRecord } from './run-record.js';
 import type { RunState } from './run-state.js';
 import { callerText } from './users.js';
@@ -43,6 +43,9 @@ export class SimCluster {
   readonly transferViolations: string[] = [];
   /** Op ids written for two different ops: a replica that lost its disk numbered ops anew. */
   readonly reused: string[] = [];
+  /** A removed replica that took client ops again (`checkStillLeaving`): one line per replica. */
+  readonly tookOpsAgain: string[] = [];
+  private readonly tookOpsAgainIds = new Set<number>();
   /** Per replica, the hold of speculation it is in now (RunRecord.holds). */
   private readonly openHold: (RunRecord['holds'][number] | undefined)[] = [];
 
@@ -553,9 +556,24 @@ export class SimCluster {
       if (p.up) this.step(p, { kind: 'tick', now: run.physical(p.id) });
       run.leadership.ticked(p);
       if (p.up && p.host.leaving && !p.clientsLeft) this.depart(p);
+      if (p.clientsLeft) this.checkStillLeaving(p);
       run.events.push(run.now + TICK_MS, tick);
     };
     run.events.push(firstAt, tick);
+  }
+
+  /**
+   * `p` departed (`depart`: it knew it was removed) and stays an acceptor until told it is no
+   * longer needed, restarts included: all that while it must take no client op (ReplicaHost.
+   * leaving). Ops it took would be ordered by nobody but a member adopting their strong ones, one
+   * at a time, for its origin is dead to the checkers and ignored by the members.
+   */
+  private checkStillLeaving(p: SimProcess): void {
+    if (!takesOps(p) || this.tookOpsAgainIds.has(p.id)) return;
+    this.tookOpsAgainIds.add(p.id);
+    const line = `removal: at ${this.run.now.toFixed(1)} ms replica ${p.id}, which knew it was removed (its clients left it), takes client ops again`;
+    this.tookOpsAgain.push(line);
+    this.run.trace(line);
   }
 
   /** A replica whose inputs wait for their executions runs them one turn later. */

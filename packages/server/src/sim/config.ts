@@ -216,6 +216,12 @@ export interface SimConfig {
    * checker catches leadership that goes back and forth.
    */
   readonly unsafeRunWhenDeposed?: boolean;
+  /**
+   * A removed replica takes no client op only while its removal is in force at its decided prefix
+   * (PaxosOptions.unsafeLeaveOnlyInForce), which a restart sets back. Exists so a test can show the
+   * simulator catches a removed replica that takes client ops again.
+   */
+  readonly unsafeLeaveOnlyInForce?: boolean;
   /** The run told as it goes (sim/trace.ts); observing changes nothing in the run. */
   readonly trace?: SimTrace;
   /**

@@ -71,6 +71,7 @@ export class SimHostOptions {
       ...(preferred !== null && config.unsafeRunWhenDeposed === true
         ? { unsafeRunWhenDeposed: true }
         : {}),
+      ...(config.unsafeLeaveOnlyInForce === true ? { unsafeLeaveOnlyInForce: true } : {}),
     };
     return {
       id,

@@ -62,6 +62,10 @@ export const PLANTED_BUGS = {
     config: { unsafeRunWhenDeposed: true, preferredLeader: 1, faults: 'crash' },
     what: 'a leader deposed by a higher ballot runs for leader again at once, so it takes back leadership it handed to the preferred leader',
   },
+  'leave-only-in-force': {
+    config: { unsafeLeaveOnlyInForce: true, faults: 'reconfig' },
+    what: 'a removed replica turns clients away only while its removal is in force at its decided prefix, which a restart sets back, so after a restart it takes client ops that only adoption orders',
+  },
 } as const satisfies Record<string, { config: Partial<SimConfig>; what: string }>;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;

@@ -171,6 +171,7 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
           `paxos: ${backstopHits} waiting casts or 2a were found ready only by the periodic recheck`,
         ]),
     ...cluster.reused,
+    ...cluster.tookOpsAgain,
     ...watches.violations.slice(0, 10),
     ...(config.liveQueries === true && quiescent ? watches.checkFinal() : []),
     ...checkRun(record, app, {

@@ -189,6 +189,36 @@ describe('membership changes through the log', () => {
     expectAgreement(c);
   });
 
+  it('a removed replica takes no client op from when it knows of its removal, in force or not', () => {
+    // `leaving` (no client op) is read from the change that removed it (its disk keeps it, or a
+    // member told it), not from its decided prefix, which a restart sets back and the members,
+    // ignoring a removed replica, do not bring forward again: the strong ops of client ops it took
+    // could be ordered only by members adopting them, one at a time (the simulator: seed 54 on the
+    // WAN mix, where it restarted below its removal).
+    for (const unsafeLeaveOnlyInForce of [false, true]) {
+      const c = started(3, { noDurableVotes: true, paxos: { unsafeLeaveOnlyInForce } });
+      c.advance(300);
+      // Replica 2 is down while the others remove it, order and truncate without it.
+      c.crash(2);
+      expect(reconfigure(c, 0, remove(2)).applied).toBe(true);
+      untilInForce(c, 0, [0, 1]);
+      expect(castAndDeliver(c, 0, 5)).toBe(true);
+      expect(c.advanceUntil(() => c.node(0).status().truncatedBelow > 0, CONVERGE_MS)).toBe(true);
+      const truncated = c.node(0).status().truncatedBelow;
+      const entry = c.node(0).membership().entries.at(-1)!;
+      c.restart(2);
+      expect(c.node(2).leaving).toBe(false);
+      // A member tells it it was removed: its decided prefix stays below the removal.
+      c.inject(0, 2, { type: 'retired', entry, truncatedBelow: truncated });
+      expect(c.node(2).status().decidedBelow).toBeLessThan(entry.from);
+      expect(c.node(2).retiring).toBe(true);
+      // Planted: only once in force at its decided prefix, which it may never reach.
+      expect(c.node(2).leaving, `unsafeLeaveOnlyInForce: ${unsafeLeaveOnlyInForce}`).toBe(
+        !unsafeLeaveOnlyInForce,
+      );
+    }
+  });
+
   it('a removed replica whose peers truncated what it never delivered keeps voting until told', () => {
     const c = started(3, { noDurableVotes: true });
     c.advance(300);

@@ -1,13 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { runSimulation, type FaultMode, type SimResult } from '../../src/sim/simulation.js';
+import { PLANTED_BUGS } from '../../src/sim/planted-bugs.js';
+import {
+  runSimulation,
+  type FaultMode,
+  type SimConfig,
+  type SimResult,
+} from '../../src/sim/simulation.js';
+import { expectCaughtBy, plantedRuns } from './planted.js';
 
 /** One run of every fault with `seed`, and the lines its trace printed (events, no status lines). */
-function runTraced(seed: number, replicas: number): { r: SimResult; lines: string[] } {
+function runTraced(
+  seed: number,
+  replicas: number,
+  config: Partial<SimConfig> = {},
+): { r: SimResult; lines: string[] } {
   const lines: string[] = [];
   const r = runSimulation({
     seed,
     replicas,
     faults: 'all',
+    ...config,
     trace: { everyMs: 1e9, line: (l) => lines.push(l) },
   });
   return { r, lines };
@@ -165,6 +177,29 @@ describe('membership changes in the simulator', () => {
     const r = runSimulation({ seed: 1371, replicas: 3, faults: 'all' });
     expect(r.parameters.reconfiguration?.kind).toBe('grow');
     expect(r.violations).toEqual([]);
+  });
+
+  it('a removed replica takes no client op once it knows of its removal, a restart included', () => {
+    // Seed 54 on the WAN mix (3 replicas): replica 0, the leader, decided its own removal and had
+    // it in force, then crashed and restarted from a checkpoint below it. Its decided prefix set
+    // back, it took client ops again, some 200, while the members ignored it; they ordered its
+    // strong ops only by adopting them, one at a time, and were still at it when the run ended,
+    // 20 s after the faults. It now takes none from the moment it knows the change that removed
+    // it, which its disk keeps.
+    const { r, lines } = runTraced(54, 3, { network: 'mix' });
+    expect(r.parameters.reconfiguration).toMatchObject({ kind: 'grow', victim: 'leader' });
+    expect(lines).toContainEqual(expect.stringMatching(/replica 0 restarts$/));
+    expect(r.violations).toEqual([]);
+  });
+
+  it('catch a removed replica that takes client ops again after a restart (planted)', () => {
+    // Planted: it turns clients away only while its removal is in force at its decided prefix. On
+    // these seeds it departs, restarts below its removal, and takes client ops again.
+    const runs = plantedRuns([262, 536, 556, 634], PLANTED_BUGS['leave-only-in-force'].config);
+    expectCaughtBy(runs, 'removal:');
+    // Unplanted, the same seeds pass.
+    for (const seed of [262, 536, 556, 634])
+      expect(runSimulation({ seed, replicas: 3, faults: 'reconfig' }).violations).toEqual([]);
   });
 
   it('judges no split against members that a change under way is replacing', () => {

@@ -1,17 +1,19 @@
 import type { JsonValue } from '@creek/app';
-import { appModel, checkLinearizable, type HistoryOp } from '@creek/server/sim';
-import app from './app.js';
+import { checkLinearizable, queueModel, type HistoryOp, type Model } from '@creek/server/sim';
 import type { History, RecordedOp } from './history.js';
+import { agreesWithReference, listModel } from './list-model.js';
 
 /**
  * The checks of a recorded history (history.ts), after the run has healed and read its final
  * state:
  *
  * - strong ops are linearizable, object by object (a list key, a queue), under the simulator's
- *   checker with the reference interpreter as the sequential specification (appModel). Weak ops
- *   are in each history as ops whose answers nobody may rely on: they took effect where the final
- *   state says so, anywhere after their invocation. Ops whose fate is unknown (indeterminate) are
- *   settled by the final state where it tells, and left open where it cannot;
+ *   checker, with the ops' semantics as the sequential specification: list-model.ts for lists
+ *   (checked against the reference interpreter on the final order) and the simulator's model of
+ *   the built-in queue. Weak ops are in each history as ops whose answers nobody may rely on: they
+ *   took effect where the final state says so, anywhere after their invocation. Ops whose fate is
+ *   unknown (indeterminate) are settled by the final state where it tells, and left open where it
+ *   cannot;
  * - every acknowledged strong op, and every weak op whose `committed()` resolved, took effect
  *   exactly once; an op the client was told never takes effect did not;
  * - a weak op acknowledged only tentatively, by a replica whose data was later lost for good (wiped,
@@ -188,7 +190,9 @@ function checkList(
       if (new Set(seen).size !== seen.length)
         violations.push(`list ${key}: ${describe(o)} read a value twice: ${JSON.stringify(seen)}`);
     }
-  linearizable(`list ${key}`, linear, counts, violations);
+  const disagreement = agreesWithReference(key, final);
+  if (disagreement !== null) violations.push(disagreement);
+  linearizable(`list ${key}`, linear, listModel(final), counts, violations);
 }
 
 function checkQueue(
@@ -266,12 +270,18 @@ function checkQueue(
       ...(o.committed === true && !strongAnswer ? { tookEffect: true } : {}),
     });
   }
-  linearizable(`queue ${queue}`, linear, counts, violations);
+  linearizable(`queue ${queue}`, linear, queueModel, counts, violations);
 }
 
-function linearizable(name: string, ops: HistoryOp[], counts: Counts, violations: string[]): void {
+function linearizable<S>(
+  name: string,
+  ops: HistoryOp[],
+  model: Model<S>,
+  counts: Counts,
+  violations: string[],
+): void {
   counts.objects++;
-  const r = checkLinearizable(ops, appModel(app), { maxStates: MAX_STATES });
+  const r = checkLinearizable(ops, model, { maxStates: MAX_STATES });
   if (!r.ok) violations.push(`${name}: ${r.reason}`);
 }
 

@@ -12,6 +12,7 @@ injects faults, then heals it and checks the recorded history (docs/robustness.m
   --runs K          how many runs, 1 to 1000; default 1
   --replicas R      replica processes, 3 or 5; default 3
   --nemesis LIST    faults, comma-separated: ${NEMESES.join(', ')}, or all; default all
+  --keep            write every run's record (history, faults, replica logs), not only a failed one's
   --json            the verdicts as one JSON object on stdout (progress stays on stderr)
   --help            this text
 
@@ -25,6 +26,7 @@ export interface Flags {
   readonly replicas: 3 | 5;
   readonly nemesis: readonly NemesisKind[];
   readonly json: boolean;
+  readonly keep: boolean;
 }
 
 /** A whole number written as digits only (`1e3`, `0x10`, ` 5` are refused, not guessed at). */
@@ -64,6 +66,7 @@ const FlagsSchema = z.object({
     })
     .default([...NEMESES]),
   json: z.boolean().default(false),
+  keep: z.boolean().default(false),
   help: z.boolean().default(false),
 });
 
@@ -74,6 +77,7 @@ const OPTIONS = {
   replicas: { type: 'string' },
   nemesis: { type: 'string' },
   json: { type: 'boolean' },
+  keep: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -99,6 +103,11 @@ export function parseFlags(argv: readonly string[], randomSeed: () => number): F
         `unknown flag ${unknown[1]}${near === undefined ? '' : ` (did you mean --${near}?)`}; see --help`,
       );
     }
+    const ambiguous = /Option '(--[^']*)' argument is ambiguous/.exec(message);
+    if (ambiguous !== null)
+      throw new FlagError(
+        `${ambiguous[1]} is followed by what looks like another flag; a value that starts with '-' is written ${ambiguous[1]}=<value>; see --help`,
+      );
     throw new FlagError(`${message.split('\n')[0]}; see --help`);
   }
   const parsed = FlagsSchema.safeParse(values);
@@ -112,6 +121,7 @@ export function parseFlags(argv: readonly string[], randomSeed: () => number): F
     replicas: f.replicas,
     nemesis: f.nemesis,
     json: f.json,
+    keep: f.keep,
   };
 }
 

@@ -23,6 +23,8 @@ export interface RunOptions {
   readonly durationS: number;
   readonly replicas: number;
   readonly nemesis: readonly NemesisKind[];
+  /** Write the run's record even when it is clean. */
+  readonly keep: boolean;
   readonly log: (line: string) => void;
 }
 
@@ -33,7 +35,7 @@ export interface RunResult {
   readonly counts: Counts;
   /** The faults carried out, in words. */
   readonly faults: readonly string[];
-  /** Where a failed run's history and replica logs were written. */
+  /** Where the run's history and replica logs were written (a failed run's, or any with keep). */
   readonly savedTo: string | null;
   readonly seconds: number;
 }
@@ -67,6 +69,13 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
       );
     },
   });
+  // Interrupted (Ctrl-C, a timeout's SIGTERM): the replicas go too, not left running orphaned.
+  const interrupted = (signal: NodeJS.Signals): void => {
+    cluster.killAll();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   const violations: string[] = [];
   const load = new Workload(cluster, o.seed, now);
   let history: History | null = null;
@@ -113,14 +122,18 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     await readFinalState(cluster, load);
     history = { ops: load.ops, lost: nemesis.lost };
   } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
     await cluster.stop(2_000);
   }
   if (history === null || nemesis === null)
     throw new Error('unreachable: the run ended without a history');
+  const checkFrom = performance.now();
   const verdict = checkHistory(history);
+  o.log(`history checked in ${((performance.now() - checkFrom) / 1000).toFixed(1)} s`);
   violations.push(...crashes.map((c) => `crash: ${c}`), ...verdict.violations);
   const ok = violations.length === 0;
-  const savedTo = ok ? null : save(o.seed, history, nemesis.done, violations, logs);
+  const savedTo = ok && !o.keep ? null : save(o.seed, history, nemesis.done, violations, logs);
   return {
     seed: o.seed,
     ok,
@@ -154,6 +167,7 @@ async function readFinalState(cluster: LocalCluster, load: Workload): Promise<vo
           'list.read',
           { key: listKey(k) },
           false,
+          undefined,
           true,
         );
         return r.outcome?.type === 'ok';
@@ -169,6 +183,7 @@ async function readFinalState(cluster: LocalCluster, load: Workload): Promise<vo
             'queue.dequeue',
             { queue: queueName(q) },
             false,
+            undefined,
             true,
           );
           if (r.outcome?.type !== 'ok') return false;
@@ -192,7 +207,10 @@ function save(
   const dir = mkdtempSync(join(tmpdir(), `creek-robustness-seed-${seed}-`));
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'violations.txt'), violations.join('\n') + '\n');
-  writeFileSync(join(dir, 'history.json'), JSON.stringify({ seed, faults, ...history }, null, 1));
+  // One op a line, so that grep finds an op's whole record.
+  const head = JSON.stringify({ seed, faults, lost: history.lost });
+  const ops = history.ops.map((op) => JSON.stringify(op)).join(',\n');
+  writeFileSync(join(dir, 'history.json'), `${head.slice(0, -1)},"ops":[\n${ops}\n]}\n`);
   for (const [replica, lines] of logs)
     writeFileSync(join(dir, `replica-${replica}.log`), lines.join('\n') + '\n');
   return dir;

@@ -11,8 +11,13 @@ const WORKERS_PER_CLIENT = 2;
 /** Lists and queues the ops spread over. */
 export const LIST_KEYS = 12;
 export const QUEUES = 2;
-/** An op with no final view by then ends with Timeout: indeterminate, and still under way. */
+/**
+ * An op with no final view by then ends with Timeout: indeterminate, its client still sending it
+ * until it is committed. A quarter of the ops get the short one, shorter than most faults, so
+ * that indeterminate ops are common and the final state has their fates to settle.
+ */
 const OP_TIMEOUT_MS = 10_000;
+const SHORT_TIMEOUT_MS = 1_500;
 
 export const listKey = (k: number): string => `list/${k}`;
 export const queueName = (q: number): string => `q${q}`;
@@ -84,13 +89,31 @@ export class Workload {
       const list = listKey(prng.int(0, LIST_KEYS - 1));
       const queue = queueName(prng.int(0, QUEUES - 1));
       const weak = prng.chance(0.5);
+      const timeoutMs = prng.chance(0.25) ? SHORT_TIMEOUT_MS : OP_TIMEOUT_MS;
       if (r < 0.45)
-        await this.invoke(client, id, 'append', 'list.append', { key: list, value: id }, weak);
-      else if (r < 0.7) await this.invoke(client, id, 'read', 'list.read', { key: list }, weak);
+        await this.invoke(
+          client,
+          id,
+          'append',
+          'list.append',
+          { key: list, value: id },
+          weak,
+          timeoutMs,
+        );
+      else if (r < 0.7)
+        await this.invoke(client, id, 'read', 'list.read', { key: list }, weak, timeoutMs);
       else if (r < 0.85)
-        await this.invoke(client, id, 'enqueue', 'queue.enqueue', { queue, item: id }, weak);
+        await this.invoke(
+          client,
+          id,
+          'enqueue',
+          'queue.enqueue',
+          { queue, item: id },
+          weak,
+          timeoutMs,
+        );
       // Dequeues are strong: a weak dequeue's item is tentative, and may change at commit.
-      else await this.invoke(client, id, 'dequeue', 'queue.dequeue', { queue }, false);
+      else await this.invoke(client, id, 'dequeue', 'queue.dequeue', { queue }, false, timeoutMs);
     }
   }
 
@@ -102,6 +125,7 @@ export class Workload {
     op: string,
     args: JsonValue,
     weak: boolean,
+    timeoutMs = OP_TIMEOUT_MS,
     final = false,
   ): Promise<RecordedOp> {
     const level: Level = weak ? 'weak' : 'strong';
@@ -117,7 +141,7 @@ export class Workload {
       ...(final ? { final: true as const } : {}),
     };
     this.ops.push(rec);
-    const options = { timeoutMs: OP_TIMEOUT_MS };
+    const options = { timeoutMs };
     const call = (
       weak
         ? client.invokeWeak(op as never, args as never, options)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonValue } from '@creek/app';
 import { checkHistory } from '../src/check.js';
+import { agreesWithReference, listModel } from '../src/list-model.js';
 import type { History, Level, LostReplica, Outcome, RecordedOp } from '../src/history.js';
 
 /**
@@ -207,5 +208,21 @@ describe('checkHistory on queues', () => {
       ]),
     );
     expect(v.violations).toEqual([]);
+  });
+});
+
+describe('the list model', () => {
+  it('agrees with the reference interpreter on a final order, step by step', () => {
+    expect(agreesWithReference('k', ['a', 'b', 'c'])).toBeNull();
+    expect(agreesWithReference('k', [])).toBeNull();
+  });
+
+  it('has no state for a list that is not a prefix of the final one', () => {
+    const model = listModel(['a', 'b']);
+    const after = model.step(model.init, 'list.append', { key: 'k', value: 'b' });
+    expect(model.step(after.next, 'list.read', { key: 'k' }).outcome).toEqual({
+      ok: true,
+      value: null,
+    });
   });
 });

@@ -39,6 +39,7 @@ export {
   type Model,
 } from './linearizability.js';
 export { appModel, type AppState } from './app-model.js';
+export { queueModel, type QueueState } from './builtin-models.js';
 export { Prng } from './prng.js';
 export { simApp, generateOp } from './workload.js';
 export type { RunRecord, Invocation } from './run-record.js';

@@ -35,12 +35,21 @@ export interface Counts {
   /** Of the indeterminate writes: the final state shows they took effect / did not. */
   resolvedTookEffect: number;
   resolvedNotTaken: number;
-  /** Indeterminate writes the final state cannot settle (a queue item an unknown dequeue may hold). */
+  /**
+   * Indeterminate writes the final state cannot settle: a queue item an unseen dequeue may hold, a
+   * dequeue never known committed.
+   */
   unresolved: number;
   /** Weak ops acknowledged by a replica later lost for good, and absent at the end. */
   lostWithReplica: number;
-  /** Objects (list keys, queues) checked for linearizability. */
+  /**
+   * Acknowledged strong ops and committed weak ops missing from the final state (a queue's count
+   * beyond what unseen dequeues may hold).
+   */
+  acknowledgedLost: number;
+  /** Objects (list keys, queues) checked for linearizability, and those found linearizable. */
   objects: number;
+  linearizable: number;
 }
 
 export interface Verdict {
@@ -68,7 +77,9 @@ export function checkHistory(history: History): Verdict {
     resolvedNotTaken: 0,
     unresolved: 0,
     lostWithReplica: 0,
+    acknowledgedLost: 0,
     objects: 0,
+    linearizable: 0,
   };
   const lists = new Map<string, RecordedOp[]>();
   const queues = new Map<string, RecordedOp[]>();
@@ -140,6 +151,7 @@ function checkList(
         `list ${key}: ${describe(o)} took effect ${at.length} times (positions ${at.join(', ')})`,
       );
     const took = at.length > 0;
+    if (promised(o) && !took) counts.acknowledgedLost++;
     if (promised(o) && !took)
       violations.push(
         `list ${key}: ${describe(o)} was ${o.level === 'strong' ? 'acknowledged' : 'committed'}, and is not in the final state`,
@@ -210,15 +222,26 @@ function checkQueue(
     return;
   }
   // What answered dequeues returned, item by item; dequeues whose result nobody saw may hold more.
+  // Where each item stood in the queue (its enqueue's place among the enqueues that took effect),
+  // as a dequeue of it or its strong enqueue's answer said.
   const taken = new Map<string, number>();
+  const position = new Map<string, number>();
   let unseenDequeues = 0;
   for (const o of ops) {
     if (o.kind !== 'dequeue') continue;
     if (o.level === 'strong' && answered(o)) {
-      const v = answerOf(o) as { item?: JsonValue } | null;
-      if (v !== null && typeof v.item === 'string') taken.set(v.item, (taken.get(v.item) ?? 0) + 1);
+      const v = answerOf(o) as { item?: JsonValue; position?: number } | null;
+      if (v !== null && typeof v.item === 'string') {
+        taken.set(v.item, (taken.get(v.item) ?? 0) + 1);
+        if (typeof v.position === 'number') position.set(v.item, v.position);
+      }
     } else if (!toldNotApplied(o)) unseenDequeues++;
   }
+  for (const o of ops)
+    if (o.kind === 'enqueue' && o.level === 'strong' && answered(o)) {
+      const v = answerOf(o) as { position?: number } | null;
+      if (typeof v?.position === 'number') position.set(field(o.args, 'item'), v.position);
+    }
   const enqueues = ops.filter((o) => o.kind === 'enqueue');
   const items = new Set(enqueues.map((o) => field(o.args, 'item')));
   for (const item of taken.keys())
@@ -245,6 +268,9 @@ function checkQueue(
     }
     if (toldNotApplied(o) && n === 0) continue;
     const strongAnswer = o.level === 'strong' && answered(o);
+    // The enqueues that took effect did so in the order of their positions: told to the search,
+    // a weak enqueue (which may go anywhere after its invocation) is not tried in every order.
+    const at = took === false ? undefined : position.get(field(o.args, 'item'));
     linear.push({
       id: describe(o),
       op: o.op,
@@ -252,14 +278,21 @@ function checkQueue(
       invokedAt: o.invokedAt,
       completed: strongAnswer ? completion(o) : null,
       ...(strongAnswer || took === undefined ? {} : { tookEffect: took }),
+      ...(at === undefined ? {} : { sequence: at, order: at }),
     });
   }
+  counts.acknowledgedLost += Math.max(0, missing - unseenDequeues);
   if (missing > unseenDequeues)
     violations.push(
       `queue ${queue}: ${missing} acknowledged items were never dequeued, and only ${unseenDequeues} dequeues went unseen`,
     );
   for (const o of ops) {
     if (o.kind !== 'dequeue' || toldNotApplied(o)) continue;
+    // A dequeue nobody saw the answer of: committed, it took effect, but what it took is unknown.
+    if (unknownFate(o)) {
+      if (o.committed === true) counts.resolvedTookEffect++;
+      else counts.unresolved++;
+    }
     const strongAnswer = o.level === 'strong' && answered(o);
     linear.push({
       id: describe(o),
@@ -282,7 +315,8 @@ function linearizable<S>(
 ): void {
   counts.objects++;
   const r = checkLinearizable(ops, model, { maxStates: MAX_STATES });
-  if (!r.ok) violations.push(`${name}: ${r.reason}`);
+  if (r.ok) counts.linearizable++;
+  else violations.push(`${name}: ${r.reason}`);
 }
 
 function completion(o: RecordedOp): HistoryOp['completed'] {

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,10 +83,13 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     nemesis = new Nemesis(cluster, now, o.log);
     load.start();
     const end = o.durationS * 1000;
-    for (const step of schedule(o.seed, o.nemesis, o.replicas, end)) {
-      if (now() >= end) break;
+    const steps = schedule(o.seed, o.nemesis, o.replicas, end);
+    for (const [n, step] of steps.entries()) {
+      // Every kind once, however slow the machine: the first round runs past the end if it must.
+      const firstRound = n < o.nemesis.length;
+      if (now() >= end && !firstRound) break;
       try {
-        await nemesis.apply(step, end - now());
+        await nemesis.apply(step, firstRound ? step.faultMs : end - now());
       } catch (err) {
         violations.push(
           `nemesis: a fault could not be carried out or undone: ${clip((err as Error).message)}`,
@@ -128,12 +131,16 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
   }
   if (history === null || nemesis === null)
     throw new Error('unreachable: the run ended without a history');
+  // Written before the check, so that a check that never ends still leaves the run to look at.
+  const dir = save(o.seed, history, nemesis.done, logs);
   const checkFrom = performance.now();
   const verdict = checkHistory(history);
   o.log(`history checked in ${((performance.now() - checkFrom) / 1000).toFixed(1)} s`);
   violations.push(...crashes.map((c) => `crash: ${c}`), ...verdict.violations);
   const ok = violations.length === 0;
-  const savedTo = ok && !o.keep ? null : save(o.seed, history, nemesis.done, violations, logs);
+  writeFileSync(join(dir, 'violations.txt'), violations.join('\n') + '\n');
+  if (ok && !o.keep) rmSync(dir, { recursive: true, force: true });
+  const savedTo = ok && !o.keep ? null : dir;
   return {
     seed: o.seed,
     ok,
@@ -196,17 +203,14 @@ async function readFinalState(cluster: LocalCluster, load: Workload): Promise<vo
   }
 }
 
-/** Writes a failed run's record where it can be read: the history, the faults, the replicas' logs. */
+/** Writes a run's record where it can be read: the history, the faults, the replicas' logs. */
 function save(
   seed: number,
   history: History,
   faults: readonly { at: number; what: string }[],
-  violations: readonly string[],
   logs: ReadonlyMap<number, string[]>,
 ): string {
   const dir = mkdtempSync(join(tmpdir(), `creek-robustness-seed-${seed}-`));
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'violations.txt'), violations.join('\n') + '\n');
   // One op a line, so that grep finds an op's whole record.
   const head = JSON.stringify({ seed, faults, lost: history.lost });
   const ops = history.ops.map((op) => JSON.stringify(op)).join(',\n');

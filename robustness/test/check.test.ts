@@ -83,6 +83,7 @@ describe('checkHistory on lists', () => {
     const v = checkHistory(history([append('a', 'strong', 0, ok(10, 1)), finalRead(100, [])]));
     expect(v.ok).toBe(false);
     expect(v.violations.join('\n')).toContain('was acknowledged, and is not in the final state');
+    expect(v.counts).toMatchObject({ acknowledgedLost: 1, objects: 1, linearizable: 0 });
     expect(v.violations.join('\n')).toContain('not linearizable');
   });
 

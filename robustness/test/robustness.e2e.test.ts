@@ -40,6 +40,8 @@ describe('npm run robustness on real processes', () => {
       expect(run.counts.strong).toBeGreaterThan(100);
       expect(run.counts.weak).toBeGreaterThan(100);
       expect(run.counts.objects).toBeGreaterThan(10);
+      expect(run.counts.linearizable).toBe(run.counts.objects);
+      expect(run.counts.acknowledgedLost).toBe(0);
     },
   );
 });

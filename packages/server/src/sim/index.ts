@@ -38,7 +38,6 @@ export {
   type LinearizabilityResult,
   type Model,
 } from './linearizability.js';
-export { appModel, type AppState } from './app-model.js';
 export { queueModel, type QueueState } from './builtin-models.js';
 export { Prng } from './prng.js';
 export { simApp, generateOp } from './workload.js';

@@ -28,7 +28,7 @@ function flags(): Flags {
 
 function verdictLine(r: RunResult): string {
   const c = r.counts;
-  const head = `seed ${r.seed}: ${r.ok ? 'ok' : 'VIOLATIONS'} in ${r.seconds} s — ${c.ops} ops (${c.strong} strong, ${c.weak} weak; ${c.acknowledged} acknowledged, ${c.failed} failed, ${c.indeterminate} indeterminate; of those that write, ${c.resolvedTookEffect} took effect, ${c.resolvedNotTaken} did not, ${c.unresolved} unsettled); ${c.linearizable} of ${c.objects} objects linearizable; acknowledged lost: ${c.acknowledgedLost}; weak ops lost with a wiped or replaced replica: ${c.lostWithReplica}; faults: ${r.faults.length}`;
+  const head = `seed ${r.seed}: ${r.ok ? 'ok' : 'VIOLATIONS'} in ${r.seconds} s — ${c.ops} ops (${c.strong} strong, ${c.weak} weak; ${c.acknowledged} acknowledged, ${c.failed} failed, ${c.indeterminate} indeterminate; of those that write, ${c.resolvedTookEffect} took effect, ${c.resolvedNotTaken} did not, ${c.unresolved} unsettled); ${c.linearizable} of ${c.objects} objects linearizable; acknowledged lost: ${c.acknowledgedLost}; weak ops lost with a wiped or replaced replica: ${c.lostWithReplica}; writes never known committed by their clients: ${r.unconfirmed}; faults: ${r.faults.length}`;
   if (r.ok) return r.savedTo === null ? head : `${head}\n  record: ${r.savedTo}`;
   return [head, ...r.violations.map((v) => `  - ${v}`), `  record: ${r.savedTo}`].join('\n');
 }

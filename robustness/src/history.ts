@@ -39,7 +39,8 @@ export interface RecordedOp {
   outcome: Outcome | null;
   /**
    * Whether the op's `committed()` resolved (it has its place in the committed order) by the end
-   * of the run; 'never' when it rejected (the client says it will never be committed).
+   * of the run; 'never' when it rejected with an error saying the op did not take effect (a
+   * rejection saying it may have, as closing the client gives, leaves it false: unknown).
    */
   committed: boolean | 'never';
   /** One of the reads (strong list reads, the queues' drain) that take the final state at the end. */

@@ -35,6 +35,8 @@ export interface RunResult {
   readonly counts: Counts;
   /** The faults carried out, in words. */
   readonly faults: readonly string[];
+  /** Writes the clients still did not know committed after the settling time (a liveness sign). */
+  readonly unconfirmed: number;
   /** Where the run's history and replica logs were written (a failed run's, or any with keep). */
   readonly savedTo: string | null;
   readonly seconds: number;
@@ -79,6 +81,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
   const violations: string[] = [];
   const load = new Workload(cluster, o.seed, now);
   let history: History | null = null;
+  let unconfirmed = 0;
   try {
     nemesis = new Nemesis(cluster, now, o.log);
     load.start();
@@ -110,6 +113,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     o.log(`load stops at ${(now() / 1000).toFixed(1)} s; ${load.ops.length} ops so far`);
     await load.stop();
     const open = await load.settle(SETTLE_MS);
+    unconfirmed = open;
     if (open > 0)
       o.log(
         `${open} writes still not known committed after ${SETTLE_MS / 1000} s; their fate is read from the final state`,
@@ -147,6 +151,7 @@ export async function runOnce(o: RunOptions): Promise<RunResult> {
     violations,
     counts: verdict.counts,
     faults: nemesis.done.map((d) => d.what),
+    unconfirmed,
     savedTo,
     seconds: Math.round(now() / 1000),
   };

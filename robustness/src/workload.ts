@@ -147,9 +147,13 @@ export class Workload {
         ? client.invokeWeak(op as never, args as never, options)
         : client.invokeStrong(op as never, args as never, options)
     ) as Correctable<unknown>;
+    // committed() also rejects when its fate will not be known here (the client closed with the
+    // op sent: ClientClosed, mayHaveTakenEffect): that is no "never", and the final state decides.
     call.committed().then(
       () => (rec.committed = true),
-      () => (rec.committed = 'never'),
+      (err: unknown) => {
+        if (!(err instanceof CreekError && err.mayHaveTakenEffect)) rec.committed = 'never';
+      },
     );
     try {
       const value = (await call) as JsonValue;

@@ -40,7 +40,7 @@ export default tseslint.config(
     // which (scripts/layers.js; import cycles are scripts/check-cycles.mjs's). Imports are resolved
     // as TypeScript resolves them inside the repository (`@creek/*` to the packages' sources, the
     // `creek-source` condition), so an import through a package name counts as a relative one.
-    files: ['packages/*/src/**/*.{ts,tsx}', 'bench/src/**/*.ts'],
+    files: ['packages/*/src/**/*.{ts,tsx}', 'bench/src/**/*.ts', 'robustness/src/**/*.ts'],
     plugins: { 'import-x': importX },
     settings: {
       'import-x/resolver-next': [

@@ -14,7 +14,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * - `unit`: every other test — in process, no browser, no long sweeps: the inner loop
  *   (`npm run test:fast`).
  */
-const roots = ['packages/*/test/**', 'bench/test/**'];
+const roots = ['packages/*/test/**', 'bench/test/**', 'robustness/test/**'];
 const everyTest = roots.map((r) => `${r}/*.test.ts`);
 const processes = roots.map((r) => `${r}/*.e2e.test.ts`);
 const browser = roots.map((r) => `${r}/*.page.test.ts`);

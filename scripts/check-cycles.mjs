@@ -17,6 +17,7 @@ export const SOURCE_DIRS = [
     .filter((e) => e.isDirectory())
     .map((e) => `packages/${e.name}/src`),
   'bench/src',
+  'robustness/src',
 ];
 
 /** Every .ts/.tsx file below `dir` (absolute paths). */

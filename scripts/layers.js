@@ -10,7 +10,7 @@
  * replica, and its simulator also runs the client's pure session (@creek/client/session), so that
  * seeded runs drive real client sessions; the client and React import no replica or server code,
  * except the client's in-memory cluster, which runs the pure replica; examples, the visualizer
- * and the benchmarks sit on top and may use all.
+ * the benchmarks and the robustness runner sit on top and may use all.
  *
  * Inside the replica: core is the ground; CAB and gossip stand on it and not on each other; the
  * executors run the core's ops; the host wires all four. Inside the server: the simulator and the
@@ -22,7 +22,7 @@ const REPLICA = 'packages/replica/src';
 const SERVER = 'packages/server/src';
 const replica = (/** @type {string[]} */ ...dirs) => dirs.map((d) => `${REPLICA}/${d}`);
 const server = (/** @type {string[]} */ ...dirs) => dirs.map((d) => `${SERVER}/${d}`);
-const TOP = ['packages/examples', 'packages/visualizer', 'bench'];
+const TOP = ['packages/examples', 'packages/visualizer', 'bench', 'robustness'];
 const ABOVE_PROTOCOL = [
   'packages/replica',
   'packages/server',

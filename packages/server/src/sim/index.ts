@@ -32,6 +32,13 @@ export { PLANTED_BUGS, PLANTED_BUG_NAMES, type PlantedBug } from './planted-bugs
 export { catchUpGrowth, type CatchUpWork } from './catch-up.js';
 export { drawReconfiguration, RECONFIG_SHARE, type ReconfigScenario } from './reconfiguration.js';
 export { ReferenceInterpreter } from './reference-interpreter.js';
+export {
+  checkLinearizable,
+  type HistoryOp,
+  type LinearizabilityResult,
+  type Model,
+} from './linearizability.js';
+export { queueModel, type QueueState } from './builtin-models.js';
 export { Prng } from './prng.js';
 export { simApp, generateOp } from './workload.js';
 export type { RunRecord, Invocation } from './run-record.js';

@@ -1,4 +1,4 @@
-import type { ConsistencyLevel, Correctable } from '@creek/client';
+import type { ConsistencyLevel, Correctable, Correction } from '@creek/client';
 import { SnapshotStore } from './snapshot-store.js';
 
 /**
@@ -22,6 +22,11 @@ export interface OpState<T> {
    * the value was read at the committed state.
    */
   readonly committed: boolean;
+  /**
+   * The latest correction: a view that replaced a different value shown before, with the ops
+   * that made the difference (`causes`), for a UI's "was X, now Y because …". Undefined if none.
+   */
+  readonly correction: Correction<T> | undefined;
 }
 
 /** The state before an op is invoked, or while none is. */
@@ -32,6 +37,7 @@ export const IDLE: OpState<never> = Object.freeze({
   pending: false,
   queued: false,
   committed: false,
+  correction: undefined,
 });
 
 /** The state of an op that was invoked and has not answered yet. */
@@ -46,6 +52,7 @@ function stateOf<T>(c: Correctable<T>, committed: boolean): OpState<T> {
     pending: c.state === 'updating',
     queued: c.queued,
     committed,
+    correction: c.correction(),
   });
 }
 
@@ -124,7 +131,8 @@ export class CorrectableStore<T> extends SnapshotStore<OpState<T>> {
       s.error === next.error &&
       s.pending === next.pending &&
       s.queued === next.queued &&
-      s.committed === next.committed
+      s.committed === next.committed &&
+      s.correction === next.correction
     )
       return;
     this.publish(next);

@@ -14,4 +14,4 @@ export {
 } from './hooks.js';
 export { CorrectableStore, IDLE, STARTING, type OpState } from './correctable-store.js';
 export { LiveQueryStore } from './live-query-store.js';
-export { useCorrectable } from './use-correctable.js';
+export { useCorrectable, useCorrection } from './use-correctable.js';

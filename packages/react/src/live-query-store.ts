@@ -34,6 +34,8 @@ export class LiveQueryStore<T> extends SnapshotStore<OpState<T>> {
             pending: false,
             queued: false,
             committed: view.level === 'strong',
+            // A live query's corrections are its own ops failing (onCorrection above).
+            correction: undefined,
           }),
         onError: (error) => this.set({ ...this.snapshot, error, pending: false }),
         onCorrection: (c) => this.onCorrection?.(c),

@@ -1,5 +1,5 @@
 import { useMemo, useSyncExternalStore } from 'react';
-import type { Correctable } from '@creek/client';
+import type { Correctable, Correction } from '@creek/client';
 import { CorrectableStore, type OpState } from './correctable-store.js';
 
 /**
@@ -24,4 +24,24 @@ export function useCorrectable<T>(correctable: Correctable<T> | null | undefined
     [correctable],
   );
   return useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
+}
+
+/**
+ * The latest correction of a Correctable the app holds: undefined until a view replaces a
+ * different value shown before, then `{ tentative, final, level, causes }` — for a line such as
+ * "was $100, now $60 because a withdrawal elsewhere came first". Re-renders when it changes.
+ *
+ * ```tsx
+ * function Balance({ read }: { read: Correctable<number> }) {
+ *   const correction = useCorrection(read);
+ *   return correction === undefined ? null : (
+ *     <p>was {correction.tentative}, now {correction.final}</p>
+ *   );
+ * }
+ * ```
+ */
+export function useCorrection<T>(
+  correctable: Correctable<T> | null | undefined,
+): Correction<T> | undefined {
+  return useCorrectable(correctable).correction;
 }

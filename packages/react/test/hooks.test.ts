@@ -5,8 +5,8 @@ import { act, createElement, StrictMode, useState, type ReactNode } from 'react'
 import { createRoot, type Root } from 'react-dom/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Correctable } from '@creek/client';
-import { createCreekHooks, useCorrectable, type OpState } from '../src/index.js';
+import { Correctable, type Correction } from '@creek/client';
+import { createCreekHooks, useCorrectable, useCorrection, type OpState } from '../src/index.js';
 
 /**
  * The hooks in a DOM (happy-dom) against the in-memory cluster (the real replica code): each
@@ -221,6 +221,29 @@ describe('useCorrectable', () => {
       });
       expect(states.at(-1)!.error!.message).toMatch(/by/);
       expect(states.some((s) => s.committed)).toBe(false);
+    } finally {
+      act(() => r.unmount());
+    }
+  });
+});
+
+describe('useCorrection', () => {
+  it('renders nothing until a view replaces a value shown, then the correction and its causes', () => {
+    const ctl = Correctable.create<number>();
+    const seen: (Correction<number> | undefined)[] = [];
+    function Line({ c }: { c: Correctable<number> }): ReactNode {
+      seen.push(useCorrection(c));
+      return null;
+    }
+    const container = document.createElement('div');
+    const r = createRoot(container);
+    const cause = { op: 'counter.add', id: 'r1#4', key: 'counter/n' };
+    try {
+      act(() => r.render(createElement(Line, { c: ctl.correctable })));
+      act(() => void ctl.update(100, 'weak'));
+      expect(seen.at(-1)).toBeUndefined();
+      act(() => void ctl.close(60, 'strong', [cause]));
+      expect(seen.at(-1)).toEqual({ tentative: 100, final: 60, level: 'strong', causes: [cause] });
     } finally {
       act(() => r.unmount());
     }

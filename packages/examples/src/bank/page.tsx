@@ -21,10 +21,17 @@
  *   (queued | sending | tentative | stable | error), `data-outcome` (accepted | refused),
  *   `data-user` (who made it, signed in),
  *   `data-tentative` (a withdrawal's first tentative outcome), `data-revised` (yes when the final
- *   outcome differs from it), `data-views` (levels of the views, in arrival order) and
+ *   outcome differs from it), `data-causes` (the ops the replica named as the correction's
+ *   causes), `data-views` (levels of the views, in arrival order) and
  *   `data-offline` (yes when it waited offline).
  */
-import { connect, Forbidden, type Correctable, type CreekClient } from '@creek/client';
+import {
+  connect,
+  Forbidden,
+  type Correctable,
+  type CorrectionCause,
+  type CreekClient,
+} from '@creek/client';
 import { createCreekHooks, useCorrectable } from '@creek/react';
 import { useEffect, useRef, useState } from 'react';
 import { ConnectionBadge } from '../shared/ui/connection-badge.js';
@@ -108,6 +115,19 @@ function describeWithdrawal(r: WithdrawResult): string {
       ? 'Declined: this account has no owner to withdraw from it'
       : `Declined: only ${r.owner}, whose account it is, withdraws from it`;
   return `Declined: ${r.reason} (short by ${formatCents(r.shortBy)}) · balance ${formatCents(r.balance)}`;
+}
+
+/** A correction's cause in words: "a withdrawal elsewhere (r0#12)". */
+function describeCause(c: CorrectionCause): string {
+  const what =
+    c.op === 'bank.withdraw'
+      ? 'a withdrawal'
+      : c.op === 'bank.deposit'
+        ? 'a deposit'
+        : c.op === 'bank.interest'
+          ? 'interest'
+          : c.op;
+  return `${what} elsewhere (${c.id})`;
 }
 
 /** Records the views as they come (a render may skip one that is followed at once by the next). */
@@ -467,7 +487,13 @@ function Row({ entry }: { entry: Entry }) {
     outcome !== undefined && entry.kind === 'withdraw' && trail.firstTentative !== undefined
       ? trail.firstTentative !== outcome
       : undefined;
-  if (revised === true) text += ' (first approved tentatively: another withdrawal came first)';
+  // The replica says why an answer shown was corrected: the ops ordered ahead of it unseen.
+  const causes = s.correction?.causes ?? [];
+  if (revised === true)
+    text +=
+      causes.length === 0
+        ? ' (first approved tentatively: another withdrawal came first)'
+        : ` (first approved tentatively: ${causes.map(describeCause).join(' and ')} came first)`;
   return (
     <tr
       data-seq={entry.seq}
@@ -476,6 +502,7 @@ function Row({ entry }: { entry: Entry }) {
       data-outcome={outcome}
       data-tentative={trail.firstTentative}
       data-revised={revised === undefined ? undefined : revised ? 'yes' : 'no'}
+      data-causes={causes.length === 0 ? undefined : causes.map((c) => c.op).join(' ')}
       data-views={trail.views.join(' ')}
       data-offline={trail.offline ? 'yes' : undefined}
       data-user={entry.user ?? undefined}

@@ -62,6 +62,10 @@ export const PLANTED_BUGS = {
     config: { unsafeRunWhenDeposed: true, preferredLeader: 1, faults: 'crash' },
     what: 'a leader deposed by a higher ballot runs for leader again at once, so it takes back leadership it handed to the preferred leader',
   },
+  overdraw: {
+    config: { unsafeOverdraw: true, invariants: true },
+    what: "the app's transfer moves money whatever the balance, so an account goes below zero, which the app's 'no-overdraft' invariant forbids",
+  },
 } as const satisfies Record<string, { config: Partial<SimConfig>; what: string }>;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;

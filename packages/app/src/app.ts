@@ -56,6 +56,14 @@ export interface OpDefinition<
    */
   readonly level?: OpLevel;
   /**
+   * Arguments for `creek check` to call the op with, where the schema says too little (an id that
+   * must name a row other ops made, a date range whose end follows its start): given fast-check's
+   * module, returns an arbitrary of arguments, e.g. `(fc) => fc.record({ account: fc.constantFrom('a', 'b'), amount: fc.integer({ min: 1, max: 50 }) })`.
+   * `creek check` uses it in place of the arbitrary it derives from `args`, and refuses one that
+   * throws, returns no arbitrary, or yields arguments `args` refuses. Never called by a replica.
+   */
+  readonly generate?: ArgsGenerator;
+  /**
    * Must be synchronous and deterministic. A thrown error becomes a failed result with its message.
    * While it runs, the clock, `Math.random`, `crypto`'s random values and the timers throw: use
    * `tx.now()` and `tx.random()`.
@@ -98,6 +106,15 @@ function asyncRunError(what: string): string {
     'each replica. Remove async/await from run; tx.get, tx.put and tx.scan are synchronous.'
   );
 }
+
+/**
+ * An op's generator of arguments for `creek check` (OpDefinition.generate). `fc` is fast-check's
+ * module, handed over by `creek check`: an app needs no fast-check of its own, and this package
+ * does not depend on it, so `fc` is untyped here (annotate it `typeof import('fast-check')` for
+ * checked use). Returns a fast-check arbitrary of the op's arguments.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- fast-check's module, see above
+export type ArgsGenerator = (fc: any) => unknown;
 
 /** Weak: answered at once from the replica's order, maybe corrected later; strong: ordered first. */
 export type OpLevel = 'weak' | 'strong';
@@ -202,6 +219,11 @@ export function createApp<D extends OpDefinitions>(
     const level: unknown = def.level;
     if (level !== undefined && !(OP_LEVELS as readonly unknown[]).includes(level))
       throw new Error(`operation '${name}': level must be 'weak' or 'strong'`);
+    const generate: unknown = def.generate;
+    if (generate !== undefined && typeof generate !== 'function')
+      throw new Error(
+        `operation '${name}': generate must be a function (fc) => an arbitrary of its arguments`,
+      );
     table.set(name, def);
     access.set(name, opAccessOf(name, def));
   }

@@ -23,6 +23,7 @@ export {
   BUILTIN_ACCESS,
   OP_LEVELS,
   type OpLevel,
+  type ArgsGenerator,
   type Invariant,
   type StateReader,
 } from './app.js';

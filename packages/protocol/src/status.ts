@@ -282,5 +282,11 @@ export const ReplicaStatusSchema = HostStatusSchema.extend({
     dropped: count,
     violations: ViolationsSchema,
   }),
+  /**
+   * Whether it checks the app's invariants on its finalized state (`--check-invariants`), and how
+   * many times one was broken since the process started (each is logged as an error). Absent from
+   * replicas of an earlier version.
+   */
+  invariants: z.object({ checked: z.boolean(), broken: count }).optional(),
 });
 export type ReplicaStatus = z.infer<typeof ReplicaStatusSchema>;

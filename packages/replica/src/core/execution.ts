@@ -4,8 +4,9 @@ import {
   type CorrectionCause,
   type ShownReads,
 } from './corrections.js';
-import { jsonEqual } from '@creek/app';
+import { jsonEqual, type Invariant } from '@creek/app';
 import { rankOf, type Entry, type Execution, type Version } from './entry.js';
+import { brokenInvariants } from './invariant-check.js';
 import { opKey } from './op-id.js';
 import type { Reads } from './reads.js';
 import type { ReplicaContext } from './replica-context.js';
@@ -31,12 +32,20 @@ export class ExecutionPipeline {
   private pumpDue = false;
   /** A store observer is set: jobs carry their rank (ExecutionJob.rank). */
   private readonly mirrored: boolean;
+  private readonly invariants: Readonly<Record<string, Invariant>> | null;
 
   constructor(
     private readonly ctx: ReplicaContext,
     private readonly reads: Reads,
-    options: { executionSlots: number; deferExecution: boolean; mirrored: boolean },
+    options: {
+      executionSlots: number;
+      deferExecution: boolean;
+      mirrored: boolean;
+      /** ReplicaOptions.checkInvariants: the invariants to check on each finalized state. */
+      invariants: Readonly<Record<string, Invariant>> | null;
+    },
   ) {
+    this.invariants = options.invariants;
     this.executionSlots = options.executionSlots;
     this.deferExecution = options.deferExecution;
     this.mirrored = options.mirrored;
@@ -230,6 +239,18 @@ export class ExecutionPipeline {
     c.respond(local.tag, e.req.id, 'tentative', outcome, c.trace(c.frontier), causes);
   }
 
+  /** Reports each invariant the finalized state right after `e` breaks (checkInvariants). */
+  private checkInvariants(e: Entry, invariants: Readonly<Record<string, Invariant>>): void {
+    const c = this.ctx;
+    for (const { invariant, error } of brokenInvariants(invariants, c.store.finalReader(e))) {
+      c.metrics.invariantsBroken++;
+      c.out.push({
+        type: 'invariantBroken',
+        violation: { invariant, position: e.commitSeq + 1, id: e.req.id, op: e.req.op, error },
+      });
+    }
+  }
+
   /** Drops entries that can never change again, and the versions they made unreachable. */
   private finalizeReady(): void {
     const c = this.ctx;
@@ -251,6 +272,7 @@ export class ExecutionPipeline {
           ? explain(e, shown, exec.reads)
           : undefined;
       if (local !== null) local.shown = null;
+      if (this.invariants !== null) this.checkInvariants(e, this.invariants);
       exec.reads.length = 0;
       c.live.delete(opKey(e.req.id));
       c.metrics.finalized++;

@@ -24,6 +24,7 @@ export {
 } from '@creek/app';
 export { DottedVersionVector } from './dvv.js';
 export { HybridLogicalClock, hlcToMillis } from './hlc.js';
+export { brokenInvariants, type InvariantViolation } from './invariant-check.js';
 export { ReplicaMetrics } from './metrics.js';
 export { opKey, formatOpId, sameOpId, type OpId } from './op-id.js';
 export { Replica, type ReplicaOptions, type InvokeRequest, type ReplicaStats } from './replica.js';

@@ -30,6 +30,8 @@ export class ReplicaMetrics {
   noopsIssued = 0;
   /** Other origins' strong ops this replica CAB-cast on their behalf (`cabAdopt`). */
   adopted = 0;
+  /** Invariants found broken on the finalized state (ReplicaOptions.checkInvariants). */
+  invariantsBroken = 0;
 
   /**
    * The counts behind the execution ratio and speculation accuracy, and rollbacks: what a viewer

@@ -69,6 +69,13 @@ export interface ReplicaOptions {
    * default): how far back replicas that disagree can name the op that made them differ.
    */
   readonly finalDigestsKept?: number;
+  /**
+   * Check the app's invariants (AppOptions.invariants) on the finalized state after each op is
+   * finalized, and report each one broken (an `invariantBroken` output; ReplicaMetrics.
+   * invariantsBroken). Off by default: every invariant runs once per committed op, so it costs
+   * what the invariants read. For tests and the simulator, and for a replica under suspicion.
+   */
+  readonly checkInvariants?: boolean;
 }
 
 /**

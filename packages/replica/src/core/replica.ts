@@ -96,6 +96,10 @@ export class Replica {
       executionSlots: options.executionSlots ?? 1,
       deferExecution: options.deferExecution ?? false,
       mirrored: options.storeObserver !== undefined,
+      invariants:
+        options.checkInvariants === true && Object.keys(options.app.invariants).length > 0
+          ? options.app.invariants
+          : null,
     });
   }
 

@@ -2,6 +2,7 @@ import type { CorrectionCause } from './corrections.js';
 import type { DottedVersionVector } from './dvv.js';
 import type { Rank } from './rank.js';
 import { jsonEqual, type JsonValue, type User } from '@creek/app';
+import type { InvariantViolation } from './invariant-check.js';
 import type { OpId } from './op-id.js';
 
 /**
@@ -194,4 +195,6 @@ export type Output =
   | { readonly type: 'readIndex'; readonly tag: number }
   | { readonly type: 'execute'; readonly job: ExecutionJob }
   | { readonly type: 'persist'; readonly record: DurableRecord }
+  /** An invariant the finalized state broke (ReplicaOptions.checkInvariants): for the driver to report. */
+  | { readonly type: 'invariantBroken'; readonly violation: InvariantViolation }
   | Response;

@@ -13,7 +13,7 @@ export interface StoreObserver {
   /** These entries were committed: their place in the order (`commitSeq`) changed. */
   committed(entries: readonly Entry[]): void;
 }
-import type { JsonValue } from '@creek/app';
+import type { JsonValue, StateReader } from '@creek/app';
 import type { FinalChanges } from './final-digests.js';
 import { KeyIndex } from './key-index.js';
 import { StateDigest } from './state-digest.js';
@@ -78,6 +78,36 @@ export class VersionStore {
       if (v !== null && v.value !== undefined) out.push(v);
     }
     return out;
+  }
+
+  /**
+   * The finalized state right after `through` (a committed entry whose predecessors are all
+   * final): for each key, its last version written by a committed entry no later than `through`.
+   * Versions of later entries, committed or tentative, sit after it in each chain.
+   */
+  finalReader(through: Entry): StateReader {
+    const seq = through.commitSeq;
+    const valueOf = (key: string): JsonValue | undefined => {
+      const chain = this.chains.get(key);
+      if (chain === undefined) return undefined;
+      let value: JsonValue | undefined;
+      for (const v of chain) {
+        if (v.writer.commitSeq > seq) break;
+        value = v.value;
+      }
+      return value;
+    };
+    return {
+      get: valueOf,
+      scan: (prefix) => {
+        const out: [string, JsonValue][] = [];
+        for (const key of this.keys.withPrefix(prefix)) {
+          const value = valueOf(key);
+          if (value !== undefined) out.push([key, value]);
+        }
+        return out;
+      },
+    };
   }
 
   install(written: readonly Version[]): void {

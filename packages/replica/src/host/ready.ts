@@ -1,5 +1,6 @@
 import type { Member, ReconfigOutcome, ReconfigRequest } from '../cab/configuration.js';
 import type { OpId } from '../core/op-id.js';
+import type { InvariantViolation } from '../core/invariant-check.js';
 import type { InvokeRequest } from '../core/replica.js';
 import type { ExecutionResult, Req, Response } from '../core/types.js';
 import type { DivergenceReport } from './divergence-messages.js';
@@ -82,6 +83,11 @@ export type HostEvent =
    * still serves stable answers; null once every member agrees with it again.
    */
   | { readonly kind: 'divergence'; readonly report: DivergenceReport | null }
+  /**
+   * An app invariant its finalized state broke, right after the op at a committed position
+   * (ReplicaOptions.checkInvariants).
+   */
+  | { readonly kind: 'invariantBroken'; readonly violation: InvariantViolation }
   /** The replica installed a peer's checkpoint (state transfer). */
   | {
       readonly kind: 'transferred';

@@ -197,6 +197,9 @@ export class Router {
               position: replica.committedOps - o.record.ids.length,
             });
           break;
+        case 'invariantBroken':
+          this.out.event({ kind: 'invariantBroken', violation: o.violation });
+          break;
         case 'respond':
           // A replica whose state may be the wrong one answers nothing stably (its clients go to
           // another replica: the drivers turn them away).

@@ -10,7 +10,8 @@ import {
   type User,
 } from '@creek/app';
 import type { Outcome } from '@creek/replica/core/types.js';
-import { argumentsFor, UnsupportedSchema } from './arbitraries.js';
+import { UnsupportedSchema } from './arbitraries.js';
+import { argumentsOf } from './op-arguments.js';
 import {
   apply,
   applyTo,
@@ -173,7 +174,7 @@ export function adviseApp(options: AdviseOptions): OpAdvice[] {
       continue;
     }
     try {
-      const args = argumentsFor(app.lookup(op)!.args, { smallIntegers: true });
+      const args = argumentsOf(app, op, { smallIntegers: true });
       calls.set(op, fc.record({ op: fc.constant(op), args, user: fc.constantFrom(...users) }));
     } catch (err) {
       if (!(err instanceof UnsupportedSchema)) throw err;

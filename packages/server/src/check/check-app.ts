@@ -6,7 +6,8 @@ import {
   type App,
   type JsonValue,
 } from '@creek/app';
-import { argumentsFor, UnsupportedSchema } from './arbitraries.js';
+import { UnsupportedSchema } from './arbitraries.js';
+import { argumentsOf } from './op-arguments.js';
 import { AppInstance } from './app-instance.js';
 import type { Invocation, RunResult } from './check-messages.js';
 
@@ -98,7 +99,7 @@ export async function checkApp(options: CheckOptions): Promise<OpReport[]> {
   const unsupported = new Map<string, string>();
   for (const name of names) {
     try {
-      generators.set(name, argumentsFor(app.lookup(name)!.args));
+      generators.set(name, argumentsOf(app, name));
     } catch (err) {
       if (!(err instanceof UnsupportedSchema)) throw err;
       unsupported.set(name, err.message);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { App, JsonValue } from '@creek/app';
 import { adviseApp } from '../check/advise-app.js';
 import { checkApp, type Finding, type OpReport } from '../check/check-app.js';
+import { checkGenerators } from '../check/op-arguments.js';
 import type { RunResult } from '../check/check-messages.js';
 import { loadApp } from '../exec/load-app.js';
 import { describeAdvice } from './advice-output.js';
@@ -120,6 +121,8 @@ export async function check(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
   }
   const s = read.settings;
   const app = await loadApp(s.app);
+  // An op's own generator is the app's code: a broken one is an error in the app, said first.
+  checkGenerators(app);
   const seed = s.seed ?? randomInt(2 ** 31 - 1);
   const ops = Object.keys(app.definitions).length;
   console.log(

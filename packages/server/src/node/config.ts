@@ -72,6 +72,10 @@ export const START_OPTIONS = {
     help: "the cluster's name, reported by /health and /ready",
   },
   fsync: { type: 'boolean', help: 'sync every commit to disk (power loss), not just to the OS' },
+  'check-invariants': {
+    type: 'boolean',
+    help: "check the app's invariants on the committed state after each op; log each one broken and count it in /status (costs what the invariants read, per op)",
+  },
   join: {
     type: 'boolean',
     help: 'a replica added with `creek member add`: on an empty --data, take the state and the members from --peers (the running replicas) first',
@@ -231,6 +235,7 @@ export const StartSettingsSchema = z
       .optional(),
     fsync: flag.default(false),
     join: flag.default(false),
+    'check-invariants': flag.default(false),
     'checkpoint-every': wholeNumber(
       0,
       Number.MAX_SAFE_INTEGER,

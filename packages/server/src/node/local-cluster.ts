@@ -33,6 +33,8 @@ export interface LocalClusterOptions {
   readonly basePort?: number;
   readonly host?: string;
   readonly fsync?: boolean;
+  /** `creek start --check-invariants`: replicas check the app's invariants on committed state. */
+  readonly checkInvariants?: boolean;
   /** Finalized ops between two checkpoints of each replica (`creek start --checkpoint-every`). */
   readonly checkpointEvery?: number;
   /** Execution worker threads per replica (`creek start --workers`); default 0. */
@@ -287,6 +289,7 @@ export class LocalCluster {
     if (tls !== undefined)
       args.push('--tls-cert', tls.cert, '--tls-key', tls.key, '--tls-ca', tls.ca);
     if (this.options.fsync === true) args.push('--fsync');
+    if (this.options.checkInvariants === true) args.push('--check-invariants');
     if (this.options.checkpointEvery !== undefined)
       args.push('--checkpoint-every', String(this.options.checkpointEvery));
     if (this.options.workers !== undefined) args.push('--workers', String(this.options.workers));

@@ -73,6 +73,12 @@ export interface ReplicaServerConfig {
    */
   readonly quorumReads?: boolean;
   /**
+   * Check the app's invariants on the finalized state after each committed op
+   * (`creek start --check-invariants`; ReplicaOptions.checkInvariants): each one broken is logged
+   * as an error and counted in /status `invariants`. Default false.
+   */
+  readonly checkInvariants?: boolean;
+  /**
    * Heartbeat, election timeout and retransmit interval (`creek start --network`,
    * `--heartbeat-ms`, `--election-timeout-ms`); absent: the LAN ones (geo/timers.ts).
    */

@@ -74,6 +74,8 @@ export class ReplicaServer {
   private readonly sockets: WebSocketServer[] = [];
   private ticker: NodeJS.Timeout | null = null;
   private paused = false;
+  /** Invariants its finalized state broke since the process started (`checkInvariants`). */
+  private invariantsBroken = 0;
   private stopping = false;
   /** `stop` closed the sockets and the disk: no turn runs any more. */
   private closed = false;
@@ -293,6 +295,7 @@ export class ReplicaServer {
         orderOnArrival: true,
         // Executions run once per turn, after every message the turn brought (see flush).
         deferExecution: true,
+        ...(c.checkInvariants === true ? { checkInvariants: true } : {}),
         // As many executions at once as the workers hold (the frontier's included).
         ...(this.pool === null
           ? {}
@@ -444,7 +447,14 @@ export class ReplicaServer {
     else if (e.kind === 'reconfigured') this.onReconfigured(e.outcome);
     else if (e.kind === 'removed') this.onRemoved(e.reason);
     else if (e.kind === 'divergence') this.onDivergence(e.report);
-    else
+    else if (e.kind === 'invariantBroken') {
+      this.invariantsBroken++;
+      const { invariant, position, op, id, error } = e.violation;
+      this.log.error(
+        { invariant, position, op, id, error },
+        `invariant '${invariant}' broken by the finalized state after ${op} at committed position ${position}`,
+      );
+    } else
       this.log.info(
         { finalized: e.finalized, keys: e.keys },
         'state transfer installed: rebuilt from a peer',
@@ -625,6 +635,10 @@ export class ReplicaServer {
       network: this.mesh.counters,
       clients: this.clients.counters,
       events: { watching: this.events.size, ...this.events.counters },
+      invariants: {
+        checked: this.config.checkInvariants === true,
+        broken: this.invariantsBroken,
+      },
     };
   }
 

@@ -76,6 +76,7 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
       workers: s.workers,
       speculative: s.speculation === 'on',
       quorumReads: s.reads === 'quorum',
+      checkInvariants: s['check-invariants'],
       paxosTimers,
       ...(s['preferred-leader'] === undefined ? {} : { preferredLeader: s['preferred-leader'] }),
       appPath: s.app,

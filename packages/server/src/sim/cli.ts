@@ -13,7 +13,7 @@ import { parseStorageFaults, storageLine } from './storage-faults.js';
 import { WAN_PROFILES, type WanProfileName } from './wan.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant BUG] [--network us-eu|global|uniform|mix] [--live-queries] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant BUG] [--network us-eu|global|uniform|mix] [--live-queries] [--invariants] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
  * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
  * violations, parameters, stats, and the committed order as op ids) and the progress and the
@@ -53,6 +53,8 @@ interface Options {
   quorumReads: boolean | null;
   /** Every run is the SMR baseline as the runtime runs it (SimConfig.smr). */
   smr: boolean;
+  /** Replicas check the app's invariants on their finalized state (SimConfig.invariants). */
+  invariants: boolean;
   nondeterministic: boolean;
   /** A third of the seeds give their replicas a preferred leader (SimConfig.leaderPlacement). */
   leaderPlacement: boolean;
@@ -77,6 +79,7 @@ function parse(argv: string[]): Options {
     liveQueries: false,
     quorumReads: null,
     smr: false,
+    invariants: false,
     nondeterministic: false,
     leaderPlacement: false,
     traceEveryMs: null,
@@ -146,6 +149,9 @@ function parse(argv: string[]): Options {
       case '--live-queries':
         o.liveQueries = true;
         break;
+      case '--invariants':
+        o.invariants = true;
+        break;
       case '--smr':
         o.smr = true;
         break;
@@ -174,7 +180,7 @@ function parse(argv: string[]): Options {
         break;
       case '--help':
         console.log(
-          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--network ${[...WAN_PROFILES, 'uniform', 'mix'].join('|')}] [--live-queries] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`,
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--network ${[...WAN_PROFILES, 'uniform', 'mix'].join('|')}] [--live-queries] [--invariants] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`,
         );
         console.log(
           '  --smr: no replica speculates and every update is ordered on arrival, the SMR baseline as `creek start --speculation off` runs it (by default one seed in eight does not speculate and orders weak ops by timestamp)',
@@ -186,6 +192,7 @@ function parse(argv: string[]): Options {
           '  --nondeterministic: the app has a planted op whose effects differ between replicas, which they must catch, name and contain',
         );
         console.log(
+          "  --invariants: every replica checks the app's invariants on its finalized state after each op it finalizes, and a run fails on one broken (the op and the committed position named)",
           '  --live-queries: the clients also keep live queries open, and the checkers judge what they showed',
         );
         console.log(
@@ -238,7 +245,7 @@ function leadershipLine(l: SimResult['stats']['leadership']): string {
 
 /** The flags and the visualizer query that name this run again. */
 function replayFlags(seed: number, replicas: number, faults: FaultMode): string {
-  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.quorumReads === null ? '' : ` --quorum-reads ${opts.quorumReads ? 'on' : 'off'}`}${opts.smr ? ' --smr' : ''}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.leaderPlacement ? ' --leader-placement' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}${opts.network === 'uniform' ? '' : ` --network ${opts.network}`}`;
+  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.quorumReads === null ? '' : ` --quorum-reads ${opts.quorumReads ? 'on' : 'off'}`}${opts.smr ? ' --smr' : ''}${opts.invariants ? ' --invariants' : ''}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.leaderPlacement ? ' --leader-placement' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}${opts.network === 'uniform' ? '' : ` --network ${opts.network}`}`;
 }
 function replayQuery(seed: number, replicas: number, faults: FaultMode): string {
   return `?seed=${seed}&replicas=${replicas}&faults=${faults}${opts.plant === null ? '' : `&bug=${opts.plant}`}`;
@@ -321,6 +328,7 @@ for (const [i, seed] of seeds.entries()) {
       ...(opts.liveQueries ? { liveQueries: true } : {}),
       ...(opts.quorumReads === null ? {} : { quorumReads: opts.quorumReads }),
       ...(opts.smr ? { smr: true } : {}),
+      ...(opts.invariants ? { invariants: true } : {}),
       ...(opts.nondeterministic ? { nondeterministic: true } : {}),
       network: opts.network,
       ...(opts.leaderPlacement ? { leaderPlacement: true } : {}),

@@ -179,6 +179,10 @@ export class SimCluster {
       return;
     }
     if (e.kind === 'divergence') return this.diverged(p, e.report);
+    if (e.kind === 'invariantBroken') {
+      record.invariantReports.push({ at: run.now, replica: p.id, violation: e.violation });
+      return;
+    }
     if (e.kind !== 'transferred') return;
     // Its clients watch again once it takes ops (a rebuilding replica takes none, so in the
     // runtime they could not watch it meanwhile): the state was replaced wholesale.

@@ -144,6 +144,19 @@ export interface SimConfig {
    */
   readonly nondeterministic?: boolean;
   /**
+   * Every replica checks the app's invariants (AppOptions.invariants) on its finalized state after
+   * each op it finalizes (ReplicaOptions.checkInvariants), and the run fails naming each one
+   * broken, the op and the committed position (sim/invariant-reports.ts). The simulator's app has
+   * one ('no-overdraft'). Checking draws nothing: the run is the seed's run without it.
+   */
+  readonly invariants?: boolean;
+  /**
+   * The app's `transfer` moves money whatever the balance (sim/invariant-reports.ts
+   * `overdrawApp`), and invariants are checked. Exists so a test can show the invariant check
+   * catches an op that breaks an invariant.
+   */
+  readonly unsafeOverdraw?: boolean;
+  /**
    * Replicas never compare their digests with their peers' (HostOptions.unsafeSkipDivergenceCheck).
    * Exists so a test can show checkDivergence catches a divergence that went unnoticed.
    */

@@ -41,6 +41,9 @@ export class SimHostOptions {
       speculative: params.execution.speculative,
       ...(run.config.smr === true ? { orderOnArrival: true } : {}),
       deferExecution: params.execution.deferTurnMs !== null,
+      ...(run.config.invariants === true || run.config.unsafeOverdraw === true
+        ? { checkInvariants: true }
+        : {}),
     };
   }
 

@@ -3,7 +3,7 @@ import { defineApp, op, type App } from '@creek/app';
 import { sessionKey } from '@creek/replica/core/session-dedupe.js';
 import { takesOps, type SimProcess } from './process.js';
 import type { RunState } from './run-state.js';
-import { simOps, type GeneratedOp } from './workload.js';
+import { simInvariants, simOps, type GeneratedOp } from './workload.js';
 
 /**
  * The planted nondeterministic op (SimConfig.nondeterministic): it writes which replica ran it,
@@ -33,20 +33,23 @@ const REFERENCE = -1;
  * answers mean nothing there: the checkers leave them out).
  */
 export function plantedApp(replica = REFERENCE): App {
-  return defineApp({
-    ...simOps,
-    [PLANTED_OP]: op({
-      args: z.object({
-        key: z.string().startsWith(PLANTED_PREFIX),
-        victim: z.number().int().nonnegative().nullable(),
+  return defineApp(
+    {
+      ...simOps,
+      [PLANTED_OP]: op({
+        args: z.object({
+          key: z.string().startsWith(PLANTED_PREFIX),
+          victim: z.number().int().nonnegative().nullable(),
+        }),
+        run(tx, { key, victim }) {
+          const value = victim === null ? replica : replica === victim ? 1 : 0;
+          tx.put(key, value);
+          return value;
+        },
       }),
-      run(tx, { key, victim }) {
-        const value = victim === null ? replica : replica === victim ? 1 : 0;
-        tx.put(key, value);
-        return value;
-      },
-    }),
-  });
+    },
+    { invariants: simInvariants },
+  );
 }
 
 /** Invokes an op at a replica, in session `${session}${replica}` (SimClients.invokeAt). */

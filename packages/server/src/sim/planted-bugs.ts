@@ -66,6 +66,10 @@ export const PLANTED_BUGS = {
     config: { unsafeLeaveOnlyInForce: true, faults: 'reconfig' },
     what: 'a removed replica turns clients away only while its removal is in force at its decided prefix, which a restart sets back, so after a restart it takes client ops that only adoption orders',
   },
+  overdraw: {
+    config: { unsafeOverdraw: true, invariants: true },
+    what: "the app's transfer moves money whatever the balance, so an account goes below zero, which the app's 'no-overdraft' invariant forbids",
+  },
 } as const satisfies Record<string, { config: Partial<SimConfig>; what: string }>;
 
 export type PlantedBug = keyof typeof PLANTED_BUGS;

@@ -1,3 +1,4 @@
+import { checkInvariantReports } from './invariant-reports.js';
 import { ABANDON_OP } from '@creek/app';
 import { formatOpId, opKey } from '@creek/replica/core/op-id.js';
 import { CATCH_UP_STALL_MS } from '@creek/replica/host/options.js';
@@ -208,6 +209,8 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
           : Math.max(run.workloadMs, ...record.memberships.map((m) => m.at)),
       diskWaitMs: Math.max(10, 2 * params.diskLatencyMs),
     }),
+    // Invariants the replicas found broken on their finalized state (SimConfig.invariants).
+    ...checkInvariantReports(record.invariantReports).slice(0, 10),
     // What the client sessions saw (clients 'sdk'; nothing of the model's).
     ...end.clients.check(quiescent),
     // Every op ran as one caller, everywhere and every time (tx.user).

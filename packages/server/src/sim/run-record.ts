@@ -9,6 +9,7 @@ import type {
   SessionStamp,
 } from '@creek/replica/core/types.js';
 import type { DivergenceReport } from '@creek/replica/host/divergence.js';
+import type { InvariantViolation } from '@creek/replica/core/invariant-check.js';
 import type { CallerSightings } from './callers.js';
 import { callerText } from './users.js';
 
@@ -87,8 +88,17 @@ export interface RunRecord {
     readonly replica: number;
     readonly report: DivergenceReport | null;
   }[];
+  /** What replicas reported of invariants their finalized state broke (SimConfig.invariants). */
+  readonly invariantReports: InvariantReport[];
   /** With the planted nondeterministic op: when each of its ops was first committed, by op key. */
   readonly plantedCommittedAt: Map<string, number>;
+}
+
+/** An invariant a replica reported broken (HostEvent `invariantBroken`), when, in simulated time. */
+export interface InvariantReport {
+  readonly at: number;
+  readonly replica: number;
+  readonly violation: InvariantViolation;
 }
 
 /** One op a client session was asked for, and what it told its caller (RunRecord.clientOps). */

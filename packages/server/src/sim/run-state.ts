@@ -122,6 +122,7 @@ export class RunState {
       memberships: [{ at: 0, members: this.ids }],
       ...(config.clients === 'sdk' ? { clientOps: [] } : {}),
       divergences: [],
+      invariantReports: [],
       plantedCommittedAt: new Map(),
     };
   }

@@ -14,6 +14,7 @@ import {
   schedulePlanted,
   stuckByDivergence,
 } from './nondeterminism.js';
+import { overdrawApp } from './invariant-reports.js';
 import { drawRun, type PreferredLeaderSetting } from './parameters.js';
 import { stranded, type StepHost } from './process.js';
 import { simResult, type SimResult } from './result.js';
@@ -63,7 +64,20 @@ export type { SessionParameters } from './session-parameters.js';
  */
 export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   // With the planted op, the app that has it (each process loads its own: host-options.ts).
-  const runApp = config.nondeterministic === true ? plantedApp() : app;
+  // With the planted overdraft, the app whose transfer overdraws.
+  const runApp =
+    config.nondeterministic === true
+      ? plantedApp()
+      : config.unsafeOverdraw === true
+        ? overdrawApp()
+        : app;
+  if (
+    (config.invariants === true || config.unsafeOverdraw === true) &&
+    Object.keys(runApp.invariants).length === 0
+  )
+    throw new Error(
+      'SimConfig.invariants: the app has no invariants to check (AppOptions.invariants)',
+    );
   const n = config.replicas;
   if (!Number.isInteger(n) || n < 1) throw new Error('replicas must be a positive integer');
   const faults = config.faults ?? 'all';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { op, defineApp, type JsonValue } from '@creek/app';
+import { op, defineApp, type JsonValue, type StateReader } from '@creek/app';
 import type { Prng } from './prng.js';
 
 const num = (v: JsonValue | undefined): number => (typeof v === 'number' ? v : 0);
@@ -49,12 +49,24 @@ export const simOps = {
     },
   }),
 };
+/** Where the workload keeps balances: only `kv.increment` (by a positive amount) and `transfer` write there. */
+export const ACCOUNTS = 'acct/';
+
+/**
+ * The simulator's app's invariants (SimConfig.invariants): true of every state the workload can
+ * reach, since `kv.increment` only adds to a balance and `transfer` refuses to overdraw one.
+ */
+export const simInvariants = {
+  'no-overdraft': (read: StateReader): boolean =>
+    read.scan(ACCOUNTS).every(([, v]) => typeof v === 'number' && v >= 0),
+};
+
 /**
  * The simulator's application: the built-ins plus ops chosen to make reorders matter — multi-key
  * read-modify-write (transfer), order-sensitive writes (append), prefix scans whose result changes
  * when keys appear or vanish (sum, snapshotTotal), and ops that use `tx.now()` and `tx.random()`.
  */
-export const simApp = defineApp(simOps);
+export const simApp = defineApp(simOps, { invariants: simInvariants });
 
 export interface WorkloadShape {
   /** Size of the hot key set. */
@@ -116,7 +128,8 @@ function linearizableOp(prng: Prng): GeneratedOp {
 export function generateOp(prng: Prng, shape: WorkloadShape): GeneratedOp {
   if (prng.chance(0.08)) return linearizableOp(prng);
   const k = (): string => `k/${prng.int(0, shape.keys - 1)}`;
-  const acct = (): string => `acct/${prng.int(0, Math.max(1, Math.ceil(shape.keys / 2)) - 1)}`;
+  const acct = (): string =>
+    `${ACCOUNTS}${prng.int(0, Math.max(1, Math.ceil(shape.keys / 2)) - 1)}`;
   const queue = (): string => `q${prng.int(0, 1)}`;
   const strong = prng.chance(shape.strongRatio);
   if (prng.chance(shape.readRatio)) {
@@ -125,7 +138,7 @@ export function generateOp(prng: Prng, shape: WorkloadShape): GeneratedOp {
       { op: 'kv.get', args: { key: acct() }, strong },
       { op: 'queue.peek', args: { queue: queue() }, strong },
       { op: 'queue.size', args: { queue: queue() }, strong },
-      { op: 'sum', args: { prefix: 'acct/' }, strong },
+      { op: 'sum', args: { prefix: ACCOUNTS }, strong },
     ];
     return prng.pick(reads);
   }
@@ -161,7 +174,7 @@ export function generateOp(prng: Prng, shape: WorkloadShape): GeneratedOp {
     case 8:
       return { op: 'append', args: { key: k(), item: prng.int(0, 999) }, strong };
     case 9:
-      return { op: 'snapshotTotal', args: { prefix: 'acct/', into: k() }, strong };
+      return { op: 'snapshotTotal', args: { prefix: ACCOUNTS, into: k() }, strong };
     default:
       return { op: 'stamp', args: { key: k() }, strong };
   }

@@ -138,6 +138,44 @@ describe('adviseApp', () => {
     expect(c.keys[0]!.values[0]).toBeLessThan(0);
   });
 
+  it('keeps both ops of a non-commuting pair strong, even when one of them is declared strong', () => {
+    // RedBlue's bank before its shadow-op form: a deposit adds, interest multiplies. Marking
+    // interest strong orders it against other strong ops only: a weak deposit concurrent with it
+    // still lands before it at one replica and after it at another (Theorem 1 asks blue ops to
+    // commute with every op, red ones included), so the advice does not offer "deposit may be
+    // weak if interest is strong".
+    const account = defineApp({
+      deposit: op({
+        args: z.object({ amount: z.number().int().min(1).max(9) }),
+        public: true,
+        level: 'weak',
+        run(tx, { amount }) {
+          const n = tx.get('balance');
+          tx.put('balance', (typeof n === 'number' ? n : 0) + amount);
+        },
+      }),
+      interest: op({
+        args: z.object({}),
+        public: true,
+        level: 'strong',
+        run(tx) {
+          const n = tx.get('balance');
+          tx.put('balance', (typeof n === 'number' ? n : 0) * 2);
+        },
+      }),
+    });
+    const advice = advise(account);
+    const deposit = advice.get('deposit')!;
+    expect(deposit.verdict).toBe('strong');
+    expect(deposit.conflicts).toEqual(['interest']);
+    expect(deposit.reasons).toContain(
+      'it does not commute with interest: both must be strong (Gemini §5.3, rule 1)',
+    );
+    expect(deposit.mismatch).toBe(true);
+    expect(advice.get('interest')!.verdict).toBe('strong');
+    expect(advice.get('interest')!.conflicts).toContain('deposit');
+  });
+
   it('repeats itself for a seed', () => {
     const strip = (m: Map<string, OpAdvice>) => JSON.stringify([...m]);
     expect(strip(advise(bank, 3, 50))).toBe(strip(advise(bank, 3, 50)));

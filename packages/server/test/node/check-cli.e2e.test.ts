@@ -45,6 +45,17 @@ beforeAll(() => {
     `import { defineApp } from ${JSON.stringify(SERVER)};\nimport { z } from ${JSON.stringify(ZOD)};\n` +
       "export default defineApp({ x: { args: z.object({}), level: 'eventual', run: () => 1 } });\n",
   );
+  writeFileSync(
+    join(dir, 'bad-generator.js'),
+    `import { defineApp } from ${JSON.stringify(SERVER)};\nimport { z } from ${JSON.stringify(ZOD)};\n` +
+      'export default defineApp({ add: { args: z.object({ n: z.number().int().min(1) }), ' +
+      'generate: (fc) => fc.record({ n: fc.constant(0) }), run: () => 1 } });\n',
+  );
+  writeFileSync(
+    join(dir, 'string-generator.js'),
+    `import { defineApp } from ${JSON.stringify(SERVER)};\nimport { z } from ${JSON.stringify(ZOD)};\n` +
+      "export default defineApp({ add: { args: z.object({}), generate: 'fc.record({})', run: () => 1 } });\n",
+  );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -181,6 +192,16 @@ describe('creek check, called wrong', () => {
     [['check', '--app', 'other-default.js'], 'must be defineApp({...})', 1],
     [['check', '--app', 'throws.js'], 'the app cannot start here', 1],
     [['check', '--app', 'async.js'], "operation 'slow': run is an async function", 1],
+    [
+      ['check', '--app', 'bad-generator.js'],
+      `operation 'add': generate yields arguments its schema refuses: {"n":0} (invalid arguments for 'add': n: `,
+      1,
+    ],
+    [
+      ['check', '--app', 'string-generator.js'],
+      "operation 'add': generate must be a function (fc) => an arbitrary of its arguments",
+      1,
+    ],
   ])('creek %j says %j and exits %i', (args, message, status) => {
     const r = creek(args);
     expect(r.stderr).toContain(message);

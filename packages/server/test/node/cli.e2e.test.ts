@@ -100,6 +100,11 @@ describe('flags', () => {
     [['dev', '--replica', '5'], 'unknown flag --replica: did you mean --replicas?'],
     [['start', '--fsyncc'], 'unknown flag --fsyncc: did you mean --fsync?'],
     [
+      ['start', '--check-invariant'],
+      'unknown flag --check-invariant: did you mean --check-invariants?',
+    ],
+    [['start', '--check-invariants=yes'], '--check-invariants takes no value'],
+    [
       ['bogus'],
       "unknown command 'bogus'; commands: start, dev, member, backup, restore, recover, check, help",
     ],

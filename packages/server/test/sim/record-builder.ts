@@ -32,6 +32,7 @@ export function emptyRecord(replicas = 3): RunRecord {
     retired: [],
     memberships: [{ at: 0, members: ids }],
     divergences: [],
+    invariantReports: [],
     plantedCommittedAt: new Map(),
   };
 }

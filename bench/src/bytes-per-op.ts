@@ -47,8 +47,30 @@ export class ByteCounter {
   /** Ops confirmed, one per `confirm` frame and one per op id of a `confirms` frame. */
   confirmed = 0;
 
+  /**
+   * Stable views received with and without `causes` (explained corrections), and the bytes the
+   * causes take in those that carry them (`"causes":[…]` and its comma).
+   */
+  readonly stableViews = {
+    withCauses: { messages: 0, bytes: 0, causeBytes: 0 },
+    without: { messages: 0, bytes: 0 },
+  };
+
   note(direction: 'sent' | 'received', text: string): void {
     const type = messageType(text);
+    if (direction === 'received' && type === 'view:stable') {
+      const bytes = Buffer.byteLength(text, 'utf8');
+      const causes = (JSON.parse(text) as { causes?: unknown }).causes;
+      if (causes === undefined) {
+        this.stableViews.without.messages++;
+        this.stableViews.without.bytes += bytes;
+      } else {
+        const w = this.stableViews.withCauses;
+        w.messages++;
+        w.bytes += bytes;
+        w.causeBytes += Buffer.byteLength(`,"causes":${JSON.stringify(causes)}`, 'utf8');
+      }
+    }
     if (type === 'confirm') this.confirmed++;
     if (type === 'confirms')
       this.confirmed += (JSON.parse(text) as { opIds: unknown[] }).opIds.length;
@@ -84,6 +106,8 @@ export class ByteCounter {
     this.sent.clear();
     this.received.clear();
     this.confirmed = 0;
+    this.stableViews.withCauses = { messages: 0, bytes: 0, causeBytes: 0 };
+    this.stableViews.without = { messages: 0, bytes: 0 };
   }
 
   /** A copy of the numbers as they are now. */
@@ -92,6 +116,8 @@ export class ByteCounter {
     for (const dir of ['sent', 'received'] as const)
       for (const [k, v] of this[dir]) copy[dir].set(k, { ...v });
     copy.confirmed = this.confirmed;
+    copy.stableViews.withCauses = { ...this.stableViews.withCauses };
+    copy.stableViews.without = { ...this.stableViews.without };
     return copy;
   }
 }
@@ -100,6 +126,17 @@ export interface Tally {
   messages: number;
   bytes: number;
   wire: number;
+}
+
+/** Bytes per full stable view with and without the causes of a correction. */
+function explained(c: ByteCounter): string {
+  const { withCauses: w, without: o } = c.stableViews;
+  const per = (bytes: number, n: number): string => (n === 0 ? '-' : fmt(bytes / n));
+  return (
+    `full stable views: ${fmt(o.messages, 0)} without causes (${per(o.bytes, o.messages)} B each), ` +
+    `${fmt(w.messages, 0)} with causes (${per(w.bytes, w.messages)} B each, of which ` +
+    `${per(w.causeBytes, w.messages)} B of causes)`
+  );
 }
 
 /** `invoke`, `view:tentative`, `view:stable`, `confirm`, `error`, … */
@@ -421,7 +458,8 @@ async function main(): Promise<void> {
           `${fmt(stable.messages, 0)} full stable views ` +
           `(${fmt((100 * confirms.messages) / Math.max(1, confirms.messages + stable.messages))}% confirmed), ` +
           `${fmt(tentative.messages - n, 0)} tentative views beyond one per op; ` +
-          `between replicas ×${fmt(r.invoke.peerBytes / Math.max(1, r.weak.peerBytes))}`,
+          `between replicas ×${fmt(r.invoke.peerBytes / Math.max(1, r.weak.peerBytes))}` +
+          `\n           ${explained(c)}`,
       );
     }
     if (flags.watches > 0) {

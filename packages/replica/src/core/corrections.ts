@@ -55,11 +55,12 @@ export function shownReads(reads: readonly ReadRecord[]): ShownReads {
  * - the same writer, with another value: that op was itself reordered, so its own causes (a
  *   client's earlier op corrected before this one, say), or the op itself if it has none known
  *   here.
+ * `self`: the op's own entry (its own writes are no cause), or null for a read that is not ordered.
  * Empty when the difference left no version to blame (e.g. a key the shown execution saw that
  * is gone from the final state with no tombstone read).
  */
 export function correctionCauses(
-  self: Entry,
+  self: Entry | null,
   shown: ShownReads,
   finalReads: readonly ReadRecord[],
 ): CorrectionCause[] {

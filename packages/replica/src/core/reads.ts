@@ -1,10 +1,11 @@
 import type { JsonValue, User } from '@creek/app';
 import { MAX_OWN_OPS_LISTED } from '@creek/protocol';
+import { correctionCauses, shownReads, type ShownReads } from './corrections.js';
 import { Entry } from './entry.js';
 import { END_REQ, type Job, type ReplicaContext } from './replica-context.js';
 import { sessionOpsAt } from './session-dedupe.js';
 import { RecordingSnapshot } from './snapshot.js';
-import type { Outcome, ReadSet } from './types.js';
+import { outcomesEqual, type Outcome, type ReadSet } from './types.js';
 
 /** A read-only op to run: what it is, and who asked (absent: anonymous), as `tx.user` sees it. */
 export interface ReadOp {
@@ -30,7 +31,13 @@ export class Reads {
    */
   private readonly strongReads = new Map<
     number,
-    { readonly read: ReadOp; readonly ownUpTo: number; indexed: boolean }
+    {
+      readonly read: ReadOp;
+      readonly ownUpTo: number;
+      indexed: boolean;
+      /** Its tentative answer, once given, and what that read saw (an explained correction). */
+      shown?: { readonly outcome: Outcome; readonly reads: ShownReads };
+    }
   >();
   /** Live queries' reads waiting to run (InvokeRequest.watch). */
   private readonly pendingWatchReads: (ReadOp & {
@@ -107,6 +114,7 @@ export class Reads {
         trace: undefined,
         strongRead: true,
         position: this.ctx.committedCount,
+        ...(strong.shown === undefined ? {} : { shown: strong.shown }),
       });
     }
   }
@@ -157,7 +165,12 @@ export class Reads {
   /** A read-only execution finished: answer it at its level. */
   answer(ro: NonNullable<Job['readOnly']>, snapshot: RecordingSnapshot, outcome: Outcome): void {
     const c = this.ctx;
-    if (ro.strongRead === true)
+    if (ro.strongRead === true) {
+      // Read at the committed state otherwise than the tentative answer shown: which writes did it.
+      const causes =
+        ro.shown === undefined || outcomesEqual(ro.shown.outcome, outcome)
+          ? []
+          : correctionCauses(null, ro.shown.reads, snapshot.reads);
       c.out.push({
         type: 'respond',
         tag: ro.tag,
@@ -165,9 +178,15 @@ export class Reads {
         level: 'stable',
         outcome,
         ...(ro.position === undefined ? {} : { position: ro.position }),
+        ...(causes.length === 0 ? {} : { causes }),
       });
-    else if (ro.watch === undefined) c.respond(ro.tag, null, 'tentative', outcome, ro.trace);
-    else
+    } else if (ro.watch === undefined) {
+      c.respond(ro.tag, null, 'tentative', outcome, ro.trace);
+      // The tentative answer of a strong read: kept to explain a stable answer that differs.
+      const strong = this.strongReads.get(ro.tag);
+      if (strong !== undefined && strong.shown === undefined)
+        strong.shown = { outcome, reads: shownReads(snapshot.reads) };
+    } else
       c.out.push({
         type: 'respond',
         tag: ro.tag,

@@ -1,4 +1,4 @@
-import type { CorrectionCause } from './corrections.js';
+import type { CorrectionCause, ShownReads } from './corrections.js';
 import { DottedVersionVector } from './dvv.js';
 import type { Entry } from './entry.js';
 import { FinalDigests } from './final-digests.js';
@@ -39,6 +39,8 @@ export interface Job {
     readonly sessionOps?: SessionOpsHeld;
     /** A strong read-only op's stable read (by read index): answered as the op's stable view. */
     readonly strongRead?: boolean;
+    /** For a strong read: its tentative answer and what that read saw (corrections.ts). */
+    readonly shown?: { readonly outcome: Outcome; readonly reads: ShownReads };
   };
 }
 

@@ -68,6 +68,34 @@ describe('explained corrections', () => {
     for (const i of [0, 2]) for (const r of c.responses[i]!) expect(r.causes).toBeUndefined();
   });
 
+  it('explain a strong read answered by read index whose stable answer differs', () => {
+    const c = new HostCluster(3, 11, { checkpointEvery: 0 });
+    for (const i of [0, 1, 2]) c.invoke(i, 'kv.put', { key: `start/${i}`, value: i }, true);
+    c.settle();
+    c.isolated.add(1);
+    c.run(100);
+    for (let n = 0; n < 3; n++) {
+      c.invoke(0, 'kv.increment', { key: 'counter' });
+      c.run(20);
+    }
+    c.run(200);
+    const before = c.responses[1]!.length;
+    c.invoke(1, 'kv.get', { key: 'counter' }, true);
+    c.run(50);
+    c.isolated.delete(1);
+    c.settle();
+    const views = c.responses[1]!.slice(before);
+    expect(views.map((r) => [r.level, r.outcome.ok ? r.outcome.value : null])).toEqual([
+      ['tentative', null],
+      ['stable', 3],
+    ]);
+    // The stable read saw replica 0's last increment, which the tentative one had not.
+    expect(views[1]!.causes).toHaveLength(1);
+    expect(views[1]!.causes![0]).toMatchObject({ op: 'kv.increment', key: 'counter' });
+    expect(views[1]!.causes![0]!.id).toMatch(/^r0#\d+$/);
+    expect(views[0]!.causes).toBeUndefined();
+  });
+
   it('are bounded: at most MAX_CAUSES of them, each once, with long keys cut', () => {
     const op = (n: number, name = 'w') =>
       new Entry(

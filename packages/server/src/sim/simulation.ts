@@ -277,6 +277,8 @@ function quiescentNow(
       !record.lost.includes(p.id) &&
       !(run.config.nondeterministic === true && stuckByDivergence(p, procs)),
   );
+  // Every replica lost for good (a planted bug can halt them all): nothing is left to happen.
+  if (live.length === 0) return true;
   const committed = live[0]!.host.status().committed;
   for (const p of live) {
     if (

@@ -120,6 +120,11 @@ describe('ticketing page (React)', () => {
       (await attr('data-state')).slice(0, 3).every((s) => s === 'confirmed' || s === 'reissued'),
     ).toBe(true);
     expect(texts.map(held).sort()).toEqual(['T0002', 'T0003', 'T0004']);
+    // A purchase moved onto another ticket says why: another purchase came first.
+    const states = (await attr('data-state')).slice(0, 3);
+    const causes = (await attr('data-causes')).slice(0, 3);
+    for (const [i, state] of states.entries())
+      if (state === 'reissued') expect(causes[i]).toMatch(/^tickets\.buy( tickets\.buy)*$/);
     await expect.poll(stock, POLL).toBe('26');
   });
 

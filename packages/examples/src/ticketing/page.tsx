@@ -11,7 +11,8 @@
  *
  * State for tests and curious readers: a row (`data-seq`) has `data-state` (sending | queued |
  * reserved | waiting | confirmed | reissued | withdrawn | sold-out | error) and `data-phase`;
- * `data-trail` lists the states it went through. `#stock` has `data-level` (weak | strong).
+ * `data-trail` lists the states it went through; `data-causes` names the ops the replica gave as
+ * the reason a ticket handed over tentatively changed. `#stock` has `data-level` (weak | strong).
  *
  * On a cluster that verifies users' tokens (the page server then signs dev users in), the page is
  * signed in as one user, with a picker to sign in as another (new clients: a session is its
@@ -232,11 +233,14 @@ function MyTickets({ user }: { user: string }) {
 
 function PurchaseRow({ purchase: p }: { purchase: Purchase }) {
   const s = useCorrectable(p.op);
-  const { text, state, phase, refused } = describe(p, s.error, phaseOf(s));
+  // The replica's word for why the ticket first handed over changed: the purchases that came first.
+  const causes = s.correction?.causes ?? [];
+  const { text, state, phase, refused } = describe(p, s.error, phaseOf(s), causes.length > 0);
   return (
     <li
       data-seq={p.seq}
       data-state={state}
+      data-causes={causes.length === 0 ? undefined : causes.map((c) => c.op).join(' ')}
       data-phase={phase}
       data-trail={p.trail.join(' ')}
       className={`phase phase-${phase}${refused ? ' refused' : ''}`}
@@ -250,7 +254,12 @@ function describe(
   p: Purchase,
   error: Error | undefined,
   phase: Phase,
+  /** The replica named the purchases that came first (product copy names no ids). */
+  explained: boolean,
 ): { text: string; state: string; phase: Phase; refused?: boolean } {
+  const other = explained
+    ? 'went to another buyer, whose purchase came first'
+    : 'went to another buyer at the same moment';
   if (error !== undefined) return { text: errorText(error), state: 'error', phase };
   if (phase === 'queued')
     return { text: 'Waiting for the connection: sent once it is back', state: 'queued', phase };
@@ -263,13 +272,13 @@ function describe(
         return { text: `Ticket ${final?.ticket} · confirmed`, state: 'confirmed', phase: 'stable' };
       case 'reissued':
         return {
-          text: `Ticket ${final?.ticket} · confirmed (${first?.ticket} went to another buyer at the same moment)`,
+          text: `Ticket ${final?.ticket} · confirmed (${first?.ticket} ${other})`,
           state: 'reissued',
           phase: 'stable',
         };
       case 'withdrawn':
         return {
-          text: `Sorry: ${first?.ticket} went to another buyer at the same moment and none are left`,
+          text: `Sorry: ${first?.ticket} ${other}, and none are left`,
           state: 'withdrawn',
           phase: 'stable',
           refused: true,

@@ -50,8 +50,9 @@ export function shownReads(reads: readonly ReadRecord[]): ShownReads {
 /**
  * The causes of a correction, from each version the final execution read, in the order it read
  * them, at most MAX_CAUSES:
- * - a version by another writer than the one the shown execution saw at that key (or at a key it
- *   did not read): that writer's op, ordered ahead of this one unseen;
+ * - a version by another writer than the one the shown execution saw at that key: that writer's
+ *   op, ordered ahead of this one unseen (at a key the shown execution did not read, only when no
+ *   key both read explains the change);
  * - the same writer, with another value: that op was itself reordered, so its own causes (a
  *   client's earlier op corrected before this one, say), or the op itself if it has none known
  *   here.
@@ -71,9 +72,14 @@ export function correctionCauses(
     named.add(cause.id);
     causes.push(cause);
   };
+  // First the keys both executions read: there a different version is what changed the answer.
+  // A key only the final execution read follows from that change (the other branch of an `if`,
+  // the next item of a queue): its writer is blamed only when nothing else is.
+  let newKeys = false;
   const blame = (key: string, writer: Entry | null, value: JsonValue | undefined): void => {
     if (writer === null || writer === self) return;
     const before = shown.get(key);
+    if (before === undefined && !newKeys) return;
     if (before !== undefined && before.writer === writer) {
       if (jsonEqual(before.value ?? null, value ?? null)) return;
       if (writer.causes !== undefined && writer.causes.length > 0) {
@@ -87,8 +93,15 @@ export function correctionCauses(
       key: key.length > MAX_CAUSE_KEY ? `${key.slice(0, MAX_CAUSE_KEY - 1)}…` : key,
     });
   };
-  for (const r of finalReads)
-    if (r.kind === 'key') blame(r.key, r.version?.writer ?? null, r.version?.value);
-    else for (const v of r.versions) blame(v.key, v.writer, v.value);
+  const pass = (): void => {
+    for (const r of finalReads)
+      if (r.kind === 'key') blame(r.key, r.version?.writer ?? null, r.version?.value);
+      else for (const v of r.versions) blame(v.key, v.writer, v.value);
+  };
+  pass();
+  if (causes.length === 0) {
+    newKeys = true;
+    pass();
+  }
   return causes;
 }

@@ -7,6 +7,7 @@ import { MirrorFeed } from '@creek/replica/exec/mirror-feed.js';
 import type { ReadTrace } from '@creek/replica/exec/mirror-messages.js';
 import { MirrorStore } from '@creek/replica/exec/mirror-store.js';
 import type { HostOptions } from '@creek/replica/host/options.js';
+import { ExecutingSpans } from './executing-spans.js';
 import { preferredLeaderOf } from './leader-placement.js';
 import { plantedApp } from './nondeterminism.js';
 import type { SimProcess, StepHost } from './process.js';
@@ -126,8 +127,12 @@ export class SimHostOptions {
     const incarnation = p.incarnation;
     const mirror = feed === null ? null : new MirrorStore();
     const step = this.step;
+    const executing = new ExecutingSpans(run, p.id);
     return {
       execute(job) {
+        // Jobs of list entries (a read has no id) are what a tentative answer waits for.
+        const entry = job.id !== null;
+        if (entry) executing.started();
         let result: ExecutionResult;
         let traces: readonly ReadTrace[] = [];
         if (feed !== null && mirror !== null && job.rank !== undefined && job.retry !== true) {
@@ -139,6 +144,7 @@ export class SimHostOptions {
           traces = snapshot.reads;
         } else result = run.callers.around(p.id, job, () => inline.execute(job));
         run.events.push(run.now + run.prngs.exec.float(0, run.params.execution.maxMs), () => {
+          if (entry) executing.finished();
           if (!p.up || p.incarnation !== incarnation) return;
           // What it read, resolved when the result arrives, as the worker pool does.
           const reads = (job.snapshot as RecordingSnapshot).reads;

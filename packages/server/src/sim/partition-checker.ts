@@ -25,6 +25,13 @@ import type { RunRecord } from './run-record.js';
  * stalled (ReplicaHost.holdSpeculationWhileBehind): an op it takes while it holds may go
  * unanswered until the heal, but the hold must end within `holdBoundMs` of the group's becoming
  * a minority.
+ *
+ * A tentative answer also waits for the executions of every entry before its op in the list: after
+ * a reorder (a batch of commits that moves ops ahead of those it had executed), a replica may have
+ * hundreds to redo, one after another, before it reaches an op it took meanwhile. On a WAN profile
+ * commits come late and in large batches, and the work can outlast a short split. Such an op is
+ * excused while its replica keeps executing: a replica with an op unanswered that sits idle in a
+ * minority (no execution of its list under way, RunRecord.executing) is what this checker catches.
  */
 export function checkMinorityPartitions(
   record: RunRecord,
@@ -37,6 +44,15 @@ export function checkMinorityPartitions(
   const margin = diskWaitMs;
   const heldDuring = (replica: number, from: number, to: number): boolean =>
     record.holds.some((h) => h.replica === replica && h.start < to && h.end > from);
+  // From `margin` after its invocation (it may wait that long to be taken and executed) to
+  // `margin` before the heal (its answer may wait that long for the disk), or at that last instant
+  // for an op invoked closer to the heal.
+  const executingUntilHeal = (replica: number, invokedAt: number, end: number): boolean =>
+    coveredBy(
+      record.executing.filter((e) => e.replica === replica),
+      Math.min(invokedAt + margin, end - margin),
+      end - margin,
+    );
   const timeline = configurationTimeline(record);
   for (const cut of record.splits) {
     // Until a replica started during the split links its groups (RunRecord.splits).
@@ -89,6 +105,7 @@ export function checkMinorityPartitions(
           inv.invokedAt < split.end - margin &&
           !inv.responses.some((r) => r.at < split.end) &&
           !heldDuring(inv.replica, inv.invokedAt, split.end) &&
+          !executingUntilHeal(inv.replica, inv.invokedAt, split.end) &&
           minority(inv.invokedAt, split.end)
         )
           out.push(
@@ -117,4 +134,20 @@ function minorityStretches(
     else out.push([from, to]);
   }
   return out;
+}
+
+/** Whether `spans`, merged where they touch, cover every instant of [from, to]. */
+function coveredBy(
+  spans: readonly { readonly start: number; readonly end: number }[],
+  from: number,
+  to: number,
+): boolean {
+  let reached = from;
+  for (const s of [...spans].sort((a, b) => a.start - b.start)) {
+    if (s.end < reached) continue; // over before the instant still to cover
+    if (s.start > reached) break; // a gap: nothing ran at `reached`
+    reached = s.end;
+    if (reached >= to) return true;
+  }
+  return false;
 }

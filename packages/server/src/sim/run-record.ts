@@ -39,6 +39,12 @@ export interface RunRecord {
    * first tentative answers waited. `end` is Infinity while it still holds.
    */
   readonly holds: { readonly replica: number; readonly start: number; end: number }[];
+  /**
+   * When each replica had an execution of its list under way (its executor held a job of an op,
+   * not of a read): a tentative answer waits until every entry before its op is executed and
+   * valid, and after a reorder that can take many executions. `end` is Infinity while one runs.
+   */
+  readonly executing: { readonly replica: number; readonly start: number; end: number }[];
   /** Per replica, at the end of the run. */
   readonly finals: FinalReplicaState[];
   /** Replicas that crashed for good: the end-of-run checks leave their final state out. */

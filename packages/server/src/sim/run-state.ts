@@ -115,6 +115,7 @@ export class RunState {
       invocations: [],
       splits: [],
       holds: [],
+      executing: [],
       finals: [],
       lost: [],
       deadOrigins: [],

@@ -178,6 +178,25 @@ describe('the simulator catches planted bugs', () => {
     expectCaughtBy(plantedRuns([1, 2, 3, 4, 5, 6, 7], {}), '(c)');
   });
 
+  it('a replica that gives no tentative answer leaves its clients waiting in a minority (the partition checker)', () => {
+    // Its ops answer once committed, as without speculation: a minority's wait until the heal,
+    // though its replica sits idle there (RunRecord.executing: what excuses a wait). Seeds 1–12:
+    // the partition checker on 8.
+    type Respond = (tag: number, id: unknown, level: string, ...rest: unknown[]) => void;
+    const proto = ReplicaContext.prototype as unknown as { respond: Respond };
+    const original = proto.respond;
+    vi.spyOn(proto, 'respond').mockImplementation(function (
+      this: unknown,
+      tag,
+      id,
+      level,
+      ...rest
+    ) {
+      if (level !== 'tentative') original.call(this, tag, id, level, ...rest);
+    });
+    expectCaughtBy(plantedRuns([3, 4, 5, 7], { faults: 'all' }), '(partition) ');
+  });
+
   it('ignoring client sessions applies resubmitted ops twice (checker f)', () => {
     // An executor that runs every submission, as if ops carried no session.
     const execute = InlineExecutor.prototype.execute;

@@ -26,6 +26,7 @@ export function emptyRecord(replicas = 3): RunRecord {
     invocations: [],
     splits: [],
     holds: [],
+    executing: [],
     finals: [],
     lost: [],
     deadOrigins: [],

@@ -1,7 +1,11 @@
 import { jsonEqual, type JsonValue } from '@creek/app';
 import { MAX_CAUSE_KEY_CHARS, MAX_CORRECTION_CAUSES } from '@creek/protocol';
 import { formatOpId } from './op-id.js';
-import type { Entry, ReadRecord } from './entry.js';
+import type { Entry, ReadRecord, ShownRead, ShownReads } from './entry.js';
+import type { CorrectionCause } from './types.js';
+
+export type { CorrectionCause } from './types.js';
+export type { ShownReads } from './entry.js';
 
 /**
  * Why a stable answer differs from the tentative one its client was shown (an explained
@@ -14,29 +18,11 @@ import type { Entry, ReadRecord } from './entry.js';
  * execution whose answer the client was last shown; the final execution's reads are compared
  * with it when the op is final. Pure functions of the entries (DESIGN.md, "the central rule").
  */
-export interface CorrectionCause {
-  /** The op whose write made the difference, e.g. `bank.withdraw`. */
-  readonly op: string;
-  /** Its id (`r<origin>#<event>`), as logs and /status name ops. */
-  readonly id: string;
-  /** A key it wrote that this op read. */
-  readonly key: string;
-}
 
 /** The most causes a view carries (the protocol's bound): the frame stays small whatever the op read. */
 export const MAX_CAUSES = MAX_CORRECTION_CAUSES;
 /** Longer keys are cut to this many characters in a cause. */
 export const MAX_CAUSE_KEY = MAX_CAUSE_KEY_CHARS;
-
-/**
- * What an execution read: by key, the writer of the version it saw (`null`: it saw no value) and
- * that version's value. A prefix scan counts each key it saw.
- */
-export type ShownReads = ReadonlyMap<string, ShownRead>;
-interface ShownRead {
-  readonly writer: Entry | null;
-  readonly value: JsonValue | undefined;
-}
 
 export function shownReads(reads: readonly ReadRecord[]): ShownReads {
   const shown = new Map<string, ShownRead>();

@@ -1,7 +1,6 @@
-import type { CorrectionCause, ShownReads } from './corrections.js';
 import type { JsonValue } from '@creek/app';
 import type { Rank } from './rank.js';
-import type { Outcome, Req } from './types.js';
+import type { CorrectionCause, Outcome, Req } from './types.js';
 
 /** `commitSeq` of an entry still on the tentative list. */
 export const TENTATIVE = Number.POSITIVE_INFINITY;
@@ -112,4 +111,14 @@ export function rankPrecedes(a: Rank, b: Rank): boolean {
   if (a[1] !== b[1]) return a[1] < b[1];
   if (a[2] !== b[2]) return a[2] < b[2];
   return a[3] < b[3];
+}
+
+/**
+ * What an execution read: by key, the writer of the version it saw (`null`: it saw no value) and
+ * that version's value. A prefix scan counts each key it saw.
+ */
+export type ShownReads = ReadonlyMap<string, ShownRead>;
+export interface ShownRead {
+  readonly writer: Entry | null;
+  readonly value: JsonValue | undefined;
 }

@@ -1,6 +1,5 @@
-import type { CorrectionCause, ShownReads } from './corrections.js';
 import { DottedVersionVector } from './dvv.js';
-import type { Entry } from './entry.js';
+import type { Entry, ShownReads } from './entry.js';
 import { FinalDigests } from './final-digests.js';
 import { HybridLogicalClock } from './hlc.js';
 import { ReplicaMetrics } from './metrics.js';
@@ -8,7 +7,15 @@ import type { OpId } from './op-id.js';
 import { OwnOps } from './own-ops.js';
 import { ORIGIN_UNDECIDED, type ReplicaOptions } from './replica-options.js';
 import type { RecordingSnapshot } from './snapshot.js';
-import type { OrderTrace, Outcome, Output, Req, ResponseLevel, SessionOpsHeld } from './types.js';
+import type {
+  CorrectionCause,
+  OrderTrace,
+  Outcome,
+  Output,
+  Req,
+  ResponseLevel,
+  SessionOpsHeld,
+} from './types.js';
 import { VersionStore } from './version-store.js';
 
 /** A reader placed after every op: what weak read-only ops see. */

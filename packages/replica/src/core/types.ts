@@ -1,4 +1,3 @@
-import type { CorrectionCause } from './corrections.js';
 import type { DottedVersionVector } from './dvv.js';
 import type { Rank } from './rank.js';
 import { jsonEqual, type JsonValue, type User } from '@creek/app';
@@ -198,3 +197,16 @@ export type Output =
   /** An invariant the finalized state broke (ReplicaOptions.checkInvariants): for the driver to report. */
   | { readonly type: 'invariantBroken'; readonly violation: InvariantViolation }
   | Response;
+
+/**
+ * Why an answer shown was corrected (corrections.ts): an op ordered ahead unseen, and a key it
+ * wrote that the corrected op read.
+ */
+export interface CorrectionCause {
+  /** The op whose write made the difference, e.g. `bank.withdraw`. */
+  readonly op: string;
+  /** Its id (`r<origin>#<event>`), as logs and /status name ops. */
+  readonly id: string;
+  /** A key it wrote that this op read. */
+  readonly key: string;
+}

@@ -149,6 +149,16 @@ export const DEFAULT_TRANSFER_PACING: TransferPacing = {
   window: TRANSFER_WINDOW,
   retryMs: TRANSFER_RETRY_MS,
 };
+
+/**
+ * `pacing` with a window no larger than a sender serves per ask (MAX_TRANSFER_ANSWER_CHARS) when
+ * its chunks carry about `chunkChars` characters, as the receiver's own do: chunks asked for and
+ * never sent would look lost only after a whole `retryMs` of silence.
+ */
+export function paceFor(pacing: TransferPacing, chunkChars = TRANSFER_CHUNK_CHARS): TransferPacing {
+  const served = Math.max(1, Math.floor(MAX_TRANSFER_ANSWER_CHARS / chunkChars));
+  return pacing.window <= served ? pacing : { ...pacing, window: served };
+}
 /** A sender drops a snapshot nobody pulled from for this long. */
 export const TRANSFER_IDLE_MS = 10_000;
 /**

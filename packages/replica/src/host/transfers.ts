@@ -8,6 +8,7 @@ import {
   fromChunks,
   IncomingTransfer,
   OutgoingTransfers,
+  paceFor,
   type TransferMessage,
   type TransferPacing,
   type TransferredState,
@@ -76,6 +77,8 @@ export class Transfers {
   private sessions = 0;
   /** Snapshots this replica serves to peers that rebuild themselves. */
   private readonly outgoing = new OutgoingTransfers();
+  /** How this replica paces its pulls, its window within what a sender serves per ask. */
+  private readonly pacing: TransferPacing | undefined;
 
   constructor(
     private readonly host: TransfersHost,
@@ -84,8 +87,10 @@ export class Transfers {
     /** HostOptions.unsafeInstallIncomplete: a planted bug. */
     private readonly unsafeInstallIncomplete: boolean,
     /** HostOptions.transferPacing: how this replica paces the pulls it makes. */
-    private readonly pacing?: TransferPacing,
-  ) {}
+    pacing?: TransferPacing,
+  ) {
+    this.pacing = pacing === undefined ? undefined : paceFor(pacing, chunkChars);
+  }
 
   /** It pulls a checkpoint from a peer, and takes part in nothing else meanwhile. */
   get rebuilding(): boolean {

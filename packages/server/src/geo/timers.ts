@@ -51,7 +51,8 @@ export interface TransferPacingSettings {
  *
  * wan: a round trip of up to 330 ms carries a window, so the window is what bounds a transfer.
  * - window 64 chunks: about a round trip's worth on a fast link (a sender serves at most 20 of the
- *   real runtime's full-size chunks per ask, within the peer link's backpressure bound).
+ *   real runtime's full-size chunks per ask, within the peer link's backpressure bound, and a
+ *   replica asks for no more than that).
  * - selective: only the chunks missing are asked again, beside new ones; asking a whole window
  *   again from the first one missing moves on by about the chunks before the first loss.
  * - burst gap 100 ms: an answer's chunks leave together, so once some came in, a silence this

@@ -9,6 +9,8 @@ import {
   MAX_TRANSFER_ANSWER_CHARS,
   MAX_TRANSFER_WINDOW,
   OutgoingTransfers,
+  paceFor,
+  TRANSFER_CHUNK_CHARS,
   toChunks,
   TRANSFER_RETRY_MS,
   TRANSFER_SNAPSHOT_EVERY_MS,
@@ -224,6 +226,14 @@ describe('state transfer paced for long round trips', () => {
     // Large chunks: a few MB per answer, whatever was asked (8 MB of state in 1 MB chunks).
     const big = new OutgoingTransfers().answer(2, ask(64), 0, () => state(270_000), 1_000_000);
     expect(big).toHaveLength(Math.floor(MAX_TRANSFER_ANSWER_CHARS / 1_000_000));
+    // A receiver asks for no more than a sender of chunks its size serves: with full-size chunks,
+    // a window of 64 is 20, and with the simulator's small ones it stays 64.
+    const wan = { window: 64, retryMs: 500, selective: true, burstGapMs: 100 };
+    expect(paceFor(wan).window).toBe(MAX_TRANSFER_ANSWER_CHARS / TRANSFER_CHUNK_CHARS);
+    expect(paceFor(wan, 600)).toBe(wan);
+    expect(new IncomingTransfer(1, 7, 0, paceFor(wan)).asks(0)).toEqual([
+      { type: 'ask', session: 7, next: 0, window: 20 },
+    ]);
     // Over the wire, a window beyond the bound is a bad frame.
     const frame = (window: number) =>
       JSON.stringify({ t: 'transfer', msg: { type: 'ask', session: 1, next: 0, window } });

@@ -165,6 +165,8 @@ const count = z.number().int().nonnegative();
  */
 const MAX_TRANSFER_CHUNKS = 1_000_000;
 const chunkIndex = z.number().int().nonnegative().max(MAX_TRANSFER_CHUNKS);
+/** The most chunks a receiver may ask for at once (the replica's MAX_TRANSFER_WINDOW). */
+const MAX_TRANSFER_WINDOW = 256;
 
 /** One chunk of a state transfer (server host/state-transfer.ts `TransferPart`). */
 const TransferPartSchema = z.discriminatedUnion('kind', [
@@ -203,7 +205,16 @@ export const TransferChunkSchema = z.object({
 });
 
 export const TransferMessageSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('ask'), session, next: chunkIndex }),
+  /**
+   * Receiver → sender: chunks of `session` from `next`, `window` of them (the sender's default
+   * when absent, which is what a receiver sent before asks named a window).
+   */
+  z.object({
+    type: z.literal('ask'),
+    session,
+    next: chunkIndex,
+    window: z.number().int().positive().max(MAX_TRANSFER_WINDOW).optional(),
+  }),
   TransferChunkSchema,
   z.object({ type: z.literal('refuse'), session }),
 ]);

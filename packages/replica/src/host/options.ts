@@ -3,6 +3,7 @@ import type { PaxosOptions } from '../cab/multi-paxos.js';
 import type { ReplicaOptions } from '../core/replica.js';
 import type { Executor } from '../exec/executor.js';
 import type { GossipOptions } from '../gossip/gossip.js';
+import type { TransferPacing } from './state-transfer.js';
 
 /** Default `checkpointEvery`: finalized ops between two checkpoints. */
 export const DEFAULT_CHECKPOINT_EVERY = 10_000;
@@ -71,6 +72,12 @@ export interface HostOptions {
   readonly origin?: number;
   /** About how many characters a state-transfer chunk carries (TRANSFER_CHUNK_CHARS). */
   readonly transferChunkChars?: number;
+  /**
+   * How this replica paces a state transfer it pulls: chunks per ask and the silence before it
+   * asks again (DEFAULT_TRANSFER_PACING, made for one data centre; `creek start --network wan`
+   * sets the WAN one, geo/timers.ts).
+   */
+  readonly transferPacing?: TransferPacing;
   /**
    * A planted bug: install a transfer as soon as its last chunk is in, without the chunks that
    * are still missing and without checking its digest. Only the simulator's checkers want it.

@@ -273,6 +273,7 @@ export class ReplicaHost {
       },
       options.transferChunkChars,
       options.unsafeInstallIncomplete === true,
+      options.transferPacing,
     );
     this.load(recovered?.records, recovered?.nowMs ?? 0);
   }

@@ -58,8 +58,16 @@ export type TransferPart =
   | { readonly kind: 'held'; readonly reqs: readonly Req[] };
 
 export type TransferMessage =
-  /** Receiver → sender: send the chunks of transfer `session` from index `next` (a window). */
-  | { readonly type: 'ask'; readonly session: number; readonly next: number }
+  /**
+   * Receiver → sender: send the chunks of transfer `session` from index `next`, `window` of them
+   * (TRANSFER_WINDOW when absent, at most MAX_TRANSFER_WINDOW).
+   */
+  | {
+      readonly type: 'ask';
+      readonly session: number;
+      readonly next: number;
+      readonly window?: number;
+    }
   /** Sender → receiver: chunk `index` of `total`. */
   | {
       readonly type: 'chunk';
@@ -90,12 +98,67 @@ export interface TransferredState {
  * limit, as for gossip's anti-entropy answers, whatever number of bytes a character takes.
  */
 export const TRANSFER_CHUNK_CHARS = 300_000;
-/** Chunks a sender sends for one `ask`: the receiver asks for the next window when it has these. */
+/**
+ * Chunks a sender sends for one `ask` that names no window (a receiver that predates windows in
+ * asks, or one on the default pacing): the receiver asks for the next window when it has these.
+ */
 export const TRANSFER_WINDOW = 8;
+/** The most chunks a sender sends for one `ask`, whatever window it names. */
+export const MAX_TRANSFER_WINDOW = 256;
+/**
+ * About the most characters a sender sends for one `ask`, whatever window it names: 20 full
+ * chunks, under the peer link's backpressure bound (8 MiB buffered, past which a replica's other
+ * messages to that peer are dropped), however many chunks of a small size that is.
+ */
+export const MAX_TRANSFER_ANSWER_CHARS = 20 * TRANSFER_CHUNK_CHARS;
 /** A receiver that got no chunk for this long asks again from its first missing chunk. */
 export const TRANSFER_RETRY_MS = 250;
-/** A receiver that made no progress for this long starts over with another peer. */
+/**
+ * A receiver that made no progress for this long (or four of its pacing's silences, if longer)
+ * starts over with another peer.
+ */
 export const TRANSFER_SWITCH_MS = 2_000;
+
+/**
+ * How a receiver paces its pull (HostOptions.transferPacing): a window of chunks per round trip
+ * and a silence after which it asks again. The defaults (TRANSFER_WINDOW, TRANSFER_RETRY_MS) are
+ * made for one data centre; across regions a round trip is long enough that a window of 8 leaves
+ * the link idle most of the time, and a lost chunk costs a round trip besides the silence.
+ */
+export interface TransferPacing {
+  /** Chunks asked for at once (1 to MAX_TRANSFER_WINDOW): about a round trip's worth. */
+  readonly window: number;
+  /** Silence after which the receiver asks again for what is missing. */
+  readonly retryMs: number;
+  /**
+   * Ask again only for the chunks missing (selective repeat), beside new ones up to the window,
+   * instead of a whole window again from the first one missing (go-back-N, the default). With a
+   * window of many chunks and a lossy path, go-back-N moves on by little more than the chunks
+   * before the first loss each round trip; on one data centre a round trip costs nothing either
+   * way, and the default keeps the pacing every replica had.
+   */
+  readonly selective?: boolean;
+  /**
+   * Once chunks of an answer came in, a silence this long ends it and the receiver asks again for
+   * what it lacks; absent: it waits `retryMs` as for an answer that never came.
+   */
+  readonly burstGapMs?: number;
+}
+
+export const DEFAULT_TRANSFER_PACING: TransferPacing = {
+  window: TRANSFER_WINDOW,
+  retryMs: TRANSFER_RETRY_MS,
+};
+
+/**
+ * `pacing` with a window no larger than a sender serves per ask (MAX_TRANSFER_ANSWER_CHARS) when
+ * its chunks carry about `chunkChars` characters, as the receiver's own do: chunks asked for and
+ * never sent would look lost only after a whole `retryMs` of silence.
+ */
+export function paceFor(pacing: TransferPacing, chunkChars = TRANSFER_CHUNK_CHARS): TransferPacing {
+  const served = Math.max(1, Math.floor(MAX_TRANSFER_ANSWER_CHARS / chunkChars));
+  return pacing.window <= served ? pacing : { ...pacing, window: served };
+}
 /** A sender drops a snapshot nobody pulled from for this long. */
 export const TRANSFER_IDLE_MS = 10_000;
 /**
@@ -229,26 +292,96 @@ export class IncomingTransfer {
   private readonly parts: (TransferPart | undefined)[] = [];
   private total: number | null = null;
   private received = 0;
+  /** Every chunk below this one is in (it only grows, so finding the first missing is cheap). */
+  private low = 0;
+  /** One past the highest chunk in. */
+  private high = 0;
   /** When a chunk last arrived (or the transfer started, or moved to another peer). */
   private progressAt: number;
   private askedAt: number;
-  /** The first chunk index of the window last asked for. */
+  /** The first chunk index of the window last asked for (go-back-N). */
   private asked = 0;
+  /** Every chunk below this one has been asked for at least once (selective). */
+  private askedEnd = 0;
 
   constructor(
     public peer: number,
     public session: number,
     now: number,
+    private readonly pacing: TransferPacing = DEFAULT_TRANSFER_PACING,
   ) {
     this.progressAt = now;
     this.askedAt = now;
   }
 
-  /** The ask that (re)starts pulling: from the first chunk missing. */
-  ask(now: number): TransferMessage {
+  /**
+   * The asks that (re)start pulling, or go on after a silence. Go-back-N (the default pacing): one
+   * window from the first chunk missing. Selective: the chunks presumed lost, a run of them per
+   * ask, then new chunks beyond what was asked for, as many as leaves a window in flight. Lost are
+   * those missing below the highest chunk in (they left before it), and after a silence of
+   * `retryMs` every one missing.
+   */
+  asks(now: number): TransferMessage[] {
+    const silent = now - this.progressAt >= this.pacing.retryMs;
     this.askedAt = now;
-    this.asked = this.firstMissing();
-    return { type: 'ask', session: this.session, next: this.asked };
+    if (this.pacing.selective !== true) {
+      this.asked = this.firstMissing();
+      return [this.askFor(this.asked, this.pacing.window)];
+    }
+    const asked = Math.min(this.askedEnd, this.total ?? this.askedEnd);
+    const lostBelow = silent || this.total === null ? asked : Math.min(this.high, asked);
+    let budget = this.pacing.window - this.missing(lostBelow, asked);
+    const out: TransferMessage[] = [];
+    let i = this.firstMissing();
+    while (i < lostBelow && budget > 0) {
+      if (this.parts[i] !== undefined) {
+        i++;
+        continue;
+      }
+      let j = i;
+      while (j < lostBelow && j - i < budget && this.parts[j] === undefined) j++;
+      out.push(this.askFor(i, j - i));
+      budget -= j - i;
+      i = j;
+    }
+    return [...out, ...this.askMore(budget)];
+  }
+
+  /**
+   * The asks once enough of what was asked for is in. Go-back-N: the next window. Selective: new
+   * chunks only, as many as leaves a window in flight (one missing may just be late).
+   */
+  more(now: number): TransferMessage[] {
+    if (this.pacing.selective !== true) return this.asks(now);
+    // `askedAt` stays: a silence is measured from the last ask of what is missing, and the burst
+    // gap from the chunks of its answer.
+    const asked = Math.min(this.askedEnd, this.total ?? this.askedEnd);
+    return this.askMore(this.pacing.window - this.missing(this.low, asked));
+  }
+
+  private askMore(budget: number): TransferMessage[] {
+    const n = Math.min(budget, (this.total ?? Infinity) - this.askedEnd);
+    if (n <= 0) return [];
+    const ask = this.askFor(this.askedEnd, n);
+    this.askedEnd += n;
+    return [ask];
+  }
+
+  /** Chunks missing in [from, to). */
+  private missing(from: number, to: number): number {
+    let n = 0;
+    for (let i = Math.max(from, this.low); i < to; i++) if (this.parts[i] === undefined) n++;
+    return n;
+  }
+
+  private askFor(next: number, window: number): TransferMessage {
+    // The default window goes unsaid: an ask reads as it did before asks named one.
+    return {
+      type: 'ask',
+      session: this.session,
+      next,
+      ...(window === TRANSFER_WINDOW ? {} : { window }),
+    };
   }
 
   /**
@@ -261,21 +394,26 @@ export class IncomingTransfer {
     total: number,
     chunks: readonly { readonly index: number; readonly part: TransferPart }[],
     now: number,
+    pacing: TransferPacing = DEFAULT_TRANSFER_PACING,
   ): IncomingTransfer {
-    const t = new IncomingTransfer(peer, session, now);
+    const t = new IncomingTransfer(peer, session, now, pacing);
     t.total = total;
     for (const c of chunks)
       if (c.index >= 0 && c.index < total && t.parts[c.index] === undefined) {
         t.parts[c.index] = c.part;
         t.received++;
+        // What it holds was asked for: the holes below the last of it are asked for again.
+        t.askedEnd = Math.max(t.askedEnd, c.index + 1);
+        t.high = t.askedEnd;
       }
+    t.advanceLow();
     return t;
   }
 
   /**
-   * A chunk arrived. Returns 'complete' once every chunk is in, 'next' when the window asked for is
-   * in and the next one should be asked for, 'wait' for more of it, and 'duplicate' for a chunk it
-   * has or does not take (another peer's or session's, or out of range): nothing to keep.
+   * A chunk arrived. Returns 'complete' once every chunk is in, 'next' when what was asked for is
+   * in and more should be asked for, 'wait' for more of it, and 'duplicate' for a chunk it has or
+   * does not take (another peer's or session's, or out of range): nothing to keep.
    */
   onChunk(
     from: number,
@@ -289,10 +427,14 @@ export class IncomingTransfer {
     this.parts[msg.index] = msg.part;
     this.received++;
     this.progressAt = now;
+    this.high = Math.max(this.high, msg.index + 1);
+    this.advanceLow();
     if (this.received === this.total) return 'complete';
-    const windowEnd = Math.min(this.total, this.asked + TRANSFER_WINDOW);
-    for (let i = this.asked; i < windowEnd; i++) if (this.parts[i] === undefined) return 'wait';
-    return 'next';
+    if (this.pacing.selective !== true)
+      return this.low >= Math.min(this.total, this.asked + this.pacing.window) ? 'next' : 'wait';
+    // Half a window in: ask for the next half while the rest arrives, so the link never idles.
+    const inFlight = this.missing(this.low, Math.min(this.total, this.askedEnd));
+    return this.askedEnd < this.total && inFlight <= this.pacing.window / 2 ? 'next' : 'wait';
   }
 
   /** Every chunk, in order (with holes while incomplete). */
@@ -307,8 +449,18 @@ export class IncomingTransfer {
 
   /** What time does: ask again after a silence, or give up on this peer after a long one. */
   due(now: number): 'retry' | 'switch' | null {
-    if (now - this.progressAt >= TRANSFER_SWITCH_MS) return 'switch';
-    if (now - this.askedAt >= TRANSFER_RETRY_MS && now - this.progressAt >= TRANSFER_RETRY_MS)
+    const { retryMs } = this.pacing;
+    // A few asks go unanswered before the peer counts as gone, however long the pacing waits.
+    if (now - this.progressAt >= Math.max(TRANSFER_SWITCH_MS, 4 * retryMs)) return 'switch';
+    if (now - this.askedAt >= retryMs && now - this.progressAt >= retryMs) return 'retry';
+    // An answer's chunks leave together: once some came in, a short silence means the rest of
+    // them were lost, and waiting a whole retryMs for them would idle the link.
+    const { burstGapMs } = this.pacing;
+    if (
+      burstGapMs !== undefined &&
+      this.progressAt > this.askedAt &&
+      now - this.progressAt >= burstGapMs
+    )
       return 'retry';
     return null;
   }
@@ -320,9 +472,12 @@ export class IncomingTransfer {
     this.parts.length = 0;
     this.total = null;
     this.received = 0;
+    this.low = 0;
+    this.high = 0;
     this.progressAt = now;
     this.askedAt = now;
     this.asked = 0;
+    this.askedEnd = 0;
   }
 
   /** How many chunks arrived, and of how many (null before the first). */
@@ -331,9 +486,12 @@ export class IncomingTransfer {
   }
 
   private firstMissing(): number {
-    if (this.total === null) return 0;
-    for (let i = 0; i < this.total; i++) if (this.parts[i] === undefined) return i;
-    return this.total;
+    return this.total === null ? 0 : this.low;
+  }
+
+  private advanceLow(): void {
+    while (this.total !== null && this.low < this.total && this.parts[this.low] !== undefined)
+      this.low++;
   }
 }
 
@@ -351,10 +509,12 @@ export class OutgoingTransfers {
 
   /**
    * The chunks answering `ask` from `to`: the snapshot of its session (made by `snapshot` when the
-   * session is new: a receiver starting over pulls a fresh one), from `next` on, one window. A
-   * session asked from beyond its start that this sender has no snapshot of any more (it expired,
-   * or this sender restarted) is refused: a new snapshot's chunks would not fit the old ones. So
-   * is a new session less than TRANSFER_SNAPSHOT_EVERY_MS after the last snapshot for `to`.
+   * session is new: a receiver starting over pulls a fresh one), from `next` on, the window it
+   * names (TRANSFER_WINDOW if none; at most MAX_TRANSFER_WINDOW, and MAX_TRANSFER_ANSWER_CHARS of
+   * chunks). A session asked from beyond its start that this sender has no snapshot of any more
+   * (it expired, or this sender restarted) is refused: a new snapshot's chunks would not fit the
+   * old ones. So is a new session less than TRANSFER_SNAPSHOT_EVERY_MS after the last snapshot for
+   * `to`.
    */
   answer(
     to: number,
@@ -372,7 +532,13 @@ export class OutgoingTransfers {
     }
     s.usedAt = now;
     const out: TransferMessage[] = [];
-    const end = Math.min(s.parts.length, ask.next + TRANSFER_WINDOW);
+    const chunkChars = maxChars ?? TRANSFER_CHUNK_CHARS;
+    const window = Math.min(
+      ask.window ?? TRANSFER_WINDOW,
+      MAX_TRANSFER_WINDOW,
+      Math.max(1, Math.floor(MAX_TRANSFER_ANSWER_CHARS / chunkChars)),
+    );
+    const end = Math.min(s.parts.length, ask.next + window);
     for (let i = Math.max(0, ask.next); i < end; i++)
       out.push({
         type: 'chunk',

@@ -8,7 +8,9 @@ import {
   fromChunks,
   IncomingTransfer,
   OutgoingTransfers,
+  paceFor,
   type TransferMessage,
+  type TransferPacing,
   type TransferredState,
 } from './state-transfer.js';
 
@@ -75,6 +77,8 @@ export class Transfers {
   private sessions = 0;
   /** Snapshots this replica serves to peers that rebuild themselves. */
   private readonly outgoing = new OutgoingTransfers();
+  /** How this replica paces its pulls, its window within what a sender serves per ask. */
+  private readonly pacing: TransferPacing | undefined;
 
   constructor(
     private readonly host: TransfersHost,
@@ -82,7 +86,11 @@ export class Transfers {
     private readonly chunkChars: number | undefined,
     /** HostOptions.unsafeInstallIncomplete: a planted bug. */
     private readonly unsafeInstallIncomplete: boolean,
-  ) {}
+    /** HostOptions.transferPacing: how this replica paces the pulls it makes. */
+    pacing?: TransferPacing,
+  ) {
+    this.pacing = pacing === undefined ? undefined : paceFor(pacing, chunkChars);
+  }
 
   /** It pulls a checkpoint from a peer, and takes part in nothing else meanwhile. */
   get rebuilding(): boolean {
@@ -110,7 +118,14 @@ export class Transfers {
     const last = chunks[chunks.length - 1];
     if (last === undefined) return;
     const mine = chunks.filter((c) => c.session === last.session && c.peer === last.peer);
-    this.incoming = IncomingTransfer.resume(last.peer, last.session, last.total, mine, nowMs);
+    this.incoming = IncomingTransfer.resume(
+      last.peer,
+      last.session,
+      last.total,
+      mine,
+      nowMs,
+      this.pacing,
+    );
     this.sessions = Math.max(this.sessions, last.session);
     this.resumeAsk = true;
     this.host.counters.transfersResumed++;
@@ -120,10 +135,11 @@ export class Transfers {
   pullFrom(peer: number): void {
     const now = this.host.now();
     this.sessions = Math.max(this.sessions + 1, Math.floor(now));
-    if (this.incoming === null) this.incoming = new IncomingTransfer(peer, this.sessions, now);
+    if (this.incoming === null)
+      this.incoming = new IncomingTransfer(peer, this.sessions, now, this.pacing);
     else this.incoming.restart(peer, this.sessions, now);
     this.host.counters.transferAttempts++;
-    this.send(peer, this.incoming.ask(now));
+    this.ask(this.incoming, now);
   }
 
   /**
@@ -136,11 +152,11 @@ export class Transfers {
     if (t === null) return false;
     if (this.resumeAsk) {
       this.resumeAsk = false;
-      this.send(t.peer, t.ask(now));
+      this.ask(t, now);
       return true;
     }
     const due = t.due(now);
-    if (due === 'retry') this.send(t.peer, t.ask(now));
+    if (due === 'retry') this.ask(t, now);
     else if (due === 'switch') this.pullFrom(this.nextPeer(t.peer));
     return true;
   }
@@ -189,7 +205,7 @@ export class Transfers {
           part: msg.part,
         },
       });
-    if (progress === 'next') this.send(from, t.ask(now));
+    if (progress === 'next') for (const ask of t.more(now)) this.send(from, ask);
     else if (progress === 'duplicate') return;
     else if (progress === 'complete' || (this.unsafeInstallIncomplete && t.lastChunkIn))
       this.finish(t);
@@ -198,6 +214,10 @@ export class Transfers {
   private nextPeer(after: number): number {
     const others = this.host.parts.gossip.others;
     return others.find((p) => p > after) ?? others[0]!;
+  }
+
+  private ask(t: IncomingTransfer, now: number): void {
+    for (const ask of t.asks(now)) this.send(t.peer, ask);
   }
 
   private send(to: number, msg: TransferMessage): void {

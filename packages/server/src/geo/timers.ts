@@ -36,3 +36,31 @@ export const TIMERS: Readonly<Record<NetworkKind, PaxosTimers>> = {
 
 /** An election timeout shorter than this many heartbeats deposes leaders between heartbeats. */
 export const MIN_HEARTBEATS_PER_ELECTION_TIMEOUT = 4;
+
+/** How a replica paces a state transfer it pulls (the replica's HostOptions.transferPacing). */
+export interface TransferPacingSettings {
+  readonly window: number;
+  readonly retryMs: number;
+  readonly selective?: boolean;
+  readonly burstGapMs?: number;
+}
+
+/**
+ * lan: the replica's defaults, a window of 8 chunks asked again whole from the first one missing
+ * after a 250 ms silence; on one data centre a round trip costs nothing either way.
+ *
+ * wan: a round trip of up to 330 ms carries a window, so the window is what bounds a transfer.
+ * - window 64 chunks: about a round trip's worth on a fast link (a sender serves at most 20 of the
+ *   real runtime's full-size chunks per ask, within the peer link's backpressure bound, and a
+ *   replica asks for no more than that).
+ * - selective: only the chunks missing are asked again, beside new ones; asking a whole window
+ *   again from the first one missing moves on by about the chunks before the first loss.
+ * - burst gap 100 ms: an answer's chunks leave together, so once some came in, a silence this
+ *   long means the rest were lost; waiting a whole retry for them would idle the link.
+ * - retry 500 ms, the WAN retransmit interval: above the longest round trip with its jitter, so
+ *   an answer that is merely on its way is not asked for again.
+ */
+export const TRANSFER_PACING: Readonly<Record<NetworkKind, TransferPacingSettings>> = {
+  lan: { window: 8, retryMs: 250 },
+  wan: { window: 64, retryMs: TIMERS.wan.retransmitMs, selective: true, burstGapMs: 100 },
+};

@@ -1,5 +1,5 @@
 import type { App } from '@creek/app';
-import type { PaxosTimers } from '../geo/index.js';
+import type { PaxosTimers, TransferPacingSettings } from '../geo/index.js';
 import type { EdgeLimits } from './edge-limits.js';
 import type { PeerAddress } from './peer-address.js';
 import type { TlsConfig } from './tls.js';
@@ -83,6 +83,11 @@ export interface ReplicaServerConfig {
    * `--heartbeat-ms`, `--election-timeout-ms`); absent: the LAN ones (geo/timers.ts).
    */
   readonly paxosTimers?: PaxosTimers;
+  /**
+   * How this replica paces a state transfer it pulls (`creek start --network`,
+   * HostOptions.transferPacing); absent: the LAN pacing (geo/timers.ts).
+   */
+  readonly transferPacing?: TransferPacingSettings;
   /**
    * The replica that should lead (`--preferred-leader`, PaxosOptions.preferredLeader): leadership
    * is handed to it once it is up and caught up. Absent: the lowest-numbered replica up leads.

@@ -310,6 +310,7 @@ export class ReplicaServer {
       },
       executor: this.pool ?? new InlineExecutor(c.app),
       ...(c.checkpointEvery === undefined ? {} : { checkpointEvery: c.checkpointEvery }),
+      ...(c.transferPacing === undefined ? {} : { transferPacing: c.transferPacing }),
     };
     // The operator's preferred leader (--preferred-leader), beside the timers above.
     const hostOptions =

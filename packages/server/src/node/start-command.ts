@@ -8,6 +8,7 @@ import { userTokenSettings } from './auth-settings.js';
 import { UserTokenVerifier } from './user-tokens.js';
 import { ReplicaServer } from './replica-server.js';
 import { timersOf } from './timer-settings.js';
+import { TRANSFER_PACING } from '../geo/index.js';
 import { commandUsage, readSettings } from './settings.js';
 
 export const START_USAGE = commandUsage(
@@ -78,6 +79,7 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
       quorumReads: s.reads === 'quorum',
       checkInvariants: s['check-invariants'],
       paxosTimers,
+      transferPacing: TRANSFER_PACING[s.network],
       ...(s['preferred-leader'] === undefined ? {} : { preferredLeader: s['preferred-leader'] }),
       appPath: s.app,
     },

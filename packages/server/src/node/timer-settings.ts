@@ -29,7 +29,7 @@ export const TIMER_OPTIONS = {
   network: {
     type: 'string',
     value: NETWORK_KINDS.join('|'),
-    help: `the Paxos timers' defaults: lan (heartbeat ${TIMERS.lan.heartbeatMs} ms, election timeout ${TIMERS.lan.electionTimeoutMs} ms) or wan, for round trips up to 300 ms (${TIMERS.wan.heartbeatMs} ms, ${TIMERS.wan.electionTimeoutMs} ms; default lan)`,
+    help: `the Paxos timers' and state transfers' defaults: lan (heartbeat ${TIMERS.lan.heartbeatMs} ms, election timeout ${TIMERS.lan.electionTimeoutMs} ms) or wan, for round trips up to 300 ms (${TIMERS.wan.heartbeatMs} ms, ${TIMERS.wan.electionTimeoutMs} ms; default lan)`,
   },
   'heartbeat-ms': {
     type: 'string',

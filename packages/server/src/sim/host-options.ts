@@ -12,6 +12,7 @@ import { preferredLeaderOf } from './leader-placement.js';
 import { plantedApp } from './nondeterminism.js';
 import type { SimProcess, StepHost } from './process.js';
 import type { RunState } from './run-state.js';
+import { TRANSFER_PACING } from '../geo/index.js';
 import { paxosTimers } from './wan.js';
 
 /** HostOptions.transferChunkChars in simulated runs: a few Reqs or a few dozen keys a chunk. */
@@ -101,6 +102,8 @@ export class SimHostOptions {
       // Small chunks, so that the simulated states travel in several, which the network may lose,
       // duplicate and reorder (the default fills a chunk with 300,000 characters).
       transferChunkChars: SIM_TRANSFER_CHUNK_CHARS,
+      // On a WAN profile, the WAN pacing, as `creek start --network wan` gives it.
+      ...(wan === undefined || wan === null ? {} : { transferPacing: TRANSFER_PACING.wan }),
       ...(config.unsafeInstallIncomplete === true ? { unsafeInstallIncomplete: true } : {}),
       ...(config.unsafeSkipDivergenceCheck === true ? { unsafeSkipDivergenceCheck: true } : {}),
     };

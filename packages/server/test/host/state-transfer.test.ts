@@ -6,7 +6,11 @@ import type { Req } from '@creek/replica/core/types.js';
 import {
   fromChunks,
   IncomingTransfer,
+  MAX_TRANSFER_ANSWER_CHARS,
+  MAX_TRANSFER_WINDOW,
   OutgoingTransfers,
+  paceFor,
+  TRANSFER_CHUNK_CHARS,
   toChunks,
   TRANSFER_RETRY_MS,
   TRANSFER_SNAPSHOT_EVERY_MS,
@@ -116,7 +120,7 @@ describe('state transfer chunks', () => {
     let now = 0;
     const first = out.answer(
       2,
-      t.ask(now) as Extract<TransferMessage, { type: 'ask' }>,
+      t.asks(now)[0] as Extract<TransferMessage, { type: 'ask' }>,
       now,
       snap,
       4_000,
@@ -129,7 +133,7 @@ describe('state transfer chunks', () => {
     expect(t.due(now + TRANSFER_RETRY_MS - 1)).toBe(null);
     now += TRANSFER_RETRY_MS;
     expect(t.due(now)).toBe('retry');
-    const again = t.ask(now) as Extract<TransferMessage, { type: 'ask' }>;
+    const again = t.asks(now)[0] as Extract<TransferMessage, { type: 'ask' }>;
     expect(again.next).toBe(2);
     let answer = out.answer(2, again, now, snap, 4_000);
     let complete = false;
@@ -144,7 +148,7 @@ describe('state transfer chunks', () => {
       expect(next).toBe(true);
       answer = out.answer(
         2,
-        t.ask(now) as Extract<TransferMessage, { type: 'ask' }>,
+        t.asks(now)[0] as Extract<TransferMessage, { type: 'ask' }>,
         now,
         snap,
         4_000,
@@ -164,6 +168,78 @@ describe('state transfer chunks', () => {
     ).toEqual([{ type: 'refuse', session: 8 }]);
     expect(t2.progress().received).toBe(0);
     expect(t2.due(now + TRANSFER_SWITCH_MS)).toBe('switch');
+  });
+});
+
+describe('state transfer paced for long round trips', () => {
+  type Ask = Extract<TransferMessage, { type: 'ask' }>;
+  const pacing = { window: 32, retryMs: 500, selective: true, burstGapMs: 100 };
+
+  it('asks for a window of its own, and again only for the chunks lost', () => {
+    const out = new OutgoingTransfers();
+    const snap = () => state(3_000);
+    const t = new IncomingTransfer(1, 7, 0, pacing);
+    let now = 0;
+    const serve = (asks: readonly TransferMessage[]) =>
+      asks.flatMap((a) => out.answer(2, a as Ask, now, snap, 2_000) as Chunk[]);
+    const firstAsks = t.asks(now);
+    expect(firstAsks).toEqual([{ type: 'ask', session: 7, next: 0, window: 32 }]);
+    const first = serve(firstAsks);
+    expect(first).toHaveLength(32);
+    // Chunks 3 and 4 are lost, the rest arrive; half the window in, it asks for more at once.
+    now = 150;
+    const more: TransferMessage[] = [];
+    for (const c of first.filter((c) => c.index !== 3 && c.index !== 4))
+      if (t.onChunk(1, c, now) === 'next') more.push(...t.more(now));
+    expect(more.length).toBeGreaterThan(0);
+    expect(more.every((a) => (a as Ask).next >= 32)).toBe(true);
+    // No chunk for the burst gap: it asks again for the two lost chunks only, in one ask.
+    expect(t.due(now + 99)).toBe(null);
+    now += 100;
+    expect(t.due(now)).toBe('retry');
+    const again = t.asks(now) as Ask[];
+    expect(again[0]).toEqual({ type: 'ask', session: 7, next: 3, window: 2 });
+    let pending = [...serve(again), ...serve(more)];
+    let complete = false;
+    for (let round = 0; round < 100 && !complete; round++) {
+      const asks: TransferMessage[] = [];
+      for (const c of pending) {
+        const r = t.onChunk(1, c, now);
+        if (r === 'complete') complete = true;
+        if (r === 'next') asks.push(...t.more(now));
+      }
+      now += 500;
+      if (!complete && asks.length === 0) asks.push(...t.asks(now));
+      pending = serve(asks);
+    }
+    expect(complete).toBe(true);
+    const r = fromChunks(t.chunks());
+    expect(r.ok && r.state.state.length).toBe(3_000);
+  });
+
+  it("keeps the default pacing's asks as they were, and a sender bounds the window it serves", () => {
+    // The default pacing names no window: an ask reads as before asks could name one.
+    expect(new IncomingTransfer(1, 7, 0).asks(0)).toEqual([{ type: 'ask', session: 7, next: 0 }]);
+    const ask = (window: number): Ask => ({ type: 'ask', session: 1, next: 0, window });
+    const small = new OutgoingTransfers().answer(2, ask(1_000), 0, () => state(30_000), 100);
+    expect(small).toHaveLength(MAX_TRANSFER_WINDOW);
+    // Large chunks: a few MB per answer, whatever was asked (8 MB of state in 1 MB chunks).
+    const big = new OutgoingTransfers().answer(2, ask(64), 0, () => state(270_000), 1_000_000);
+    expect(big).toHaveLength(Math.floor(MAX_TRANSFER_ANSWER_CHARS / 1_000_000));
+    // A receiver asks for no more than a sender of chunks its size serves: with full-size chunks,
+    // a window of 64 is 20, and with the simulator's small ones it stays 64.
+    const wan = { window: 64, retryMs: 500, selective: true, burstGapMs: 100 };
+    expect(paceFor(wan).window).toBe(MAX_TRANSFER_ANSWER_CHARS / TRANSFER_CHUNK_CHARS);
+    expect(paceFor(wan, 600)).toBe(wan);
+    expect(new IncomingTransfer(1, 7, 0, paceFor(wan)).asks(0)).toEqual([
+      { type: 'ask', session: 7, next: 0, window: 20 },
+    ]);
+    // Over the wire, a window beyond the bound is a bad frame.
+    const frame = (window: number) =>
+      JSON.stringify({ t: 'transfer', msg: { type: 'ask', session: 1, next: 0, window } });
+    expect(decodePeerFrame(frame(64)).ok).toBe(true);
+    expect(decodePeerFrame(frame(MAX_TRANSFER_WINDOW + 1)).ok).toBe(false);
+    expect(decodePeerFrame(frame(0)).ok).toBe(false);
   });
 });
 

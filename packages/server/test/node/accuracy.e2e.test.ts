@@ -38,8 +38,16 @@ describe('speculation accuracy per op', () => {
     try {
       await c1.invokeStrong('kv.put', { key: 'ready', value: 1 });
       for (const peer of [0, 2]) await cluster.admin(1, 'block', { peer });
-      // A weak op's Correctable settles with its tentative answer.
-      for (let n = 0; n < K; n++) await c0.invokeWeak('kv.increment', { key: 'counter' });
+      // A weak op's Correctable settles with its tentative answer; replica 0's increments are
+      // committed (by replicas 0 and 2) before replica 1 is heard again, so they come first in
+      // the final order: replica 1's strong increments are decided only after that.
+      const first: Promise<void>[] = [];
+      for (let n = 0; n < K; n++) {
+        const call = c0.invokeWeak('kv.increment', { key: 'counter' });
+        await call;
+        first.push(call.committed());
+      }
+      await Promise.all(first);
       // Replica 1's calls get both views: its tentative answer now, the final one once it hears
       // its peers again, which its client counts too (client.accuracy).
       const answers: unknown[] = [];

@@ -190,13 +190,10 @@ export class ReplicaHost {
   }
 
   /**
-   * A membership change removed it, decided (its disk keeps the change, so this outlives a
-   * restart) or told by a peer: it takes no client op (its ops could not be ordered: the members
-   * ignore it once the removal is in force) and stays only as an acceptor of the instances before
-   * its removal, which a member that restarts may have to decide again, until the members tell it
-   * it is no longer needed (`removed`, and it stops). Its clients go to a member (the simulator:
-   * seed 51467 with 3 replicas, where they waited on it for good; MultiPaxos.leaving says why not
-   * only once in force).
+   * A membership change removed it (decided, which its disk keeps across a restart, or told by a
+   * peer; MultiPaxos.leaving): it takes no client op, since the members ignore its ops, and stays
+   * an acceptor of the instances before its removal until the members say it is no longer needed
+   * (`removed`, and it stops). Its clients go to a member.
    */
   get leaving(): boolean {
     return this.paxos.leaving;

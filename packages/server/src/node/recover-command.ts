@@ -12,7 +12,7 @@ import {
 import { takeBackup } from './backup-command.js';
 import { readBackup } from './backup-file.js';
 import { readPemFile, readSecretFile } from './config.js';
-import { restoreReplica } from './restore-command.js';
+import { NewClusterIdSchema, NewReplicaIdSchema, restoreReplica } from './restore-command.js';
 import { commandUsage, readSettings, SettingsError, type OptionSpecs } from './settings.js';
 
 /**
@@ -92,14 +92,8 @@ const RecoverSettingsSchema = z.object({
   'tls-ca': z.string().min(1).optional(),
   out: z.string({ error: 'is needed: the backup file to write' }).min(1),
   data: z.string({ error: "is needed: the new replica's data directory" }).min(1),
-  id: z
-    .string({ error: 'is needed: the new replica id, 0-255' })
-    .regex(/^\d{1,3}$/, 'must be a replica id, 0-255')
-    .transform(Number)
-    .refine((n) => n <= 255, 'must be a replica id, 0-255'),
-  'cluster-id': z
-    .string({ error: "is needed: the new cluster's name" })
-    .regex(/^[\w.-]{1,64}$/, "must be 1-64 letters, digits, '_', '.' or '-'"),
+  id: NewReplicaIdSchema,
+  'cluster-id': NewClusterIdSchema,
 });
 
 /** True when `dir` exists and holds anything; a file where the directory should be is refused. */

@@ -50,17 +50,23 @@ truncated, damaged or foreign file is refused (exit 1), and so is a --data that 
   RESTORE_OPTIONS,
 );
 
+/** `--id` of a new cluster's replica (creek restore, creek recover). */
+export const NewReplicaIdSchema = z
+  .string({ error: 'is needed: the new replica id, 0-255' })
+  .regex(/^\d{1,3}$/, 'must be a replica id, 0-255')
+  .transform(Number)
+  .refine((n) => n <= 255, 'must be a replica id, 0-255');
+
+/** `--cluster-id` of a new cluster (creek restore, creek recover). */
+export const NewClusterIdSchema = z
+  .string({ error: "is needed: the new cluster's name" })
+  .regex(/^[\w.-]{1,64}$/, "must be 1-64 letters, digits, '_', '.' or '-'");
+
 const RestoreSettingsSchema = z.object({
   from: z.string({ error: 'is needed: the backup file' }).min(1),
   data: z.string({ error: 'is needed: the new replica data directory' }).min(1),
-  id: z
-    .string({ error: 'is needed: the new replica id, 0-255' })
-    .regex(/^\d{1,3}$/, 'must be a replica id, 0-255')
-    .transform(Number)
-    .refine((n) => n <= 255, 'must be a replica id, 0-255'),
-  'cluster-id': z
-    .string({ error: "is needed: the new cluster's name" })
-    .regex(/^[\w.-]{1,64}$/, "must be 1-64 letters, digits, '_', '.' or '-'"),
+  id: NewReplicaIdSchema,
+  'cluster-id': NewClusterIdSchema,
 });
 
 /**

@@ -16,18 +16,27 @@ import { HostCluster } from './host-cluster.js';
  * nothing tentatively and replica 0's last increment finally: that is its cause. Its later ones
  * read its own earlier increment both times, with another value: they inherit that cause.
  */
+/**
+ * A cluster where every replica has heard its peers, replica 1 is then cut off, and replica 0
+ * increments `counter` three times: what replica 1 does next has not seen those increments.
+ */
+function cutOffAfterIncrements(seed: number): HostCluster {
+  const c = new HostCluster(3, seed, { checkpointEvery: 0 });
+  for (const i of [0, 1, 2]) c.invoke(i, 'kv.put', { key: `start/${i}`, value: i }, true);
+  c.settle();
+  c.isolated.add(1);
+  c.run(100);
+  for (let n = 0; n < 3; n++) {
+    c.invoke(0, 'kv.increment', { key: 'counter' });
+    c.run(20);
+  }
+  c.run(200);
+  return c;
+}
+
 describe('explained corrections', () => {
   it('name the ops ordered ahead unseen, and the key they wrote that the op read', () => {
-    const c = new HostCluster(3, 9, { checkpointEvery: 0 });
-    for (const i of [0, 1, 2]) c.invoke(i, 'kv.put', { key: `start/${i}`, value: i }, true);
-    c.settle();
-    c.isolated.add(1);
-    c.run(100);
-    for (let n = 0; n < 3; n++) {
-      c.invoke(0, 'kv.increment', { key: 'counter' });
-      c.run(20);
-    }
-    c.run(200);
+    const c = cutOffAfterIncrements(9);
     const before = c.responses[1]!.length;
     for (let n = 0; n < 2; n++) {
       c.invoke(1, 'kv.increment', { key: 'counter' }, true);
@@ -69,16 +78,7 @@ describe('explained corrections', () => {
   });
 
   it('explain a strong read answered by read index whose stable answer differs', () => {
-    const c = new HostCluster(3, 11, { checkpointEvery: 0 });
-    for (const i of [0, 1, 2]) c.invoke(i, 'kv.put', { key: `start/${i}`, value: i }, true);
-    c.settle();
-    c.isolated.add(1);
-    c.run(100);
-    for (let n = 0; n < 3; n++) {
-      c.invoke(0, 'kv.increment', { key: 'counter' });
-      c.run(20);
-    }
-    c.run(200);
+    const c = cutOffAfterIncrements(11);
     const before = c.responses[1]!.length;
     c.invoke(1, 'kv.get', { key: 'counter' }, true);
     c.run(50);

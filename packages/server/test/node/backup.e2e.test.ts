@@ -1,14 +1,13 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson, defineApp, type JsonValue } from '@creek/app';
 import { connect, type CreekClient } from '@creek/client';
 import { RESERVED_PREFIX } from '@creek/replica/core/session-dedupe.js';
 import { readBackup } from '../../src/node/backup-file.js';
 import { LocalCluster } from '../../src/node/local-cluster.js';
+import { creek } from './creek-command.js';
 import { ReferenceInterpreter } from '../../src/sim/reference-interpreter.js';
 
 /**
@@ -24,28 +23,12 @@ import { ReferenceInterpreter } from '../../src/sim/reference-interpreter.js';
  */
 const KEYS = Number(process.env.CREEK_BACKUP_KEYS ?? 5_000);
 const WRITERS = 6;
-const BIN = fileURLToPath(new URL('../../bin/creek.js', import.meta.url));
-const ENV = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !k.startsWith('CREEK_')),
-);
 const DEADLINE_MS = 300_000;
 
 let old: LocalCluster;
 let restored: LocalCluster | null = null;
 let scratch: string;
 let tokenFile: string;
-
-/** `creek …`, without blocking this process (its SDK clients keep writing meanwhile). */
-function creek(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: ENV });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
 
 function backup(i: number, out: string) {
   return creek('backup', '--url', old.httpUrl(i), '--admin-token-file', tokenFile, '--out', out);

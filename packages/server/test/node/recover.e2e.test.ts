@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '@creek/client';
 import { readBackup } from '../../src/node/backup-file.js';
 import { LocalCluster } from '../../src/node/local-cluster.js';
+import { creek } from './creek-command.js';
 
 /**
  * `creek recover` on real processes, in the scenario it is for: of three replicas, two lose their
@@ -18,10 +17,6 @@ import { LocalCluster } from '../../src/node/local-cluster.js';
  * alone, two more join it by state transfer, and the new cluster holds every op committed before
  * the loss and takes new ones.
  */
-const BIN = fileURLToPath(new URL('../../bin/creek.js', import.meta.url));
-const ENV = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !k.startsWith('CREEK_')),
-);
 const DEADLINE_MS = 120_000;
 const COMMITTED = 40;
 const AFTER_LOSS = 3;
@@ -29,17 +24,6 @@ const AFTER_LOSS = 3;
 let old: LocalCluster;
 let recovered: LocalCluster | null = null;
 let scratch: string;
-
-function creek(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: ENV });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
 
 function recover(out: string, data: string, ...more: string[]) {
   return creek(
@@ -258,6 +242,18 @@ describe('creek recover', () => {
         /--id 300 must be a replica id/,
       ],
       [[...base, '--url', old.httpUrl(0)], /unknown flag --url: did you mean --urls\?/],
+      [
+        [
+          ...base,
+          '--urls',
+          Array.from({ length: 16 }, (_, i) => `http://127.0.0.1:${7000 + i}`).join(','),
+          '--out',
+          join(scratch, 'o8'),
+          '--data',
+          join(scratch, 'd8'),
+        ],
+        /lists at most 15 replicas/,
+      ],
     ];
     for (const [args, message] of cases) {
       const r = await creek(...args);
@@ -265,5 +261,31 @@ describe('creek recover', () => {
       expect(r.err, args.join(' ')).toMatch(message);
     }
     expect(existsSync(join(scratch, 'o4'))).toBe(false);
+
+    // A wrong admin token: every replica refuses its /status, so none is recovered, and nothing
+    // is written.
+    const forged = join(scratch, 'forged.token');
+    writeFileSync(forged, 'not-the-admin-token\n');
+    const live = recovered ?? old;
+    const refused = await creek(
+      'recover',
+      '--urls',
+      live.httpUrl(0),
+      '--admin-token-file',
+      forged,
+      '--out',
+      join(scratch, 'o7'),
+      '--data',
+      join(scratch, 'd7'),
+      '--id',
+      '0',
+      '--cluster-id',
+      'n',
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(/no answer \(401 /);
+    expect(refused.err).toMatch(/no replica of --urls can vouch for its state/);
+    expect(existsSync(join(scratch, 'o7'))).toBe(false);
+    expect(existsSync(join(scratch, 'd7'))).toBe(false);
   });
 });

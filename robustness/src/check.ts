@@ -174,25 +174,14 @@ function checkList(
     if (toldNotApplied(o) && !took) continue;
     const strongAnswer = o.level === 'strong' && answered(o);
     linear.push({
-      id: describe(o),
-      op: o.op,
-      args: o.args,
-      invokedAt: o.invokedAt,
-      completed: strongAnswer ? completion(o) : null,
+      ...historyOp(o, strongAnswer),
       ...(strongAnswer ? {} : { tookEffect: took }),
       // The final list is the order the appends took effect in (the app appends at the end).
       ...(took ? { sequence: at[0]!, order: at[0]! } : {}),
     });
   }
   for (const o of ops)
-    if (o.kind === 'read' && o.level === 'strong' && answered(o))
-      linear.push({
-        id: describe(o),
-        op: o.op,
-        args: o.args,
-        invokedAt: o.invokedAt,
-        completed: completion(o),
-      });
+    if (o.kind === 'read' && o.level === 'strong' && answered(o)) linear.push(historyOp(o, true));
   for (const o of ops)
     if (o.kind === 'read' && o.level === 'weak' && answered(o)) {
       const seen = answerOf(o) as string[];
@@ -272,11 +261,7 @@ function checkQueue(
     // a weak enqueue (which may go anywhere after its invocation) is not tried in every order.
     const at = took === false ? undefined : position.get(field(o.args, 'item'));
     linear.push({
-      id: describe(o),
-      op: o.op,
-      args: o.args,
-      invokedAt: o.invokedAt,
-      completed: strongAnswer ? completion(o) : null,
+      ...historyOp(o, strongAnswer),
       ...(strongAnswer || took === undefined ? {} : { tookEffect: took }),
       ...(at === undefined ? {} : { sequence: at, order: at }),
     });
@@ -295,11 +280,7 @@ function checkQueue(
     }
     const strongAnswer = o.level === 'strong' && answered(o);
     linear.push({
-      id: describe(o),
-      op: o.op,
-      args: o.args,
-      invokedAt: o.invokedAt,
-      completed: strongAnswer ? completion(o) : null,
+      ...historyOp(o, strongAnswer),
       ...(o.committed === true && !strongAnswer ? { tookEffect: true } : {}),
     });
   }
@@ -317,6 +298,17 @@ function linearizable<S>(
   const r = checkLinearizable(ops, model, { maxStates: MAX_STATES });
   if (r.ok) counts.linearizable++;
   else violations.push(`${name}: ${r.reason}`);
+}
+
+/** `o` as the checker's history op: its outcome counts only if `withOutcome` (a strong answer). */
+function historyOp(o: RecordedOp, withOutcome: boolean): HistoryOp {
+  return {
+    id: describe(o),
+    op: o.op,
+    args: o.args,
+    invokedAt: o.invokedAt,
+    completed: withOutcome ? completion(o) : null,
+  };
 }
 
 function completion(o: RecordedOp): HistoryOp['completed'] {

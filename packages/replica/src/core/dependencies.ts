@@ -22,6 +22,18 @@ export class Dependencies {
   }
 
   /**
+   * `checkDep(id)` once `ahead` (strong ops of `id`'s origin that precede it and are CAB-cast but
+   * not delivered yet) are delivered: CAB delivers them before `id` (their `prevStrong` chain), so
+   * a cast of `id` made now is delivered no sooner than if it waited for them (Liveness's chained
+   * adoption).
+   */
+  checkDepBehind(id: OpId, ahead: ReadonlySet<number>): boolean {
+    const e = this.ctx.live.get(opKey(id));
+    if (e === undefined || e.committed || e.req.causalCtx === null) return false;
+    return this.ctx.known.includes(e.req.causalCtx, { replica: id.replica, eventNos: ahead });
+  }
+
+  /**
    * What this replica still lacks before `checkDep(id)` can hold: the Req itself, or the ops of its
    * causal context (at most `limit`). The driver asks gossip for them ("no loss", Creek §5).
    */

@@ -62,15 +62,24 @@ export class DottedVersionVector {
     }
   }
 
-  /** True when every id in `other` is in this set. */
-  includes(other: DottedVersionVector): boolean {
+  /**
+   * True when every id in `other` is in this set, or (`also`) among one origin's extra ids counted
+   * as if they were in it.
+   */
+  includes(
+    other: DottedVersionVector,
+    also?: { readonly replica: number; readonly eventNos: ReadonlySet<number> },
+  ): boolean {
     for (const [replica, o] of other.entries) {
       const e = this.entries.get(replica);
+      const extra = also !== undefined && also.replica === replica ? also.eventNos : undefined;
       if (o.base > 0 && (e === undefined || e.base < o.base)) {
-        // The prefix may still be covered by this vector's dots.
-        for (let n = (e?.base ?? 0) + 1; n <= o.base; n++) if (!e?.dots.has(n)) return false;
+        // The prefix may still be covered by this vector's dots (or the extra ids).
+        for (let n = (e?.base ?? 0) + 1; n <= o.base; n++)
+          if (!e?.dots.has(n) && extra?.has(n) !== true) return false;
       }
-      for (const d of o.dots) if (!this.has({ replica, eventNo: d })) return false;
+      for (const d of o.dots)
+        if (!this.has({ replica, eventNo: d }) && extra?.has(d) !== true) return false;
     }
     return true;
   }

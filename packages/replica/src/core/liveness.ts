@@ -1,5 +1,6 @@
 import { NOOP_OP } from '@creek/app';
 import type { Dependencies } from './dependencies.js';
+import type { Entry } from './entry.js';
 import { opKey } from './op-id.js';
 import type { Ordering } from './ordering.js';
 import type { Reads } from './reads.js';
@@ -13,6 +14,8 @@ import type { ReplicaContext } from './replica-context.js';
 export class Liveness {
   private readonly noopIntervalMs: number;
   private readonly adoptAfterMs: number;
+  /** ReplicaOptions.unsafeUnchainedAdoption (a planted bug). */
+  private readonly unchained: boolean;
   private lastAdoptScanAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -20,10 +23,11 @@ export class Liveness {
     private readonly ordering: Ordering,
     private readonly deps: Dependencies,
     private readonly reads: Reads,
-    options: { noopIntervalMs: number; adoptAfterMs: number },
+    options: { noopIntervalMs: number; adoptAfterMs: number; unchained?: boolean },
   ) {
     this.noopIntervalMs = options.noopIntervalMs;
     this.adoptAfterMs = options.adoptAfterMs;
+    this.unchained = options.unchained === true;
     if (!(this.adoptAfterMs > 0)) throw new Error('adoptAfterMs must be positive');
   }
 
@@ -75,17 +79,53 @@ export class Liveness {
    * whose cast died with its origin would hold back every later op of the origin, and the no-op
    * timer would fire for them forever. Only the context rule (`checkDep`) makes the cast safe to
    * repeat: CAB drops a second decision of an id, and delivers an id only after its predecessor.
+   *
+   * A dead origin's later strong ops are chained behind the ones adopted here: a strong op's
+   * context holds its origin's previous strong op, which enters the context only once delivered,
+   * so adopting one op per delivery took a consensus round trip and a scan per op — on WAN links
+   * a dead origin's backlog of a hundred strong ops took longer than a minute to commit. An op
+   * whose context lacks only strong ops of its origin that this replica adopted and that are not
+   * delivered yet is cast at once behind the last of them (its `prevStrong`), as its origin would
+   * have: CAB delivers it after them, and its context is complete by then.
    */
   private adoptOrphans(nowMs: number): void {
     const c = this.ctx;
+    // Per origin: its strong ops adopted here and not delivered yet, and the last of them.
+    const ahead = new Map<number, { eventNos: Set<number>; last: number }>();
+    const chain = (origin: number, eventNo: number): void => {
+      const a = ahead.get(origin);
+      if (a === undefined) ahead.set(origin, { eventNos: new Set([eventNo]), last: eventNo });
+      else {
+        a.eventNos.add(eventNo);
+        a.last = eventNo;
+      }
+    };
     for (let i = c.committedEnd; i < c.order.length; i++) {
       const e = c.order[i]!;
-      if (!e.req.strong || e.adopted || e.req.id.replica === c.origin) continue;
-      if (nowMs - e.arrivedAt < this.adoptAfterMs || !this.deps.checkDep(e.req.id)) continue;
-      e.adopted = true;
-      c.metrics.adopted++;
-      c.out.push({ type: 'cabAdopt', id: e.req.id });
+      const { id } = e.req;
+      if (!e.req.strong || id.replica === c.origin) continue;
+      if (e.adopted) {
+        chain(id.replica, id.eventNo);
+        continue;
+      }
+      if (nowMs - e.arrivedAt < this.adoptAfterMs) continue;
+      const a = ahead.get(id.replica);
+      if (this.deps.checkDep(id)) this.adopt(e, undefined);
+      else if (a !== undefined && this.deps.checkDepBehind(id, a.eventNos)) this.adopt(e, a.last);
+      else continue;
+      chain(id.replica, id.eventNo);
     }
+  }
+
+  private adopt(e: Entry, prevStrong: number | undefined): void {
+    const c = this.ctx;
+    e.adopted = true;
+    c.metrics.adopted++;
+    c.out.push(
+      prevStrong === undefined || this.unchained
+        ? { type: 'cabAdopt', id: e.req.id }
+        : { type: 'cabAdopt', id: e.req.id, prevStrong },
+    );
   }
 
   /**

@@ -76,6 +76,12 @@ export interface ReplicaOptions {
    * what the invariants read. For tests and the simulator, and for a replica under suspicion.
    */
   readonly checkInvariants?: boolean;
+  /**
+   * A planted bug: a chained adoption (Liveness.adoptOrphans) does not name its predecessor, so
+   * CAB takes the last strong op of its origin delivered here for it. Exists so a test can show
+   * the simulator catches a dead origin's strong ops cast out of their origin's order.
+   */
+  readonly unsafeUnchainedAdoption?: boolean;
 }
 
 /**

@@ -91,6 +91,7 @@ export class Replica {
     this.liveness = new Liveness(this.ctx, this.ordering, this.deps, this.reads, {
       noopIntervalMs: options.noopIntervalMs ?? 100,
       adoptAfterMs: options.adoptAfterMs ?? 1000,
+      unchained: options.unsafeUnchainedAdoption === true,
     });
     this.pipeline = new ExecutionPipeline(this.ctx, this.reads, {
       executionSlots: options.executionSlots ?? 1,

@@ -182,10 +182,12 @@ export type Output =
   /**
    * CAB-cast another origin's strong op on its behalf: it waited long on this replica's tentative
    * list with its causal context complete here, so its origin's cast may be lost for good (the
-   * origin died). The op's predecessor among its origin's strong ops is the last one delivered
-   * here, since all of them are in its context: CAB (which tracks deliveries) fills `prevStrong`.
+   * origin died). `prevStrong` is its predecessor among its origin's strong ops when that one is
+   * cast (adopted here) but not delivered yet (a chained adoption); without it, every earlier
+   * strong op of its origin is delivered here (they are in its context), and CAB (which tracks
+   * deliveries) fills in the last one.
    */
-  | { readonly type: 'cabAdopt'; readonly id: OpId }
+  | { readonly type: 'cabAdopt'; readonly id: OpId; readonly prevStrong?: number }
   /**
    * A strong read-only op (`tag`) is answered stably without a log write (cab/read-index.ts): the
    * driver gets a read index from the leader and calls `readIndexReached(tag)` once every instance

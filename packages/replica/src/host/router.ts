@@ -181,11 +181,15 @@ export class Router {
           this.paxos(paxos.requestRead(o.tag));
           break;
         case 'cabAdopt':
-          // Its origin's earlier strong ops are all delivered here (they are in its context), so
-          // the last one delivered is its predecessor.
+          // A chained adoption names its predecessor (cast but not delivered yet); otherwise its
+          // origin's earlier strong ops are all delivered here (they are in its context), so the
+          // last one delivered is its predecessor.
           if (!delivery.hasOrdered(o.id))
             this.paxos(
-              paxos.cast({ id: o.id, prevStrong: this.host.lastDeliveredOf(o.id.replica) }),
+              paxos.cast({
+                id: o.id,
+                prevStrong: o.prevStrong ?? this.host.lastDeliveredOf(o.id.replica),
+              }),
             );
           break;
         case 'persist':

@@ -235,6 +235,12 @@ export interface SimConfig {
    * simulator catches a removed replica that takes client ops again.
    */
   readonly unsafeLeaveOnlyInForce?: boolean;
+  /**
+   * A dead origin's strong ops adopted behind one another are cast without naming their
+   * predecessor (ReplicaOptions.unsafeUnchainedAdoption). Exists so a test can show the simulator
+   * catches them cast out of their origin's order.
+   */
+  readonly unsafeUnchainedAdoption?: boolean;
   /** The run told as it goes (sim/trace.ts); observing changes nothing in the run. */
   readonly trace?: SimTrace;
   /**

@@ -46,6 +46,7 @@ export class SimHostOptions {
       ...(run.config.invariants === true || run.config.unsafeOverdraw === true
         ? { checkInvariants: true }
         : {}),
+      ...(run.config.unsafeUnchainedAdoption === true ? { unsafeUnchainedAdoption: true } : {}),
     };
   }
 

@@ -66,6 +66,10 @@ export const PLANTED_BUGS = {
     config: { unsafeLeaveOnlyInForce: true, faults: 'reconfig' },
     what: 'a removed replica turns clients away only while its removal is in force at its decided prefix, which a restart sets back, so after a restart it takes client ops that only adoption orders',
   },
+  'adopt-unchained': {
+    config: { unsafeUnchainedAdoption: true, faults: 'crash' },
+    what: "replicas that adopt a dead origin's strong ops behind one another cast each without naming its predecessor, so CAB takes the origin's last delivered op for it and orders the chain out of its origin's order",
+  },
   overdraw: {
     config: { unsafeOverdraw: true, invariants: true },
     what: "the app's transfer moves money whatever the balance, so an account goes below zero, which the app's 'no-overdraft' invariant forbids",

@@ -46,29 +46,32 @@ describe('a nondeterministic op against a real cluster', () => {
       expect(bump.views.frames[0]?.outcome).toEqual({ ok: true, value: i });
     }
     const at1 = await RawClient.connect(c.url(1), c.token);
-    const invokedAt = Date.now();
     const stamp = at1.invoke('stamp', { key: 'k' }, 'strong');
     await within(stamp.done, 20_000, 'the stamp answered');
     const id = (stamp.views.frames.find((f) => f.t === 'view') as { id?: unknown } | undefined)
       ?.id as { replica: number; eventNo: number };
     const opId = `r${id.replica}#${id.eventNo}`;
 
-    // Caught, within 5 s of the invocation (the replicas compare every 50 ms).
+    // Caught (the replicas compare every 50 ms; how soon is bench's, not this test's).
     const report = (s: ReplicaStatus | null) => s?.divergence.current ?? null;
     await until('a replica to report the divergence', 30_000, async () =>
       (await c.statuses()).some((s) => report(s) !== null) ? true : null,
     );
-    expect(Date.now() - invokedAt).toBeLessThan(5_000);
 
     // Every replica names the op, and knows who holds the majority's state: 1 and 2 (their
     // counter was 0), not 0 (3).
     const settled = await until('every replica to judge it', 30_000, async () => {
       const s = await c.statuses();
       const r = s.map(report);
+      // Wait for the sides too: a replica can serve stable answers while its side is still
+      // 'undecided' (it has not heard both peers' digests for the op yet).
       return r.every((x) => x !== null && x.op === 'stamp' && x.exact) &&
         r[0]!.servesStable === false &&
+        r[0]!.side === 'minority' &&
         r[1]!.servesStable &&
-        r[2]!.servesStable
+        r[1]!.side === 'majority' &&
+        r[2]!.servesStable &&
+        r[2]!.side === 'majority'
         ? s
         : null;
     });

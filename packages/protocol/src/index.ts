@@ -10,6 +10,7 @@ export * from './json-value.js';
 export * from './client.js';
 export * from './own-ops.js';
 export * from './peer.js';
+export * from './peer-versions.js';
 export * from './codec.js';
 export * from './events.js';
 export * from './status.js';

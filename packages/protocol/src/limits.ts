@@ -2,13 +2,21 @@
 export const PROTOCOL_VERSION = 1;
 
 /**
- * The version of the replica-to-replica handshake, sent in its challenge. 2: both sides prove the
+ * The newest version of the replica-to-replica protocol this build speaks. 2: both sides prove the
  * cluster secret (version 1 trusted any welcome), each proof bound to both replicas' ids. 3: Reqs
  * carry their caller (`user`), which a replica of version 2 would drop without a word (its schema
  * strips unknown fields) and then run the op as anonymous: replicas that would disagree about an
  * op's caller do not talk.
  */
 export const PEER_PROTOCOL_VERSION = 3;
+
+/**
+ * The oldest version of the replica-to-replica protocol this build still speaks: a link runs at the
+ * newest version both its ends speak (peer-versions.ts), so a cluster can be upgraded one replica
+ * at a time from any release that speaks this version. Raised only after a release that spoke both
+ * the old and the new version (one step at a time), or when speaking the old one became unsafe.
+ */
+export const PEER_PROTOCOL_OLDEST = 3;
 
 /** Frames larger than this are refused before they are parsed. */
 export const MAX_FRAME_BYTES = 1 << 20;

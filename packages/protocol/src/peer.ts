@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { SessionIdSchema } from './client.js';
 import { DvvSchema, JsonValueSchema, OpIdSchema, UserSchema } from './json-value.js';
+import { PeerVersionsSchema } from './peer-versions.js';
 
 /**
  * Replica ↔ replica. The connecting replica proves it holds the cluster secret by HMAC
@@ -233,23 +234,40 @@ const DivergenceFrameSchema = z.object({
 });
 
 export const PeerFrameSchema = z.discriminatedUnion('t', [
-  /** Sent by the accepting side as soon as a peer connects (`version`: PEER_PROTOCOL_VERSION). */
-  z.object({ t: z.literal('challenge'), version: z.number().int(), nonce: z.string().length(64) }),
+  /**
+   * Sent by the accepting side as soon as a peer connects: `version` is the oldest version of the
+   * peer protocol it speaks and `newest` the newest (peer-versions.ts). A build of version 3, which
+   * knew no ranges, sends `version` 3 alone and refuses any other `version`: the oldest version
+   * goes there so that such a build still links with this one.
+   */
+  z.object({
+    t: z.literal('challenge'),
+    version: z.number().int(),
+    newest: z.number().int().positive().max(65_535).optional(),
+    nonce: z.string().length(64),
+  }),
   /**
    * The dialing replica's answer: `mac` proves the cluster secret over the challenge, its own id
-   * and the id it dialed (server peer-auth.ts); `nonce` is its own challenge to the accepting side.
+   * and the id it dialed, and both ranges of versions when the challenge had one (server
+   * peer-auth.ts); `nonce` is its own challenge to the accepting side; `versions` what it speaks
+   * (absent from a build of version 3, which speaks 3 alone).
    */
   z.object({
     t: z.literal('auth'),
     from: z.number().int().nonnegative(),
     mac: z.string().length(64),
     nonce: z.string().length(64),
+    versions: PeerVersionsSchema.optional(),
   }),
-  /** The accepting replica's answer to the dialer's nonce: the dialer trusts nothing before it. */
+  /**
+   * The accepting replica's answer to the dialer's nonce: the dialer trusts nothing before it.
+   * `version`: the version the link runs at, covered by `mac`, when the dialer told its range.
+   */
   z.object({
     t: z.literal('welcome'),
     replica: z.number().int().nonnegative(),
     mac: z.string().length(64),
+    version: z.number().int().positive().max(65_535).optional(),
   }),
   GossipFrameSchema,
   PaxosFrameSchema,

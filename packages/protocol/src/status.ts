@@ -222,6 +222,25 @@ const ViolationsSchema = z.record(z.string(), count);
 export const ReplicaStatusSchema = HostStatusSchema.extend({
   /** Its outbound link to each peer. */
   peers: z.record(z.string(), z.enum(['connecting', 'connected', 'down'])),
+  /**
+   * Versions of the peer protocol (peer-versions.ts): the range this replica speaks, the cluster
+   * version (the newest every member speaks, as far as it has heard), per peer the version its
+   * outbound link runs at (null while not connected) and the range that peer told it last (null
+   * before it did), and links refused because the two ends speak no common version.
+   */
+  protocol: z.object({
+    oldest: count,
+    newest: count,
+    cluster: count,
+    links: z.record(
+      z.string(),
+      z.object({
+        version: count.nullable(),
+        speaks: z.object({ oldest: count, newest: count }).nullable(),
+      }),
+    ),
+    refused: count,
+  }),
   /** Paused by an operator (`/admin/pause`): it ignores its peers and ticks. */
   paused: z.boolean(),
   uptimeMs: count,

@@ -258,8 +258,11 @@ export class LocalCluster {
     if (k >= 0) this.members.splice(k, 1);
   }
 
-  /** (Re)starts replica i on its data directory. */
-  startReplica(i: number): void {
+  /**
+   * (Re)starts replica i on its data directory; `env` adds to its environment (a test of upgrades
+   * sets CREEK_TEST_PEER_PROTOCOL there).
+   */
+  startReplica(i: number, env: Readonly<Record<string, string>> = {}): void {
     if ((this.procs[i] ?? null) !== null) throw new Error(`replica ${i} is already running`);
     const joining = this.joined.has(i);
     const args = [
@@ -325,6 +328,7 @@ export class LocalCluster {
         ...(this.options.edgeLimits === undefined
           ? {}
           : { [EDGE_LIMITS_ENV]: JSON.stringify(this.options.edgeLimits) }),
+        ...env,
       },
     });
     if (onLog !== undefined && child.stdout !== null)

@@ -195,6 +195,32 @@ export class ReplicaMetricsExporter {
       },
     });
     gauge(
+      'creek_peer_protocol_cluster_version',
+      'The cluster version: the newest peer protocol version every member speaks, as far as this replica heard (it rises once the last replica is upgraded)',
+      () => snapshot().protocol.cluster,
+    );
+    gauge(
+      'creek_peer_protocol_newest',
+      'The newest peer protocol version this replica speaks',
+      () => snapshot().protocol.newest,
+    );
+    new Gauge({
+      name: 'creek_peer_link_protocol_version',
+      help: 'The peer protocol version the link to this peer runs at (absent while it is not up)',
+      labelNames: ['peer'],
+      registers: [r],
+      collect() {
+        this.reset();
+        for (const [peer, link] of Object.entries(snapshot().protocol.links))
+          if (link.version !== null) this.set({ peer }, link.version);
+      },
+    });
+    counter(
+      'creek_peer_links_refused_total',
+      'Peer links refused because the two replicas speak no common protocol version, or the peer speaks less than the cluster version (an upgrade skipped a release, or a downgrade)',
+      () => snapshot().protocol.refused,
+    );
+    gauge(
       'creek_members',
       'Replicas in the configuration this replica knows (the latest, while a change is under way)',
       () => snapshot().membership.latest.length,

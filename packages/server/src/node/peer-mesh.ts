@@ -2,8 +2,10 @@ import {
   decodePeerFrame,
   encodeFrame,
   MAX_FRAME_BYTES,
-  PEER_PROTOCOL_VERSION,
+  SPOKEN_PEER_VERSIONS,
   type PeerFrame,
+  type PeerVersions,
+  type ReplicaStatus,
 } from '@creek/protocol';
 import type { Logger } from 'pino';
 import WebSocket, { type WebSocketServer } from 'ws';
@@ -11,7 +13,17 @@ import type { PeerMessage } from '@creek/replica/host/peer-message.js';
 import { CLOSE_CODE, type ConnectionGuard } from './connection-guard.js';
 import { newViolations, type EdgeEndpoint } from './edge-violations.js';
 import { packFrames } from './frame-packing.js';
-import { acceptorProof, dialerProof, newNonce, proofMatches } from './peer-auth.js';
+import { newNonce } from './peer-auth.js';
+import {
+  authFrame,
+  challengeFrame,
+  checkAuth,
+  readChallenge,
+  welcomeFrame,
+  welcomeProves,
+  type DialerView,
+} from './peer-handshake.js';
+import { PeerLinkVersions } from './peer-link-versions.js';
 import type { PeerAddress } from './peer-address.js';
 import { explainTlsError } from './tls.js';
 import { peerMessageFromFrame, peerMessageToFrame } from './wire.js';
@@ -23,7 +35,9 @@ export type PeerState = 'connecting' | 'connected' | 'down';
  * connection; it receives on the connections others dialed to it, after they passed the HMAC
  * challenge. Outbound connections reconnect with exponential backoff; while one is down, messages
  * to that peer are dropped (gossip anti-entropy and Paxos retransmission recover them), and a
- * per-peer send queue is bounded by the socket's buffered amount.
+ * per-peer send queue is bounded by the socket's buffered amount. Each link runs at the newest
+ * protocol version both ends speak (peer-link-versions.ts), so replicas of two successive releases
+ * keep talking while a cluster is upgraded one replica at a time.
  */
 export class PeerMesh {
   private readonly outbound = new Map<
@@ -87,7 +101,23 @@ export class PeerMesh {
     private readonly guard: ConnectionGuard,
     /** PEM of the CA that peers' wss:// certificates must chain to; null: the system's CAs. */
     private readonly ca: string | null = null,
-  ) {}
+    /**
+     * The protocol versions this replica speaks (default: this build's), and the version that
+     * introduced each message kind (default: PEER_MESSAGE_SINCE); tests give their own.
+     */
+    versions: { speaks?: PeerVersions; since?: ReadonlyMap<string, number> } = {},
+  ) {
+    this.versions = new PeerLinkVersions(
+      self,
+      versions.speaks ?? SPOKEN_PEER_VERSIONS,
+      () => this.peers.map((p) => p.id),
+      log,
+      versions.since,
+    );
+  }
+
+  /** The peers' protocol versions, and the gate of what each link may carry. */
+  private readonly versions: PeerLinkVersions;
 
   private started = false;
 
@@ -153,6 +183,9 @@ export class PeerMesh {
     }, limits.dialHandshakeMs + limits.helloDeadlineMs).unref();
     // Our challenge to the answering side, sent with our own answer to its challenge.
     const ourNonce = newNonce();
+    // What its challenge said of its versions, and the version the link runs at.
+    let view: DialerView | null = null;
+    let linkAt = 0;
     // Frames from the answering side are decoded (never thrown on), and only a challenge, a
     // welcome or an error frame does anything here.
     ws.on('message', (data) => {
@@ -160,28 +193,25 @@ export class PeerMesh {
       if (!decoded.ok) return;
       const f = decoded.frame;
       if (f.t === 'challenge') {
-        if (f.version !== PEER_PROTOCOL_VERSION) {
-          this.log.error(
-            { peer: p.id, version: f.version, ours: PEER_PROTOCOL_VERSION },
-            'peer speaks another version of the replica handshake: run the same creek everywhere',
-          );
-          ws.close();
+        if (view !== null) return;
+        view = readChallenge(f);
+        const ours = this.versions.ours;
+        // Answered even when the versions do not overlap, then closed: the accepting side can
+        // then log the refusal too, naming both ranges.
+        ws.send(encodeFrame(authFrame(this.secret, this.self, p.id, ours, f, view, ourNonce)));
+        const check = this.versions.check(p.id, view.theirs);
+        if (check.refused !== null) {
+          this.versions.refuse(p.id, check.refused);
+          ws.close(CLOSE_CODE.policy);
           return;
         }
-        ws.send(
-          encodeFrame({
-            t: 'auth',
-            from: this.self,
-            mac: dialerProof(this.secret, f.nonce, this.self, p.id),
-            nonce: ourNonce,
-          }),
-        );
+        linkAt = check.version;
       } else if (f.t === 'welcome') {
-        // The answering side proves the secret too, as replica p.id: until then it is sent
-        // nothing, so an impostor on a peer URL learns no op (peer-auth.ts).
+        // The answering side proves the secret too, as replica p.id, and the link's version: until
+        // then it is sent nothing, so an impostor on a peer URL learns no op (peer-auth.ts).
         if (
-          f.replica !== p.id ||
-          !proofMatches(acceptorProof(this.secret, ourNonce, p.id, this.self), f.mac)
+          view === null ||
+          !welcomeProves(this.secret, this.self, p.id, ourNonce, view, linkAt, f)
         ) {
           this.counters.rejected++;
           this.log.error(
@@ -195,9 +225,13 @@ export class PeerMesh {
         entry.state = 'connected';
         entry.tlsComplaint = null;
         entry.backoffMs = 50;
-        this.log.info({ peer: p.id }, 'connected to peer');
+        this.versions.heardFrom(p.id, view.theirs);
+        this.versions.linkUp(p.id, linkAt);
+        this.log.info({ peer: p.id, version: linkAt }, 'connected to peer');
       } else if (f.t === 'error') {
-        this.log.error({ peer: p.id, code: f.code }, f.message);
+        // A refusal of our versions is logged once until the link comes up, not at every dial.
+        if (f.code === 'version') this.versions.refuse(p.id, f.message);
+        else this.log.error({ peer: p.id, code: f.code }, f.message);
       } else if (entry.state === 'connected' && entry.ws === ws) {
         // Once it proved it is p.id: what it sends on our connection (it was removed from the
         // cluster and tells us so, as it no longer dials us).
@@ -208,6 +242,7 @@ export class PeerMesh {
       clearTimeout(welcomeBy);
       if (entry.ws !== ws || this.outbound.get(p.id) !== entry) return;
       entry.ws = null;
+      this.versions.linkDown(p.id);
       if (entry.state === 'connected') this.log.warn({ peer: p.id }, 'lost connection to peer');
       entry.state = 'down';
       if (this.closed) return;
@@ -233,7 +268,7 @@ export class PeerMesh {
       const nonce = newNonce();
       let from: number | null = null;
       const gate = this.guard.gate(ws, req, this.edge);
-      ws.send(encodeFrame({ t: 'challenge', version: PEER_PROTOCOL_VERSION, nonce }));
+      ws.send(encodeFrame(challengeFrame(this.versions.ours, nonce)));
       // See ClientEndpoint.attach: a frame ws refuses closes this connection, not the process.
       ws.on('error', (err) => {
         this.counters.rejected++;
@@ -254,12 +289,13 @@ export class PeerMesh {
         }
         const f: PeerFrame = decoded.frame;
         if (from === null) {
-          if (
+          const auth =
             f.t !== 'auth' ||
             f.from === this.self ||
-            !(this.everKnown.has(f.from) || this.peers.some((p) => p.id === f.from)) ||
-            !proofMatches(dialerProof(this.secret, nonce, f.from, this.self), f.mac)
-          ) {
+            !(this.everKnown.has(f.from) || this.peers.some((p) => p.id === f.from))
+              ? null
+              : checkAuth(this.secret, this.self, this.versions.ours, nonce, f);
+          if (f.t !== 'auth' || auth === null) {
             this.counters.rejected++;
             ws.send(
               encodeFrame({
@@ -276,19 +312,22 @@ export class PeerMesh {
             return;
           }
           gate.pass();
+          const check = this.versions.check(f.from, auth.theirs);
+          if (check.refused !== null) {
+            // It proved the secret: it is told why, as this replica logs it.
+            this.versions.refuse(f.from, check.refused);
+            ws.send(encodeFrame({ t: 'error', code: 'version', message: check.refused }));
+            ws.close(CLOSE_CODE.policy);
+            return;
+          }
+          this.versions.heardFrom(f.from, auth.theirs);
           from = f.from;
           const peer = from;
           this.inbound.set(peer, ws);
           ws.on('close', () => {
             if (this.inbound.get(peer) === ws) this.inbound.delete(peer);
           });
-          ws.send(
-            encodeFrame({
-              t: 'welcome',
-              replica: this.self,
-              mac: acceptorProof(this.secret, f.nonce, this.self, f.from),
-            }),
-          );
+          ws.send(encodeFrame(welcomeFrame(this.secret, this.self, f, auth.ranged, check.version)));
           return;
         }
         this.deliver(from, f);
@@ -315,15 +354,23 @@ export class PeerMesh {
   }
 
   /** Sends messages to one peer in order, as one frame when there are several. */
-  sendMany(to: number, msgs: readonly PeerMessage[]): void {
-    if (msgs.length === 0) return;
+  sendMany(to: number, all: readonly PeerMessage[]): void {
+    if (all.length === 0) return;
     if (to === this.self) {
       // A replica's messages to itself never touch the network.
       queueMicrotask(() => {
-        for (const msg of msgs) this.onMessage(this.self, msg);
+        for (const msg of all) this.onMessage(this.self, msg);
       });
       return;
     }
+    // A replica that left the cluster is reached on the connection it dialed in on, whose version
+    // is not kept: only what every version speaks goes there.
+    const msgs = this.versions.sendable(
+      this.versions.version(to) ?? this.versions.ours.oldest,
+      all,
+    );
+    this.counters.dropped += all.length - msgs.length;
+    if (msgs.length === 0) return;
     const entry = this.outbound.get(to);
     // A replica that left the cluster is reached on the connection it dialed in on, if any.
     const ws = entry === undefined ? this.inbound.get(to) : entry.ws;
@@ -376,6 +423,19 @@ export class PeerMesh {
   }
 
   private readonly encoded = new WeakMap<object, string>();
+
+  /** The peers' protocol versions and the cluster version (/status `protocol`). */
+  protocol(): ReplicaStatus['protocol'] {
+    return this.versions.status(this.peers.filter((p) => p.id !== this.self).map((p) => p.id));
+  }
+
+  /**
+   * Whether every member speaks `since`, the version that introduced a new kind of log entry: the
+   * gate such an entry passes before it is proposed (peer-versions.ts in @creek/protocol).
+   */
+  clusterAllows(since: number): boolean {
+    return this.versions.clusterAllows(since);
+  }
 
   states(): Record<number, PeerState> {
     const out: Record<number, PeerState> = {};

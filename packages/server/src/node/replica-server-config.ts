@@ -1,4 +1,5 @@
 import type { App } from '@creek/app';
+import type { PeerVersions } from '@creek/protocol';
 import type { PaxosTimers, TransferPacingSettings } from '../geo/index.js';
 import type { EdgeLimits } from './edge-limits.js';
 import type { PeerAddress } from './peer-address.js';
@@ -57,6 +58,11 @@ export interface ReplicaServerConfig {
   readonly tls?: TlsConfig | null;
   /** Overrides of the limits before authentication (DEFAULT_EDGE_LIMITS). */
   readonly edgeLimits?: Partial<EdgeLimits>;
+  /**
+   * The peer protocol versions this replica claims to speak; absent: this build's. Only tests of
+   * upgrades set it (peer-versions-env.ts), to play the next release.
+   */
+  readonly peerVersions?: PeerVersions;
   /**
    * Worker threads that execute ops (exec/worker-pool-executor.ts); 0 or absent: every op runs
    * on the main thread. Each worker loads the app from `appPath`.

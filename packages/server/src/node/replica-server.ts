@@ -150,6 +150,7 @@ export class ReplicaServer {
       log,
       this.guard,
       config.tls?.ca ?? null,
+      config.peerVersions === undefined ? {} : { speaks: config.peerVersions },
     );
     this.members = clientUrls(config.peers.map((p) => ({ id: p.id, address: p.url })));
     this.clients = new ClientEndpoint(
@@ -617,6 +618,7 @@ export class ReplicaServer {
     return {
       ...h,
       peers: this.mesh.states(),
+      protocol: this.mesh.protocol(),
       paused: this.paused,
       uptimeMs: Math.round(performance.now() - this.startedAt),
       speculative: this.config.speculative ?? true,

@@ -6,6 +6,7 @@ import { ensureWritableDir } from './data-dir.js';
 import { loadApp } from '../exec/load-app.js';
 import { userTokenSettings } from './auth-settings.js';
 import { UserTokenVerifier } from './user-tokens.js';
+import { peerVersionsFromEnv, PEER_VERSIONS_ENV } from './peer-versions-env.js';
 import { ReplicaServer } from './replica-server.js';
 import { timersOf } from './timer-settings.js';
 import { TRANSFER_PACING } from '../geo/index.js';
@@ -49,12 +50,18 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
           key: readPemFile(s['tls-key'], 'tls-key'),
           ca: s['tls-ca'] === undefined ? null : readPemFile(s['tls-ca'], 'tls-ca'),
         };
+  const peerVersions = peerVersionsFromEnv(env);
   const tokenSettings = userTokenSettings(s);
   const userTokens = tokenSettings === null ? null : new UserTokenVerifier(tokenSettings);
   const app = await loadApp(s.app);
   const dataDir = ensureWritableDir(s.data);
   const log = pino({ name: `creek-${s.id}`, level: s['log-level'] });
   const paxosTimers = timersOf(s);
+  if (peerVersions !== null)
+    log.warn(
+      { speaks: peerVersions },
+      `${PEER_VERSIONS_ENV} is set: this replica claims the peer protocol versions it names (for testing upgrades only)`,
+    );
   const server = new ReplicaServer(
     {
       id: s.id,
@@ -73,6 +80,7 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
       fsync: s.fsync,
       join: s.join,
       edgeLimits: edgeLimitsFromEnv(process.env),
+      ...(peerVersions === null ? {} : { peerVersions }),
       ...(s['checkpoint-every'] === undefined ? {} : { checkpointEvery: s['checkpoint-every'] }),
       workers: s.workers,
       speculative: s.speculation === 'on',

@@ -228,6 +228,10 @@ function checkMeta(db: Database.Database, file: string, dir: string, replicaId: 
   if (meta.get('format') !== 'creek')
     throw new Error(`${file} is not a Creek database (meta has no format 'creek')`);
   const version = meta.get('version');
+  if (version !== undefined && /^\d+$/.test(version) && Number(version) > FORMAT_VERSION)
+    throw new Error(
+      `${file} has storage format version ${version}, written by a newer release of creek; this build reads versions 1 to ${FORMAT_VERSION}. A data directory never goes back to an older release: run the release that wrote it (or a newer one) on it, or give this replica an empty directory and let it take its state from its peers`,
+    );
   if (version === undefined || !['1', '2', '3', '4', String(FORMAT_VERSION)].includes(version))
     throw new Error(
       `${file} has storage format version ${version ?? '(none)'}; this build reads versions 1 to ${FORMAT_VERSION}`,

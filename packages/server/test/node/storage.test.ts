@@ -679,7 +679,18 @@ describe('SqliteStorage', () => {
     const db = new Database(path.join(dir, DB_FILE));
     db.exec("UPDATE meta SET value = '6' WHERE key = 'version'");
     db.close();
-    expect(() => open(dir)).toThrow(/format version 6; this build reads versions 1 to 5/);
+    expect(() => open(dir)).toThrow(
+      /format version 6, written by a newer release of creek; this build reads versions 1 to 5\. A data directory never goes back to an older release/,
+    );
+  });
+
+  it('refuses a format version that is not one', () => {
+    const dir = path.join(tmp, 'data');
+    open(dir).close();
+    const db = new Database(path.join(dir, DB_FILE));
+    db.exec("UPDATE meta SET value = 'x' WHERE key = 'version'");
+    db.close();
+    expect(() => open(dir)).toThrow(/format version x; this build reads versions 1 to 5/);
   });
 
   it.each(['3', '4'])(

@@ -1,0 +1,236 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { connect, type CreekClient } from '@creek/client';
+import { PEER_PROTOCOL_VERSION } from '@creek/protocol';
+import { freeRun, LocalCluster, type ReplicaStatus } from '../../src/node/local-cluster.js';
+import { DB_FILE, SqliteStorage } from '../../src/node/storage.js';
+import { creek } from './creek-command.js';
+
+/**
+ * Rolling upgrades with real processes. No earlier release exists to upgrade from, so the next one
+ * is played by this build claiming it also speaks PEER_PROTOCOL_VERSION + 1
+ * (CREEK_TEST_PEER_PROTOCOL): what the test proves is how links and the cluster version move while
+ * replicas are restarted one at a time on their data directories under load, not that a next
+ * release's messages are understood.
+ */
+const OLD = PEER_PROTOCOL_VERSION;
+const NEXT = PEER_PROTOCOL_VERSION + 1;
+const AS_NEXT = { CREEK_TEST_PEER_PROTOCOL: `${OLD}-${NEXT}` };
+const WRITERS = 3;
+
+let cluster: LocalCluster | null = null;
+const clients: CreekClient[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await cluster?.stop();
+  cluster = null;
+});
+
+/** Polls `check` every 100 ms until it holds, or fails naming `what` after `ms`. */
+async function until(what: string, check: () => Promise<boolean>, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * SDK clients, writer c first on replica c, each incrementing its own counter `n<c>` one op at a
+ * time (every third strong; a weak one counts once `committed()` resolved) until stopped: a counter
+ * that ends above its writer's count applied an op twice, one below lost one.
+ */
+class Writers {
+  readonly acked: number[] = Array.from({ length: WRITERS }, () => 0);
+  readonly failures: unknown[] = [];
+  private stopped = false;
+  private readonly done: Promise<void>;
+  constructor(c: LocalCluster) {
+    const sessions = Array.from({ length: WRITERS }, (_, w) =>
+      connect({ urls: [c.url(w), ...c.urls.filter((u) => u !== c.url(w))], token: c.token }),
+    );
+    clients.push(...sessions);
+    this.done = Promise.all(
+      sessions.map(async (client, w) => {
+        while (!this.stopped) {
+          const n = this.acked[w]!;
+          try {
+            const op = client.invoke(
+              'kv.increment',
+              { key: `n${w}` },
+              { levels: n % 3 === 2 ? ['strong'] : ['weak'] },
+            );
+            await op;
+            await op.committed();
+            this.acked[w] = n + 1;
+          } catch (err) {
+            this.failures.push(err);
+            return;
+          }
+        }
+      }),
+    ).then(() => undefined);
+  }
+  get total(): number {
+    return this.acked.reduce((a, b) => a + b, 0);
+  }
+  /** Resolves once the writers have had `more` more ops acknowledged. */
+  async progress(more: number): Promise<void> {
+    const target = this.total + more;
+    await until(`${more} more ops acknowledged`, async () => {
+      if (this.failures.length > 0) throw this.failures[0];
+      return this.total >= target;
+    });
+  }
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.done;
+  }
+}
+
+/** Each running replica's /status. */
+async function statuses(c: LocalCluster, ids: readonly number[]): Promise<ReplicaStatus[]> {
+  const all = await Promise.all(ids.map((i) => c.status(i)));
+  return all.filter((s): s is ReplicaStatus => s !== null);
+}
+
+/**
+ * Waits until replica i's links to `peers` are up at the version each pair speaks (the newer one
+ * only between two upgraded replicas) and every replica in `running` reports `cluster` as the
+ * cluster version.
+ */
+async function linksSettle(
+  c: LocalCluster,
+  running: readonly number[],
+  upgraded: ReadonlySet<number>,
+  cluster: number,
+): Promise<void> {
+  const expected = (i: number, j: number) => (upgraded.has(i) && upgraded.has(j) ? NEXT : OLD);
+  await until(
+    `links at their versions, cluster version ${cluster} (upgraded: ${[...upgraded].join(',')})`,
+    async () => {
+      const all = await statuses(c, running);
+      return (
+        all.length === running.length &&
+        all.every(
+          (s) =>
+            s.protocol.cluster === cluster &&
+            running.every(
+              (j) => j === s.id || s.protocol.links[String(j)]?.version === expected(s.id, j),
+            ),
+        )
+      );
+    },
+  );
+}
+
+/** Every writer's counter, read strongly, equals what it had acknowledged. */
+async function countersExact(c: LocalCluster, w: Writers): Promise<void> {
+  const reader = connect({ urls: c.urls, token: c.token });
+  clients.push(reader);
+  for (let k = 0; k < WRITERS; k++)
+    expect(await reader.invokeStrong('kv.get', { key: `n${k}` })).toBe(w.acked[k]);
+}
+
+describe('a rolling upgrade to the next peer protocol version', () => {
+  it('upgrades replicas one at a time under load: nothing lost, nothing applied twice, the cluster version rises after the last', async () => {
+    cluster = await LocalCluster.start({ replicas: 3 });
+    const c = cluster;
+    const writers = new Writers(c);
+    await writers.progress(20);
+    const upgraded = new Set<number>();
+    await linksSettle(c, [0, 1, 2], upgraded, OLD);
+    for (const i of [0, 1, 2]) {
+      expect(await c.terminate(i)).toBe(0);
+      c.startReplica(i, AS_NEXT);
+      upgraded.add(i);
+      await linksSettle(c, [0, 1, 2], upgraded, upgraded.size === 3 ? NEXT : OLD);
+      await writers.progress(20);
+    }
+    await writers.stop();
+    expect(writers.failures).toEqual([]);
+    await countersExact(c, writers);
+    const converged = await c.converged();
+    expect(new Set(converged.map((s) => s.digest)).size).toBe(1);
+    expect(await c.metrics(0)).toMatch(
+      new RegExp(`^creek_peer_protocol_cluster_version\\{replica="0"\\} ${NEXT}$`, 'm'),
+    );
+    expect(await c.metrics(0)).toMatch(
+      new RegExp(`^creek_peer_link_protocol_version\\{peer="1",replica="0"\\} ${NEXT}$`, 'm'),
+    );
+
+    // Going back: replica 2 restarted on the older release is refused by the others, which
+    // already run the newer version together, and the cluster goes on without it.
+    expect(await c.terminate(2)).toBe(0);
+    c.startReplica(2);
+    await until('replica 0 refused the older replica 2', async () => {
+      const s = await c.status(0);
+      return s !== null && s.protocol.refused > 0;
+    });
+    const s0 = await c.status(0);
+    expect(s0?.protocol.cluster).toBe(NEXT);
+    expect(s0?.protocol.links['2']?.version).toBeNull();
+    const reader = connect({ urls: [c.url(0), c.url(1)], token: c.token });
+    clients.push(reader);
+    await reader.invokeStrong('kv.increment', { key: 'after' });
+  });
+
+  it('an upgrade interrupted half-way (one replica upgraded, then killed) leaves the others committing, and the replica can come back on the older release', async () => {
+    cluster = await LocalCluster.start({ replicas: 3 });
+    const c = cluster;
+    const writers = new Writers(c);
+    await writers.progress(10);
+    expect(await c.terminate(0)).toBe(0);
+    c.startReplica(0, AS_NEXT);
+    await linksSettle(c, [0, 1, 2], new Set([0]), OLD);
+    await c.killed(0);
+    // The writer that started on replica 0 moves on; the others keep committing.
+    await writers.progress(30);
+    for (const s of await statuses(c, [1, 2])) expect(s.protocol.cluster).toBe(OLD);
+    // Rolled back: the older release takes its directory again and links at the older version.
+    c.startReplica(0);
+    await linksSettle(c, [0, 1, 2], new Set(), OLD);
+    await writers.progress(10);
+    await writers.stop();
+    expect(writers.failures).toEqual([]);
+    await countersExact(c, writers);
+    const converged = await c.converged();
+    expect(new Set(converged.map((s) => s.digest)).size).toBe(1);
+  });
+});
+
+describe('a downgrade of the storage format', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'creek-downgrade-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('creek start refuses a data directory a newer storage format wrote, saying so, with status 1', async () => {
+    const data = join(dir, 'data');
+    SqliteStorage.open(data, { replicaId: 0 }).close();
+    const db = new Database(join(data, DB_FILE));
+    db.prepare("UPDATE meta SET value = '99' WHERE key = 'version'").run();
+    db.close();
+    const secret = join(dir, 'cluster.secret');
+    writeFileSync(secret, 'a-secret-of-sixteen-chars\n', { mode: 0o600 });
+    const port = await freeRun(1, '127.0.0.1');
+    const r = await creek(
+      'start',
+      '--id',
+      '0',
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--peers',
+      `0=ws://127.0.0.1:${port}`,
+      '--data',
+      data,
+      '--secret-file',
+      secret,
+    );
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(
+      /storage format version 99, written by a newer release of creek; this build reads versions 1 to \d+\. A data directory never goes back to an older release/,
+    );
+  });
+});

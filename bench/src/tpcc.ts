@@ -4,7 +4,7 @@
  *
  *   npm run bench:tpcc [-- --replicas 3 --warehouses 1 --scale tiny|reduced
  *                         --modes smr,bayou,creek:1,creek:2 --start 100 --factor 1.5 --steps 10
- *                         --seconds 5 --warmup 2 --out bench-results]
+ *                         --seconds 5 --warmup 2 --weight today|paper|paper5 --out bench-results]
  *
  * Modes, each on a fresh cluster (`LocalCluster`, SQLite without fsync) loaded with the same
  * population and driven by the same sequence of transactions:
@@ -17,6 +17,10 @@
  *    ops that follow them, as in Creek. The execution is what differs.)
  *  - `creek:N`: Creek with N execution worker threads per replica (`--workers N`), executions of
  *    ops beyond the validation frontier running at once (§4.4).
+ *
+ * `--weight` gives every transaction extra deterministic work (the TPC-C app's weight.ts): `today`
+ * (the default) none, `paper` about the Creek paper's 0.37 ms per transaction executed inline,
+ * `paper5` five times that (§6.3), or a whole number of rounds.
  *
  * Payment is strong (the SDK's `invoke`: a tentative view, then the stable one); the rest of the
  * mix is weak (`invokeWeak`; Order-Status and Stock-Level are read-only and read locally). Load is
@@ -54,6 +58,7 @@ import { REDUCED, scaleOf, TINY, type Scale } from '../../packages/examples/src/
 import { htmlReport, type Chart, type Series } from './charts.js';
 import { flagPairs } from './cli-flags.js';
 import { recordResults } from './results.js';
+import { parseWeight, TODAY, type WeightFlag } from './tpcc-weight-flag.js';
 import { quantileOfSorted } from './stats.js';
 
 const APP_PATH = fileURLToPath(new URL('../../packages/examples/src/tpcc/app.ts', import.meta.url));
@@ -79,6 +84,8 @@ interface Flags {
   steps: number;
   seconds: number;
   warmup: number;
+  /** The weight's name (or its rounds, as given) and its rounds of work per transaction. */
+  weight: WeightFlag;
   out: string;
 }
 
@@ -109,7 +116,7 @@ interface ModeResult {
 }
 
 const USAGE =
-  'npm run bench:tpcc [-- --replicas 3 --warehouses 1 --scale tiny|reduced --modes smr,bayou,creek:1,creek:2 --start 100 --factor 1.5 --steps 10 --seconds 5 --warmup 2 --out bench-results]';
+  'npm run bench:tpcc [-- --replicas 3 --warehouses 1 --scale tiny|reduced --modes smr,bayou,creek:1,creek:2 --start 100 --factor 1.5 --steps 10 --seconds 5 --warmup 2 --weight today|paper|paper5|ROUNDS --out bench-results]';
 
 const label = (m: Mode): string =>
   m.kind === 'creek' ? `creek ${m.workers} worker${m.workers === 1 ? '' : 's'}` : m.kind;
@@ -189,7 +196,7 @@ class Bench {
     const bench = new Bench(
       cluster,
       clients,
-      new TpccInputs({ seed: INPUT_SEED, scale, loadSeed: LOAD_SEED }),
+      new TpccInputs({ seed: INPUT_SEED, scale, loadSeed: LOAD_SEED, work: flags.weight.work }),
       mode,
       scale.warehouses,
     );
@@ -474,6 +481,7 @@ function parse(argv: readonly string[]): Flags {
     steps: 10,
     seconds: 5,
     warmup: 2,
+    weight: TODAY,
     out: 'bench-results',
   };
   const fail = (message: string): never => {
@@ -493,7 +501,10 @@ function parse(argv: readonly string[]): Flags {
       f.scale = value as Flags['scale'];
     } else if (name === 'modes') f.modes = value.split(',').map((m) => parseMode(m.trim(), fail));
     else if (name === 'out') f.out = value;
-    else if (name === 'replicas') f.replicas = number(name, value, 1, 15, true);
+    else if (name === 'weight') {
+      const w = parseWeight(value);
+      f.weight = typeof w === 'string' ? fail(w) : w;
+    } else if (name === 'replicas') f.replicas = number(name, value, 1, 15, true);
     else if (name === 'warehouses') f.warehouses = number(name, value, 1, 100, true);
     else if (name === 'start') f.start = number(name, value, 1, 1_000_000, false);
     else if (name === 'factor') f.factor = number(name, value, 1.05, 10, false);
@@ -508,7 +519,7 @@ async function main(): Promise<void> {
   const flags = parse(process.argv.slice(2));
   const scale = scaleOf(flags.scale === 'tiny' ? TINY : REDUCED, flags.warehouses);
   const machine = `${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), Node ${process.version}`;
-  const heading = `TPC-C, ${flags.warehouses} warehouse(s) at ${flags.scale} scale, ${flags.replicas} replicas on one machine (${machine}); open-loop, ${flags.seconds} s per rate; Payment strong, the rest weak (SMR: all strong)`;
+  const heading = `TPC-C, ${flags.warehouses} warehouse(s) at ${flags.scale} scale, ${flags.replicas} replicas on one machine (${machine}); weight ${flags.weight.name} (${flags.weight.work} rounds per transaction); open-loop, ${flags.seconds} s per rate; Payment strong, the rest weak (SMR: all strong)`;
   progress(`bench:tpcc: ${heading}`);
   const results: ModeResult[] = [];
   for (const mode of flags.modes) results.push(await runMode(mode, scale, flags));

@@ -5,6 +5,7 @@ import { runBench } from './run-bench.js';
 describe.each([
   ['tpcc.ts', 'bench:tpcc'],
   ['tpcc-scaling.ts', 'bench:tpcc-scaling'],
+  ['tpcc-profile.ts', 'bench:tpcc-profile'],
 ])('%s checks --weight before starting anything', (script, name) => {
   it('names the weights in its usage', async () => {
     const r = await runBench(script, ['--help']);

@@ -19,6 +19,7 @@ import {
 } from '@creek/server';
 import { WorkerPoolExecutor } from '@creek/server/node';
 import tpcc from '../../packages/examples/src/tpcc/app.js';
+import { checkConsistency } from '../../packages/examples/src/tpcc/consistency.js';
 import { TpccInputs } from '../../packages/examples/src/tpcc/inputs.js';
 import { loadPlan } from '../../packages/examples/src/tpcc/population.js';
 import type { Scale } from '../../packages/examples/src/tpcc/scale.js';
@@ -56,6 +57,11 @@ export interface CoreMeasure {
   mainCpuPerJobUs: number | null;
   /** Inline executor only: time spent inside `execute` per job, µs (the job's execution cost). */
   executePerJobUs: number | null;
+  /**
+   * The TPC-C consistency conditions (§3.3.2, 1–10 and 12) violated by the replica's state once
+   * every transaction is executed and valid: their count and the first one's message.
+   */
+  violations: { count: number; first: string | null };
 }
 
 /** The inline executor, timed: how long its jobs take, on the thread that runs them. */
@@ -183,7 +189,15 @@ export async function measureCore(o: CoreRunOptions): Promise<CoreMeasure> {
     const seconds = (performance.now() - t0) / 1000;
     const cpu = mainFile === null ? null : schedAt(mainFile).runUs - cpu0;
     await o.afterTimed?.();
-    const m = core.replica.metrics;
+    const m = { ...core.replica.metrics };
+    // A strong op's first answer comes once the frontier has validated every op before it, so
+    // after it the latest versions are the serial execution of the order: check that state.
+    await drive(1, () => ({
+      op: 'tpcc.rows',
+      args: { prefix: 'tpcc/w/', limit: 1 },
+      strong: true,
+    }));
+    const violations = checkConsistency(core.replica.state());
     const jobs = m.executions - m0.executions;
     return {
       txPerSec: o.txns / seconds,
@@ -195,6 +209,13 @@ export async function measureCore(o: CoreRunOptions): Promise<CoreMeasure> {
       jobs,
       mainCpuPerJobUs: cpu === null ? null : cpu / Math.max(1, jobs),
       executePerJobUs: inline === null ? null : (inline.micros - exec0) / Math.max(1, jobs),
+      violations: {
+        count: violations.length,
+        first:
+          violations[0] === undefined
+            ? null
+            : `(${violations[0].condition}) ${violations[0].message}`,
+      },
     };
   } finally {
     await pool?.close();

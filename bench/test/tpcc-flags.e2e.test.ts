@@ -27,3 +27,24 @@ describe.each([
     },
   );
 });
+
+describe('bench:tpcc checks its ladder flags before starting anything', () => {
+  it.each([
+    [['--rounds', '0'], /--rounds must be a whole number from 1 to 50/],
+    [['--rounds', '2.5'], /--rounds must be a whole number from 1 to 50/],
+    [['--p99-factor', '1'], /--p99-factor must be a number from 1.1 to 1000/],
+    [['--p99-factor', 'ten'], /--p99-factor must be a number from 1.1 to 1000/],
+    [['--misses', '0'], /--misses must be a whole number from 1 to 50/],
+    [['--p99Factor', '10'], /unknown argument '--p99Factor'/],
+  ])('refuses %j with exit status 2', async (args, message) => {
+    const r = await runBench('tpcc.ts', args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).not.toMatch(/starting \d+ replicas/);
+  });
+
+  it('names them in its usage', async () => {
+    const r = await runBench('tpcc.ts', ['--help']);
+    expect(r.stdout).toContain('--rounds 3 --p99-factor 10 --misses 2');
+  });
+});

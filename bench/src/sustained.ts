@@ -6,8 +6,8 @@
  *
  * A window is sustained when it has no errors and no answers still missing, completed at least
  * `keepUp` of the offered rate, and its p99 latencies stay within `p99Factor` times the ladder's
- * low-load p99s: weak transactions' (their first answer) and Payment's (its stable answer) each
- * against its own. The low-load p99 of each is the lowest among the ladder's windows that kept up
+ * low-load p99s (or within `p99BoundMs`, when given): weak transactions' (their first answer) and
+ * Payment's (its stable answer) each against its own. The low-load p99 of each is the lowest among the ladder's windows that kept up
  * with their rate, so a ladder should start at a rate the system handles easily. A ladder's
  * sustained throughput is the throughput of its highest-offered sustained window (the windows
  * above it may have failed or not); none sustained: null. Pure functions, tested in
@@ -30,6 +30,11 @@ export interface LadderWindow {
 export interface SustainedRule {
   /** A window's p99 may be at most this many times the ladder's low-load p99 (e.g. 10). */
   readonly p99Factor: number;
+  /**
+   * Instead, one bound for every ladder, ms: a relative bound is stricter on a mode whose
+   * low-load latency is lower, so modes of very different latencies compare better under one.
+   */
+  readonly p99BoundMs?: number | null;
   /** A window must complete at least this share of its offered rate (e.g. 0.85). */
   readonly keepUp: number;
 }
@@ -61,8 +66,9 @@ export function sustainedThroughput(
   rule: SustainedRule,
 ): LadderVerdict {
   const calm = ladder.filter((w) => keptUp(w, rule));
-  const weakBound = rule.p99Factor * lowest(calm.map((w) => w.weakP99));
-  const paymentBound = rule.p99Factor * lowest(calm.map((w) => w.paymentP99));
+  const fixed = rule.p99BoundMs ?? null;
+  const weakBound = fixed ?? rule.p99Factor * lowest(calm.map((w) => w.weakP99));
+  const paymentBound = fixed ?? rule.p99Factor * lowest(calm.map((w) => w.paymentP99));
   const reasons = ladder.map((w): string | null => {
     if (w.errors > 0) return `${w.errors} errors`;
     if (w.saturated !== null) return w.saturated;

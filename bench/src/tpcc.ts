@@ -5,7 +5,7 @@
  *   npm run bench:tpcc [-- --replicas 3 --warehouses 1 --scale tiny|reduced
  *                         --modes smr,bayou,creek:1,creek:2 --start 100 --factor 1.5 --steps 10
  *                         --seconds 5 --warmup 2 --weight today|paper|paper5 --rounds 3
- *                         --p99-factor 10 --misses 2 --out bench-results]
+ *                         --p99-factor 10 --p99-bound-ms MS --misses 2 --out bench-results]
  *
  * Modes, each on a fresh cluster (`LocalCluster`, SQLite without fsync) loaded with the same
  * population and driven by the same sequence of transactions:
@@ -37,10 +37,11 @@
  * round, alternate rounds in reverse order), and is summed up by its median sustained throughput
  * and the spread across rounds (sustained.ts): a window is sustained when it had no errors, kept up
  * with its rate (85 %) and kept weak and Payment p99 within `--p99-factor` times the ladder's
- * low-load p99s; a ladder's figure is the throughput of its highest-offered sustained window. A
- * ladder goes on past a window that was not sustained and ends after `--misses` such windows in a
- * row, so one stall at a low rate does not decide a mode's figure. The highest window throughput at
- * any latency is reported beside it.
+ * low-load p99s (`--p99-bound-ms`: within that bound instead, the same for every mode, since a
+ * relative bound is stricter on the mode with the lower low-load latency); a ladder's figure is
+ * the throughput of its highest-offered sustained window. A ladder goes on past a window that was
+ * not sustained and ends after `--misses` such windows in a row, so one stall at a low rate does
+ * not decide a mode's figure. The highest window throughput at any latency is reported beside it.
  *
  * Per rate: completed transactions per second; tentative latency p50/p99 of the weak transactions
  * (their only answer; under SMR their stable one); stable latency p50/p99 of Payment; speculation
@@ -103,6 +104,8 @@ interface Flags {
   rounds: number;
   /** A sustained window's p99s are within this many times the ladder's low-load p99s. */
   p99Factor: number;
+  /** Instead of --p99-factor, one p99 bound for every ladder, ms; null: the factor. */
+  p99BoundMs: number | null;
   /** A ladder ends after this many windows in a row that were not sustained. */
   misses: number;
   out: string;
@@ -140,7 +143,7 @@ interface ModeResult {
 }
 
 const USAGE =
-  'npm run bench:tpcc [-- --replicas 3 --warehouses 1 --scale tiny|reduced --modes smr,bayou,creek:1,creek:2 --start 100 --factor 1.5 --steps 10 --seconds 5 --warmup 2 --weight today|paper|paper5|ROUNDS --rounds 3 --p99-factor 10 --misses 2 --out bench-results]';
+  'npm run bench:tpcc [-- --replicas 3 --warehouses 1 --scale tiny|reduced --modes smr,bayou,creek:1,creek:2 --start 100 --factor 1.5 --steps 10 --seconds 5 --warmup 2 --weight today|paper|paper5|ROUNDS --rounds 3 --p99-factor 10 --p99-bound-ms MS --misses 2 --out bench-results]';
 
 const label = (m: Mode): string =>
   m.kind === 'creek' ? `creek ${m.workers} worker${m.workers === 1 ? '' : 's'}` : m.kind;
@@ -378,7 +381,11 @@ class Bench {
 }
 
 /** How a ladder's windows are judged (sustained.ts); `keepUp` is the saturation rule's share. */
-const rule = (flags: Flags) => ({ p99Factor: flags.p99Factor, keepUp: SATURATED_SHARE });
+const rule = (flags: Flags) => ({
+  p99Factor: flags.p99Factor,
+  p99BoundMs: flags.p99BoundMs,
+  keepUp: SATURATED_SHARE,
+});
 
 /**
  * One ladder of `mode` on a fresh cluster: rates rising by --factor from --start, until --steps
@@ -477,7 +484,7 @@ function summary(ladders: readonly ModeResult[], flags: Flags): string {
     const peak = acrossRounds(rounds.map((l) => Math.max(0, ...l.rows.map((r) => r.throughput))));
     return `- ${mode}: **${f0(s.median)} tx/s** (${f0(s.min)}–${f0(s.max)}; rounds: ${each.join(', ')})${vs}; highest window at any latency ${f0(peak.median)} tx/s (median)`;
   });
-  return `Sustained throughput, median of ${flags.rounds} round(s) (spread; each round): the throughput of the highest offered rate whose window had no errors, completed at least ${Math.round(100 * SATURATED_SHARE)} % of the rate, and kept weak and Payment p99 within ${flags.p99Factor}× the ladder's low-load p99 (bench/src/sustained.ts):\n${lines.join('\n')}`;
+  return `Sustained throughput, median of ${flags.rounds} round(s) (spread; each round): the throughput of the highest offered rate whose window had no errors, completed at least ${Math.round(100 * SATURATED_SHARE)} % of the rate, and kept weak and Payment p99 within ${flags.p99BoundMs === null ? `${flags.p99Factor}× the ladder's low-load p99` : `${flags.p99BoundMs} ms`} (bench/src/sustained.ts):\n${lines.join('\n')}`;
 }
 
 /** The ladder whose sustained throughput is its mode's median: the one the charts show. */
@@ -565,6 +572,7 @@ function parse(argv: readonly string[]): Flags {
     weight: TODAY,
     rounds: 3,
     p99Factor: 10,
+    p99BoundMs: null,
     misses: 2,
     out: 'bench-results',
   };
@@ -572,7 +580,8 @@ function parse(argv: readonly string[]): Flags {
     console.error(`bench:tpcc: ${message}`);
     process.exit(2);
   };
-  const names = Object.keys(f).map((k) => (k === 'p99Factor' ? 'p99-factor' : k));
+  const flagName: Record<string, string> = { p99Factor: 'p99-factor', p99BoundMs: 'p99-bound-ms' };
+  const names = Object.keys(f).map((k) => flagName[k] ?? k);
   const number = (name: string, raw: string, lo: number, hi: number, whole: boolean): number => {
     const n = Number(raw);
     if (!Number.isFinite(n) || n < lo || n > hi || (whole && !Number.isInteger(n)))
@@ -598,6 +607,7 @@ function parse(argv: readonly string[]): Flags {
     else if (name === 'rounds') f.rounds = number(name, value, 1, 50, true);
     else if (name === 'p99-factor') f.p99Factor = number(name, value, 1.1, 1000, false);
     else if (name === 'misses') f.misses = number(name, value, 1, 50, true);
+    else if (name === 'p99-bound-ms') f.p99BoundMs = number(name, value, 1, 600_000, false);
   }
   return f;
 }

@@ -57,6 +57,17 @@ describe('sustainedThroughput', () => {
     expect(v.offered).toBe(150);
   });
 
+  it('a fixed bound replaces the relative one, the same for every ladder', () => {
+    // 10× this ladder's low-load p99 (2 ms) would stop it at 150; a 100 ms bound does not.
+    const ladder = [ok(100), ok(150), ok(225, 40), ok(338, 120)];
+    expect(sustainedThroughput(ladder, RULE).offered).toBe(150);
+    const v = sustainedThroughput(ladder, { ...RULE, p99BoundMs: 100 });
+    expect(v.weakBound).toBe(100);
+    expect(v.paymentBound).toBe(100);
+    expect(v.offered).toBe(225);
+    expect(v.reasons[3]).toBe('weak p99 120.0 ms > 100.0 ms');
+  });
+
   it('nothing sustained: null', () => {
     const v = sustainedThroughput([{ ...ok(100), errors: 1 }], RULE);
     expect(v.sustained).toBeNull();

@@ -35,6 +35,8 @@ describe('bench:tpcc checks its ladder flags before starting anything', () => {
     [['--p99-factor', '1'], /--p99-factor must be a number from 1.1 to 1000/],
     [['--p99-factor', 'ten'], /--p99-factor must be a number from 1.1 to 1000/],
     [['--misses', '0'], /--misses must be a whole number from 1 to 50/],
+    [['--p99-bound-ms', '0'], /--p99-bound-ms must be a number from 1 to 600000/],
+    [['--p99-bound-ms', '5s'], /--p99-bound-ms must be a number from 1 to 600000/],
     [['--p99Factor', '10'], /unknown argument '--p99Factor'/],
   ])('refuses %j with exit status 2', async (args, message) => {
     const r = await runBench('tpcc.ts', args);
@@ -45,6 +47,6 @@ describe('bench:tpcc checks its ladder flags before starting anything', () => {
 
   it('names them in its usage', async () => {
     const r = await runBench('tpcc.ts', ['--help']);
-    expect(r.stdout).toContain('--rounds 3 --p99-factor 10 --misses 2');
+    expect(r.stdout).toContain('--rounds 3 --p99-factor 10 --p99-bound-ms MS --misses 2');
   });
 });

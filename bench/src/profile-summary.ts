@@ -104,7 +104,7 @@ export function summarize(
     const category = classify(node.id);
     categories.set(category, (categories.get(category) ?? 0) + us);
     // The file only: a module run through a TypeScript loader reports every function at line 1.
-    const at = url.replace(/^.*\//, '');
+    const at = url.replace(/[?#].*$/, '').replace(/^.*\//, '');
     const key = `${functionName}@${at}`;
     const entry = self.get(key) ?? {
       fn: functionName === '' ? '(anonymous)' : functionName,

@@ -50,3 +50,18 @@ describe('bench:tpcc checks its ladder flags before starting anything', () => {
     expect(r.stdout).toContain('--rounds 3 --p99-factor 10 --p99-bound-ms MS --misses 2');
   });
 });
+
+describe('bench:replica-profile checks its flags and inputs', () => {
+  it.each([
+    [[], /--run and --tx are needed/],
+    [['--run', '/nonexistent-profiles', '--tx', '10'], /nonexistent-profiles/],
+    [['--run', 'bench/src', '--tx', '10'], /bench\/src: no \.cpuprofile files/],
+    [['--run', 'bench/src', '--tx', '0'], /--tx must be a whole number from 1/],
+    [['--run', 'bench/src', '--tx', 'many'], /--tx must be a whole number from 1/],
+    [['--runs', 'x'], /unknown argument '--runs'/],
+  ])('refuses %j with exit status 2', async (args, message) => {
+    const r = await runBench('replica-profile.ts', args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+});

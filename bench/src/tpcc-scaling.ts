@@ -4,41 +4,36 @@
  * contention level (1, 5 and 20 warehouses by default). Creek §4.4 ("concurrent execution").
  *
  *   npm run bench:tpcc-scaling [-- --warehouses 1,5,20 --workers 1,2 --txns 4000 --window 32
- *                                  --scale tiny|reduced --rounds 3]
+ *                                  --scale tiny|reduced --rounds 3 --weight today|paper|paper5]
  *
- * One Replica (no network, no disk): the population is loaded through `tpcc.load` ops, then
- * `--txns` transactions of the standard mix (Payment strong, ordered by an in-process sequencer;
- * the rest weak) are kept `--window` at a time in flight, each counted done at its first answer.
+ * One Replica (no network, no disk; tpcc-core-run.ts): the population is loaded through
+ * `tpcc.load` ops, then `--txns` transactions of the standard mix (Payment strong, ordered by an
+ * in-process sequencer; the rest weak) are kept `--window` at a time in flight, each counted done
+ * at its first answer. `--weight` gives every transaction extra deterministic work (the TPC-C
+ * app's weight.ts): `today` none, `paper` about the Creek paper's 0.37 ms per transaction, `paper5`
+ * five times that (§6.3); or a number of rounds.
+ *
  * Per configuration: transactions per second, the execution ratio (executions per finalized op),
- * conflicts of executions started beside earlier ones, and mirror reads found stale. Rounds
- * alternate the order of the modes; medians are printed. Progress on stderr, the table on stdout.
+ * conflicts of executions started beside earlier ones, mirror reads found stale, and the main
+ * thread's CPU time per job (Linux only). For the inline executor also the time spent executing
+ * per job; for the worker modes the main thread's CPU per job divided by that inline execution
+ * cost: what handing a job to a worker costs the main thread, against doing it there (issue
+ * goal: at most 0.25). After each configuration the replica's state, every transaction executed
+ * and validated, is checked against the TPC-C consistency conditions (§3.3.2, 1-10 and 12); a
+ * violation fails the run (exit status 1). Rounds alternate the order of the modes; medians are
+ * printed. Progress on stderr, the table on stdout and in a dated record (CREEK_BENCH_RESULTS=off:
+ * none).
  */
 import { availableParallelism } from 'node:os';
-import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import type { App } from '@creek/app';
-import {
-  InlineExecutor,
-  Replica,
-  type ExecutionResult,
-  type Executor,
-  type OpId,
-  type Output,
-} from '@creek/server';
-import { WorkerPoolExecutor } from '@creek/server/node';
-import tpcc from '../../packages/examples/src/tpcc/app.js';
-import { TpccInputs } from '../../packages/examples/src/tpcc/inputs.js';
-import { loadPlan } from '../../packages/examples/src/tpcc/population.js';
-import { REDUCED, scaleOf, TINY, type Scale } from '../../packages/examples/src/tpcc/scale.js';
+import { REDUCED, scaleOf, TINY } from '../../packages/examples/src/tpcc/scale.js';
 import { flagPairs } from './cli-flags.js';
 import { median } from './stats.js';
 import { recordResults } from './results.js';
+import { measureCore, type CoreMeasure } from './tpcc-core-run.js';
+import { parseWeight, TODAY, type WeightFlag } from './tpcc-weight-flag.js';
 
 /** The report: stdout, and the dated record in bench/results/. */
 const out = recordResults('tpcc-scaling', 'markdown');
-
-const APP_PATH = fileURLToPath(new URL('../../packages/examples/src/tpcc/app.ts', import.meta.url));
-const LOAD_SEED = 11;
 
 interface Flags {
   warehouses: number[];
@@ -47,134 +42,13 @@ interface Flags {
   window: number;
   scale: 'tiny' | 'reduced';
   rounds: number;
+  /** The weight's name (or its rounds, as given) and its rounds of work per transaction. */
+  weight: WeightFlag;
 }
 const USAGE =
-  'npm run bench:tpcc-scaling [-- --warehouses 1,5,20 --workers 1,2 --txns 4000 --window 32 --scale tiny|reduced --rounds 3]';
-
-interface Measure {
-  txPerSec: number;
-  executionRatio: number;
-  conflicts: number;
-  staleReads: number;
-}
+  'npm run bench:tpcc-scaling [-- --warehouses 1,5,20 --workers 1,2 --txns 4000 --window 32 --scale tiny|reduced --rounds 3 --weight today|paper|paper5|ROUNDS]';
 
 const progress = (line: string): void => void process.stderr.write(`bench:tpcc-scaling: ${line}\n`);
-
-/** One replica driven in-process: strong ops decided at once, in cast order. */
-class Core {
-  readonly replica: Replica;
-  private readonly decided: OpId[] = [];
-  private delivered = 0;
-  private answered = new Set<number>();
-  onFirstAnswer: () => void = () => undefined;
-
-  constructor(
-    app: App,
-    private readonly executor: Executor,
-    slots: number,
-    pool: WorkerPoolExecutor | null,
-  ) {
-    this.replica = new Replica({
-      id: 0,
-      app,
-      noopIntervalMs: 1e12,
-      executionSlots: slots,
-      ...(pool === null ? {} : { storeObserver: pool }),
-    });
-  }
-
-  handle(out: Output[]): void {
-    for (let i = 0; ; i++) {
-      if (i === out.length) {
-        const id = this.decided[this.delivered];
-        if (id === undefined || !this.replica.checkDep(id)) break;
-        this.delivered++;
-        out.push(...this.replica.deliverStrong(id));
-        if (i === out.length) continue;
-      }
-      const o = out[i]!;
-      if (o.type === 'execute') {
-        const r = this.executor.execute(o.job);
-        if (r !== undefined) out.push(...this.replica.executed(r));
-      } else if (o.type === 'cabCast') this.decided.push(o.id);
-      else if (o.type === 'respond' && !this.answered.has(o.tag)) {
-        this.answered.add(o.tag);
-        this.onFirstAnswer();
-      }
-    }
-  }
-
-  executed(r: ExecutionResult): void {
-    this.handle(this.replica.executed(r));
-  }
-}
-
-async function measure(scale: Scale, workers: number, flags: Flags): Promise<Measure> {
-  let core: Core | null = null;
-  const pool =
-    workers === 0
-      ? null
-      : await WorkerPoolExecutor.start({
-          appPath: APP_PATH,
-          app: tpcc,
-          workers,
-          onResult: (r) => core!.executed(r),
-          onWorkerLost: (e) => {
-            throw e;
-          },
-        });
-  try {
-    const slots = pool === null ? 1 : workers * pool.pipeline;
-    core = new Core(tpcc, pool ?? new InlineExecutor(tpcc), slots, pool);
-    let clock = 1_700_000_000_000;
-    let tag = 0;
-    let inflight = 0;
-    let done = 0;
-    core.onFirstAnswer = () => {
-      inflight--;
-      done++;
-    };
-    const drive = async (
-      total: number,
-      next: () => { op: string; args: unknown; strong: boolean },
-    ): Promise<void> => {
-      const target = done + total;
-      let issued = 0;
-      while (done < target) {
-        while (inflight < flags.window && issued < total) {
-          const t = next();
-          issued++;
-          inflight++;
-          clock += 0.01;
-          core!.handle(core!.replica.invoke(clock, { ...t, tag: ++tag }));
-        }
-        if (done < target) await new Promise((r) => setImmediate(r));
-      }
-    };
-    const plan = loadPlan(scale, LOAD_SEED);
-    let k = 0;
-    await drive(plan.length, () => ({ op: 'tpcc.load', args: plan[k++]!, strong: false }));
-    const inputs = new TpccInputs({ seed: 5, scale, loadSeed: LOAD_SEED });
-    const m0 = { ...core.replica.metrics };
-    const t0 = performance.now();
-    await drive(flags.txns, () => {
-      const t = inputs.nextTransaction();
-      return { op: t.op, args: t.args, strong: t.level === 'strong' };
-    });
-    const seconds = (performance.now() - t0) / 1000;
-    const m = core.replica.metrics;
-    return {
-      txPerSec: flags.txns / seconds,
-      executionRatio:
-        (m.executionsOfFinalized - m0.executionsOfFinalized) /
-        Math.max(1, m.finalized - m0.finalized),
-      conflicts: m.aheadConflicts - m0.aheadConflicts,
-      staleReads: pool?.staleReads ?? 0,
-    };
-  } finally {
-    await pool?.close();
-  }
-}
 
 function parse(argv: readonly string[]): Flags {
   const f: Flags = {
@@ -184,16 +58,22 @@ function parse(argv: readonly string[]): Flags {
     window: 32,
     scale: 'tiny',
     rounds: 3,
+    weight: TODAY,
   };
   const fail = (message: string): never => {
     console.error(`bench:tpcc-scaling: ${message}`);
     process.exit(2);
   };
-  const names = ['warehouses', 'workers', 'txns', 'window', 'scale', 'rounds'];
+  const names = ['warehouses', 'workers', 'txns', 'window', 'scale', 'rounds', 'weight'];
   for (const [name, value] of flagPairs(argv, USAGE, (n) => names.includes(n), fail)) {
     if (name === 'scale') {
       if (value !== 'tiny' && value !== 'reduced') fail('--scale must be tiny or reduced');
       f.scale = value as Flags['scale'];
+      continue;
+    }
+    if (name === 'weight') {
+      const w = parseWeight(value);
+      f.weight = typeof w === 'string' ? fail(w) : w;
       continue;
     }
     const list = value.split(',').map(Number);
@@ -207,42 +87,68 @@ function parse(argv: readonly string[]): Flags {
   return f;
 }
 
+const us = (x: number | null): string => (x === null ? '-' : x.toFixed(0));
+const medianOf = (xs: (number | null)[]): number | null =>
+  xs.some((x) => x === null) ? null : median(xs as number[]);
+
 async function main(): Promise<void> {
   const flags = parse(process.argv.slice(2));
   const modes = [0, ...flags.workers];
   const label = (w: number): string => (w === 0 ? 'inline' : `${w} worker${w > 1 ? 's' : ''}`);
   const rows: string[] = [];
+  const violated: string[] = [];
   for (const w of flags.warehouses) {
     const scale = scaleOf(flags.scale === 'tiny' ? TINY : REDUCED, w);
-    const results = new Map<number, Measure[]>(modes.map((m) => [m, []]));
+    const results = new Map<number, CoreMeasure[]>(modes.map((m) => [m, []]));
     for (let round = 1; round <= flags.rounds; round++) {
       const order = round % 2 === 1 ? modes : [...modes].reverse();
       for (const mode of order) {
-        const r = await measure(scale, mode, flags);
+        const r = await measureCore({
+          scale,
+          workers: mode,
+          txns: flags.txns,
+          window: flags.window,
+          work: flags.weight.work,
+        });
         results.get(mode)!.push(r);
+        if (r.violations.count > 0)
+          violated.push(
+            `${w} warehouse(s), ${label(mode)}, round ${round}: ${r.violations.count} violations, e.g. ${r.violations.first}`,
+          );
         progress(
-          `${w} warehouse(s), round ${round}/${flags.rounds}, ${label(mode)}: ${r.txPerSec.toFixed(0)} tx/s, execution ratio ${r.executionRatio.toFixed(2)}, ${r.conflicts} conflicts, ${r.staleReads} stale mirror reads`,
+          `${w} warehouse(s), round ${round}/${flags.rounds}, ${label(mode)}: ${r.txPerSec.toFixed(0)} tx/s, execution ratio ${r.executionRatio.toFixed(2)}, ${r.conflicts} conflicts, ${r.staleReads} stale mirror reads, main thread ${us(r.mainCpuPerJobUs)} µs CPU per job${r.executePerJobUs === null ? '' : ` (executing ${us(r.executePerJobUs)} µs)`}`,
         );
       }
     }
     const inline = median(results.get(0)!.map((r) => r.txPerSec));
+    const inlineExec = medianOf(results.get(0)!.map((r) => r.executePerJobUs));
     for (const mode of modes) {
       const rs = results.get(mode)!;
       const tx = median(rs.map((r) => r.txPerSec));
+      const main = medianOf(rs.map((r) => r.mainCpuPerJobUs));
+      const share =
+        mode === 0 || main === null || inlineExec === null ? '-' : (main / inlineExec).toFixed(2);
       rows.push(
-        `| ${w} | ${label(mode)} | ${tx.toFixed(0)} | ${(tx / inline).toFixed(2)}× | ${median(rs.map((r) => r.executionRatio)).toFixed(2)} | ${median(rs.map((r) => r.conflicts))} | ${median(rs.map((r) => r.staleReads))} |`,
+        `| ${w} | ${label(mode)} | ${tx.toFixed(0)} | ${(tx / inline).toFixed(2)}× | ${median(rs.map((r) => r.executionRatio)).toFixed(2)} | ${median(rs.map((r) => r.conflicts))} | ${median(rs.map((r) => r.staleReads))} | ${us(main)} | ${mode === 0 ? us(inlineExec) : '-'} | ${share} |`,
       );
     }
   }
   out.print(
-    `TPC-C through one replica's core (${flags.scale} scale, ${flags.txns} transactions, ${flags.window} in flight, medians of ${flags.rounds} rounds, ${availableParallelism()} cores)`,
+    `TPC-C through one replica's core (${flags.scale} scale, weight ${flags.weight.name} (${flags.weight.work} rounds per transaction), ${flags.txns} transactions, ${flags.window} in flight, medians of ${flags.rounds} rounds, ${availableParallelism()} cores)`,
   );
   out.print(
-    '| warehouses | executor | tx/s | vs inline | execution ratio | conflicts | stale mirror reads |',
+    '| warehouses | executor | tx/s | vs inline | execution ratio | conflicts | stale mirror reads | main-thread CPU µs/job | inline execution µs/job | main CPU per job ÷ inline execution |',
   );
-  out.print('|---|---|---|---|---|---|---|');
+  out.print('|---|---|---|---|---|---|---|---|---|---|');
   for (const row of rows) out.print(row);
+  out.print('');
+  out.print(
+    violated.length === 0
+      ? 'TPC-C consistency (§3.3.2, conditions 1-10 and 12) after every configuration: all hold.'
+      : `TPC-C consistency FAILED:\n${violated.map((v) => `- ${v}`).join('\n')}`,
+  );
   out.save();
+  if (violated.length > 0) process.exit(1);
 }
 
 await main();

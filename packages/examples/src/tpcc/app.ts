@@ -36,6 +36,7 @@ import {
 import { LoadArgsSchema, populate } from './population.js';
 import { ORIGINAL } from './random.js';
 import { DISTRICTS_PER_WAREHOUSE } from './scale.js';
+import { MAX_WORK, weigh } from './weight.js';
 
 /**
  * TPC-C's five transactions (§2.4–§2.8) as ordinary Creek ops over the schema in keys.ts, plus the
@@ -60,6 +61,11 @@ const dId = z.number().int().min(1).max(DISTRICTS_PER_WAREHOUSE);
 const id = z.number().int().positive();
 /** C_LAST is made of upper-case syllables (§4.3.2.3): a key segment that needs no escaping. */
 const cLast = z.string().regex(/^[A-Z]{1,16}$/, 'must be 1–16 upper-case letters');
+/**
+ * Rounds of extra computation the transaction does (weight.ts): 0, TPC-C's own cost, unless a
+ * benchmark asks for the paper's. Bounded, so one op cannot take a replica's main thread for long.
+ */
+const work = z.number().int().min(0).max(MAX_WORK).default(0);
 
 /** How Payment and Order-Status pick the customer: by C_ID, or by C_LAST (§2.5.1.2, §2.6.1.2). */
 export const CustomerSelectorSchema = z.discriminatedUnion('by', [
@@ -82,6 +88,7 @@ export const NewOrderArgsSchema = z.object({
     )
     .min(1)
     .max(15),
+  work,
 });
 
 export const PaymentArgsSchema = z.object({
@@ -93,17 +100,20 @@ export const PaymentArgsSchema = z.object({
   customer: CustomerSelectorSchema,
   /** §2.5.1.3: 1.00 to 5,000.00, in cents. */
   H_AMOUNT: z.number().int().min(100).max(500_000),
+  work,
 });
 
 export const OrderStatusArgsSchema = z.object({
   W_ID: wId,
   D_ID: dId,
   customer: CustomerSelectorSchema,
+  work,
 });
 
 export const DeliveryArgsSchema = z.object({
   W_ID: wId,
   O_CARRIER_ID: z.number().int().min(1).max(10),
+  work,
 });
 
 export const StockLevelArgsSchema = z.object({
@@ -111,6 +121,7 @@ export const StockLevelArgsSchema = z.object({
   D_ID: dId,
   /** §2.8.1.2 draws 10 to 20. */
   threshold: z.number().int().min(0).max(1_000),
+  work,
 });
 
 export const RowsArgsSchema = z.object({
@@ -184,6 +195,7 @@ export const tpccOps = {
   'tpcc.newOrder': op({
     args: NewOrderArgsSchema,
     run(tx, a) {
+      const weight = weigh(a);
       // Static parts only (W_TAX, D_TAX, C_DISCOUNT, C_LAST, C_CREDIT), and D_NEXT_O_ID.
       const w = row<WarehouseStatic>(tx, warehouseKey(a.W_ID), 'WAREHOUSE');
       const d = row<DistrictStatic>(tx, districtKey(a.W_ID, a.D_ID), 'DISTRICT');
@@ -275,6 +287,7 @@ export const tpccOps = {
         O_ENTRY_D: now,
         total_amount: total,
         lines,
+        ...weight,
       };
     },
   }),
@@ -287,6 +300,7 @@ export const tpccOps = {
   'tpcc.payment': op({
     args: PaymentArgsSchema,
     run(tx, a) {
+      const weight = weigh(a);
       // W_NAME and D_NAME from the static parts; the year-to-date parts are Payment's own.
       const w = row<WarehouseStatic>(tx, warehouseKey(a.W_ID), 'WAREHOUSE');
       const wyk = warehouseYtdKey(a.W_ID);
@@ -338,6 +352,7 @@ export const tpccOps = {
         C_BALANCE: paid.C_BALANCE,
         H_AMOUNT: a.H_AMOUNT,
         H_DATE: now,
+        ...weight,
       };
     },
   }),
@@ -350,6 +365,7 @@ export const tpccOps = {
     args: OrderStatusArgsSchema,
     readOnly: true,
     run(tx, a) {
+      const weight = weigh(a);
       const { row: c, balance } = selectCustomer(tx, a.W_ID, a.D_ID, a.customer);
       const customer = {
         C_ID: c.C_ID,
@@ -360,7 +376,7 @@ export const tpccOps = {
       };
       const orders = tx.scan(customerOrdersPrefix(a.W_ID, a.D_ID, c.C_ID));
       const latest = orders.at(-1);
-      if (latest === undefined) return { customer, order: null, lines: [] };
+      if (latest === undefined) return { customer, order: null, lines: [], ...weight };
       const o = row<OrderRow>(tx, orderKey(a.W_ID, a.D_ID, latest[1] as number), 'ORDER');
       const lines: JsonValue[] = [];
       for (let n = 1; n <= o.O_OL_CNT; n++) {
@@ -377,6 +393,7 @@ export const tpccOps = {
         customer,
         order: { O_ID: o.O_ID, O_ENTRY_D: o.O_ENTRY_D, O_CARRIER_ID: o.O_CARRIER_ID },
         lines,
+        ...weight,
       };
     },
   }),
@@ -392,6 +409,7 @@ export const tpccOps = {
   'tpcc.delivery': op({
     args: DeliveryArgsSchema,
     run(tx, a) {
+      const weight = weigh(a);
       const now = tx.now();
       const delivered: Array<{ D_ID: number; O_ID: number }> = [];
       const skipped: number[] = [];
@@ -422,7 +440,7 @@ export const tpccOps = {
         });
         delivered.push({ D_ID: d, O_ID: oId });
       }
-      return { W_ID: a.W_ID, O_CARRIER_ID: a.O_CARRIER_ID, delivered, skipped };
+      return { W_ID: a.W_ID, O_CARRIER_ID: a.O_CARRIER_ID, delivered, skipped, ...weight };
     },
   }),
 
@@ -436,6 +454,7 @@ export const tpccOps = {
     args: StockLevelArgsSchema,
     readOnly: true,
     run(tx, a) {
+      const weight = weigh(a);
       const d = row<DistrictNext>(tx, districtNextKey(a.W_ID, a.D_ID), 'DISTRICT');
       const items = new Set<number>();
       for (let o = Math.max(1, d.D_NEXT_O_ID - 20); o < d.D_NEXT_O_ID; o++) {
@@ -451,7 +470,7 @@ export const tpccOps = {
         const s = tx.get(stockKey(a.W_ID, i)) as StockRow | undefined;
         if (s !== undefined && s.S_QUANTITY < a.threshold) low++;
       }
-      return { W_ID: a.W_ID, D_ID: a.D_ID, threshold: a.threshold, low_stock: low };
+      return { W_ID: a.W_ID, D_ID: a.D_ID, threshold: a.threshold, low_stock: low, ...weight };
     },
   }),
 

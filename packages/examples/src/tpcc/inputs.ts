@@ -15,6 +15,7 @@ import {
   type NURandC,
   type Scale,
 } from './scale.js';
+import { MAX_WORK } from './weight.js';
 
 /**
  * The client side of TPC-C: each transaction's random inputs, drawn as §2.4.1, §2.5.1, §2.6.1,
@@ -75,6 +76,11 @@ export interface InputOptions {
    * it, each transaction draws them uniformly, as if it came from a random terminal.
    */
   readonly home?: { readonly W_ID: number; readonly D_ID: number };
+  /**
+   * Rounds of extra work every transaction does (weight.ts, e.g. `TPCC_WEIGHTS.paper`), sent in
+   * its arguments; 0 or absent: none, and the arguments are exactly TPC-C's inputs.
+   */
+  readonly work?: number;
 }
 
 /** A deterministic source of TPC-C transactions: the same options give the same sequence. */
@@ -85,10 +91,16 @@ export class TpccInputs {
   private readonly scale: Scale;
   private readonly names: number;
   private readonly home: InputOptions['home'];
+  /** `{ work }` to add to every transaction's arguments, or nothing. */
+  private readonly weight: { work?: number };
 
   constructor(options: InputOptions) {
     this.scale = options.scale;
     this.home = options.home;
+    const work = options.work ?? 0;
+    if (!Number.isInteger(work) || work < 0 || work > MAX_WORK)
+      throw new RangeError(`work must be a whole number from 0 to ${MAX_WORK}, not ${work}`);
+    this.weight = work === 0 ? {} : { work };
     if (this.home !== undefined && this.home.W_ID > this.scale.warehouses)
       throw new RangeError(`home warehouse ${this.home.W_ID} of ${this.scale.warehouses}`);
     this.a = nurandA(this.scale);
@@ -97,8 +109,16 @@ export class TpccInputs {
     this.rng = Rng.derive(options.seed, 0x7e4);
   }
 
-  /** One transaction of the mix, with its arguments and the level to invoke it at. */
+  /** One transaction of the mix, with its arguments (and weight) and the level to invoke it at. */
   nextTransaction(): TpccTransaction {
+    const t = this.draw();
+    // The weight is added after the draw, so every weight gives the same sequence of inputs.
+    return this.weight.work === undefined
+      ? t
+      : ({ ...t, args: { ...t.args, ...this.weight } } as TpccTransaction);
+  }
+
+  private draw(): TpccTransaction {
     let u = this.rng.int(1, 100);
     for (const op of Object.keys(TPCC_MIX) as TpccTransactionName[]) {
       u -= TPCC_MIX[op];

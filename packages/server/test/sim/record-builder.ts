@@ -30,7 +30,6 @@ export function emptyRecord(replicas = 3): RunRecord {
     finals: [],
     lost: [],
     deadOrigins: [],
-    removed: [],
     retired: [],
     memberships: [{ at: 0, members: ids }],
     divergences: [],
@@ -143,7 +142,6 @@ export function settle(
       tentative: 0,
       unvalidated: 0,
       stranded: [],
-      unclosed: [],
     };
     record.finals.push(final);
   }

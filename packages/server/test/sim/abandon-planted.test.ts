@@ -19,11 +19,13 @@ vi.mock('@creek/replica/core/session-dedupe.js', async (importOriginal) => {
 
 describe('the simulator catches a planted bug in creek.abandon', () => {
   it('an abandon that does not stop the op is caught on seeds where clients abandon ops', () => {
-    // Seeds whose runs (3 replicas, every fault) have clients abandoning ops.
-    for (const seed of [8, 20, 36, 45])
+    // Seeds whose runs (3 replicas, every fault) have clients abandoning ops: 21 of seeds 1–100,
+    // with (c) on 19 of them and (f) on 4.
+    for (const seed of [8, 16, 36, 45])
       expect(runSimulation({ seed, replicas: 3, faults: 'all' }).stats.abandons).toBeGreaterThan(0);
-    // (c) on every one of them, and (f) on seed 36, whose abandoned op was an exactly-once probe.
-    expectCaughtBy(plantedRuns([8, 20, 36, 45], { faults: 'all' }), '(c)');
-    expectCaughtBy(plantedRuns([36], { faults: 'all' }), '(f)');
+    // (c) on every one of them, and (f) on seeds 16 and 36, whose abandoned ops were exactly-once
+    // probes.
+    expectCaughtBy(plantedRuns([8, 16, 36, 45], { faults: 'all' }), '(c)');
+    expectCaughtBy(plantedRuns([16, 36], { faults: 'all' }), '(f)');
   });
 });

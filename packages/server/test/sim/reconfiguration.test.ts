@@ -132,13 +132,18 @@ describe('membership changes in the simulator', () => {
   });
 
   it('a removed replica that has not learned its removal yet hears so, not that Reqs are gone', () => {
-    // Seed 13667 (5 replicas): replica 0, cut off, is removed; the members compact Reqs it never
-    // held. A new member, fresh from a state transfer and still catching up on the instances that
-    // removed 0, answered 0's pull of one of them with `gone` ("every replica held it, you
-    // included"), and 0, not yet knowing of its removal, halted as having lost state.
+    // Seed 13667 (5 replicas) was found with this bug: replica 0, cut off, is removed; the members
+    // compact Reqs it never held. A new member, fresh from a state transfer and still catching up
+    // on the instances that removed 0, answered 0's pull of one of them with `gone` ("every
+    // replica held it, you included"), and 0, not yet knowing of its removal, halted as having
+    // lost state. Since a dead origin's strong ops are adopted in a chain the run differs (the
+    // removal is in force from instance 57) and no longer reaches that moment, nor does any seed
+    // of sweeps of 2,000 (5 replicas) and 3,000 (3 replicas) with reconfig faults; the tell itself
+    // is unit-tested in test/cab/membership.test.ts. The seed stays a run of a removal beside a
+    // new member's state transfer that must pass every check without a halt.
     const { r, lines } = runTraced(13667, 5);
     expect(r.violations).toEqual([]);
-    expect(lines).toContainEqual(expect.stringMatching(/members from instance 56: 1, 2, 3, 4, 5$/));
+    expect(lines).toContainEqual(expect.stringMatching(/members from instance 57: 1, 2, 3, 4, 5$/));
     expect(lines.filter((l) => / halts: /.test(l))).toEqual([]);
     expect(r.stats.transfers).toBeGreaterThanOrEqual(1);
   });

@@ -106,6 +106,34 @@ describe('connecting and failing over', () => {
     expect(connectIn(take()).url).toBe(A);
   });
 
+  it('leaves a replica that welcomes it at a client protocol version it does not speak, for the next one', () => {
+    const { session, take, connectIn, receive, welcome } = driven();
+    session.start();
+    const first = connectIn(take());
+    expect(first.url).toBe(A);
+    session.connectionOpened(first.connection);
+    take();
+    receive(first.connection, {
+      t: 'welcome',
+      version: PROTOCOL_VERSION + 1,
+      replica: 0,
+      levels: ['weak', 'strong'],
+      ops: ['kv.put'],
+    });
+    expect(session.status).not.toBe('connected');
+    const outs = take();
+    expect(outs).toContainEqual({ t: 'drop', connection: first.connection, terminate: false });
+    session.connectionClosed(first.connection);
+    take();
+    session.reconnect();
+    const next = connectIn(take());
+    expect(next.url).toBe(B);
+    session.connectionOpened(next.connection);
+    take();
+    welcome(next.connection);
+    expect(session.status).toBe('connected');
+  });
+
   it('says hello with its session id and what it has seen, and is connected once welcomed', () => {
     const { session, take, frames, receive, welcome } = driven();
     session.start();

@@ -39,7 +39,10 @@ export const SeenSchema = z.array(z.number().int().nonnegative()).max(64);
 
 export const ClientHelloSchema = z.object({
   t: z.literal('hello'),
+  /** The oldest client protocol version the client speaks (client-versions.ts). */
   version: z.number().int(),
+  /** The newest it speaks; absent: `version` alone (builds before versions were negotiated). */
+  newest: z.number().int().positive().max(65_535).optional(),
   token: z.string().max(4096).optional(),
   /**
    * The signed-in user's token (a JWT), for a cluster that verifies them (`creek start
@@ -190,6 +193,7 @@ export type CorrectionCauses = z.infer<typeof CorrectionCausesSchema>;
 export const ServerFrameSchema = z.discriminatedUnion('t', [
   z.object({
     t: z.literal('welcome'),
+    /** The client protocol version the connection runs at: the newest both sides speak. */
     version: z.number().int(),
     replica: z.number().int().nonnegative(),
     levels: z.array(LevelSchema),

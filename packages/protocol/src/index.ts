@@ -11,6 +11,7 @@ export * from './client.js';
 export * from './own-ops.js';
 export * from './peer.js';
 export * from './peer-versions.js';
+export * from './client-versions.js';
 export * from './codec.js';
 export * from './events.js';
 export * from './status.js';

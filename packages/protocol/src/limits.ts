@@ -1,5 +1,17 @@
-/** Bumped on any incompatible change of a message below; peers and clients must match. */
+/**
+ * The newest version of the client protocol (client.ts) this build speaks. A client and a replica
+ * negotiate the version their connection runs at (client-versions.ts); bumped on any change of a
+ * client frame that a build speaking the previous version would misread.
+ */
 export const PROTOCOL_VERSION = 1;
+
+/**
+ * The oldest version of the client protocol this build still speaks, on both sides: a replica
+ * serves clients of any release that speaks it, and a client any such replica, so clients and
+ * replicas may be upgraded in either order, one release at a time. Raised as PEER_PROTOCOL_OLDEST
+ * is: only after a release that spoke both the old and the new version.
+ */
+export const CLIENT_PROTOCOL_OLDEST = 1;
 
 /**
  * The newest version of the replica-to-replica protocol this build speaks. 2: both sides prove the

@@ -1,6 +1,6 @@
 import {
   decodeServerFrame,
-  PROTOCOL_VERSION,
+  SPOKEN_CLIENT_VERSIONS as SPEAKS,
   type ClientFrame,
   type ReplicaUrls,
   type ServerFrame,
@@ -10,7 +10,12 @@ import { connectFailure } from '../connect-failure.js';
 import { ClientClosed, ProtocolError, SignedOut, type CreekError } from '../errors.js';
 import type { StoredOp, StoredSession } from '../offline-storage.js';
 import { Failover } from './failover.js';
-import { errorNamingNoOp, opRefused, type RefusalContext } from './refusals.js';
+import {
+  errorNamingNoOp,
+  opRefused,
+  welcomedAtUnspokenVersion,
+  type RefusalContext,
+} from './refusals.js';
 import type { KnownReplica } from './known-replicas.js';
 import { OfflineQueue, queue, storedSession } from './offline-queue.js';
 import { OpTable, type SessionOp } from './op-table.js';
@@ -226,7 +231,9 @@ export class ClientSession {
   private hello(auth: string | undefined): void {
     this.send({
       t: 'hello',
-      version: PROTOCOL_VERSION,
+      // A build that speaks one version says `version` alone, as every build before negotiation.
+      version: SPEAKS.oldest,
+      ...(SPEAKS.newest === SPEAKS.oldest ? {} : { newest: SPEAKS.newest }),
       ...(this.token === undefined ? {} : { token: this.token }),
       ...(auth === undefined ? {} : { auth }),
       session: this.sessionId,
@@ -435,6 +442,7 @@ export class ClientSession {
       );
     const f: ServerFrame = decoded.frame;
     if (f.t === 'welcome') {
+      if (welcomedAtUnspokenVersion(this.refusals, url, f.version)) return;
       // Not the session's user (the app's auth function gave another's token, or the stored
       // session was another user's): nothing of the session may run as that user.
       const otherUser = this.signIn.welcomed(f.auth?.user, this.lastFrameAt);

@@ -1,4 +1,4 @@
-import type { ServerFrame } from '@creek/protocol';
+import { describeClientVersions, SPOKEN_CLIENT_VERSIONS, type ServerFrame } from '@creek/protocol';
 import { errorFromWire, ProtocolError, Unauthorized, type CreekError } from '../errors.js';
 import type { Failover } from './failover.js';
 import type { OpTable, SessionOp } from './op-table.js';
@@ -95,4 +95,25 @@ export function errorNamingNoOp(
     o.views.error(new ProtocolError(why));
     s.ops.delete(o.opId);
   }
+}
+
+/**
+ * A welcome at a client protocol version this client does not speak (a replica must answer with
+ * one both speak, client-versions.ts): the replica is left as after a `version` error, another may
+ * speak this client's versions. True when it was.
+ */
+export function welcomedAtUnspokenVersion(
+  s: RefusalContext,
+  url: string,
+  version: number,
+): boolean {
+  const { oldest, newest } = SPOKEN_CLIENT_VERSIONS;
+  if (version >= oldest && version <= newest) return false;
+  const speaks = describeClientVersions(SPOKEN_CLIENT_VERSIONS);
+  s.failover.problem(
+    url,
+    `version: the replica welcomed this client at client protocol ${version}, and this client speaks ${speaks}`,
+  );
+  s.drop();
+  return true;
 }

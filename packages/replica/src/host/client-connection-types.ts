@@ -1,5 +1,5 @@
 import type { AccessDenied, User } from '@creek/app';
-import type { ClientFrame, ReplicaUrls, ServerFrame } from '@creek/protocol';
+import type { ClientFrame, ClientVersions, ReplicaUrls, ServerFrame } from '@creek/protocol';
 import type { InvokeRequest } from '../core/replica.js';
 import type { Outcome } from '../core/types.js';
 import type { ConnectionAuth } from './connection-auth.js';
@@ -68,6 +68,8 @@ export interface Connection<C> {
   lastSeen: string;
   /** A hello waiting for this replica to catch up with what the session saw elsewhere. */
   waitingHello: { readonly seen: readonly number[]; readonly deadline: number } | null;
+  /** The client protocol version it runs at: the replica's oldest until its hello passed. */
+  version: number;
 }
 
 /**
@@ -144,6 +146,14 @@ export interface ClientConnectionsOptions<C> {
    * simulator's checkers catch it.
    */
   readonly unsafeDropSessions?: boolean;
+  /**
+   * The client protocol versions the replica speaks (default: this build's) and the version that
+   * introduced each frame kind (default: CLIENT_FRAME_SINCE); only tests of upgrades set them.
+   */
+  readonly versions?: {
+    readonly speaks?: ClientVersions;
+    readonly since?: ReadonlyMap<string, number>;
+  };
   /** A deliberately broken side of live queries (LiveQueries' `unsafeStableOwnOps`), for a test. */
   readonly unsafeStableOwnOps?: boolean;
 }

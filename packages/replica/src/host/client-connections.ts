@@ -1,8 +1,12 @@
 import { toFrozenJson, type AccessDenied, type User } from '@creek/app';
 import {
+  CLIENT_FRAME_SINCE,
+  clientFrameAllowed,
   MAX_IN_FLIGHT_PER_CONNECTION,
-  PROTOCOL_VERSION,
+  negotiateClientVersion,
+  SPOKEN_CLIENT_VERSIONS,
   type ClientFrame,
+  type ClientVersions,
   type ErrorCode,
   type ReplicaUrls,
   type ServerFrame,
@@ -87,7 +91,13 @@ export class ClientConnections<C> {
   /** The members the welcomed connections were last told of (`members` option). */
   private toldMembers: ReplicaUrls | null = null;
 
+  /** The client protocol versions this replica speaks, and when each frame kind came. */
+  private readonly speaks: ClientVersions;
+  private readonly since: ReadonlyMap<string, number>;
+
   constructor(private readonly o: ClientConnectionsOptions<C>) {
+    this.speaks = o.versions?.speaks ?? SPOKEN_CLIENT_VERSIONS;
+    this.since = o.versions?.since ?? CLIENT_FRAME_SINCE;
     this.live = new LiveQueries<C>(
       (request) => this.o.invoke(request),
       (conn, frame) => this.send(conn, frame),
@@ -121,6 +131,7 @@ export class ClientConnections<C> {
       confirms: [],
       lastSeen: '',
       waitingHello: null,
+      version: this.speaks.oldest,
     });
   }
 
@@ -198,13 +209,9 @@ export class ClientConnections<C> {
   }
 
   private hello(conn: C, c: Connection<C>, f: Hello): void {
-    if (f.version !== PROTOCOL_VERSION) {
-      return this.error(
-        conn,
-        'version',
-        `this replica speaks protocol ${PROTOCOL_VERSION}, the client ${f.version}: upgrade the older side`,
-      );
-    }
+    const negotiated = negotiateClientVersion(this.speaks, f);
+    if (!negotiated.ok) return this.error(conn, 'version', negotiated.message);
+    c.version = negotiated.version;
     if (!this.o.authorize(f.token)) {
       this.error(
         conn,
@@ -323,7 +330,7 @@ export class ClientConnections<C> {
     if (members !== undefined) this.toldMembers ??= members;
     this.send(conn, {
       t: 'welcome',
-      version: PROTOCOL_VERSION,
+      version: c.version,
       replica: this.o.replicaId,
       levels: ['weak', 'strong'],
       ops: this.o.opNames(),
@@ -649,7 +656,15 @@ export class ClientConnections<C> {
     this.byOpId.set(op.key, op);
   }
 
+  /**
+   * Every frame to a client goes here, and a kind newer than the connection's version is held
+   * back (CLIENT_FRAME_SINCE): the code that adds a kind must serve older clients without it.
+   */
   private send(conn: C, frame: ServerFrame): void {
+    if (this.since.size > 0) {
+      const c = this.connections.get(conn);
+      if (c !== undefined && !clientFrameAllowed(c.version, frame.t, this.since)) return;
+    }
     this.o.out(conn, { t: 'frame', frame });
   }
 

@@ -4,6 +4,7 @@ import {
   type ConnectionOutput,
 } from '@creek/replica/host/client-connections.js';
 import {
+  type ClientVersions,
   decodeClientFrame,
   encodeFrame,
   type ReplicaUrls,
@@ -71,6 +72,8 @@ export class ClientEndpoint {
     private readonly auth: EndpointAuth | null = null,
     /** The members' client URLs, the same array until they change (welcomes list them). */
     members?: () => ReplicaUrls,
+    /** The client protocol versions it claims; absent: this build's (only upgrade tests set it). */
+    speaks?: ClientVersions,
   ) {
     this.connections = new ClientConnections<WebSocket>({
       replicaId,
@@ -84,6 +87,7 @@ export class ClientEndpoint {
       received,
       changedKeys,
       ...(members === undefined ? {} : { members }),
+      ...(speaks === undefined ? {} : { versions: { speaks } }),
       observe,
       now: () => performance.now(),
       out: (ws, o) => this.output(ws, o),

@@ -1,5 +1,5 @@
 import type { App } from '@creek/app';
-import type { PeerVersions } from '@creek/protocol';
+import type { ClientVersions, PeerVersions } from '@creek/protocol';
 import type { PaxosTimers, TransferPacingSettings } from '../geo/index.js';
 import type { EdgeLimits } from './edge-limits.js';
 import type { PeerAddress } from './peer-address.js';
@@ -63,6 +63,8 @@ export interface ReplicaServerConfig {
    * upgrades set it (peer-versions-env.ts), to play the next release.
    */
   readonly peerVersions?: PeerVersions;
+  /** The client protocol versions it claims, as `peerVersions` (absent: this build's). */
+  readonly clientVersions?: ClientVersions;
   /**
    * Worker threads that execute ops (exec/worker-pool-executor.ts); 0 or absent: every op runs
    * on the main thread. Each worker loads the app from `appPath`.

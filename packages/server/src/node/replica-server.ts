@@ -172,6 +172,7 @@ export class ReplicaServer {
             access: (op, user) => checkAccess(config.app, op, user),
           },
       () => this.members,
+      config.clientVersions,
     );
     this.outbox = new PeerOutbox(
       (to, msgs) => this.mesh.sendMany(to, msgs),

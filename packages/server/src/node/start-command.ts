@@ -6,7 +6,12 @@ import { ensureWritableDir } from './data-dir.js';
 import { loadApp } from '../exec/load-app.js';
 import { userTokenSettings } from './auth-settings.js';
 import { UserTokenVerifier } from './user-tokens.js';
-import { peerVersionsFromEnv, PEER_VERSIONS_ENV } from './peer-versions-env.js';
+import {
+  clientVersionsFromEnv,
+  CLIENT_VERSIONS_ENV,
+  peerVersionsFromEnv,
+  PEER_VERSIONS_ENV,
+} from './peer-versions-env.js';
 import { ReplicaServer } from './replica-server.js';
 import { timersOf } from './timer-settings.js';
 import { TRANSFER_PACING } from '../geo/index.js';
@@ -51,6 +56,7 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
           ca: s['tls-ca'] === undefined ? null : readPemFile(s['tls-ca'], 'tls-ca'),
         };
   const peerVersions = peerVersionsFromEnv(env);
+  const clientVersions = clientVersionsFromEnv(env);
   const tokenSettings = userTokenSettings(s);
   const userTokens = tokenSettings === null ? null : new UserTokenVerifier(tokenSettings);
   const app = await loadApp(s.app);
@@ -61,6 +67,11 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
     log.warn(
       { speaks: peerVersions },
       `${PEER_VERSIONS_ENV} is set: this replica claims the peer protocol versions it names (for testing upgrades only)`,
+    );
+  if (clientVersions !== null)
+    log.warn(
+      { speaks: clientVersions },
+      `${CLIENT_VERSIONS_ENV} is set: this replica claims the client protocol versions it names (for testing upgrades only)`,
     );
   const server = new ReplicaServer(
     {
@@ -81,6 +92,7 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
       join: s.join,
       edgeLimits: edgeLimitsFromEnv(process.env),
       ...(peerVersions === null ? {} : { peerVersions }),
+      ...(clientVersions === null ? {} : { clientVersions }),
       ...(s['checkpoint-every'] === undefined ? {} : { checkpointEvery: s['checkpoint-every'] }),
       workers: s.workers,
       speculative: s.speculation === 'on',

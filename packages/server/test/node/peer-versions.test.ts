@@ -25,7 +25,7 @@ import {
   welcomeProves,
 } from '../../src/node/peer-handshake.js';
 import { PeerMesh } from '../../src/node/peer-mesh.js';
-import { peerVersionsFromEnv } from '../../src/node/peer-versions-env.js';
+import { clientVersionsFromEnv, peerVersionsFromEnv } from '../../src/node/peer-versions-env.js';
 import { within } from './cluster-harness.js';
 
 /**
@@ -133,6 +133,15 @@ describe('version ranges', () => {
     for (const bad of ['4', '4-3', '2-3', `3-${next + 2}`, 'x-y', '-1-3', '3-4-5', '3 - 4'])
       expect(() => peerVersionsFromEnv({ CREEK_TEST_PEER_PROTOCOL: bad })).toThrow(
         /CREEK_TEST_PEER_PROTOCOL \(for testing upgrades only\) must be OLDEST-NEWEST/,
+      );
+  });
+
+  it('CREEK_TEST_CLIENT_PROTOCOL claims a range of client protocol versions within reach', () => {
+    expect(clientVersionsFromEnv({ CREEK_TEST_PEER_PROTOCOL: '3-4' })).toBeNull();
+    expect(clientVersionsFromEnv({ CREEK_TEST_CLIENT_PROTOCOL: '1-2' })).toEqual(v(1, 2));
+    for (const bad of ['2', '2-1', '0-1', '1-4', 'one-two', '1-2-3'])
+      expect(() => clientVersionsFromEnv({ CREEK_TEST_CLIENT_PROTOCOL: bad })).toThrow(
+        /CREEK_TEST_CLIENT_PROTOCOL \(for testing upgrades only\) must be OLDEST-NEWEST with 1 <= OLDEST <= NEWEST <= 3/,
       );
   });
 });

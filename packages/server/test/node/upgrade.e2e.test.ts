@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { connect, type CreekClient } from '@creek/client';
-import { PEER_PROTOCOL_VERSION } from '@creek/protocol';
+import { PEER_PROTOCOL_VERSION, PROTOCOL_VERSION } from '@creek/protocol';
 import { freeRun, LocalCluster, type ReplicaStatus } from '../../src/node/local-cluster.js';
 import { DB_FILE, SqliteStorage } from '../../src/node/storage.js';
 import { creek } from './creek-command.js';
@@ -199,6 +200,127 @@ describe('a rolling upgrade to the next peer protocol version', () => {
     await countersExact(c, writers);
     const converged = await c.converged();
     expect(new Set(converged.map((s) => s.digest)).size).toBe(1);
+  });
+});
+
+/** The first frame a replica answers `hello` with, on a connection of its own. */
+async function firstAnswer(url: string, hello: unknown): Promise<Record<string, unknown>> {
+  const ws = new WebSocket(url);
+  try {
+    return await new Promise((resolve, reject) => {
+      ws.once('error', reject);
+      ws.once('open', () => ws.send(JSON.stringify(hello)));
+      ws.once('message', (data) => resolve(JSON.parse(String(data)) as Record<string, unknown>));
+    });
+  } finally {
+    ws.close();
+  }
+}
+
+describe('a rolling upgrade to the next client protocol version', () => {
+  // The next release's replicas speak this client's version and the next one.
+  const CLIENT_NEXT = PROTOCOL_VERSION + 1;
+  const SPEAKS_NEXT = { CREEK_TEST_CLIENT_PROTOCOL: `${PROTOCOL_VERSION}-${CLIENT_NEXT}` };
+
+  it('keeps this release’s SDK clients served while replicas are upgraded one at a time, and runs each connection at the newest version both ends speak', async () => {
+    cluster = await LocalCluster.start({ replicas: 3 });
+    const c = cluster;
+    const writers = new Writers(c);
+    await writers.progress(10);
+    const hello = (newest?: number) => ({
+      t: 'hello',
+      version: PROTOCOL_VERSION,
+      token: c.token,
+      ...(newest === undefined ? {} : { newest }),
+    });
+    for (const i of [0, 1, 2]) {
+      expect(await c.terminate(i)).toBe(0);
+      c.startReplica(i, SPEAKS_NEXT);
+      await until(`replica ${i} back`, async () => (await c.status(i)) !== null);
+      await writers.progress(10);
+      // The next release's client on an upgraded replica runs at the next version; this release's
+      // client, and any client on a replica not upgraded yet, at this one.
+      expect(await firstAnswer(c.url(i), hello(CLIENT_NEXT))).toMatchObject({
+        t: 'welcome',
+        version: CLIENT_NEXT,
+      });
+      expect(await firstAnswer(c.url(i), hello())).toMatchObject({
+        t: 'welcome',
+        version: PROTOCOL_VERSION,
+      });
+      if (i < 2)
+        expect(await firstAnswer(c.url(2), hello(CLIENT_NEXT))).toMatchObject({
+          t: 'welcome',
+          version: PROTOCOL_VERSION,
+        });
+    }
+    await writers.stop();
+    expect(writers.failures).toEqual([]);
+    await countersExact(c, writers);
+  });
+
+  it('refuses clients and replicas whose versions do not overlap, saying which side to upgrade, and an SDK client moves to a replica that speaks its version', async () => {
+    // Replica 0 plays a release two steps ahead, which no longer speaks this client's version.
+    cluster = await LocalCluster.start({ replicas: 3 });
+    const c = cluster;
+    expect(await c.terminate(0)).toBe(0);
+    c.startReplica(0, { CREEK_TEST_CLIENT_PROTOCOL: `${CLIENT_NEXT}-${CLIENT_NEXT + 1}` });
+    const reader = connect({ urls: [c.url(1)], token: c.token });
+    clients.push(reader);
+    await reader.invokeStrong('kv.put', { key: 'k', value: 1 });
+    await until('replica 0 back', async () => (await c.status(0)) !== null);
+
+    const refused = await firstAnswer(c.url(0), {
+      t: 'hello',
+      version: PROTOCOL_VERSION,
+      token: c.token,
+    });
+    expect(refused).toMatchObject({ t: 'error', code: 'version' });
+    expect(refused.message).toMatch(
+      new RegExp(
+        `this replica speaks client protocol ${CLIENT_NEXT} to ${CLIENT_NEXT + 1}, the client ${PROTOCOL_VERSION}: upgrade the client`,
+      ),
+    );
+    // A client from the future, on a replica of this release.
+    const ahead = await firstAnswer(c.url(1), {
+      t: 'hello',
+      version: PROTOCOL_VERSION + 5,
+      newest: PROTOCOL_VERSION + 6,
+      token: c.token,
+    });
+    expect(ahead).toMatchObject({ t: 'error', code: 'version' });
+    expect(ahead.message).toMatch(/upgrade the replica/);
+    // Malformed ranges and versions: refused, the replica serves on.
+    for (const bad of [
+      { version: PROTOCOL_VERSION, newest: 0 },
+      { version: PROTOCOL_VERSION, newest: 70_000 },
+      { version: PROTOCOL_VERSION, newest: 1.5 },
+      { version: PROTOCOL_VERSION, newest: '2' },
+      { version: 'one' },
+    ])
+      expect(await firstAnswer(c.url(1), { t: 'hello', token: c.token, ...bad })).toMatchObject({
+        t: 'error',
+        code: 'bad-frame',
+      });
+    expect(
+      await firstAnswer(c.url(1), { t: 'hello', token: c.token, version: 2, newest: 1 }),
+    ).toMatchObject({ t: 'error', code: 'version' });
+
+    // This release's SDK given replica 0 first moves on to replica 1, which speaks its version.
+    const mover = connect({ urls: [c.url(0), c.url(1)], token: c.token, discover: false });
+    clients.push(mover);
+    expect(await mover.invokeStrong('kv.get', { key: 'k' })).toBe(1);
+    // Given replica 0 alone, its ops fail, and the error says why.
+    const stuck = connect({
+      urls: [c.url(0)],
+      token: c.token,
+      discover: false,
+      connectTimeoutMs: 1_500,
+    });
+    clients.push(stuck);
+    await expect(stuck.invokeStrong('kv.get', { key: 'k' })).rejects.toThrow(
+      /client protocol .*upgrade the client/,
+    );
   });
 });
 

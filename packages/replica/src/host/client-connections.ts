@@ -13,7 +13,7 @@ import {
 } from '@creek/protocol';
 import type { InvokeRequest } from '../core/replica.js';
 import { scopedSession } from '../core/session-dedupe.js';
-import { outcomesEqual, type Response, type SessionStamp } from '../core/types.js';
+import type { Response, SessionStamp } from '../core/types.js';
 import type {
   ClientConnectionsOptions,
   ClientCounters,
@@ -23,6 +23,7 @@ import type {
 } from './client-connection-types.js';
 import { ConnectionAuth, tokenTooLong, type TokenVerdict } from './connection-auth.js';
 import { LiveQueries } from './live-queries.js';
+import { opFrame } from './op-frames.js';
 
 export type { TokenVerdict } from './connection-auth.js';
 export type {
@@ -440,38 +441,7 @@ export class ClientConnections<C> {
     }
     // Its caller waits for the stable view alone; a speculative failure is not final either.
     if (r.level === 'tentative' && op.stableOnly) return;
-    let frame: ServerFrame;
-    if (r.level === 'failed') {
-      const error = r.outcome.ok ? 'failed' : r.outcome.error;
-      const code: ErrorCode = error.startsWith('unknown operation')
-        ? 'unknown-op'
-        : 'invalid-arguments';
-      frame = { t: 'error', opId: op.opId, code, message: error };
-      op.done = true;
-    } else if (
-      r.level === 'stable' &&
-      op.lastTentative !== null &&
-      outcomesEqual(op.lastTentative, r.outcome)
-    ) {
-      frame = { t: 'confirm', opId: op.opId };
-      op.done = true;
-    } else {
-      frame = {
-        t: 'view',
-        opId: op.opId,
-        level: r.level,
-        outcome: r.outcome,
-        id: r.id,
-        // Causes explain a change from an answer the client was shown: not for a caller that
-        // was shown none (it waits for the stable view alone).
-        ...(r.causes === undefined || op.stableOnly || op.lastTentative === null
-          ? {}
-          : { causes: [...r.causes] }),
-      };
-      if (r.level === 'tentative') op.lastTentative = r.outcome;
-      // A weak op answers once; a strong op is done at its stable view.
-      op.done = r.level === 'stable' || !op.strong;
-    }
+    const frame = opFrame(op, r);
     if (frame.t === 'confirm' || (frame.t === 'view' && frame.level === 'stable'))
       this.o.observe('stable', seconds);
     op.views.push(frame);

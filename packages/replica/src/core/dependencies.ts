@@ -1,3 +1,4 @@
+import type { DottedVersionVector } from './dvv.js';
 import { opKey, type OpId } from './op-id.js';
 import type { ReplicaContext } from './replica-context.js';
 
@@ -18,7 +19,28 @@ export class Dependencies {
   checkDep(id: OpId): boolean {
     const e = this.ctx.live.get(opKey(id));
     if (e === undefined || e.committed || e.req.causalCtx === null) return false;
-    return this.ctx.known.includes(e.req.causalCtx);
+    return this.includes(e.req.causalCtx);
+  }
+
+  /**
+   * This replica holds every op of `causalCtx`, counting for a closed origin only its ops up to
+   * the cut (core/closing-origins.ts): those above it were dropped and will never be held.
+   */
+  private includes(causalCtx: DottedVersionVector): boolean {
+    const { known, closed } = this.ctx;
+    if (closed.size === 0 || !causalCtx.origins().some((o) => closed.has(o)))
+      return known.includes(causalCtx);
+    let ok = true;
+    causalCtx.forEachBase((replica, base) => {
+      for (let n = known.base(replica) + 1; ok && n <= this.needed(replica, base); n++)
+        if (!known.has({ replica, eventNo: n })) ok = false;
+    });
+    return ok;
+  }
+
+  /** How many of `origin`'s ops a causal context naming its first `base` can still need here. */
+  private needed(origin: number, base: number): number {
+    return Math.min(base, this.ctx.closed.get(origin) ?? base);
   }
 
   /**
@@ -44,7 +66,8 @@ export class Dependencies {
     if (ctx === null) return [];
     const out: OpId[] = [];
     ctx.forEachBase((replica, base) => {
-      for (let n = this.receivedUpTo(replica) + 1; n <= base && out.length < limit; n++) {
+      const need = this.needed(replica, base);
+      for (let n = this.receivedUpTo(replica) + 1; n <= need && out.length < limit; n++) {
         const x = { replica, eventNo: n };
         if (!this.hasReceived(x)) out.push(x);
       }
@@ -68,8 +91,9 @@ export class Dependencies {
     if (ctx === null) return null;
     let awaited: OpId | null = null;
     ctx.forEachBase((replica, base) => {
-      if (awaited === null && this.receivedUpTo(replica) < base)
-        awaited = { replica, eventNo: base };
+      const need = this.needed(replica, base);
+      if (awaited === null && this.receivedUpTo(replica) < need)
+        awaited = { replica, eventNo: need };
     });
     return awaited === null ? null : { id: awaited, prefix: true };
   }

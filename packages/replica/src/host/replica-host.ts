@@ -29,7 +29,13 @@ import {
 import type { HostParts } from './parts.js';
 import { Router } from './router.js';
 import { hostStatus, partsSettled } from './status.js';
-import { droppedReqWhy, lostOwnOpReason, lostStateReason, originDecision } from './identity.js';
+import {
+  droppedReqWhy,
+  lostOwnOpReason,
+  lostStateReason,
+  originDecision,
+  originIsDead,
+} from './identity.js';
 import { CatchUpHold } from './catch-up-hold.js';
 import { Divergence, refusal } from './divergence.js';
 import { ProgressWatch, waitingFor } from './progress.js';
@@ -536,7 +542,8 @@ export class ReplicaHost {
     if (this.transfers.tick(this.now)) return;
     this.decideOrigin();
     // A removed replica issues nothing of its own any more (no no-op either): nobody orders it.
-    this.router.core(this.replica.tick(nowMs, !this.learningFromPeers && !this.leaving));
+    const mayIssue = !this.learningFromPeers && !this.leaving;
+    this.router.core(this.replica.tick(nowMs, mayIssue, (o) => originIsDead(this.parts, o)));
     this.router.gossip(this.gossip.tick(nowMs));
     this.holdSpeculationWhileBehind();
     // Reported with heartbeats, which leave only after earlier writes are durable.

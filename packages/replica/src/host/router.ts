@@ -152,7 +152,7 @@ export class Router {
         }
       }
       if (f.next === queue.length) {
-        const id = delivery.next((x) => replica.checkDep(x));
+        const id = delivery.next((x) => replica.checkDep(x) || replica.closedOff(x));
         if (id === null) {
           this.frames.pop();
           return;
@@ -160,7 +160,8 @@ export class Router {
         delivery.markDelivered(id);
         paxos.delivered(id);
         this.host.delivered(id);
-        queue.push(...replica.deliverStrong(id));
+        // Above the cut of its closed origin: passed over, never applied (closing-origins.ts).
+        if (!replica.closedOff(id)) queue.push(...replica.deliverStrong(id));
         continue;
       }
       const o = queue[f.next++]!;

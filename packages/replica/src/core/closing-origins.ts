@@ -40,6 +40,12 @@ import type { ReplicaContext } from './replica-context.js';
  * A process of the dead incarnation that comes back (an older copy of its directory) has its ops
  * above the cut refused by every replica that committed the close.
  */
+/**
+ * The end of the error a client waiting on a dropped op is answered with (after "op R#N"): the op
+ * is definitely not applied, anywhere. Checkers that judge answers tell it from a rejection by it.
+ */
+export const NOT_APPLIED_CLOSED = "was not applied: its replica's incarnation closed without it";
+
 export class ClosingOrigins {
   /** Origins this replica issued a close for, not yet committed here. */
   private readonly proposed = new Set<number>();
@@ -127,7 +133,7 @@ export class ClosingOrigins {
     if (e.local !== null)
       c.respond(e.local.tag, e.req.id, 'failed', {
         ok: false,
-        error: `op ${e.req.id.replica}#${e.req.id.eventNo} was not applied: its replica's incarnation closed without it`,
+        error: `op ${e.req.id.replica}#${e.req.id.eventNo} ${NOT_APPLIED_CLOSED}`,
       });
   }
 }

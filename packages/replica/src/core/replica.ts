@@ -170,6 +170,11 @@ export class Replica {
     return this.closing.closedOff(id);
   }
 
+  /** The cut of `origin`'s close, if a close of it committed here (core/closing-origins.ts). */
+  closedCut(origin: number): number | undefined {
+    return this.ctx.closed.get(origin);
+  }
+
   // ---------------------------------------------------------------- inputs
 
   /**

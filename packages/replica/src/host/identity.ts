@@ -65,7 +65,7 @@ export function originDecision(
     paxos.rejoining
   )
     return null;
-  const compacted = gossip.compactedAtPeer();
+  const compacted = gossip.compactedAtPeer((origin) => replica.closedCut(origin));
   if (compacted !== null) return { pullFrom: compacted };
   let incarnation = 0;
   for (const o of gossip.knownOrigins())

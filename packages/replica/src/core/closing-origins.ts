@@ -103,6 +103,7 @@ export class ClosingOrigins {
     if (c.closed.has(origin)) return;
     c.closed.set(origin, cut);
     c.metrics.closedOrigins++;
+    c.out.push({ type: 'originClosed', origin });
     const kept: Entry[] = [];
     let first = -1;
     for (let i = c.committedEnd; i < c.order.length; i++) {

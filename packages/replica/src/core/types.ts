@@ -198,6 +198,11 @@ export type Output =
   | { readonly type: 'persist'; readonly record: DurableRecord }
   /** An invariant the finalized state broke (ReplicaOptions.checkInvariants): for the driver to report. */
   | { readonly type: 'invariantBroken'; readonly violation: InvariantViolation }
+  /**
+   * A close committed (core/closing-origins.ts): its origin's ops above the cut will never be held,
+   * so casts and 2a that waited for them lack nothing now (the driver has CAB check them again).
+   */
+  | { readonly type: 'originClosed'; readonly origin: number }
   | Response;
 
 /**

@@ -205,6 +205,11 @@ export class Router {
         case 'invariantBroken':
           this.out.event({ kind: 'invariantBroken', violation: o.violation });
           break;
+        case 'originClosed':
+          // No Req arrived, yet what waited for the closed origin's dropped ops is ready: checked
+          // again, all of it (a close is rare); missed, only the periodic recheck found it.
+          this.paxos(paxos.reqsArrived());
+          break;
         case 'respond':
           // A replica whose state may be the wrong one answers nothing stably (its clients go to
           // another replica: the drivers turn them away).

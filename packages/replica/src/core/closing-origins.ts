@@ -132,9 +132,16 @@ export class ClosingOrigins {
       e.exec = null;
     }
     if (e.local !== null)
-      c.respond(e.local.tag, e.req.id, 'failed', {
-        ok: false,
-        error: `op ${e.req.id.replica}#${e.req.id.eventNo} ${NOT_APPLIED_CLOSED}`,
+      c.out.push({
+        type: 'respond',
+        tag: e.local.tag,
+        id: e.req.id,
+        level: 'failed',
+        outcome: {
+          ok: false,
+          error: `op ${e.req.id.replica}#${e.req.id.eventNo} ${NOT_APPLIED_CLOSED}`,
+        },
+        notApplied: true,
       });
   }
 }

@@ -436,9 +436,13 @@ export class ClientConnections<C> {
     let frame: ServerFrame;
     if (r.level === 'failed') {
       const error = r.outcome.ok ? 'failed' : r.outcome.error;
-      const code: ErrorCode = error.startsWith('unknown operation')
-        ? 'unknown-op'
-        : 'invalid-arguments';
+      // Not applied, and never to be here: the client may resubmit it elsewhere (exactly once).
+      const code: ErrorCode =
+        r.notApplied === true
+          ? 'unavailable'
+          : error.startsWith('unknown operation')
+            ? 'unknown-op'
+            : 'invalid-arguments';
       frame = { t: 'error', opId: op.opId, code, message: error };
       op.done = true;
     } else if (

@@ -114,6 +114,17 @@ export const builtins = {
       );
     },
   }),
+  /**
+   * Closes a dead origin (a replica's incarnation that will issue no more ops): its ops above
+   * `cut` are definitely not applied, its ops up to it commit as any other's. A replica issues it
+   * (strong) when an origin it knows is dead left ops stranded behind one nobody received; where
+   * it lands in the committed order decides, the first close of an origin there being the one that
+   * counts (the server's core/closing-origins.ts). Never invoked by clients. Changes no state.
+   */
+  'creek.close': op({
+    args: z.object({ origin: z.number().int().min(0), cut: z.number().int().min(0) }),
+    run: () => null,
+  }),
   /** The strong no-op a replica issues to stabilize pending weak ops (Creek §4.4). */
   'creek.noop': op({
     args: z.null(),
@@ -125,3 +136,4 @@ export type Builtins = typeof builtins;
 
 export const NOOP_OP = 'creek.noop';
 export const ABANDON_OP = 'creek.abandon';
+export const CLOSE_OP = 'creek.close';

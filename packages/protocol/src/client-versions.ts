@@ -41,6 +41,19 @@ export function helloVersions(hello: {
 }
 
 /**
+ * What a hello says of the versions its client speaks: a build that speaks one version says
+ * `version` alone, as every build before negotiation did (and as such builds' replicas expect).
+ */
+export function helloVersionFields(ours: ClientVersions = SPOKEN_CLIENT_VERSIONS): {
+  readonly version: number;
+  readonly newest?: number;
+} {
+  return ours.newest === ours.oldest
+    ? { version: ours.oldest }
+    : { version: ours.oldest, newest: ours.newest };
+}
+
+/**
  * A replica speaking `ours` answers a hello: the version the connection runs at, or the message
  * of the `version` error that refuses it.
  */

@@ -180,6 +180,11 @@ const TransferPartSchema = z.discriminatedUnion('kind', [
       hlc: z.number().int().nonnegative(),
       truncatedBelow: instance,
       config: z.array(ConfigEntrySchema).max(256).optional(),
+      /** Closed origins and their cuts (the replica's core/closing-origins.ts). */
+      closed: z
+        .array(z.tuple([count, count]))
+        .max(65_536)
+        .optional(),
       delivered: z.array(OpIdSchema),
       counts: z.object({ state: count, reqs: count, held: count }),
       digest: z.string().regex(/^[0-9a-f]{32}$/),

@@ -1,6 +1,6 @@
 import {
   decodeServerFrame,
-  SPOKEN_CLIENT_VERSIONS as SPEAKS,
+  helloVersionFields,
   type ClientFrame,
   type ReplicaUrls,
   type ServerFrame,
@@ -231,9 +231,7 @@ export class ClientSession {
   private hello(auth: string | undefined): void {
     this.send({
       t: 'hello',
-      // A build that speaks one version says `version` alone, as every build before negotiation.
-      version: SPEAKS.oldest,
-      ...(SPEAKS.newest === SPEAKS.oldest ? {} : { newest: SPEAKS.newest }),
+      ...helloVersionFields(),
       ...(this.token === undefined ? {} : { token: this.token }),
       ...(auth === undefined ? {} : { auth }),
       session: this.sessionId,

@@ -34,4 +34,10 @@ export interface ReplicaCheckpoint {
    * its first strong op that is not, which recovery CAB-casts again.
    */
   readonly finalizedOwnStrong: number;
+  /**
+   * Closed origins and their cuts, as `[origin, cut]` (core/closing-origins.ts): a close
+   * finalized in the checkpoint's prefix still refuses its origin's ops above the cut. Absent
+   * from checkpoints written before origins closed: none.
+   */
+  readonly closed?: ReadonlyArray<readonly [number, number]>;
 }

@@ -75,6 +75,8 @@ export class Entry {
   readonly arrivedAt: number;
   /** Another origin's strong op this replica CAB-cast on the origin's behalf (`cabAdopt`). */
   adopted = false;
+  /** Dropped by the close of its origin (core/closing-origins.ts): off the list for good. */
+  dropped = false;
 
   constructor(
     readonly req: Req,

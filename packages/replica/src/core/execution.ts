@@ -80,6 +80,11 @@ export class ExecutionPipeline {
       const e = job.entry;
       e.running = 0;
       this.runningEntries--;
+      // Dropped while it ran (a close of its origin): off the list, its writes go nowhere.
+      if (e.dropped) {
+        this.pump();
+        return;
+      }
       e.executions++;
       c.metrics.executions++;
       const writes: Version[] = result.writes.map(([key, value]) => ({ writer: e, key, value }));

@@ -30,6 +30,13 @@ export class ReplicaMetrics {
   noopsIssued = 0;
   /** Other origins' strong ops this replica CAB-cast on their behalf (`cabAdopt`). */
   adopted = 0;
+  /**
+   * Closes of dead origins this replica issued, closes that took effect here (the first of each
+   * origin), and the ops they dropped here (core/closing-origins.ts).
+   */
+  closesIssued = 0;
+  closedOrigins = 0;
+  droppedByClose = 0;
   /** Invariants found broken on the finalized state (ReplicaOptions.checkInvariants). */
   invariantsBroken = 0;
 

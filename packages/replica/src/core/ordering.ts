@@ -82,6 +82,9 @@ export class Ordering {
     const c = this.ctx;
     if (req.id.replica === c.origin || c.known.has(req.id) || c.live.has(opKey(req.id)))
       return false;
+    // Above the cut of its closed origin: definitely not applied (core/closing-origins.ts).
+    const cut = c.closed.get(req.id.replica);
+    if (cut !== undefined && req.id.eventNo > cut) return false;
     c.clock.observe(req.ts);
     if (!req.strong) c.known.add(req.id);
     c.out.push({ type: 'persist', record: { kind: 'req', req } });

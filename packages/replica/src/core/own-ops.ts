@@ -1,4 +1,4 @@
-import { NOOP_OP } from '@creek/app';
+import { CLOSE_OP, NOOP_OP } from '@creek/app';
 import { scopedSession } from './session-dedupe.js';
 import type { Req } from './types.js';
 
@@ -50,7 +50,7 @@ export class OwnOps {
    * recovery brings it back, in event-number order): no-ops change neither.
    */
   issued(req: Req, origin: number): void {
-    if (req.id.replica !== origin || req.op === NOOP_OP) return;
+    if (req.id.replica !== origin || req.op === NOOP_OP || req.op === CLOSE_OP) return;
     const session = req.session === undefined ? null : scopedSession(req.session.id, req.user);
     if (session !== this.newestOwn.session) this.newestOwnBefore = this.newestOwn.eventNo;
     this.newestOwn = { session, eventNo: req.id.eventNo };

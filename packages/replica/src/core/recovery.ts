@@ -1,4 +1,5 @@
-import { NOOP_OP } from '@creek/app';
+import { CLOSE_OP, NOOP_OP } from '@creek/app';
+import { closeArgs } from './closing-origins.js';
 import type { ReplicaCheckpoint } from './checkpoint.js';
 import { Entry } from './entry.js';
 import { opKey, formatOpId, type OpId } from './op-id.js';
@@ -58,10 +59,19 @@ export function recoverInto(
       c.live.set(key, e);
       committed.add(key);
       if (req.strong) c.known.add(id);
+      // A close took effect where it committed (the first of its origin): its origin's ops
+      // above the cut still tentative then are not brought back.
+      const close = req.op === CLOSE_OP ? closeArgs(req.args) : null;
+      if (close !== null && !c.closed.has(close.origin)) c.closed.set(close.origin, close.cut);
     }
   }
   c.committedEnd = c.order.length;
-  const tentative = [...reqs.values()].filter((q) => !committed.has(opKey(q.id))).sort(compareReq);
+  const tentative = [...reqs.values()]
+    .filter(
+      (q) =>
+        !committed.has(opKey(q.id)) && !(q.id.eventNo > (c.closed.get(q.id.replica) ?? Infinity)),
+    )
+    .sort(compareReq);
   for (const req of tentative) {
     const e = new Entry(req, null, nowMs);
     c.order.push(e);
@@ -97,6 +107,7 @@ function restore(c: ReplicaContext, cp: ReplicaCheckpoint): void {
   c.eventNo = cp.eventNo;
   c.lastStrongEventNo = cp.lastStrongEventNo;
   c.finalizedOwnStrong = cp.finalizedOwnStrong;
+  for (const [origin, cut] of cp.closed ?? []) c.closed.set(origin, cut);
   c.committedCount = cp.finalized;
   // The finalized state as versions of one entry placed before every other.
   const base = new Entry(END_REQ, null, c.nowMs);
@@ -126,6 +137,7 @@ export function checkpointOf(c: ReplicaContext): ReplicaCheckpoint {
     eventNo: c.eventNo,
     lastStrongEventNo: c.lastStrongEventNo,
     finalizedOwnStrong: c.finalizedOwnStrong,
+    ...(c.closed.size === 0 ? {} : { closed: [...c.closed].sort((a, b) => a[0] - b[0]) }),
   };
 }
 

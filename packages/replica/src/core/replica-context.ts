@@ -95,6 +95,11 @@ export class ReplicaContext {
   frontier = 0;
   /** Entries on the list (not yet final), by op key. */
   readonly live = new Map<string, Entry>();
+  /**
+   * Closed origins and their cuts (core/closing-origins.ts): their ops above the cut that were not
+   * committed when the close was are definitely not applied.
+   */
+  readonly closed = new Map<number, number>();
   committedCount = 0;
 
   /** Executions handed out, ordered ops' and reads', by job id. */

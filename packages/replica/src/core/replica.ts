@@ -1,5 +1,6 @@
 import {
   checkArgs,
+  CLOSE_OP,
   NOOP_OP,
   canonicalJson,
   toFrozenJson,
@@ -8,6 +9,7 @@ import {
   type User,
 } from '@creek/app';
 import type { ReplicaCheckpoint } from './checkpoint.js';
+import { closeArgs, ClosingOrigins } from './closing-origins.js';
 import { Dependencies } from './dependencies.js';
 import type { FinalDigests } from './final-digests.js';
 import { ExecutionPipeline } from './execution.js';
@@ -70,6 +72,7 @@ export class Replica {
   private readonly ordering: Ordering;
   private readonly reads: Reads;
   private readonly liveness: Liveness;
+  private readonly closing: ClosingOrigins;
   private readonly pipeline: ExecutionPipeline;
   readonly metrics: ReplicaMetrics;
 
@@ -93,6 +96,12 @@ export class Replica {
       adoptAfterMs: options.adoptAfterMs ?? 1000,
       unchained: options.unsafeUnchainedAdoption === true,
     });
+    this.closing = new ClosingOrigins(
+      this.ctx,
+      this.ordering,
+      this.deps,
+      options.adoptAfterMs ?? 1000,
+    );
     this.pipeline = new ExecutionPipeline(this.ctx, this.reads, {
       executionSlots: options.executionSlots ?? 1,
       deferExecution: options.deferExecution ?? false,
@@ -150,7 +159,20 @@ export class Replica {
    * Req is no longer needed by this replica (gossip may drop it once every peer has it).
    */
   isFinal(id: OpId): boolean {
-    return this.ctx.known.has(id) && !this.ctx.live.has(opKey(id));
+    return (this.ctx.known.has(id) && !this.ctx.live.has(opKey(id))) || this.closing.closedOff(id);
+  }
+
+  /**
+   * The op is of a closed origin and above its cut (core/closing-origins.ts): definitely not
+   * applied. A decided id for which this holds is passed over, not delivered.
+   */
+  closedOff(id: OpId): boolean {
+    return this.closing.closedOff(id);
+  }
+
+  /** The cut of `origin`'s close, if a close of it committed here (core/closing-origins.ts). */
+  closedCut(origin: number): number | undefined {
+    return this.ctx.closed.get(origin);
   }
 
   // ---------------------------------------------------------------- inputs
@@ -161,14 +183,23 @@ export class Replica {
    * strong ones, other replicas' no-ops included, commit through CAB by themselves (counting them
    * made replicas answer each other's no-ops with no-ops, forever). `mayIssue` false: the replica
    * must not number ops of its own yet (its host still learns whether its disk was lost and which
-   * ids it used: ReplicaHost.learningFromPeers), so it issues no no-op either.
+   * ids it used: ReplicaHost.learningFromPeers), so it issues no no-op either, nor a close.
+   *
+   * `isDead`: whether an origin will issue no more ops (its host knows: a later incarnation of its
+   * replica, or the replica's removal in force). Ops of such an origin stranded here behind one
+   * nobody gave it are closed (core/closing-origins.ts).
    */
-  tick(nowMs: number, mayIssue = true): Output[] {
+  tick(
+    nowMs: number,
+    mayIssue = true,
+    isDead: (origin: number) => boolean = () => false,
+  ): Output[] {
     this.ctx.advanceTime(nowMs);
     if (mayIssue && this.liveness.noopDue(nowMs)) {
       this.liveness.issueNoop();
       this.pipeline.changed();
     }
+    if (mayIssue && this.closing.closeIfDue(nowMs, isDead)) this.pipeline.changed();
     this.liveness.adoptIfDue(nowMs);
     return this.ctx.flush();
   }
@@ -177,12 +208,12 @@ export class Replica {
   invoke(nowMs: number, request: InvokeRequest): Output[] {
     this.ctx.advanceTime(nowMs);
     const def = this.app.lookup(request.op);
-    if (def === undefined || request.op === NOOP_OP) {
+    if (def === undefined || request.op === NOOP_OP || request.op === CLOSE_OP) {
       this.reject(
         request,
         `unknown operation '${request.op}'; this app has: ${this.app
           .names()
-          .filter((n) => n !== NOOP_OP)
+          .filter((n) => n !== NOOP_OP && n !== CLOSE_OP)
           .join(', ')}`,
       );
       return this.ctx.flush();
@@ -295,7 +326,11 @@ export class Replica {
 
   /** Algorithm 1 line 32: CAB delivered a strong op's id (only ever when `checkDep(id)` holds). */
   deliverStrong(id: OpId): Output[] {
+    const req = this.ctx.live.get(opKey(id))?.req;
     this.ordering.deliverStrong(id);
+    // A close takes effect where it commits: the same position at every replica.
+    const close = req?.op === CLOSE_OP ? closeArgs(req.args) : null;
+    if (close !== null) this.closing.apply(close.origin, close.cut);
     this.pipeline.changed();
     return this.ctx.flush();
   }

@@ -129,6 +129,13 @@ export interface Response {
   readonly id: OpId | null;
   readonly level: ResponseLevel;
   readonly outcome: Outcome;
+  /**
+   * On a failure: this copy of the op was definitely not applied, and never will be (its origin's
+   * close dropped it, core/closing-origins.ts). Another copy of a session's op (resubmitted to
+   * another replica, with the same session number) may still be, exactly once: the client moves on
+   * and resubmits, as when a replica is unavailable.
+   */
+  readonly notApplied?: true;
   /** Present on tentative responses when the replica was built with `traceOrder` (checkers). */
   readonly trace?: OrderTrace;
   /** What a live query's read read (InvokeRequest.watch): re-run it when one of these changes. */
@@ -198,6 +205,11 @@ export type Output =
   | { readonly type: 'persist'; readonly record: DurableRecord }
   /** An invariant the finalized state broke (ReplicaOptions.checkInvariants): for the driver to report. */
   | { readonly type: 'invariantBroken'; readonly violation: InvariantViolation }
+  /**
+   * A close committed (core/closing-origins.ts): its origin's ops above the cut will never be held,
+   * so casts and 2a that waited for them lack nothing now (the driver has CAB check them again).
+   */
+  | { readonly type: 'originClosed'; readonly origin: number }
   | Response;
 
 /**

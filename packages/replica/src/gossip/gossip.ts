@@ -374,12 +374,22 @@ export class Gossip {
 
   /**
    * A peer that can no longer send an op this replica lacks (its summary's `pruned`), or null.
-   * Such an op comes back only with a checkpoint (state transfer).
+   * Such an op comes back only with a checkpoint (state transfer). `closedCut`: the cut of an
+   * origin whose close committed here (core/closing-origins.ts), whose ops above it nobody needs.
    */
-  compactedAtPeer(): number | null {
+  compactedAtPeer(
+    closedCut: (origin: number) => number | undefined = () => undefined,
+  ): number | null {
     for (const [peer, pruned] of this.peerPruned)
-      for (const [origin, upTo] of Object.entries(pruned))
-        if (upTo > this.seen.base(Number(origin))) return peer;
+      for (const [origin, upTo] of Object.entries(pruned)) {
+        const base = this.seen.base(Number(origin));
+        if (upTo <= base) continue;
+        // A closed origin's ops above its cut are definitely not applied: a peer that pruned
+        // them pruned nothing this replica needs, once it has the origin's ops up to the cut.
+        const cut = closedCut(Number(origin));
+        if (cut !== undefined && base >= cut) continue;
+        return peer;
+      }
     return null;
   }
 

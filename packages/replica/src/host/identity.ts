@@ -65,10 +65,31 @@ export function originDecision(
     paxos.rejoining
   )
     return null;
-  const compacted = gossip.compactedAtPeer();
+  const compacted = gossip.compactedAtPeer((origin) => replica.closedCut(origin));
   if (compacted !== null) return { pullFrom: compacted };
   let incarnation = 0;
   for (const o of gossip.knownOrigins())
     if (slotOf(o) === slot) incarnation = Math.max(incarnation, incarnationOf(o) + 1);
   return { origin: originOf(slot, incarnation) };
+}
+
+/**
+ * Whether `origin` will issue no more ops, as this replica knows (core/closing-origins.ts closes
+ * such an origin's stranded ops): a later incarnation of its replica has ops (it took that
+ * incarnation after its disk was lost, so the earlier one is gone), or a decided membership change
+ * removed its replica (a removed id is never added again).
+ */
+export function originIsDead(parts: HostParts, origin: number): boolean {
+  const slot = slotOf(origin);
+  const self = parts.replica.id;
+  if (
+    self !== ORIGIN_UNDECIDED &&
+    slotOf(self) === slot &&
+    incarnationOf(self) > incarnationOf(origin)
+  )
+    return true;
+  if (parts.paxos.membership().entries.some((e) => e.retired.includes(slot))) return true;
+  for (const o of parts.gossip.knownOrigins())
+    if (slotOf(o) === slot && incarnationOf(o) > incarnationOf(origin)) return true;
+  return false;
 }

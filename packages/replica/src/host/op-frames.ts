@@ -6,7 +6,7 @@ import type { ClientOp } from './client-connection-types.js';
  * The frame a client gets for one of its op's responses (Correctables §3.2, §5.2), and whether the
  * op is done with it (`op.done`; `op.lastTentative` keeps the answer the client was shown):
  *
- * - a failure: an error naming the op;
+ * - a failure: an error naming the op (`unavailable` for a copy that was definitely not applied);
  * - a stable answer equal to the tentative one the client was shown: a confirmation alone;
  * - otherwise a view, with the causes of a correction when the client was shown an answer.
  *
@@ -15,9 +15,14 @@ import type { ClientOp } from './client-connection-types.js';
 export function opFrame<C>(op: ClientOp<C>, r: Response): ServerFrame {
   if (r.level === 'failed') {
     const error = r.outcome.ok ? 'failed' : r.outcome.error;
-    const code: ErrorCode = error.startsWith('unknown operation')
-      ? 'unknown-op'
-      : 'invalid-arguments';
+    // Not applied, and never to be here (its origin's close dropped it): the client may
+    // resubmit it elsewhere, where its session number keeps it to one application.
+    const code: ErrorCode =
+      r.notApplied === true
+        ? 'unavailable'
+        : error.startsWith('unknown operation')
+          ? 'unknown-op'
+          : 'invalid-arguments';
     op.done = true;
     return { t: 'error', opId: op.opId, code, message: error };
   }

@@ -29,7 +29,13 @@ import {
 import type { HostParts } from './parts.js';
 import { Router } from './router.js';
 import { hostStatus, partsSettled } from './status.js';
-import { droppedReqWhy, lostOwnOpReason, lostStateReason, originDecision } from './identity.js';
+import {
+  droppedReqWhy,
+  lostOwnOpReason,
+  lostStateReason,
+  originDecision,
+  originIsDead,
+} from './identity.js';
 import { CatchUpHold } from './catch-up-hold.js';
 import { Divergence, refusal } from './divergence.js';
 import { ProgressWatch, waitingFor } from './progress.js';
@@ -126,12 +132,8 @@ export class ReplicaHost {
 
   /** Executions, rollbacks and reordering commits so far: cheap, for a viewer's every turn. */
   executionCounts(): { executions: number; rollbacks: number; reorderingCommits: number } {
-    const m = this.replica.metrics;
-    return {
-      executions: m.executions,
-      rollbacks: m.rollbacks,
-      reorderingCommits: m.reorderingCommits,
-    };
+    const { executions, rollbacks, reorderingCommits } = this.replica.metrics;
+    return { executions, rollbacks, reorderingCommits };
   }
 
   /** The ids of its tentative list, in order. */
@@ -251,7 +253,7 @@ export class ReplicaHost {
       retireIfRemoved: () => this.retireIfRemoved(),
       delivered: (id) => this.noteDelivered(id),
       lastDeliveredOf: (origin) => this.lastDelivered.get(origin) ?? 0,
-      lostOwnOp: (from, id) => this.lostOwnOp(from, id),
+      lostOwnOp: (from, id) => this.haltWith(lostOwnOpReason(this.id, from, id)),
       lostDroppedReq: (from, id) => this.lostDroppedReq(from, id),
       rebuildOrHalt: (from, why) => this.rebuildOrHalt(from, why),
     });
@@ -536,7 +538,8 @@ export class ReplicaHost {
     if (this.transfers.tick(this.now)) return;
     this.decideOrigin();
     // A removed replica issues nothing of its own any more (no no-op either): nobody orders it.
-    this.router.core(this.replica.tick(nowMs, !this.learningFromPeers && !this.leaving));
+    const mayIssue = !this.learningFromPeers && !this.leaving;
+    this.router.core(this.replica.tick(nowMs, mayIssue, (o) => originIsDead(this.parts, o)));
     this.router.gossip(this.gossip.tick(nowMs));
     this.holdSpeculationWhileBehind();
     // Reported with heartbeats, which leave only after earlier writes are durable.
@@ -579,10 +582,6 @@ export class ReplicaHost {
   private noteDelivered(id: OpId): void {
     if ((this.lastDelivered.get(id.replica) ?? 0) < id.eventNo)
       this.lastDelivered.set(id.replica, id.eventNo);
-  }
-
-  private lostOwnOp(from: number, id: OpId): void {
-    this.haltWith(lostOwnOpReason(this.id, from, id));
   }
 
   private lostDroppedReq(from: number, id: OpId): void {

@@ -42,6 +42,11 @@ export interface TransferHeader {
    * (cab/configuration.ts). Absent from a sender that predates membership changes.
    */
   readonly config?: readonly ConfigEntry[];
+  /**
+   * Closed origins and their cuts, `[origin, cut]` (core/closing-origins.ts). Absent: none, or a
+   * sender that predates closing origins.
+   */
+  readonly closed?: ReadonlyArray<readonly [number, number]>;
   /** Per origin, the last strong op the sender delivered. */
   readonly delivered: readonly OpId[];
   /** How many state entries, Reqs of ops not final, and held Reqs the chunks carry. */
@@ -87,6 +92,8 @@ export interface TransferredState {
   readonly hlc: number;
   readonly truncatedBelow: number;
   readonly config: readonly ConfigEntry[];
+  /** Closed origins and their cuts (TransferHeader.closed); absent or empty: none. */
+  readonly closed?: ReadonlyArray<readonly [number, number]>;
   readonly delivered: readonly OpId[];
   readonly state: ReadonlyArray<readonly [string, JsonValue]>;
   readonly reqs: readonly Req[];
@@ -172,7 +179,13 @@ export function transferDigest(s: Omit<TransferredState, 'known'> & { known: See
   const head = [s.finalized, s.committedLive, s.known, s.hlc, s.truncatedBelow, s.delivered];
   const lines = [
     // A sender without configurations hashes as before they existed.
-    JSON.stringify(s.config.length === 0 ? head : [...head, s.config]),
+    JSON.stringify(
+      (s.closed?.length ?? 0) > 0
+        ? [...head, s.config, s.closed]
+        : s.config.length === 0
+          ? head
+          : [...head, s.config],
+    ),
     `${s.state.length}:${StateDigest.of(s.state)}`,
     ...s.reqs.map(reqLine),
     '--held--',
@@ -205,6 +218,7 @@ export function toChunks(s: TransferredState, maxChars = TRANSFER_CHUNK_CHARS): 
     hlc: s.hlc,
     truncatedBelow: s.truncatedBelow,
     ...(s.config.length === 0 ? {} : { config: s.config }),
+    ...((s.closed?.length ?? 0) === 0 ? {} : { closed: s.closed }),
     delivered: s.delivered,
     counts: { state: s.state.length, reqs: s.reqs.length, held: s.held.length },
     digest: transferDigest({ ...s, known }),
@@ -264,10 +278,19 @@ export function fromChunks(
     else (p.kind === 'reqs' ? reqs : held).push(...p.reqs);
   }
   const config = h.config ?? [];
+  const closed = h.closed ?? [];
   if (unchecked)
     return {
       ok: true,
-      state: { ...h, config, state, reqs, held, known: DottedVersionVector.fromJSON(h.known) },
+      state: {
+        ...h,
+        config,
+        closed,
+        state,
+        reqs,
+        held,
+        known: DottedVersionVector.fromJSON(h.known),
+      },
     };
   if (
     state.length !== h.counts.state ||
@@ -280,7 +303,7 @@ export function fromChunks(
         `the chunks hold ${state.length} keys, ${reqs.length} live and ${held.length} held Reqs, ` +
         `the header says ${h.counts.state}, ${h.counts.reqs} and ${h.counts.held}`,
     };
-  const out = { ...h, config, state, reqs, held };
+  const out = { ...h, config, closed, state, reqs, held };
   const digest = transferDigest(out);
   if (digest !== h.digest)
     return { ok: false, reason: `digest ${digest} differs from the header's ${h.digest}` };

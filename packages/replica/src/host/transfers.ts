@@ -260,6 +260,7 @@ export class Transfers {
       // a receiver keeps on disk) must stay what it was (the simulator's disk checksums found a
       // persisted header that had grown).
       config: [...paxos.membership().entries],
+      closed: core.closed ?? [],
       delivered: this.host.lastDelivered(),
       state: core.state,
       reqs: core.reqs,
@@ -308,6 +309,7 @@ export class Transfers {
         eventNo: 0,
         lastStrongEventNo: 0,
         finalizedOwnStrong: 0,
+        ...((t.closed?.length ?? 0) === 0 ? {} : { closed: t.closed }),
       },
       cab: [
         ...own,

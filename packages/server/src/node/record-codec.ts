@@ -31,7 +31,8 @@
  *
  * The checkpoint's body (HostCheckpoint):
  *   {"core":{"finalized","state":[[key,value],...],"reqs":[req,...],"committedLive",
- *            "known","hlc","eventNo","lastStrongEventNo","finalizedOwnStrong"},
+ *            "known","hlc","eventNo","lastStrongEventNo","finalizedOwnStrong","closed"?},
+ *   where closed lists the closed origins as [origin, cut] (absent: none)
  *    "cab":[{"kind",...the cab record's body}, ...],
  *    "held":[req,...],
  *    "delivered":[{"replica","eventNo"},...],"origin","divergence"?}
@@ -224,6 +225,7 @@ const CheckpointBodySchema = z.object({
     eventNo: finite,
     lastStrongEventNo: finite,
     finalizedOwnStrong: finite,
+    closed: z.array(z.tuple([finite, finite])).optional(),
   }),
   cab: z.array(AcceptorRecordSchema),
   held: z.array(StoredReqSchema),
@@ -523,6 +525,17 @@ function checkpointBody(c: HostCheckpoint): Json<typeof CheckpointBodySchema> {
       eventNo: num(k.eventNo, 'checkpoint.core.eventNo'),
       lastStrongEventNo: num(k.lastStrongEventNo, 'checkpoint.core.lastStrongEventNo'),
       finalizedOwnStrong: num(k.finalizedOwnStrong, 'checkpoint.core.finalizedOwnStrong'),
+      ...(k.closed === undefined
+        ? {}
+        : {
+            closed: k.closed.map(
+              ([origin, cut]) =>
+                [num(origin, 'checkpoint.core.closed'), num(cut, 'checkpoint.core.closed')] as [
+                  number,
+                  number,
+                ],
+            ),
+          }),
     },
     cab: c.cab.map((r) => ({ kind: r.kind, ...encodeCab(r) }) as Json<typeof AcceptorRecordSchema>),
     held: c.held.map(encodeReq),

@@ -10,7 +10,7 @@ import {
   type ReplicaUrls,
 } from '@creek/protocol';
 import { WebSocketServer } from 'ws';
-import { checkAccess, NOOP_OP } from '@creek/app';
+import { checkAccess, CLOSE_OP, NOOP_OP } from '@creek/app';
 import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
 import { WorkerPoolExecutor } from '../exec/worker-pool-executor.js';
 import { TIMERS } from '../geo/index.js';
@@ -155,7 +155,7 @@ export class ReplicaServer {
     this.members = clientUrls(config.peers.map((p) => ({ id: p.id, address: p.url })));
     this.clients = new ClientEndpoint(
       config.id,
-      () => config.app.names().filter((n) => n !== NOOP_OP),
+      () => config.app.names().filter((n) => n !== NOOP_OP && n !== CLOSE_OP),
       config.tokens,
       (request) => this.call({ kind: 'invoke', now: Date.now(), request }),
       () => this.unavailable(),

@@ -385,6 +385,7 @@ export class SimCluster {
     p.clientsLeft = true;
     this.clients.departed(p);
     if (!record.lost.includes(p.id)) record.lost.push(p.id);
+    if (!record.removed.includes(p.id)) record.removed.push(p.id);
     const origin = p.host.origin;
     if (origin >= 0 && !record.deadOrigins.includes(origin)) record.deadOrigins.push(origin);
   }

@@ -45,6 +45,12 @@ export function checkConvergence(
       out.push(
         `(b) replica ${r} still has ${f.tentative - f.stranded.length} tentative ops after quiescence`,
       );
+    // Every op of an origin the cluster knows is dead ends committed or definitely not applied
+    // (core/closing-origins.ts): none stays tentative.
+    if (f.unclosed.length > 0)
+      out.push(
+        `(b) replica ${r} still holds ${f.unclosed.length} ops of dead origins tentative (${f.unclosed.slice(0, 4).map(formatOpId).join(', ')}${f.unclosed.length > 4 ? ', …' : ''}): never closed`,
+      );
     if (f.unvalidated !== 0)
       out.push(`(b) replica ${r} still has ${f.unvalidated} unvalidated executions`);
     // Its state: the committed order, then what is stranded there (all that is still tentative),

@@ -1,4 +1,4 @@
-import { NOOP_OP } from '@creek/app';
+import { CLOSE_OP, NOOP_OP } from '@creek/app';
 import type { InvokeRequest } from '@creek/replica/core/replica.js';
 import type { Response } from '@creek/replica/core/types.js';
 import { ClientConnections } from '@creek/replica/host/client-connections.js';
@@ -48,7 +48,7 @@ export class SimEndpoints {
     };
     const connections: ClientConnections<number> = new ClientConnections<number>({
       replicaId: p.id,
-      opNames: () => run.app.names().filter((n) => n !== NOOP_OP),
+      opNames: () => run.app.names().filter((n) => n !== NOOP_OP && n !== CLOSE_OP),
       readOnlyOps: () => run.app.names().filter((n) => run.app.lookup(n)?.readOnly === true),
       authorize: () => true,
       ...(run.config.userTokens === true ? { verifiesTokens: true } : {}),

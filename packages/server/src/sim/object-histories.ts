@@ -1,4 +1,12 @@
-import { ABANDON_OP, checkArgs, jsonEqual, NOOP_OP, type App, type JsonValue } from '@creek/app';
+import {
+  ABANDON_OP,
+  checkArgs,
+  CLOSE_OP,
+  jsonEqual,
+  NOOP_OP,
+  type App,
+  type JsonValue,
+} from '@creek/app';
 import { opKey } from '@creek/replica/core/op-id.js';
 import type { Outcome, Req } from '@creek/replica/core/types.js';
 import type { OpContext } from './app-model.js';
@@ -76,7 +84,8 @@ export function objectHistories(
 
   const entries: { op: HistoryOp; fp: Footprint | null }[] = [];
   for (const c of clientOps(record)) {
-    if (c.op === ABANDON_OP || c.op === NOOP_OP || touchesPlanted(c, planted)) continue;
+    if (c.op === ABANDON_OP || c.op === NOOP_OP || c.op === CLOSE_OP || touchesPlanted(c, planted))
+      continue;
     // Abandoned before any copy of it took effect: it never does, and its answers say so.
     if (c.stamp !== null && copies.abandonedFirst(c.stamp)) continue;
     const def = app.lookup(c.op);

@@ -6,7 +6,7 @@ import type { HostInput } from '@creek/replica/host/ready.js';
 import type { HostRecord } from '@creek/replica/host/records.js';
 import type { ReplicaHost } from '@creek/replica/host/replica-host.js';
 import type { SimDisk } from './disk.js';
-import type { Invocation, RunRecord } from './run-record.js';
+import { closableOrigins, type Invocation, type RunRecord } from './run-record.js';
 
 /** One simulated replica process: the host and the disk that outlives it. */
 export interface SimProcess {
@@ -92,12 +92,31 @@ export function takesOps(h: SimProcess): boolean {
  * lost) that follow an op of their origin `p` never received: program order keeps them waiting
  * for it, and it died with its origin.
  */
-export function stranded(p: SimProcess, record: RunRecord): OpId[] {
+export function stranded(p: SimProcess, record: RunRecord, closable: Set<number>): OpId[] {
   if (record.deadOrigins.length === 0) return [];
-  const prefix = p.host.receivedPrefix(record.deadOrigins);
+  const dead = record.deadOrigins.filter((o) => !closable.has(o));
+  const prefix = p.host.receivedPrefix(dead);
   return p.host
     .tentativeIds()
     .filter((id) => id.eventNo > (prefix.get(id.replica) ?? Number.POSITIVE_INFINITY));
+}
+
+/** The dead origins the cluster knows are dead (RunRecord `closableOrigins`), as of now. */
+export function closable(procs: readonly SimProcess[], record: RunRecord): Set<number> {
+  if (record.deadOrigins.length === 0) return new Set();
+  const current = procs
+    .filter((p) => p.up && p.host.halted === null && !record.lost.includes(p.id))
+    .map((p) => p.host.origin);
+  return closableOrigins(record, current);
+}
+
+/**
+ * The tentative ops at `p` of origins the cluster knows are dead (`closableOrigins`): each must end
+ * committed, or dropped by its origin's close.
+ */
+export function unclosed(p: SimProcess, record: RunRecord, closable: Set<number>): OpId[] {
+  if (record.deadOrigins.length === 0) return [];
+  return closable.size === 0 ? [] : p.host.tentativeIds().filter((id) => closable.has(id.replica));
 }
 
 /**

@@ -13,7 +13,7 @@ import { TICK_MS, type SimCluster } from './cluster.js';
 import type { CatchUpStart } from './faults.js';
 import type { LeadershipStats, LeadershipTrack } from './leader-placement.js';
 import type { SimParameters } from './parameters.js';
-import { stranded } from './process.js';
+import { closable, stranded, unclosed } from './process.js';
 import { abandonAnswer, liveReplicas } from './run-record.js';
 import type { RunState } from './run-state.js';
 import { livenessStats, type LivenessRun } from './liveness-checker.js';
@@ -96,6 +96,14 @@ export interface SimStats {
   elections: number;
   /** Other origins' strong ops cast on their behalf (counted by the replicas up at the end). */
   adopted: number;
+  /**
+   * Ops still tentative at the end at a replica not lost for good (the most at any one): ops of
+   * a dead origin that follow one of its ops nobody received (FinalReplicaState.stranded).
+   */
+  stranded: number;
+  /** Dead origins closed (core/closing-origins.ts), and the ops their closes dropped, at the replica that saw most. */
+  closedOrigins: number;
+  droppedByClose: number;
   simulatedMs: number;
   /** With faults 'lag': what the lagging replica did from the heal until the run ended. */
   catchUp: CatchUpWork | null;
@@ -132,6 +140,7 @@ export interface RunEnd {
 export function simResult(run: RunState, end: RunEnd): SimResult {
   const { config, app, params, procs, record, counts } = run;
   const { cluster, watches, quiescent } = end;
+  const dead = closable(procs, record);
   for (const p of procs) {
     const s = p.host.inspect().replica.stats();
     record.finals.push({
@@ -139,7 +148,8 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
       hash: p.host.inspect().replica.stateDigest(),
       tentative: s.tentative,
       unvalidated: s.unvalidated,
-      stranded: stranded(p, record),
+      stranded: stranded(p, record, dead),
+      unclosed: unclosed(p, record, dead),
     });
   }
 
@@ -284,6 +294,9 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
     removed: counts.removed,
     elections: sum((h) => h.inspect().paxos.counters.elections),
     adopted: sum((h) => h.inspect().replica.metrics.adopted),
+    stranded: Math.max(0, ...liveReplicas(record).map((r) => record.finals[r]!.stranded.length)),
+    closedOrigins: Math.max(...procs.map((p) => p.host.inspect().replica.metrics.closedOrigins)),
+    droppedByClose: Math.max(...procs.map((p) => p.host.inspect().replica.metrics.droppedByClose)),
     simulatedMs: run.now,
     catchUp: catchUpWork(run, cluster, end.catchUpFrom),
     ...(config.nondeterministic === true ? { divergence: divergenceStats(record) } : {}),

@@ -1,5 +1,5 @@
 import type { JsonValue, User } from '@creek/app';
-import { opKey, type OpId } from '@creek/replica/core/op-id.js';
+import { incarnationOf, opKey, slotOf, type OpId } from '@creek/replica/core/op-id.js';
 import type {
   OrderTrace,
   Outcome,
@@ -55,6 +55,8 @@ export interface RunRecord {
    * tentative for good (FinalReplicaState.stranded), and those nobody received are gone.
    */
   readonly deadOrigins: number[];
+  /** Replicas whose removal came into force (their origins are dead, and the cluster knows it). */
+  readonly removed: number[];
   /**
    * Disks that were lost ('wipe'), each with its replica, which of its disks it was (0 the first),
    * its commit list, and the Reqs of that replica's ops that no other replica held then: gone from
@@ -187,6 +189,11 @@ export interface FinalReplicaState {
    * received (it died with its origin): program order keeps them tentative, and in the state.
    */
   readonly stranded: readonly OpId[];
+  /**
+   * Tentative ops of a dead origin the cluster knows is dead (`closableOrigins`): they must end
+   * committed or dropped by the origin's close (core/closing-origins.ts), never stay tentative.
+   */
+  readonly unclosed: readonly OpId[];
 }
 
 /** The replicas up at the end of the run, ascending. */
@@ -275,3 +282,31 @@ export function recordResponse(run: Recording, inv: Invocation, o: Response): vo
     ...(o.position === undefined ? {} : { position: o.position }),
   });
 }
+
+/**
+ * The dead origins whose death the cluster can know (core/closing-origins.ts closes them): a later
+ * incarnation of their replica issued an op or runs (`current`: the origins of the replicas up,
+ * not halted), or their replica's removal came into force. A replica lost for good without
+ * either is dead to the run, not to the cluster.
+ */
+export function closableOrigins(record: RunRecord, current: readonly number[]): Set<number> {
+  // Asked at every quiescence check: kept while the record's Reqs and deaths are what they were.
+  const stamp = `${record.reqs.size}/${record.deadOrigins.length}/${record.removed.length}/${current.join(',')}`;
+  const cached = closableCache.get(record);
+  if (cached?.stamp === stamp) return cached.origins;
+  const newest = new Map<number, number>();
+  const origins = [...[...record.reqs.values()].map((q) => q.id.replica), ...current];
+  for (const o of origins)
+    if (o >= 0) newest.set(slotOf(o), Math.max(newest.get(slotOf(o)) ?? 0, incarnationOf(o)));
+  const out = new Set<number>();
+  for (const origin of record.deadOrigins)
+    if (
+      record.removed.includes(slotOf(origin)) ||
+      (newest.get(slotOf(origin)) ?? 0) > incarnationOf(origin)
+    )
+      out.add(origin);
+  closableCache.set(record, { stamp, origins: out });
+  return out;
+}
+
+const closableCache = new WeakMap<RunRecord, { stamp: string; origins: Set<number> }>();

@@ -119,6 +119,7 @@ export class RunState {
       finals: [],
       lost: [],
       deadOrigins: [],
+      removed: [],
       retired: [],
       memberships: [{ at: 0, members: this.ids }],
       ...(config.clients === 'sdk' ? { clientOps: [] } : {}),

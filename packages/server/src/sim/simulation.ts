@@ -16,7 +16,7 @@ import {
 } from './nondeterminism.js';
 import { overdrawApp } from './invariant-reports.js';
 import { drawRun, type PreferredLeaderSetting } from './parameters.js';
-import { stranded, type StepHost } from './process.js';
+import { closable, stranded, type StepHost } from './process.js';
 import { simResult, type SimResult } from './result.js';
 import { RunState } from './run-state.js';
 import { SimSdkClients } from './sdk-clients.js';
@@ -280,6 +280,7 @@ function quiescentNow(
   // Every replica lost for good (a planted bug can halt them all): nothing is left to happen.
   if (live.length === 0) return true;
   const committed = live[0]!.host.status().committed;
+  const dead = closable(procs, record);
   for (const p of live) {
     if (
       !p.up ||
@@ -290,7 +291,7 @@ function quiescentNow(
         !p.host.status().membership.members.some((m) => record.lost.includes(m))) ||
       // Reads of live queries still on their way (the run ending would lose their answers).
       (p.live !== null && p.live.reading > 0) ||
-      !p.host.settled(stranded(p, record).length) ||
+      !p.host.settled(stranded(p, record, dead).length) ||
       p.host.status().committed !== committed
     )
       return false;

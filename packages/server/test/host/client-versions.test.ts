@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   clientFrameAllowed,
+  helloVersionFields,
   negotiateClientVersion,
   SPOKEN_CLIENT_VERSIONS,
   type ClientVersions,
@@ -127,5 +128,8 @@ describe('client protocol versions', () => {
     expect(clientFrameAllowed(1, 'members', new Map([['members', 2]]))).toBe(false);
     expect(clientFrameAllowed(2, 'members', new Map([['members', 2]]))).toBe(true);
     expect(clientFrameAllowed(1, 'welcome', new Map([['members', 2]]))).toBe(true);
+    // A build that speaks one version says it as every earlier build did, `version` alone.
+    expect(helloVersionFields({ oldest: 1, newest: 1 })).toEqual({ version: 1 });
+    expect(helloVersionFields({ oldest: 1, newest: 2 })).toEqual({ version: 1, newest: 2 });
   });
 });

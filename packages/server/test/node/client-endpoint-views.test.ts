@@ -91,6 +91,26 @@ const invoke = (opId: string, level: 'weak' | 'strong', extra: object = {}) => (
 });
 
 describe('the views a client asked for', () => {
+  it('an op its origin’s close dropped is refused as unavailable, so the client resubmits it elsewhere (exactly once, by its session number)', async () => {
+    const h = await harness();
+    h.send(invoke('d', 'strong'));
+    const [req] = await invocations(h, 1);
+    h.respond(req!.tag, 'tentative', { ok: true, value: 1 });
+    h.endpoint.respond({
+      type: 'respond',
+      tag: req!.tag,
+      id: { replica: 0, eventNo: req!.tag },
+      level: 'failed',
+      outcome: { ok: false, error: 'op 0#1 was not applied: its incarnation closed without it' },
+      notApplied: true,
+    });
+    h.endpoint.afterTurn();
+    expect(await h.received(2)).toMatchObject([
+      { t: 'view', opId: 'd', level: 'tentative' },
+      { t: 'error', opId: 'd', code: 'unavailable', message: expect.stringMatching(/not applied/) },
+    ]);
+  });
+
   it('a strong op gets its tentative view, then a confirmation when the stable result agrees', async () => {
     const h = await harness();
     h.send(invoke('a', 'strong'));

@@ -30,6 +30,7 @@ export function emptyRecord(replicas = 3): RunRecord {
     finals: [],
     lost: [],
     deadOrigins: [],
+    removed: [],
     retired: [],
     memberships: [{ at: 0, members: ids }],
     divergences: [],
@@ -142,6 +143,7 @@ export function settle(
       tentative: 0,
       unvalidated: 0,
       stranded: [],
+      unclosed: [],
     };
     record.finals.push(final);
   }

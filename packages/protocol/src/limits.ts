@@ -18,9 +18,18 @@ export const CLIENT_PROTOCOL_OLDEST = 1;
  * cluster secret (version 1 trusted any welcome), each proof bound to both replicas' ids. 3: Reqs
  * carry their caller (`user`), which a replica of version 2 would drop without a word (its schema
  * strips unknown fields) and then run the op as anonymous: replicas that would disagree about an
- * op's caller do not talk.
+ * op's caller do not talk. 4: dead origins close, through the built-in strong op `creek.close` in
+ * the log (CLOSE_SINCE), which a replica of version 3 would run as an unknown op, keeping the ops
+ * the others drop; no message changed, so a link at 3 still carries all of it.
  */
-export const PEER_PROTOCOL_VERSION = 3;
+export const PEER_PROTOCOL_VERSION = 4;
+
+/**
+ * The peer protocol version that brought `creek.close` (a new kind of log entry every member must
+ * apply alike): a replica proposes one only once the cluster version is at least this, when every
+ * member runs a release that applies it.
+ */
+export const CLOSE_SINCE = 4;
 
 /**
  * The oldest version of the replica-to-replica protocol this build still speaks: a link runs at the

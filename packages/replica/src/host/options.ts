@@ -46,6 +46,12 @@ export interface HostOptions {
   readonly gossip?: Omit<GossipOptions, 'self' | 'peers'>;
   /** Answers at once (the inline executor), or later through `executed` (see Executor). */
   readonly executor: Executor;
+  /**
+   * Whether every member applies closes of dead origins (the cluster version allows CLOSE_SINCE of
+   * @creek/protocol): until then this replica proposes none. Absent: they do (one build, as in the
+   * simulator).
+   */
+  readonly closesAllowed?: () => boolean;
   /** How long the head of the delivery stream may wait for missing Reqs before they are pulled. */
   readonly pullAfterMs?: number;
   /**

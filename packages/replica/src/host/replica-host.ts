@@ -539,7 +539,9 @@ export class ReplicaHost {
     this.decideOrigin();
     // A removed replica issues nothing of its own any more (no no-op either): nobody orders it.
     const mayIssue = !this.learningFromPeers && !this.leaving;
-    this.router.core(this.replica.tick(nowMs, mayIssue, (o) => originIsDead(this.parts, o)));
+    const closes = this.options.closesAllowed?.() ?? true;
+    const isDead = (o: number): boolean => closes && originIsDead(this.parts, o);
+    this.router.core(this.replica.tick(nowMs, mayIssue, isDead));
     this.router.gossip(this.gossip.tick(nowMs));
     this.holdSpeculationWhileBehind();
     // Reported with heartbeats, which leave only after earlier writes are durable.

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer } from 'node:https';
 import type { Logger } from 'pino';
 import {
+  CLOSE_SINCE,
   EVENTS_PATH,
   MAX_FRAME_BYTES,
   speculationCountsOf,
@@ -311,6 +312,8 @@ export class ReplicaServer {
         ...(c.quorumReads === true ? { quorumReads: true } : {}),
       },
       executor: this.pool ?? new InlineExecutor(c.app),
+      // Closes of dead origins only once every member applies them (a rolling upgrade).
+      closesAllowed: () => this.mesh.clusterAllows(CLOSE_SINCE),
       ...(c.checkpointEvery === undefined ? {} : { checkpointEvery: c.checkpointEvery }),
       ...(c.transferPacing === undefined ? {} : { transferPacing: c.transferPacing }),
     };

@@ -4,20 +4,44 @@
  *
  *   meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)
  *     'format'     'creek'
- *     'version'    the format version, currently '5' (a version-1 directory, which has no
+ *     'version'    the format version, '5' or '6' (a version-1 directory, which has no
  *                  checkpoint table, a version-2 one, which has no 'host' records, a version-3
  *                  one, which has no divergence records, and a version-4 one, whose rows have no
- *                  checksums, are upgraded in place when opened)
+ *                  checksums, are upgraded to 5 in place when opened; a directory becomes 6 when
+ *                  it first holds a close of a dead origin, `holdsClose`)
  *     'replica_id' the id of the replica that owns the directory, in decimal
  *
  * The SQLite header's `application_id` is 0x4352454B, "CREK". What the rows hold is the record
  * codec's (record-codec.ts); its format is part of the version.
  */
 import type Database from 'better-sqlite3';
+import { CLOSE_OP } from '@creek/app';
+import type { Req } from '@creek/replica/core/types.js';
+import type { HostRecord } from '@creek/replica/host/records.js';
 import { checkpointSum, rowSum } from './record-checksums.js';
 
-/** The on-disk format this code writes and reads (and the older one it upgrades). */
-export const FORMAT_VERSION = 5;
+/** The newest on-disk format this code reads and writes (and older ones it upgrades). */
+export const FORMAT_VERSION = 6;
+/**
+ * The format of a directory that holds no close of a dead origin (`creek.close`): the same rows as
+ * FORMAT_VERSION, so that the release before closes still opens it (an upgrade can be rolled back
+ * until the cluster first closed an origin, which it does only once every member runs a release
+ * that applies closes). A directory holding one is FORMAT_VERSION: the release before would run
+ * the close as an unknown op, keep the ops it drops and part from its peers' state.
+ */
+export const PLAIN_FORMAT_VERSION = 5;
+
+/** Whether `r` holds a close (its Req, or closed origins in a checkpoint or a transfer's header). */
+export function holdsClose(r: HostRecord): boolean {
+  const isClose = (req: Req): boolean => req.op === CLOSE_OP;
+  if (r.layer === 'core') return r.record.kind === 'req' && isClose(r.record.req);
+  if (r.layer === 'checkpoint')
+    return (r.record.core.closed?.length ?? 0) > 0 || r.record.core.reqs.some(isClose);
+  if (r.layer !== 'transfer') return false;
+  const part = r.record.part;
+  if (part.kind === 'header') return (part.header.closed?.length ?? 0) > 0;
+  return part.kind !== 'state' && part.reqs.some(isClose);
+}
 /** SQLite header `application_id`: "CREK". */
 const APPLICATION_ID = 0x4352454b;
 
@@ -84,7 +108,7 @@ function initialize(db: Database.Database, replicaId: number): void {
     `);
     const put = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
     put.run('format', 'creek');
-    put.run('version', String(FORMAT_VERSION));
+    put.run('version', String(PLAIN_FORMAT_VERSION));
     put.run('replica_id', String(replicaId));
     db.pragma(`application_id = ${APPLICATION_ID}`);
   })();
@@ -186,7 +210,7 @@ function upgradeFrom4(db: Database.Database): void {
       ALTER TABLE checkpoint ADD COLUMN sum INTEGER NOT NULL DEFAULT 0;
     `);
     checksumRows(db);
-    db.prepare("UPDATE meta SET value = ? WHERE key = 'version'").run(String(FORMAT_VERSION));
+    db.prepare("UPDATE meta SET value = ? WHERE key = 'version'").run(String(PLAIN_FORMAT_VERSION));
   })();
 }
 
@@ -232,7 +256,7 @@ function checkMeta(db: Database.Database, file: string, dir: string, replicaId: 
     throw new Error(
       `${file} has storage format version ${version}, written by a newer release of creek; this build reads versions 1 to ${FORMAT_VERSION}. A data directory never goes back to an older release: run the release that wrote it (or a newer one) on it, or give this replica an empty directory and let it take its state from its peers`,
     );
-  if (version === undefined || !['1', '2', '3', '4', String(FORMAT_VERSION)].includes(version))
+  if (version === undefined || !['1', '2', '3', '4', '5', '6'].includes(version))
     throw new Error(
       `${file} has storage format version ${version ?? '(none)'}; this build reads versions 1 to ${FORMAT_VERSION}`,
     );

@@ -55,7 +55,7 @@ import path from 'node:path';
 import type { HostRecord } from '@creek/replica/host/records.js';
 import { checkpointSum, rowSum, StorageDamage } from './record-checksums.js';
 import { decodeCheckpoint, decodeRow, encodeCheckpoint, encodeRow } from './record-codec.js';
-import { inspect, migrate } from './storage-migrations.js';
+import { FORMAT_VERSION, holdsClose, inspect, migrate } from './storage-migrations.js';
 
 export { FORMAT_VERSION } from './storage-migrations.js';
 export { StorageDamage } from './record-checksums.js';
@@ -98,6 +98,8 @@ export class SqliteStorage {
   private count: number | null = null;
   private commits = 0;
   private checkpointBytes: number | null = null;
+  /** The directory is FORMAT_VERSION already: it holds a close (storage-migrations.ts). */
+  private closes: boolean;
   /** The sum the next row is chained to (record-checksums.ts); null until first needed. */
   private lastSum: number | null = null;
 
@@ -108,6 +110,11 @@ export class SqliteStorage {
     readonly replicaId: number,
   ) {
     this.insert = db.prepare('INSERT INTO records (layer, kind, body, sum) VALUES (?, ?, ?, ?)');
+    const version: unknown = db
+      .prepare("SELECT value FROM meta WHERE key = 'version'")
+      .pluck()
+      .get();
+    this.closes = version === String(FORMAT_VERSION);
     this.selectAll = db
       .prepare<[], Row>('SELECT seq, layer, kind, body, sum FROM records ORDER BY seq')
       .raw();
@@ -123,6 +130,11 @@ export class SqliteStorage {
     // A checkpoint deletes every row before it in the same transaction; records of the batch that
     // come before the batch's last checkpoint are superseded already and not written at all.
     this.appendAll = db.transaction((records: readonly HostRecord[]) => {
+      // The first close makes the directory one the release before closes must not open.
+      if (!this.closes && records.some(holdsClose)) {
+        db.prepare("UPDATE meta SET value = ? WHERE key = 'version'").run(String(FORMAT_VERSION));
+        this.closes = true;
+      }
       let from = 0;
       for (let i = records.length - 1; i >= 0; i--) {
         if (records[i]!.layer === 'checkpoint') {
@@ -190,6 +202,7 @@ export class SqliteStorage {
     const count = this.count;
     const checkpointBytes = this.checkpointBytes;
     const lastSum = this.lastSum;
+    const closes = this.closes;
     try {
       this.appendAll(records);
       this.commits++;
@@ -199,6 +212,7 @@ export class SqliteStorage {
       this.count = count;
       this.checkpointBytes = checkpointBytes;
       this.lastSum = lastSum;
+      this.closes = closes;
       throw e;
     }
   }

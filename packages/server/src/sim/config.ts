@@ -241,6 +241,12 @@ export interface SimConfig {
    * catches them cast out of their origin's order.
    */
   readonly unsafeUnchainedAdoption?: boolean;
+  /**
+   * No replica proposes a close of a dead origin (HostOptions.closesAllowed), as in a cluster one
+   * of whose members runs a release before closes existed: the dead origins' stranded ops then stay
+   * tentative, as they did before, and the checkers expect no close.
+   */
+  readonly closesOff?: boolean;
   /** The run told as it goes (sim/trace.ts); observing changes nothing in the run. */
   readonly trace?: SimTrace;
   /**

@@ -67,6 +67,7 @@ export class SimHostOptions {
       config.replicas,
     );
     const preferred = params.preferredLeader ?? null;
+    const closes = config.closesOff === true ? { closesAllowed: () => false } : {};
     const paxos: NonNullable<HostOptions['paxos']> = {
       ...timers,
       ...(params.quorumReads ? { quorumReads: true } : {}),
@@ -91,6 +92,7 @@ export class SimHostOptions {
       ...(config.unsafeReadWithoutQuorum === true ? { unsafeReadWithoutQuorum: true } : {}),
       replica: storeObserver === undefined ? replicaOptions : { ...replicaOptions, storeObserver },
       executor,
+      ...closes,
       checkpointEvery: params.checkpointEvery,
       ...(config.unsafeSpeculateWhileBehind === true
         ? { catchUpHold: Number.POSITIVE_INFINITY }

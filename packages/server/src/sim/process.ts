@@ -102,8 +102,12 @@ export function stranded(p: SimProcess, record: RunRecord, closable: Set<number>
 }
 
 /** The dead origins the cluster knows are dead (RunRecord `closableOrigins`), as of now. */
-export function closable(procs: readonly SimProcess[], record: RunRecord): Set<number> {
-  if (record.deadOrigins.length === 0) return new Set();
+export function closable(
+  procs: readonly SimProcess[],
+  record: RunRecord,
+  closesOff = false,
+): Set<number> {
+  if (record.deadOrigins.length === 0 || closesOff) return new Set();
   const current = procs
     .filter((p) => p.up && p.host.halted === null && !record.lost.includes(p.id))
     .map((p) => p.host.origin);

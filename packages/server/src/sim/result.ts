@@ -140,7 +140,7 @@ export interface RunEnd {
 export function simResult(run: RunState, end: RunEnd): SimResult {
   const { config, app, params, procs, record, counts } = run;
   const { cluster, watches, quiescent } = end;
-  const dead = closable(procs, record);
+  const dead = closable(procs, record, config.closesOff === true);
   for (const p of procs) {
     const s = p.host.inspect().replica.stats();
     record.finals.push({

@@ -280,7 +280,7 @@ function quiescentNow(
   // Every replica lost for good (a planted bug can halt them all): nothing is left to happen.
   if (live.length === 0) return true;
   const committed = live[0]!.host.status().committed;
-  const dead = closable(procs, record);
+  const dead = closable(procs, record, run.config.closesOff === true);
   for (const p of live) {
     if (
       !p.up ||

@@ -677,10 +677,10 @@ describe('SqliteStorage', () => {
     const dir = path.join(tmp, 'data');
     open(dir).close();
     const db = new Database(path.join(dir, DB_FILE));
-    db.exec("UPDATE meta SET value = '6' WHERE key = 'version'");
+    db.exec("UPDATE meta SET value = '7' WHERE key = 'version'");
     db.close();
     expect(() => open(dir)).toThrow(
-      /format version 6, written by a newer release of creek; this build reads versions 1 to 5\. A data directory never goes back to an older release/,
+      /format version 7, written by a newer release of creek; this build reads versions 1 to 6\. A data directory never goes back to an older release/,
     );
   });
 
@@ -690,7 +690,7 @@ describe('SqliteStorage', () => {
     const db = new Database(path.join(dir, DB_FILE));
     db.exec("UPDATE meta SET value = 'x' WHERE key = 'version'");
     db.close();
-    expect(() => open(dir)).toThrow(/format version x; this build reads versions 1 to 5/);
+    expect(() => open(dir)).toThrow(/format version x; this build reads versions 1 to 6/);
   });
 
   it.each(['3', '4'])(

@@ -27,6 +27,14 @@ describe('dead origins close', () => {
     expect(r.stats.stranded).toBe(0);
   });
 
+  it('with closes off (a member of the cluster runs an older release) no close is proposed, and the ops stay stranded as before', () => {
+    const r = runSimulation({ ...WIPED_AFTER_A_LOST_OP, closesOff: true });
+    expect(r.violations).toEqual([]);
+    expect(r.stats.closedOrigins).toBe(0);
+    expect(r.stats.droppedByClose).toBe(0);
+    expect(r.stats.stranded).toBe(5);
+  });
+
   it('a planted bug is caught: replicas that never apply a decided close', () => {
     // The close is decided, but no replica drops anything: the dead origin's ops stay tentative,
     // and the run never settles (quiescence waits for every op of an origin the cluster knows is

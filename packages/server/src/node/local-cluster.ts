@@ -21,6 +21,11 @@ const BIN = fileURLToPath(new URL('../../bin/creek.js', import.meta.url));
 export interface LocalClusterOptions {
   /** Number of replica processes; default 3. */
   readonly replicas?: number;
+  /**
+   * The `creek` command the replicas run (its bin/creek.js); default this build's. A test of
+   * upgrades starts them on an earlier release's and restarts them on this one (`startReplica`).
+   */
+  readonly bin?: string;
   /** Module whose default export is the app (see `defineApp`); default: the built-ins only. */
   readonly app?: string;
   /**
@@ -260,13 +265,18 @@ export class LocalCluster {
 
   /**
    * (Re)starts replica i on its data directory; `env` adds to its environment (a test of upgrades
-   * sets CREEK_TEST_PEER_PROTOCOL there).
+   * sets CREEK_TEST_PEER_PROTOCOL there), and `bin` is the `creek` command it runs (default: the
+   * cluster's, `LocalClusterOptions.bin`).
    */
-  startReplica(i: number, env: Readonly<Record<string, string>> = {}): void {
+  startReplica(
+    i: number,
+    env: Readonly<Record<string, string>> = {},
+    bin = this.options.bin ?? BIN,
+  ): void {
     if ((this.procs[i] ?? null) !== null) throw new Error(`replica ${i} is already running`);
     const joining = this.joined.has(i);
     const args = [
-      BIN,
+      bin,
       'start',
       '--id',
       String(i),

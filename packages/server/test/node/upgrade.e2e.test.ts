@@ -1,6 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -8,7 +10,7 @@ import { connect, type CreekClient } from '@creek/client';
 import { PEER_PROTOCOL_VERSION, PROTOCOL_VERSION } from '@creek/protocol';
 import { freeRun, LocalCluster, type ReplicaStatus } from '../../src/node/local-cluster.js';
 import { DB_FILE, SqliteStorage } from '../../src/node/storage.js';
-import { creek } from './creek-command.js';
+import { creek, CREEK_BIN } from './creek-command.js';
 
 /**
  * Rolling upgrades with real processes. No earlier release exists to upgrade from, so the next one
@@ -108,8 +110,10 @@ async function linksSettle(
   running: readonly number[],
   upgraded: ReadonlySet<number>,
   cluster: number,
+  versions = { old: OLD, next: NEXT },
 ): Promise<void> {
-  const expected = (i: number, j: number) => (upgraded.has(i) && upgraded.has(j) ? NEXT : OLD);
+  const expected = (i: number, j: number) =>
+    upgraded.has(i) && upgraded.has(j) ? versions.next : versions.old;
   await until(
     `links at their versions, cluster version ${cluster} (upgraded: ${[...upgraded].join(',')})`,
     async () => {
@@ -216,6 +220,68 @@ async function firstAnswer(url: string, hello: unknown): Promise<Record<string, 
     ws.close();
   }
 }
+
+/**
+ * The previous release, as its npm tarballs (test/fixtures/previous-release, packed from its commit
+ * by scripts/pack-previous-release.sh; SOURCE.md there names it), unpacked next to this checkout so
+ * that its third-party dependencies are this checkout's (the lockfile is the same; the script
+ * checks it): its `creek` command.
+ */
+function previousRelease(): { bin: string; peerNewest: number } {
+  const fixtures = fileURLToPath(new URL('../fixtures/previous-release/', import.meta.url));
+  const root = fileURLToPath(new URL('../.previous-release/node_modules/@creek/', import.meta.url));
+  rmSync(root, { recursive: true, force: true });
+  const tarballs = readdirSync(fixtures).filter((f) => f.endsWith('.tgz'));
+  expect(tarballs.map((t) => t.replace(/-[\d.]+\.tgz$/, '')).sort()).toEqual([
+    'creek-app',
+    'creek-client',
+    'creek-protocol',
+    'creek-replica',
+    'creek-server',
+  ]);
+  for (const t of tarballs) {
+    const into = join(root, t.replace(/^creek-/, '').replace(/-[\d.]+\.tgz$/, ''));
+    mkdirSync(into, { recursive: true });
+    execFileSync('tar', ['-xzf', join(fixtures, t), '-C', into, '--strip-components=1']);
+  }
+  const source = readFileSync(join(fixtures, 'SOURCE.md'), 'utf8');
+  const newest = /peer protocol versions? (\d+)/.exec(source);
+  if (newest === null) throw new Error('SOURCE.md does not say the peer protocol version');
+  return { bin: join(root, 'server', 'bin', 'creek.js'), peerNewest: Number(newest[1]) };
+}
+
+describe('an upgrade from the previous release', () => {
+  it('runs a cluster on the previous release’s packages and upgrades it replica by replica to this build under load: no op fails or is applied twice, the replicas converge, and the cluster version rises after the last', async () => {
+    const previous = previousRelease();
+    const versions = { old: previous.peerNewest, next: PEER_PROTOCOL_VERSION };
+    cluster = await LocalCluster.start({ replicas: 3, bin: previous.bin });
+    const c = cluster;
+    const writers = new Writers(c);
+    await writers.progress(20);
+    const upgraded = new Set<number>();
+    await linksSettle(c, [0, 1, 2], upgraded, versions.old, versions);
+    for (const i of [0, 1, 2]) {
+      expect(await c.terminate(i)).toBe(0);
+      c.startReplica(i, {}, CREEK_BIN);
+      upgraded.add(i);
+      const cluster = upgraded.size === 3 ? versions.next : versions.old;
+      await linksSettle(c, [0, 1, 2], upgraded, cluster, versions);
+      await writers.progress(20);
+    }
+    await writers.stop();
+    expect(writers.failures).toEqual([]);
+    await countersExact(c, writers);
+    const converged = await c.converged();
+    expect(new Set(converged.map((s) => s.digest)).size).toBe(1);
+    // The previous release, once every member runs this one, is refused.
+    expect(await c.terminate(2)).toBe(0);
+    c.startReplica(2, {}, previous.bin);
+    await until('replica 0 refused the previous release', async () => {
+      const s = await c.status(0);
+      return s !== null && s.protocol.refused > 0;
+    });
+  });
+});
 
 describe('a rolling upgrade to the next client protocol version', () => {
   // The next release's replicas speak this client's version and the next one.

@@ -431,15 +431,22 @@ describe('live queries', () => {
     expect(frames(take())).toEqual([{ connection: two, frame: { t: 'unwatch', watchId: 'w1' } }]);
   });
 
-  it('stays when a replica takes nothing for now, and ends when one refuses it', () => {
-    const { session, take, serve, receive } = driven();
+  it('moves to the next replica when one takes nothing for now, the query with it, and ends when one refuses it', () => {
+    const { session, take, serve, receive, frames, connectIn } = driven();
     const { sink, heard } = watchRecorder();
     session.watch('kv.get', {}, sink);
     session.start();
     const one = serve(take());
+    take();
     receive(one, { t: 'unwatched', watchId: 'w1', code: 'unavailable', message: 'paused' });
     expect(heard).toEqual([]);
-    receive(one, { t: 'unwatched', watchId: 'w1', code: 'invalid-arguments', message: 'no' });
+    expect(take()).toContainEqual({ t: 'drop', connection: one, terminate: true });
+    session.reconnect();
+    const outs = take();
+    expect(connectIn(outs).url).toBe(B);
+    const two = serve(outs);
+    expect(frames(take()).map((f) => f.frame.t)).toContain('watch');
+    receive(two, { t: 'unwatched', watchId: 'w1', code: 'invalid-arguments', message: 'no' });
     expect(heard).toEqual(['ended InvalidArguments']);
   });
 

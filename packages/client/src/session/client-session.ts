@@ -41,7 +41,7 @@ import { watchFrame, WatchTable, type WatchSink } from './watches.js';
 export class ClientSession {
   private readonly ops: OpTable;
   private readonly window: SendWindow;
-  private readonly watches = new WatchTable();
+  private readonly watches = new WatchTable((why) => this.leave(`unavailable: ${why}`));
   private readonly failover: Failover;
   private readonly offline: OfflineQueue;
   private sessionId: string;

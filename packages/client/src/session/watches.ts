@@ -57,6 +57,14 @@ export class WatchTable {
   private nextWatch = 1;
   private readonly optimistic = new OptimisticOps();
 
+  /**
+   * `unavailable`: the replica refused a query as taking nothing for now (paused, catching up, cut
+   * off): the session leaves it for the next replica, as when it refuses an op so, and the query
+   * goes with it. Staying would leave the query without a result for as long as the connection
+   * lasts, however soon the replica takes queries again.
+   */
+  constructor(private readonly unavailable: (message: string) => void = () => undefined) {}
+
   /** A new live query; returns its id. */
   add(op: string, args: unknown, sink: WatchSink): string {
     const watchId = `w${this.nextWatch++}`;
@@ -118,8 +126,8 @@ export class WatchTable {
     if (w === undefined) return;
     if (f.t === 'unwatched') {
       // A replica that takes nothing for now (paused, catching up): the query stays, and is sent
-      // again at the next connection, as ops are.
-      if (f.code === 'unavailable') return;
+      // again at the next connection, as ops are, which the session moves to.
+      if (f.code === 'unavailable') return this.unavailable(f.message);
       this.watches.delete(f.watchId);
       return w.sink.error(errorFromWire(f.code, f.message));
     }

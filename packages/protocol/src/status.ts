@@ -255,6 +255,22 @@ export const ReplicaStatusSchema = HostStatusSchema.extend({
     workers: count,
     onWorkers: count,
     staleMirrorReads: count,
+    /**
+     * How the workers were chosen (`--workers N` or `auto`), whether ops go to them now, why, and
+     * the mean µs the main thread spends handing a job over against the job's execution on a
+     * worker (server exec/worker-choice.ts). Absent without workers.
+     */
+    workerChoice: z
+      .object({
+        mode: z.enum(['auto', 'fixed']),
+        workers: count,
+        active: z.boolean(),
+        reason: z.string(),
+        measuredJobs: count,
+        handoffMicros: z.number().nonnegative().nullable(),
+        jobMicros: z.number().nonnegative().nullable(),
+      })
+      .optional(),
   }),
   memory: HostStatusSchema.shape.memory.extend({ heapUsed: count }),
   /**

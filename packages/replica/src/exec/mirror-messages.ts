@@ -64,6 +64,8 @@ export type WorkerReply =
       readonly writes: readonly Write[];
       readonly outcome: Outcome;
       readonly reads: readonly ReadTrace[];
+      /** µs the worker spent running the job (mirror reads included). */
+      readonly micros?: number;
     };
 
 /** The writer name of a checkpoint's finalized state (versions placed before every entry). */

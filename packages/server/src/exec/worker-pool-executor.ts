@@ -8,6 +8,7 @@ import type { Executor } from '@creek/replica/exec/executor.js';
 import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
 import { MirrorFeed } from '@creek/replica/exec/mirror-feed.js';
 import type { WorkerReply } from '@creek/replica/exec/mirror-messages.js';
+import { WorkerPayoff, type WorkerChoice } from './worker-choice.js';
 
 export interface WorkerPoolOptions {
   /** The app's module, loaded by every worker as `creek start --app` loads it. */
@@ -27,6 +28,19 @@ export interface WorkerPoolOptions {
    * left, runs on the main thread instead. For the log.
    */
   readonly onWorkerLost: (error: Error) => void;
+  /**
+   * `--workers auto` (worker-choice.ts): measure the first `window` worker jobs and turn the
+   * workers off for good if handing a job over costs the main thread as much as running it;
+   * `why` says how many workers were started and why. Absent: the workers stay on.
+   */
+  readonly auto?: {
+    readonly window?: number;
+    readonly why: string;
+    /** What judges the measurements (default: a WorkerPayoff of `window` jobs); tests give one. */
+    readonly payoff?: WorkerPayoff;
+  };
+  /** Told when `auto` turned the workers off (for the log). */
+  readonly onWorkersOff?: (reason: string) => void;
 }
 
 interface Slot {
@@ -73,11 +87,40 @@ export class WorkerPoolExecutor implements Executor, StoreObserver {
   private closed = false;
   /** Jobs sent to workers. */
   dispatched = 0;
+  /** The hand-off and execution cost of each worker job (both modes; only `auto` acts on it). */
+  private readonly payoff: WorkerPayoff;
+  /** Why the workers were turned off (`auto` found they do not pay); null while they are on. */
+  private off: string | null = null;
+  /** When each job in flight was sent, and the main thread's µs spent sending it. */
+  private readonly sendCost = new Map<number, number>();
 
   private constructor(private readonly options: WorkerPoolOptions) {
     this.inline = new InlineExecutor(options.app);
     this.feed = new MirrorFeed(options.workers);
     this.pipeline = options.pipeline ?? PIPELINE;
+    this.payoff = options.auto?.payoff ?? new WorkerPayoff(options.auto?.window);
+  }
+
+  /** What was chosen, and what the measurements say (`/status` execution.workerChoice). */
+  choice(): WorkerChoice {
+    const auto = this.options.auto;
+    const verdict = this.payoff.decided;
+    const reason =
+      this.off ??
+      (auto === undefined
+        ? `--workers ${this.options.workers}`
+        : verdict === null
+          ? `${auto.why}; measuring the first ${this.payoff.measuredJobs} of the jobs that decide whether they pay`
+          : `${auto.why}; ${verdict.reason}`);
+    return {
+      mode: auto === undefined ? 'fixed' : 'auto',
+      workers: this.options.workers,
+      active: this.off === null && !this.slots.every((s) => s.lost),
+      reason,
+      measuredJobs: this.payoff.measuredJobs,
+      handoffMicros: this.payoff.handoffMicros,
+      jobMicros: this.payoff.jobMicros,
+    };
   }
 
   /** Reads from a mirror that named a version the store no longer had. */
@@ -130,7 +173,7 @@ export class WorkerPoolExecutor implements Executor, StoreObserver {
 
   execute(job: ExecutionJob): ExecutionResult | undefined {
     if (job.retry === true || job.rank === undefined) return this.inline.execute(job);
-    if (this.slots.every((s) => s.lost)) return this.inline.execute(job);
+    if (this.off !== null || this.slots.every((s) => s.lost)) return this.inline.execute(job);
     let slot: Slot | undefined;
     for (const s of this.slots)
       if (
@@ -151,25 +194,31 @@ export class WorkerPoolExecutor implements Executor, StoreObserver {
 
   // ---------------------------------------------------------------- the store's changes
 
+  /** Once the workers are off and every job sent has come back, no mirror needs the changes. */
+  private get feeding(): boolean {
+    return this.off === null || this.running.size > 0;
+  }
+
   installed(written: readonly Version[]): void {
-    this.feed.installed(written);
+    if (this.feeding) this.feed.installed(written);
   }
 
   removed(written: readonly Version[]): void {
-    this.feed.removed(written);
+    if (this.feeding) this.feed.removed(written);
   }
 
   finalized(written: readonly Version[]): void {
-    this.feed.finalized(written);
+    if (this.feeding) this.feed.finalized(written);
   }
 
   committed(entries: readonly Entry[]): void {
-    this.feed.committed(entries);
+    if (this.feeding) this.feed.committed(entries);
   }
 
   // ---------------------------------------------------------------- jobs
 
   private dispatch(slot: Slot, job: ExecutionJob): void {
+    const started = performance.now();
     slot.inflight++;
     this.running.set(job.jobId, { job, slot });
     this.dispatched++;
@@ -186,15 +235,17 @@ export class WorkerPoolExecutor implements Executor, StoreObserver {
         ...(job.user === undefined ? {} : { user: job.user }),
       },
     });
+    this.sendCost.set(job.jobId, (performance.now() - started) * 1000);
   }
 
   private onReply(slot: Slot, m: WorkerReply): void {
     if (m.t !== 'done') return;
     const run = this.running.get(m.jobId);
     if (run === undefined) return;
+    const started = performance.now();
     this.running.delete(m.jobId);
     slot.inflight--;
-    const next = this.waiting.shift();
+    const next = this.off === null ? this.waiting.shift() : undefined;
     if (next !== undefined) this.dispatch(slot, next);
     // What the worker read, as the versions of the core's store, so the core validates them as
     // it validates any execution.
@@ -207,7 +258,33 @@ export class WorkerPoolExecutor implements Executor, StoreObserver {
     const outcome: Outcome = m.outcome.ok
       ? { ok: true, value: adoptFrozenJson(m.outcome.value as JsonValue) }
       : m.outcome;
+    const sent = this.sendCost.get(m.jobId) ?? 0;
+    this.sendCost.delete(m.jobId);
+    this.measured(sent + (performance.now() - started) * 1000, m.micros ?? 0);
+    if (this.off !== null && slot.inflight === 0) this.retire(slot);
     this.options.onResult({ jobId: m.jobId, writes, outcome });
+  }
+
+  /** A worker no longer needed (the workers are off): it goes, without counting as lost. */
+  private retire(slot: Slot): void {
+    if (slot.lost) return;
+    slot.lost = true;
+    void slot.worker.terminate();
+  }
+
+  /** One worker job's costs; under `auto`, the workers go off for good once they do not pay. */
+  private measured(handoffMicros: number, jobMicros: number): void {
+    const before = this.payoff.decided;
+    this.payoff.record(handoffMicros, jobMicros);
+    const verdict = this.payoff.decided;
+    if (this.options.auto === undefined || before !== null || verdict === null || verdict.pays)
+      return;
+    this.off = `${this.options.auto.why}; ${verdict.reason}, so its ops run inline from now on`;
+    this.options.onWorkersOff?.(this.off);
+    // The jobs sent run to their end (their results still count); the rest, and every later
+    // one, run inline. Each worker goes once it has answered its last.
+    for (const s of this.slots) if (s.inflight === 0) this.retire(s);
+    for (const job of this.waiting.splice(0)) this.options.onResult(this.inline.execute(job));
   }
 
   /** A worker is gone: its job, and the waiting ones if no worker is left, run here instead. */

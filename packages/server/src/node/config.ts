@@ -87,8 +87,8 @@ export const START_OPTIONS = {
   },
   workers: {
     type: 'string',
-    value: 'N',
-    help: 'worker threads that execute ops beside the main thread, 0-64; 0: none (default 0)',
+    value: 'N|auto',
+    help: 'worker threads that execute ops beside the main thread, 0-64; 0: none; auto: one per core beside the main thread (at most 8), turned off if they do not pay on the workload (default 0)',
   },
   speculation: {
     type: 'string',
@@ -241,7 +241,14 @@ export const StartSettingsSchema = z
       Number.MAX_SAFE_INTEGER,
       'a whole number of ops, 0 (never) or more',
     ).optional(),
-    workers: wholeNumber(0, 64, 'a whole number of threads from 0 to 64').default(0),
+    workers: z
+      .union(
+        [z.literal('auto'), wholeNumber(0, 64, 'auto or a whole number of threads from 0 to 64')],
+        {
+          error: 'must be auto or a whole number of threads from 0 to 64',
+        },
+      )
+      .default(0),
     speculation: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
     reads: z.enum(['leader', 'quorum'], { error: 'must be leader or quorum' }).default('leader'),
     ...timerSettingsShape,

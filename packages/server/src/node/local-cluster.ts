@@ -42,8 +42,8 @@ export interface LocalClusterOptions {
   readonly checkInvariants?: boolean;
   /** Finalized ops between two checkpoints of each replica (`creek start --checkpoint-every`). */
   readonly checkpointEvery?: number;
-  /** Execution worker threads per replica (`creek start --workers`); default 0. */
-  readonly workers?: number;
+  /** Execution worker threads per replica (`creek start --workers`, a count or `auto`); default 0. */
+  readonly workers?: number | 'auto';
   /** False: `creek start --speculation off`, ops execute only once committed (SMR). */
   readonly speculative?: boolean;
   /** `creek start --reads`: strong reads by the leader's read index (default) or by quorum. */

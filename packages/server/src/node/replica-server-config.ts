@@ -69,7 +69,7 @@ export interface ReplicaServerConfig {
    * Worker threads that execute ops (exec/worker-pool-executor.ts); 0 or absent: every op runs
    * on the main thread. Each worker loads the app from `appPath`.
    */
-  readonly workers?: number;
+  readonly workers?: number | 'auto';
   /**
    * False: ops execute only once committed and every answer is stable (state machine replication,
    * the baseline `bench:tpcc` compares with; ReplicaOptions.speculative). Default true.

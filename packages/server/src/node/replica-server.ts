@@ -13,7 +13,8 @@ import {
 import { WebSocketServer } from 'ws';
 import { checkAccess, CLOSE_OP, NOOP_OP } from '@creek/app';
 import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
-import { WorkerPoolExecutor } from '../exec/worker-pool-executor.js';
+import { startWorkers } from '../exec/start-workers.js';
+import type { WorkerPoolExecutor } from '../exec/worker-pool-executor.js';
 import { TIMERS } from '../geo/index.js';
 import { MembershipAdmin } from './membership-admin.js';
 import { ReplicaHttp } from './replica-http.js';
@@ -272,19 +273,10 @@ export class ReplicaServer {
     this.storage = opened.storage;
     this.storageRepair = opened.repair;
     const records = opened.records;
-    const workers = c.workers ?? 0;
-    if (workers > 0)
-      this.pool = await WorkerPoolExecutor.start({
-        appPath: c.appPath,
-        app: c.app,
-        workers,
-        onResult: (result) => this.call({ kind: 'executed', result }),
-        onWorkerLost: (err) =>
-          this.log.error(
-            { err: err.message },
-            'an execution worker failed; its ops run on the main thread',
-          ),
-      });
+    this.pool = await startWorkers(c.workers ?? 0, c.appPath, c.app, this.log, (result) =>
+      this.call({ kind: 'executed', result }),
+    );
+    const workers = this.pool?.choice().workers ?? 0;
     const options = {
       id: c.id,
       replicas: c.peers.map((p) => p.id),
@@ -630,9 +622,10 @@ export class ReplicaServer {
       rss: memory.rss,
       execution: {
         ...h.execution,
-        workers: this.config.workers ?? 0,
+        workers: this.pool === null ? 0 : this.pool.choice().workers,
         onWorkers: this.pool?.dispatched ?? 0,
         staleMirrorReads: this.pool?.staleReads ?? 0,
+        ...(this.pool === null ? {} : { workerChoice: this.pool.choice() }),
       },
       memory: { ...h.memory, heapUsed: memory.heapUsed },
       storage: {

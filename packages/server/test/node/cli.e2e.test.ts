@@ -127,12 +127,17 @@ describe('flags', () => {
     expect(existsSync(join(dir, 'data'))).toBe(false);
   });
 
-  it.each(['-1', '65', 'two', '1.5'])('--workers %s is refused before anything starts', (n) => {
-    const r = creek([...start, `--workers=${n}`]);
-    expect(r.stderr).toContain(`--workers ${n} must be a whole number of threads from 0 to 64`);
-    expect(r.status).toBe(2);
-    expect(existsSync(join(dir, 'data'))).toBe(false);
-  });
+  it.each(['-1', '65', 'two', '1.5', 'Auto'])(
+    '--workers %s is refused before anything starts',
+    (n) => {
+      const r = creek([...start, `--workers=${n}`]);
+      expect(r.stderr).toContain(
+        `--workers ${n} must be auto or a whole number of threads from 0 to 64`,
+      );
+      expect(r.status).toBe(2);
+      expect(existsSync(join(dir, 'data'))).toBe(false);
+    },
+  );
 
   it.each(['maybe', 'OFF', '0', ''])('--speculation %j is refused before anything starts', (v) => {
     const r = creek([...start, `--speculation=${v}`]);

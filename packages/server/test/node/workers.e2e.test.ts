@@ -1,6 +1,8 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StateDigest } from '@creek/replica/core/state-digest.js';
+import { workersForCores } from '../../src/exec/worker-choice.js';
 import { LocalCluster } from '../../src/node/local-cluster.js';
 import { RawClient, within } from './cluster-harness.js';
 
@@ -50,8 +52,47 @@ describe('a cluster whose replicas execute on worker threads', () => {
     for (const r of s) {
       expect(r.execution.workers).toBe(2);
       expect(r.execution.onWorkers).toBeGreaterThan(100);
+      expect(r.execution.workerChoice).toMatchObject({
+        mode: 'fixed',
+        workers: 2,
+        active: true,
+        reason: '--workers 2',
+      });
     }
     a.close();
     b.close();
+  });
+
+  it('with --workers auto, starts one per core beside the main thread and says in /status what it measured', async () => {
+    cluster = await LocalCluster.start({
+      replicas: 1,
+      logLevel: 'error',
+      app: APP,
+      workers: 'auto',
+    });
+    const expected = workersForCores(availableParallelism());
+    const a = await RawClient.connect(cluster.url(0), cluster.token);
+    const ops = [];
+    for (let i = 0; i < 300; i++)
+      ops.push(
+        a.invoke(
+          'acct.transfer',
+          { from: `acct/${i % 4}`, to: `acct/${(i + 1) % 4}`, amount: 1 },
+          'weak',
+        ),
+      );
+    await within(Promise.all(ops.map((o) => o.done)), 60_000, 'every op answered');
+    const status = await cluster.status(0);
+    a.close();
+    expect(status?.execution.workers).toBe(expected.workers);
+    if (expected.workers === 0) return expect(status?.execution.workerChoice).toBeUndefined();
+    // Whether they pay is the machine's and its load's to say: what is checked is that it was
+    // measured and said, not which way it went.
+    const choice = status!.execution.workerChoice!;
+    expect(choice).toMatchObject({ mode: 'auto', workers: expected.workers });
+    expect(choice.measuredJobs).toBeGreaterThan(0);
+    expect(choice.handoffMicros).toBeGreaterThan(0);
+    expect(choice.jobMicros).toBeGreaterThan(0);
+    expect(choice.reason.startsWith(expected.why)).toBe(true);
   });
 });

@@ -194,7 +194,14 @@ export class SimSdkClients implements SimClientSide {
         const id = simReplica(o.url);
         if (s.lastTried !== null && s.lastTried !== id) this.failovers++;
         s.lastTried = id;
-        this.links.connect(s, o.connection, run.procs[id]!);
+        const replica = run.procs[id];
+        // A member the cluster announced (a replica being added) whose process is not started
+        // yet: nobody listens at its address, so the connection is refused, after a round trip.
+        if (replica === undefined)
+          return void run.events.push(run.now + 2 * run.params.network.minDelayMs, () =>
+            s.session.connectionClosed(o.connection),
+          );
+        this.links.connect(s, o.connection, replica);
         return;
       }
       case 'send':

@@ -195,7 +195,12 @@ describe('links between replicas of different releases', () => {
     expect(refusal(b!)).toMatch(
       /replica 0 speaks peer protocol versions 3 and this replica \(1\) 5/,
     );
-    // Logged once per peer, not at every dial.
+    // Logged once per peer, not at every dial: its own refusal, and the one the peer told it of
+    // (when its dial was refused), which may come a dial later.
+    const refusals = (n: Node) => n.lines.filter((l) => /no version in common/.test(l.msg));
+    await until('both heard the other’s refusal too', () =>
+      [a!, b!].every((n) => refusals(n).length === 2),
+    );
     const before = a!.lines.length;
     const refused = a!.mesh.protocol().refused;
     await until('dialed again', () => a!.mesh.protocol().refused > refused + 1);

@@ -42,4 +42,5 @@ It speaks peer protocol version $peer (its newest) and client protocol version $
 test (\`packages/server/test/node/upgrade.e2e.test.ts\`) starts a cluster on them and upgrades it
 to the checkout's build replica by replica.
 SOURCE
+npx prettier --write "$out/SOURCE.md" >/dev/null
 ls -l "$out"

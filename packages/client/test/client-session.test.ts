@@ -134,6 +134,29 @@ describe('connecting and failing over', () => {
     expect(session.status).toBe('connected');
   });
 
+  it('counts a confirmed op in what it has seen, as its confirmation says, and presents it at the next hello', () => {
+    const { session, take, frames, serve, receive } = driven();
+    session.submit('kv.put', { key: 'k' }, ['strong'], recorder().sink);
+    session.start();
+    const one = serve(take());
+    const [sent] = frames(take()).filter((f) => f.frame.t === 'invoke');
+    const opId = (sent!.frame as { opId: string }).opId;
+    receive(one, {
+      t: 'view',
+      opId,
+      level: 'tentative',
+      outcome: { ok: true, value: null },
+      seen: [3, 0, 0],
+    });
+    receive(one, { t: 'confirm', opId, seen: [4, 0, 0] });
+    session.connectionClosed(one);
+    take();
+    session.reconnect();
+    const { connection } = take().find((o) => o.t === 'connect') as { connection: number };
+    session.connectionOpened(connection);
+    expect(frames(take())[0]!.frame).toMatchObject({ t: 'hello', seen: [4, 0, 0] });
+  });
+
   it('says hello with its session id and what it has seen, and is connected once welcomed', () => {
     const { session, take, frames, receive, welcome } = driven();
     session.start();

@@ -272,9 +272,18 @@ export const ServerFrameSchema = z.discriminatedUnion('t', [
     message: z.string(),
   }),
   /** The stable result equals the last tentative view the client got. */
-  z.object({ t: z.literal('confirm'), opId: z.string() }),
+  /**
+   * `seen` (as on views, when it changed): what the replica had when the op was confirmed, the
+   * op itself included now that it is committed, so that a session moves only to a replica that
+   * has it. Absent from older replicas.
+   */
+  z.object({ t: z.literal('confirm'), opId: z.string(), seen: SeenSchema.optional() }),
   /** Confirmations of several ops at once: a replica sends a session those of a turn together. */
-  z.object({ t: z.literal('confirms'), opIds: z.array(z.string()).min(1) }),
+  z.object({
+    t: z.literal('confirms'),
+    opIds: z.array(z.string()).min(1),
+    seen: SeenSchema.optional(),
+  }),
   /**
    * Every op of the session numbered below `below` that was submitted on this connection is
    * committed (weak ops included, which get no stable view): the client may acknowledge them.

@@ -21,6 +21,7 @@ import { OfflineQueue, queue, storedSession } from './offline-queue.js';
 import { OpTable, type SessionOp } from './op-table.js';
 import type { OptimisticChange } from './optimistic.js';
 import type { ClientSessionConfig, ConnectionStatus, SessionOutput } from './session-io.js';
+import { SeenVector } from './seen-vector.js';
 import { SendWindow } from './send-window.js';
 import { SignIn, type Identity } from './sign-in.js';
 import { readToken } from './user-token.js';
@@ -56,8 +57,8 @@ export class ClientSession {
   private readonly restoredSeqs = new Set<number>();
   private readonly now: () => number;
   private readonly out: (o: SessionOutput) => void;
-  /** Per origin replica, how many of its ops this session has seen. */
-  private readonly seen: number[] = [];
+  /** What the session has seen (seen-vector.ts). */
+  private readonly seen = new SeenVector();
   /** Counts connections, so that a `committed` frame is applied to ops sent on its connection. */
   private connection = 0;
   /** The session listens to the events of `connection` (false once it left it, or it closed). */
@@ -235,7 +236,7 @@ export class ClientSession {
       ...(this.token === undefined ? {} : { token: this.token }),
       ...(auth === undefined ? {} : { auth }),
       session: this.sessionId,
-      ...(this.seen.some((n) => n > 0) ? { seen: [...this.seen] } : {}),
+      ...this.seen.hello(),
     });
   }
 
@@ -477,6 +478,7 @@ export class ClientSession {
         if (o.seq < f.below && o.sentOn === this.connection) this.ops.commit(o);
       return;
     }
+    if (f.t === 'confirm' || f.t === 'confirms') this.seen.see(f.seen);
     if (f.t === 'confirms') {
       for (const opId of f.opIds) this.release(opId);
       for (const opId of f.opIds) {
@@ -504,7 +506,7 @@ export class ClientSession {
     if (o === undefined) return;
     if (f.t === 'view' || f.t === 'confirm') this.served();
     if (f.t === 'view') {
-      this.see(f.seen);
+      this.seen.see(f.seen);
       if (f.level === 'stable') this.lastStableAt = this.lastFrameAt;
       this.ops.viewed(o, f.level, f.outcome, (f.id ?? null) !== null, f.causes);
     } else if (f.t === 'confirm') {
@@ -520,15 +522,6 @@ export class ClientSession {
   /** Closes the connection, whose close then comes as for any other (the next replica is tried). */
   private drop(): void {
     if (this.attached) this.out({ t: 'drop', connection: this.connection, terminate: false });
-  }
-
-  /**
-   * Keeps the most the session has seen. A view's own id is not counted: the session's own ops
-   * that are not committed are resubmitted when it moves, so no replica needs to have them first.
-   */
-  private see(seen: readonly number[] | undefined): void {
-    if (seen === undefined) return;
-    for (let i = 0; i < seen.length; i++) this.seen[i] = Math.max(this.seen[i] ?? 0, seen[i]!);
   }
 
   /**

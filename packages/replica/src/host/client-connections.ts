@@ -485,8 +485,11 @@ export class ClientConnections<C> {
     for (const conn of this.dirty) {
       const c = this.connections.get(conn);
       if (c === undefined) continue;
-      if (c.confirms.length === 1) this.send(conn, { t: 'confirm', opId: c.confirms[0]! });
-      else if (c.confirms.length > 1) this.send(conn, { t: 'confirms', opIds: c.confirms });
+      // With what the replica has now, the confirmed ops included (their views did not count them).
+      const seen = c.confirms.length === 0 ? {} : this.seenIfChanged(c);
+      if (c.confirms.length === 1) this.send(conn, { t: 'confirm', opId: c.confirms[0]!, ...seen });
+      else if (c.confirms.length > 1)
+        this.send(conn, { t: 'confirms', opIds: c.confirms, ...seen });
       c.confirms = [];
       if (!c.weakSettled) continue;
       let below = c.lastSeq + 1;
@@ -606,11 +609,17 @@ export class ClientConnections<C> {
     if (c === undefined || c.session === null) return frame;
     const { id, ...rest } = frame;
     const view = !op.strong && id !== null && id !== undefined ? frame : rest;
+    return { ...view, ...this.seenIfChanged(c) };
+  }
+
+  /** What this replica has for `c`'s session (ClientConnectionsOptions.seen), if it changed. */
+  private seenIfChanged(c: Connection<C>): { seen?: number[] } {
+    if (c.session === null) return {};
     const seen = this.o.seen(c.sessionKey);
     const key = seen.join(',');
-    if (key === c.lastSeen) return view;
+    if (key === c.lastSeen) return {};
     c.lastSeen = key;
-    return { ...view, seen };
+    return { seen };
   }
 
   /**

@@ -8,6 +8,7 @@ import {
   type JsonValue,
 } from '@creek/app';
 import { opKey } from '@creek/replica/core/op-id.js';
+import { duplicateError } from '@creek/replica/core/session-dedupe.js';
 import type { Outcome, Req } from '@creek/replica/core/types.js';
 import type { OpContext } from './app-model.js';
 import { committedOutcomes, describe, touchesPlanted, type Planted } from './checked-ops.js';
@@ -192,20 +193,27 @@ function clientOps(record: RunRecord): ClientOp[] {
         };
       });
   const out: ClientOp[] = [];
-  const add = (stamp: string | null, copies: Invocation[]): void => {
-    // A copy a replica refused was never ordered; its client was told so.
-    if (copies.some((inv) => inv.responses.some((r) => r.level === 'failed'))) return;
+  const add = (stamp: string | null, all: Invocation[]): void => {
+    // A copy a replica refused, or dropped with its closed origin, was never applied; its client
+    // was told so, and may have resubmitted the op elsewhere: the op is what its other copies did.
+    const copies = all.filter((inv) => !inv.responses.some((r) => r.level === 'failed'));
+    if (copies.length === 0) return;
     const first = copies.find((inv) => inv.id !== null) ?? copies[0]!;
     let answer: ClientOp['answer'] = null;
     for (const inv of copies)
       for (const r of inv.responses)
-        if (r.level === 'stable' && (answer === null || r.at < answer.at))
+        if (
+          r.level === 'stable' &&
+          !refusedAsDuplicate(inv, r.outcome) &&
+          (answer === null || r.at < answer.at)
+        )
           answer = { at: r.at, outcome: r.outcome };
     out.push({
       id: copies.length === 1 ? describe(first) : `${describe(first)} (${copies.length} copies)`,
       op: first.op,
       args: first.args,
-      invokedAt: Math.min(...copies.map((inv) => inv.invokedAt)),
+      // The client asked from its first copy on.
+      invokedAt: Math.min(...all.map((inv) => inv.invokedAt)),
       answer,
       stamp,
       copies,
@@ -214,6 +222,18 @@ function clientOps(record: RunRecord): ClientOp[] {
   for (const [stamp, copies] of bySession) add(stamp, copies);
   for (const inv of alone) add(null, [inv]);
   return out;
+}
+
+/**
+ * A copy refused because its op was already settled: the session had acknowledged the op (an
+ * earlier copy's answer, or an abandon of it that found it had run) before this copy's place in
+ * the order. The refusal says the op was applied elsewhere, not what it returned, so it is no
+ * answer of the op; where the op took effect is its first copy's place.
+ */
+function refusedAsDuplicate(inv: Invocation, outcome: Outcome): boolean {
+  return (
+    !outcome.ok && inv.session !== undefined && outcome.error === duplicateError(inv.session.seq)
+  );
 }
 
 /**

@@ -1,7 +1,9 @@
 import type { JsonValue } from '@creek/app';
 import { describe, expect, it } from 'vitest';
+import { duplicateError } from '@creek/replica/core/session-dedupe.js';
 import { objectHistories } from '../../src/sim/object-histories.js';
 import type { RunRecord } from '../../src/sim/run-record.js';
+import { runSimulation } from '../../src/sim/simulation.js';
 import { checkLinearizability } from '../../src/sim/strong-linearizability.js';
 import { simApp } from '../../src/sim/workload.js';
 import { addReq, commit, emptyRecord, invoke, ok } from './record-builder.js';
@@ -199,6 +201,114 @@ describe('linearizability over every op of a run, key by key', () => {
     );
     commit(record, 0, 'r0#1', 'r1#1', 'r2#1');
     expect(checkLinearizability(record, simApp)).toEqual([]);
+  });
+
+  it('takes a resubmitted op from the copy that committed when another was dropped with its origin', () => {
+    // A weak put taken by replica 0, whose incarnation closed without it: its client is told the
+    // copy was not applied and resubmits at replica 1, where it commits. A strong read after it
+    // sees the put. The dropped copy says nothing of the op; the other copy is the op.
+    const record = emptyRecord();
+    const session = { id: 's0', seq: 1, acked: 1 };
+    addReq(record, 'r1#1', 'kv.put', { key: 'k/0', value: 7 }, { session });
+    invoke(
+      record,
+      0,
+      'kv.put',
+      { key: 'k/0', value: 7 },
+      {
+        at: 10,
+        id: 'r0#1',
+        session,
+        responses: [
+          { at: 11, level: 'tentative', outcome: ok(null) },
+          { at: 60, level: 'failed', outcome: { ok: false, error: 'not applied: closed' } },
+        ],
+      },
+    );
+    invoke(
+      record,
+      1,
+      'kv.put',
+      { key: 'k/0', value: 7 },
+      {
+        at: 40,
+        id: 'r1#1',
+        session,
+        responses: [{ at: 41, level: 'tentative', outcome: ok(null) }],
+      },
+    );
+    const read = get('r2#1', 'k/0', 7, 80, 90);
+    addReq(record, read.id, read.op, read.args, { strong: true });
+    invoke(record, 2, read.op, read.args, {
+      strong: true,
+      at: read.at,
+      id: read.id,
+      responses: [{ at: 90, level: 'stable', outcome: ok(7) }],
+    });
+    commit(record, 0, 'r1#1', 'r2#1');
+    const [object] = objectHistories(record, simApp);
+    expect(object!.ops.find((h) => h.op === 'kv.put')).toMatchObject({
+      invokedAt: 10,
+      tookEffect: true,
+    });
+    expect(checkLinearizability(record, simApp)).toEqual([]);
+  });
+
+  it('takes no answer from a copy refused because its op was already settled', () => {
+    // A weak put's first copy commits unanswered (its replica went quiet); its client abandons it
+    // and also resubmits it. The abandon finds it ran and settles it, so the resubmission, later
+    // in the order, is refused as a duplicate: that refusal is not what the put returned.
+    const record = emptyRecord();
+    const session = { id: 's0', seq: 1, acked: 1 };
+    for (const [replica, text, at, responses] of [
+      [0, 'r0#1', 10, []],
+      [
+        1,
+        'r1#1',
+        40,
+        [{ at: 70, level: 'stable', outcome: { ok: false, error: duplicateError(1) } }],
+      ],
+    ] as const) {
+      addReq(record, text, 'kv.put', { key: 'k/0', value: 7 }, { session });
+      invoke(
+        record,
+        replica,
+        'kv.put',
+        { key: 'k/0', value: 7 },
+        {
+          at,
+          id: text,
+          session,
+          responses: [...responses],
+        },
+      );
+    }
+    const read = get('r2#1', 'k/0', 7, 30, 50);
+    addReq(record, read.id, read.op, read.args, { strong: true });
+    invoke(record, 2, read.op, read.args, {
+      strong: true,
+      at: read.at,
+      id: read.id,
+      responses: [{ at: 50, level: 'stable', outcome: ok(7) }],
+    });
+    commit(record, 0, 'r0#1', 'r2#1', 'r1#1');
+    const [object] = objectHistories(record, simApp);
+    expect(object!.ops.find((h) => h.op === 'kv.put')).toMatchObject({
+      completed: null,
+      tookEffect: true,
+    });
+    expect(checkLinearizability(record, simApp)).toEqual([]);
+  });
+
+  it.each([
+    // A copy dropped with its closed origin, the op resubmitted and committed elsewhere.
+    { seed: 1969410133, replicas: 5, faults: 'all', network: 'uniform' },
+    // Copies refused as duplicates after an abandon settled their op.
+    { seed: 1534, replicas: 3, faults: 'all', network: 'mix' },
+    { seed: 1734, replicas: 5, faults: 'reconfig', network: 'uniform' },
+  ] as const)('explains seed $seed ($replicas replicas, $faults, $network)', (config) => {
+    const result = runSimulation(config);
+    expect(result.violations).toEqual([]);
   });
 
   it('places a resubmitted strong read where the copy whose answer its client took read', () => {

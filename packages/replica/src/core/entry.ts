@@ -1,16 +1,28 @@
 import type { JsonValue } from '@creek/app';
 import type { Rank } from './rank.js';
+import type { PairHash } from './state-digest.js';
 import type { CorrectionCause, Outcome, Req } from './types.js';
 
 /** `commitSeq` of an entry still on the tentative list. */
 export const TENTATIVE = Number.POSITIVE_INFINITY;
 
-/** A version of one key (Creek §4.4): immutable, tagged by the entry that wrote it. */
+/** A version of one key (Creek §4.4): immutable (but for a cached hash), tagged by the entry that wrote it. */
 export interface Version {
   readonly writer: Entry;
   readonly key: string;
   /** `undefined` is a delete (tombstone). */
   readonly value: JsonValue | undefined;
+  /**
+   * The hash this pair adds to the digest of the finalized state (state-digest.ts pairHash), once
+   * known: set by a worker that ran the write, or when the version is finalized, and read again
+   * when a later write replaces it, so each final value is hashed once.
+   */
+  pairHash?: PairHash;
+  /**
+   * The installation a store observer that mirrors the store numbered it with
+   * (exec/mirror-feed.ts): a worker names the versions it read by key and this number.
+   */
+  install?: number;
 }
 
 /** What an execution read: one key (the version it saw), or a prefix scan (every version it saw). */

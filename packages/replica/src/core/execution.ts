@@ -87,7 +87,12 @@ export class ExecutionPipeline {
       }
       e.executions++;
       c.metrics.executions++;
-      const writes: Version[] = result.writes.map(([key, value]) => ({ writer: e, key, value }));
+      const hashes = result.pairHashes;
+      const writes: Version[] = result.writes.map(([key, value], i) =>
+        hashes === undefined || value === undefined
+          ? { writer: e, key, value }
+          : { writer: e, key, value, pairHash: hashes.subarray(i * 4, i * 4 + 4) },
+      );
       c.store.install(writes);
       if (c.changedKeys !== null) for (const w of writes) c.changedKeys.add(w.key);
       e.exec = { reads: job.snapshot.reads, writes, outcome: result.outcome, ahead: job.ahead };

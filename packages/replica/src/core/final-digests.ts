@@ -1,6 +1,6 @@
 import type { JsonValue } from '@creek/app';
 import type { OpId } from './op-id.js';
-import { DigestSum, lanesHex } from './state-digest.js';
+import { DigestSum, lanesHex, pairHash, type PairHash } from './state-digest.js';
 
 /**
  * How many committed positions a replica keeps the digest of (the last ones it finalized): the
@@ -44,9 +44,27 @@ class KeptDigest implements FinalDigest {
   }
 }
 
+/**
+ * A key's value as finalizing sees it: a version of the store (or a test's stand-in), which keeps
+ * its pair hash once it is known, so the hash made when it became final serves again when a later
+ * write replaces it.
+ */
+export interface FinalPair {
+  readonly key: string;
+  /** undefined: the key is absent (a delete). */
+  readonly value: JsonValue | undefined;
+  pairHash?: PairHash;
+}
+
 /** What finalizing a write changed in the finalized state (VersionStore.finalize tells it). */
 export interface FinalChanges {
-  changed(key: string, before: JsonValue | undefined, after: JsonValue | undefined): void;
+  /** `after` is final now; `before` was the key's final version until now (null: none). */
+  changed(before: FinalPair | null, after: FinalPair): void;
+}
+
+/** A pair's hash, made once. */
+function hashOf(p: FinalPair, value: JsonValue): PairHash {
+  return (p.pairHash ??= pairHash(p.key, value));
 }
 
 /**
@@ -56,8 +74,9 @@ export interface FinalChanges {
  * catch a nondeterministic op (host/divergence.ts): unlike the /status digest, which includes
  * tentative writes, two replicas' digests at one position must be equal.
  *
- * Kept as finalization goes, one hash of each written value and one of the value it replaced (no
- * memory per key: DigestSum); a checkpoint or a state transfer starts it again from the state it
+ * Kept as finalization goes: the hash of each written value is added and that of the value it
+ * replaced taken away (DigestSum), each hash made once and kept on its version (FinalPair), or
+ * made by the worker that ran the write; a checkpoint or a state transfer starts it again from the state it
  * installs (`restart`).
  */
 export class FinalDigests implements FinalChanges {
@@ -78,8 +97,10 @@ export class FinalDigests implements FinalChanges {
     this.start = 0;
   }
 
-  changed(key: string, before: JsonValue | undefined, after: JsonValue | undefined): void {
-    this.sum.replace(key, before, after);
+  changed(before: FinalPair | null, after: FinalPair): void {
+    if (before !== null && before.value !== undefined)
+      this.sum.subtract(hashOf(before, before.value));
+    if (after.value !== undefined) this.sum.add(hashOf(after, after.value));
   }
 
   /** The op at `position` is final, and `changed` was told each of its writes. */

@@ -64,14 +64,18 @@ export class DigestSum {
   /** `key` held `before` and now holds `after` (undefined: absent). */
   replace(key: string, before: JsonValue | undefined, after: JsonValue | undefined): void {
     const h = DigestSum.scratch;
-    if (before !== undefined) {
-      hash128Into(pairText(key, before), h);
-      for (let i = 0; i < 4; i++) this.lanes[i] = this.lanes[i]! - h[i]!;
-    }
-    if (after !== undefined) {
-      hash128Into(pairText(key, after), h);
-      for (let i = 0; i < 4; i++) this.lanes[i] = this.lanes[i]! + h[i]!;
-    }
+    if (before !== undefined) this.subtract(hash128Into(pairText(key, before), h));
+    if (after !== undefined) this.add(hash128Into(pairText(key, after), h));
+  }
+
+  /** A pair whose hash (pairHash) is known joins the sum. */
+  add(h: PairHash): void {
+    for (let i = 0; i < 4; i++) this.lanes[i] = this.lanes[i]! + h[i]!;
+  }
+
+  /** A pair whose hash (pairHash) is known leaves the sum. */
+  subtract(h: PairHash): void {
+    for (let i = 0; i < 4; i++) this.lanes[i] = this.lanes[i]! - h[i]!;
   }
 
   /** Lane `i` (0 to 3) of the sum now. */
@@ -90,9 +94,31 @@ function pairText(key: string, value: JsonValue): string {
   return `${JSON.stringify(key)}=${canonicalJson(value)}`;
 }
 
-/** The hash one `key = value` pair adds to a digest. */
-function pairHash(key: string, value: JsonValue): Uint32Array {
+/** The hash one `key = value` pair adds to a digest: four 32-bit lanes. */
+export type PairHash = Uint32Array;
+
+/**
+ * The hash one `key = value` pair adds to a digest. Where a pair is hashed does not matter (the
+ * same on every thread and replica), so an execution worker hashes the values it writes and the
+ * main thread, which keeps the digest, need not (ExecutionResult.pairHashes).
+ */
+export function pairHash(key: string, value: JsonValue): PairHash {
   return hash128Into(pairText(key, value), new Uint32Array(4));
+}
+
+/**
+ * The pair hashes of `writes`, four lanes each in one array (a delete's are zero): what a worker
+ * sends with its results, one buffer however many writes.
+ */
+export function pairHashesOf(
+  writes: readonly (readonly [string, JsonValue | undefined])[],
+): Uint32Array {
+  const out = new Uint32Array(writes.length * 4);
+  for (let i = 0; i < writes.length; i++) {
+    const [key, value] = writes[i]!;
+    if (value !== undefined) hash128Into(pairText(key, value), out.subarray(i * 4, i * 4 + 4));
+  }
+  return out;
 }
 
 /** Four lanes as 32 hex digits. */

@@ -101,6 +101,12 @@ export interface ExecutionResult {
   readonly jobId: number;
   readonly writes: readonly Write[];
   readonly outcome: Outcome;
+  /**
+   * The writes' pair hashes (state-digest.ts pairHashesOf: four lanes per write), when the
+   * executor made them where it ran the op (a worker thread), so the thread that keeps the digest
+   * of the finalized state does not hash them again. Absent: hashed when finalized.
+   */
+  readonly pairHashes?: Uint32Array;
 }
 
 /** Records the driver must make durable (SQLite in the runtime, the simulated disk in the simulator). */

@@ -46,11 +46,19 @@ export class VersionStore {
     observer?.attach(this);
   }
 
-  /** The version of `key` written by `writer`, if the store still has it. */
-  versionBy(key: string, writer: (e: Entry) => boolean): Version | null {
+  /** The newest version of `key` that `which` picks, if the store still has one. */
+  versionBy(key: string, which: (v: Version) => boolean): Version | null {
     const chain = this.chains.get(key);
     if (chain === undefined) return null;
-    for (let i = chain.length - 1; i >= 0; i--) if (writer(chain[i]!.writer)) return chain[i]!;
+    for (let i = chain.length - 1; i >= 0; i--) if (which(chain[i]!)) return chain[i]!;
+    return null;
+  }
+
+  /** The version of `key` a store observer numbered `install` (Version.install), if still here. */
+  installedAs(key: string, install: number): Version | null {
+    const chain = this.chains.get(key);
+    if (chain === undefined) return null;
+    for (let i = chain.length - 1; i >= 0; i--) if (chain[i]!.install === install) return chain[i]!;
     return null;
   }
 
@@ -176,7 +184,7 @@ export class VersionStore {
       this.changed.add(v.key);
       const chain = this.chains.get(v.key)!;
       const i = chain.indexOf(v);
-      finals?.changed(v.key, i > 0 ? chain[i - 1]!.value : undefined, v.value);
+      finals?.changed(i > 0 ? chain[i - 1]! : null, v);
       if (i > 0) {
         chain.splice(0, i);
         this.versions -= i;

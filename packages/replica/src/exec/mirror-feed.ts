@@ -26,8 +26,7 @@ export function writerName(e: Entry): string {
 export class MirrorFeed implements StoreObserver {
   private store: VersionStore | null = null;
   private readonly logs: MirrorUpdate[][];
-  /** The installation each version came in (see MirrorUpdate 'install'). */
-  private readonly installOf = new WeakMap<Version, number>();
+  /** Installations so far: each version is tagged with its own (Version.install). */
   private installs = 0;
   /** Reads that named a version the store no longer has: their execution cannot validate. */
   staleReads = 0;
@@ -53,7 +52,7 @@ export class MirrorFeed implements StoreObserver {
     if (written.length === 0) return;
     const writer = written[0]!.writer;
     const install = ++this.installs;
-    for (const v of written) this.installOf.set(v, install);
+    for (const v of written) v.install = install;
     const writes: Write[] = written.map((v) => [v.key, v.value]);
     this.log(['install', writerName(writer), install, rankOf(writer), writes]);
   }
@@ -79,10 +78,9 @@ export class MirrorFeed implements StoreObserver {
   resolve(trace: ReadTrace): ReadRecord {
     const store = this.store;
     if (store === null) throw new Error('MirrorFeed: not the store observer of a replica');
-    const find = (key: string, writer: string, install: number): Version | null => {
-      const v = store.versionBy(key, (e) => writerName(e) === writer);
-      return v !== null && this.installOf.get(v) === install ? v : null;
-    };
+    // An installation number names one execution of one writer: the writer's name adds nothing.
+    const find = (key: string, _writer: string, install: number): Version | null =>
+      store.installedAs(key, install);
     if (trace[0] === 'key') {
       const [, key, writer, install] = trace;
       if (writer === null) return { kind: 'key', key, version: null };

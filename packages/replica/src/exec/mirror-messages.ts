@@ -66,6 +66,8 @@ export type WorkerReply =
       readonly reads: readonly ReadTrace[];
       /** µs the worker spent running the job (mirror reads included). */
       readonly micros?: number;
+      /** The writes' pair hashes (ExecutionResult.pairHashes), four lanes per write. */
+      readonly pairHashes?: Uint32Array;
     };
 
 /** The writer name of a checkpoint's finalized state (versions placed before every entry). */

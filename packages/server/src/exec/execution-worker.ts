@@ -5,6 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { App } from '@creek/app';
 import { runOperation } from '@creek/replica/core/run-operation.js';
+import { pairHashesOf } from '@creek/replica/core/state-digest.js';
 import { loadApp } from './load-app.js';
 import type { WorkerReply, WorkerRequest } from '@creek/replica/exec/mirror-messages.js';
 import { MirrorStore } from '@creek/replica/exec/mirror-store.js';
@@ -39,14 +40,17 @@ port.on('message', (request: WorkerRequest) => {
     ...(job.session === undefined ? {} : { session: job.session }),
     ...(job.user === undefined ? {} : { user: job.user }),
   });
+  // What running it cost here, which is what it would cost the main thread inline.
+  const micros = (performance.now() - started) * 1000;
   reply({
     t: 'done',
     jobId: job.jobId,
     writes: result.writes,
     outcome: result.outcome,
     reads: snapshot.reads,
-    // What running it cost here, which is what it would cost the main thread inline.
-    micros: (performance.now() - started) * 1000,
+    micros,
+    // Hashed here rather than on the main thread, which keeps the digest of the final state.
+    pairHashes: pairHashesOf(result.writes),
   });
 });
 reply({ t: 'ready' });

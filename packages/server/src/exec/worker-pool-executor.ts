@@ -262,7 +262,12 @@ export class WorkerPoolExecutor implements Executor, StoreObserver {
     this.sendCost.delete(m.jobId);
     this.measured(sent + (performance.now() - started) * 1000, m.micros ?? 0);
     if (this.off !== null && slot.inflight === 0) this.retire(slot);
-    this.options.onResult({ jobId: m.jobId, writes, outcome });
+    this.options.onResult({
+      jobId: m.jobId,
+      writes,
+      outcome,
+      ...(m.pairHashes?.length === writes.length * 4 ? { pairHashes: m.pairHashes } : {}),
+    });
   }
 
   /** A worker no longer needed (the workers are off): it goes, without counting as lost. */

@@ -1,9 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { JsonValue } from '@creek/app';
-import { FinalDigests } from '@creek/replica/core/final-digests.js';
+import { FinalDigests, type FinalPair } from '@creek/replica/core/final-digests.js';
 import { Replica } from '@creek/replica/core/replica.js';
-import { DigestSum, StateDigest } from '@creek/replica/core/state-digest.js';
+import {
+  DigestSum,
+  pairHash,
+  pairHashesOf,
+  StateDigest,
+} from '@creek/replica/core/state-digest.js';
 import type { ExecutionResult, Output } from '@creek/replica/core/types.js';
 import { InlineExecutor } from '@creek/replica/exec/inline-executor.js';
 import { Driven, T0, testApp } from '../replica/harness.js';
@@ -42,7 +47,7 @@ describe('FinalDigests', () => {
     const d = new FinalDigests(3);
     expect(d.latest()).toMatchObject({ position: 0, id: null, digest: '0'.repeat(32) });
     for (let p = 1; p <= 5; p++) {
-      d.changed(`k${p}`, undefined, p);
+      d.changed(null, { key: `k${p}`, value: p });
       d.finalized(p, id(p), 'kv.put');
     }
     expect(d.entries().map((e) => e.position)).toEqual([3, 4, 5]);
@@ -55,6 +60,35 @@ describe('FinalDigests', () => {
     );
   });
 
+  it('hashes each final value once, or not at all when its writer sent the hash', () => {
+    const writes: [string, JsonValue][] = [
+      ['a', { n: 1 }],
+      ['b', [1, 2]],
+    ];
+    const sent = pairHashesOf(writes);
+    const d = new FinalDigests(4);
+    // As a worker's result arrives: each version carries its slice of the hashes sent.
+    const a1: FinalPair = { key: 'a', value: writes[0]![1], pairHash: sent.subarray(0, 4) };
+    const b1: FinalPair = { key: 'b', value: writes[1]![1], pairHash: sent.subarray(4, 8) };
+    d.changed(null, a1);
+    d.changed(null, b1);
+    d.finalized(1, id(1), 'x');
+    expect(d.latest().digest).toBe(StateDigest.of(writes));
+    // Written inline: hashed when finalized, and kept for when it is replaced.
+    const a2: FinalPair = { key: 'a', value: 'two' };
+    d.changed(a1, a2);
+    d.finalized(2, id(2), 'x');
+    expect(a2.pairHash).toEqual(pairHash('a', 'two'));
+    d.changed(a2, { key: 'a', value: undefined });
+    d.finalized(3, id(3), 'x');
+    expect(d.latest().digest).toBe(StateDigest.of([writes[1]!]));
+    // The hash kept is the one used: a wrong one shows (so none is made twice).
+    const wrong: FinalPair = { key: 'c', value: 1, pairHash: pairHash('c', 2) };
+    d.changed(null, wrong);
+    d.finalized(4, id(4), 'x');
+    expect(d.latest().digest).toBe(StateDigest.of([writes[1]!, ['c', 2]]));
+  });
+
   it('refuses a position that does not follow the last one', () => {
     const d = new FinalDigests(4);
     expect(() => d.finalized(2, id(2), 'x')).toThrow(/position 2 after 0/);
@@ -62,14 +96,14 @@ describe('FinalDigests', () => {
 
   it('starts again from an installed state', () => {
     const d = new FinalDigests(4);
-    d.changed('a', undefined, 1);
+    d.changed(null, { key: 'a', value: 1 });
     d.finalized(1, id(1), 'x');
     d.restart(10, [['b', 2]]);
     const [only, ...rest] = d.entries();
     expect(rest).toEqual([]);
     expect(only).toMatchObject({ position: 10, id: null, op: null });
     expect(only!.digest).toBe(StateDigest.of([['b', 2]]));
-    d.changed('b', 2, undefined);
+    d.changed({ key: 'b', value: 2 }, { key: 'b', value: undefined });
     d.finalized(11, id(11), 'kv.delete');
     expect(d.latest().digest).toBe('0'.repeat(32));
   });

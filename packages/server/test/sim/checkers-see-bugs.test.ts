@@ -70,7 +70,7 @@ describe('the simulator catches planted bugs', () => {
     vi.spyOn(MirrorFeed.prototype, 'resolve').mockImplementation(function (this: MirrorFeed, t) {
       const store = (this as unknown as { store: VersionStore }).store;
       const find = (key: string, writer: string) =>
-        store.versionBy(key, (e) => writerName(e) === writer);
+        store.versionBy(key, (v) => writerName(v.writer) === writer);
       if (t[0] === 'key')
         return { kind: 'key', key: t[1], version: t[2] === null ? null : find(t[1], t[2]) };
       return { kind: 'scan', prefix: t[1], versions: t[2].flatMap(([k, w]) => find(k, w) ?? []) };

@@ -25,6 +25,19 @@ export interface Version {
   install?: number;
 }
 
+/**
+ * A new version. Made here, every version has one shape (the cached fields present from the
+ * start), which keeps the store's hot loops over chains monomorphic.
+ */
+export function newVersion(
+  writer: Entry,
+  key: string,
+  value: JsonValue | undefined,
+  pairHash?: PairHash,
+): Version {
+  return { writer, key, value, pairHash, install: undefined };
+}
+
 /** What an execution read: one key (the version it saw), or a prefix scan (every version it saw). */
 /**
  * What an execution read. `stale`: the read saw a version the store no longer has (an executor

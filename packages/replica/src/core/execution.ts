@@ -5,7 +5,7 @@ import {
   type ShownReads,
 } from './corrections.js';
 import { jsonEqual, type Invariant } from '@creek/app';
-import { rankOf, type Entry, type Execution, type Version } from './entry.js';
+import { newVersion, rankOf, type Entry, type Execution, type Version } from './entry.js';
 import { brokenInvariants } from './invariant-check.js';
 import { opKey } from './op-id.js';
 import type { Reads } from './reads.js';
@@ -89,9 +89,14 @@ export class ExecutionPipeline {
       c.metrics.executions++;
       const hashes = result.pairHashes;
       const writes: Version[] = result.writes.map(([key, value], i) =>
-        hashes === undefined || value === undefined
-          ? { writer: e, key, value }
-          : { writer: e, key, value, pairHash: hashes.subarray(i * 4, i * 4 + 4) },
+        newVersion(
+          e,
+          key,
+          value,
+          hashes === undefined || value === undefined
+            ? undefined
+            : hashes.subarray(i * 4, i * 4 + 4),
+        ),
       );
       c.store.install(writes);
       if (c.changedKeys !== null) for (const w of writes) c.changedKeys.add(w.key);

@@ -1,7 +1,7 @@
 import { CLOSE_OP, NOOP_OP } from '@creek/app';
 import { closeArgs } from './closing-origins.js';
 import type { ReplicaCheckpoint } from './checkpoint.js';
-import { Entry } from './entry.js';
+import { Entry, newVersion } from './entry.js';
 import { opKey, formatOpId, type OpId } from './op-id.js';
 import { END_REQ, type ReplicaContext } from './replica-context.js';
 import { compareReq, type DurableRecord, type Req } from './types.js';
@@ -112,7 +112,7 @@ function restore(c: ReplicaContext, cp: ReplicaCheckpoint): void {
   // The finalized state as versions of one entry placed before every other.
   const base = new Entry(END_REQ, null, c.nowMs);
   base.commitSeq = -1;
-  c.store.install(cp.state.map(([key, value]) => ({ writer: base, key, value })));
+  c.store.install(cp.state.map(([key, value]) => newVersion(base, key, value)));
   c.finals.restart(cp.finalized, cp.state);
 }
 

@@ -6,6 +6,9 @@ import { BASE, type MirrorUpdate, type ReadTrace } from './mirror-messages.js';
 
 const names = new WeakMap<Entry, string>();
 
+/** Worker jobs whose installation MirrorFeed remembers for reads of their own versions. */
+const JOBS_REMEMBERED = 1024;
+
 /** The name a writer has in the mirrors (kept per entry: reads resolve it for every version). */
 export function writerName(e: Entry): string {
   let name = names.get(e);
@@ -28,6 +31,13 @@ export class MirrorFeed implements StoreObserver {
   private readonly logs: MirrorUpdate[][];
   /** Installations so far: each version is tagged with its own (Version.install). */
   private installs = 0;
+  /**
+   * A worker's result being handed to the core (`ownResult`): which mirror ran it, and its
+   * writer's name and keys; cleared when the core installs it, or at `ownResultDone`.
+   */
+  private own: { mirror: number; jobId: number; writer: string; keys: string[] } | null = null;
+  /** The installation each recent worker job's result became, for reads of its own versions. */
+  private readonly installOfJob = new Map<number, number>();
   /** Reads that named a version the store no longer has: their execution cannot validate. */
   staleReads = 0;
 
@@ -53,6 +63,14 @@ export class MirrorFeed implements StoreObserver {
     const writer = written[0]!.writer;
     const install = ++this.installs;
     for (const v of written) v.install = install;
+    if (this.own !== null && this.own.writer === writerName(writer)) {
+      this.installOfJob.set(this.own.jobId, install);
+      // Reads of a job's own versions come from the jobs queued behind it on one worker, all
+      // resolved soon after: older entries go (a read that misses one is stale, and runs again).
+      if (this.installOfJob.size > JOBS_REMEMBERED)
+        this.installOfJob.delete(this.installOfJob.keys().next().value!);
+      this.own = null;
+    }
     const writes: Write[] = written.map((v) => [v.key, v.value]);
     this.log(['install', writerName(writer), install, rankOf(writer), writes]);
   }
@@ -72,6 +90,23 @@ export class MirrorFeed implements StoreObserver {
   }
 
   /**
+   * The result of job `jobId`, which mirror `mirror` ran and made versions of (MirrorStore
+   * installOwn), is being handed to the core: its installation, if the core installs it, is what
+   * reads of those versions resolve to. Call `ownResultDone` once the core has it.
+   */
+  ownResult(mirror: number, jobId: number, writer: string, keys: string[]): void {
+    this.own = { mirror, jobId, writer, keys };
+  }
+
+  /** The core did not install the result (its op was dropped): the mirror drops its versions. */
+  ownResultDone(): void {
+    const own = this.own;
+    this.own = null;
+    if (own !== null && own.keys.length > 0)
+      this.logs[own.mirror]!.push(['remove', own.writer, own.keys]);
+  }
+
+  /**
    * A read from a mirror as the core records reads: the very version it saw (same writer, same
    * installation), or a stale record that never validates when the store no longer has it.
    */
@@ -79,8 +114,11 @@ export class MirrorFeed implements StoreObserver {
     const store = this.store;
     if (store === null) throw new Error('MirrorFeed: not the store observer of a replica');
     // An installation number names one execution of one writer: the writer's name adds nothing.
-    const find = (key: string, _writer: string, install: number): Version | null =>
-      store.installedAs(key, install);
+    // A negative one names a worker's own versions of a job's writes: those the core installed.
+    const find = (key: string, _writer: string, install: number): Version | null => {
+      const installed = install >= 0 ? install : this.installOfJob.get(-install);
+      return installed === undefined ? null : store.installedAs(key, installed);
+    };
     if (trace[0] === 'key') {
       const [, key, writer, install] = trace;
       if (writer === null) return { kind: 'key', key, version: null };

@@ -46,7 +46,12 @@ export interface WorkerRequest {
   readonly job: WorkerJob;
 }
 
-/** What a job read, by writer and installation (null: the key had no version before the job). */
+/**
+ * What a job read, by writer and installation (null: the key had no version before the job). A
+ * negative installation, `-jobId`, is a version the worker made itself of an earlier job's writes
+ * (MirrorStore.installOwn) before the main thread had installed them: the main thread reads it as
+ * the versions it installed from that job's result (MirrorFeed.ownResult).
+ */
 export type ReadTrace =
   | readonly ['key', key: string, writer: string | null, install: number]
   | readonly [

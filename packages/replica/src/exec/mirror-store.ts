@@ -57,6 +57,21 @@ export class MirrorStore {
     }
   }
 
+  /**
+   * The writes of job `jobId` (writer `writer`, at `rank`), which ran here, as versions of this
+   * mirror until the main thread's own installation of them arrives and replaces them: the jobs
+   * queued behind it on this worker read them, instead of the versions they replace, which would
+   * fail validation whenever the two touch the same keys (a TPC-C district, a warehouse).
+   */
+  installOwn(
+    writer: string,
+    jobId: number,
+    rank: Rank,
+    writes: readonly (readonly [string, JsonValue | undefined])[],
+  ): void {
+    this.install(writer, -jobId, rank, writes);
+  }
+
   /** A snapshot at `rank` that records what it read, by writer. */
   reader(rank: Rank): SnapshotReader & { readonly reads: ReadTrace[] } {
     const reads: ReadTrace[] = [];

@@ -4,6 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { App } from '@creek/app';
+import { opKey } from '@creek/replica/core/op-id.js';
 import { runOperation } from '@creek/replica/core/run-operation.js';
 import { pairHashesOf } from '@creek/replica/core/state-digest.js';
 import { loadApp } from './load-app.js';
@@ -42,6 +43,9 @@ port.on('message', (request: WorkerRequest) => {
   });
   // What running it cost here, which is what it would cost the main thread inline.
   const micros = (performance.now() - started) * 1000;
+  // The jobs queued behind it here read its writes, until the main thread's installation of them
+  // comes back.
+  if (job.id !== null) mirror.installOwn(opKey(job.id), job.jobId, job.rank, result.writes);
   reply({
     t: 'done',
     jobId: job.jobId,

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { adoptFrozenJson, type App, type JsonValue } from '@creek/app';
 import type { Entry, Version } from '@creek/replica/core/entry.js';
+import { opKey } from '@creek/replica/core/op-id.js';
 import type { RecordingSnapshot } from '@creek/replica/core/snapshot.js';
 import type { ExecutionJob, ExecutionResult, Outcome, Write } from '@creek/replica/core/types.js';
 import type { StoreObserver, VersionStore } from '@creek/replica/core/version-store.js';
@@ -262,12 +263,20 @@ export class WorkerPoolExecutor implements Executor, StoreObserver {
     this.sendCost.delete(m.jobId);
     this.measured(sent + (performance.now() - started) * 1000, m.micros ?? 0);
     if (this.off !== null && slot.inflight === 0) this.retire(slot);
+    if (run.job.id !== null)
+      this.feed.ownResult(
+        slot.index,
+        m.jobId,
+        opKey(run.job.id),
+        writes.map(([key]) => key),
+      );
     this.options.onResult({
       jobId: m.jobId,
       writes,
       outcome,
       ...(m.pairHashes?.length === writes.length * 4 ? { pairHashes: m.pairHashes } : {}),
     });
+    this.feed.ownResultDone();
   }
 
   /** A worker no longer needed (the workers are off): it goes, without counting as lost. */

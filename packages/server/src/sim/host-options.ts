@@ -1,4 +1,5 @@
 import type { ReplicaOptions } from '@creek/replica/core/replica.js';
+import { opKey } from '@creek/replica/core/op-id.js';
 import type { RecordingSnapshot } from '@creek/replica/core/snapshot.js';
 import type { ExecutionResult } from '@creek/replica/core/types.js';
 import type { Executor } from '@creek/replica/exec/executor.js';
@@ -23,6 +24,13 @@ const SIM_TRANSFER_CHUNK_CHARS = 600;
  * config's unsafe switches make, and an executor per incarnation that finishes executions out of
  * order after seeded delays.
  */
+/**
+ * Workers the simulated ones stand for, each with its mirror. A worker takes its own jobs' writes
+ * at once (MirrorStore.installOwn) and the others' only once the host installed them, so with two
+ * a job runs beside writes it cannot see yet, as it does on a real pool.
+ */
+const SIM_WORKERS = 2;
+
 export class SimHostOptions {
   private readonly inline: InlineExecutor;
   private readonly replicaOptions: Omit<ReplicaOptions, 'id'>;
@@ -112,10 +120,10 @@ export class SimHostOptions {
     };
   }
 
-  /** Options of a live host of `p`: its executor, and the mirror's feed when seeds use one. */
+  /** Options of a live host of `p`: its executor, and the mirrors' feed when seeds use them. */
   live(p: SimProcess): HostOptions {
     if (!this.run.params.execution.mirror) return this.of(p.id, this.concurrentExecutor(p, null));
-    const feed = new MirrorFeed(1);
+    const feed = new MirrorFeed(SIM_WORKERS);
     return this.of(p.id, this.concurrentExecutor(p, feed), feed);
   }
 
@@ -131,7 +139,8 @@ export class SimHostOptions {
     const inline =
       run.config.nondeterministic === true ? new InlineExecutor(plantedApp(p.id)) : this.inline;
     const incarnation = p.incarnation;
-    const mirror = feed === null ? null : new MirrorStore();
+    const mirrors =
+      feed === null ? [] : Array.from({ length: SIM_WORKERS }, () => new MirrorStore());
     const step = this.step;
     const executing = new ExecutingSpans(run, p.id);
     return {
@@ -141,13 +150,22 @@ export class SimHostOptions {
         if (entry) executing.started();
         let result: ExecutionResult;
         let traces: readonly ReadTrace[] = [];
-        if (feed !== null && mirror !== null && job.rank !== undefined && job.retry !== true) {
+        /** The writer whose writes the mirror took as its own (MirrorStore.installOwn). */
+        let own: string | null = null;
+        // Which worker: jobs alternate, so each sees the writes of half the jobs before it at once.
+        const worker = job.jobId % SIM_WORKERS;
+        const mirror = mirrors[worker];
+        if (feed !== null && mirror !== undefined && job.rank !== undefined && job.retry !== true) {
           // As a worker: the store's changes so far, then the job on the mirror.
-          mirror.apply(feed.take(0));
+          mirror.apply(feed.take(worker));
           run.counts.mirrorExecutions++;
           const snapshot = mirror.reader(job.rank);
           result = run.callers.around(p.id, job, () => inline.execute({ ...job, snapshot }));
           traces = snapshot.reads;
+          // As a worker: the jobs after it read its writes until the host's own installation of
+          // them comes back.
+          if (job.id !== null) mirror.installOwn(opKey(job.id), job.jobId, job.rank, result.writes);
+          own = job.id === null ? null : opKey(job.id);
         } else result = run.callers.around(p.id, job, () => inline.execute(job));
         run.events.push(run.now + run.prngs.exec.float(0, run.params.execution.maxMs), () => {
           if (entry) executing.finished();
@@ -159,7 +177,15 @@ export class SimHostOptions {
             if (read.stale === true) run.counts.staleMirrorReads++;
             reads.push(read);
           }
+          if (own !== null)
+            feed!.ownResult(
+              worker,
+              job.jobId,
+              own,
+              result.writes.map(([key]) => key),
+            );
           step(p, { kind: 'executed', result });
+          feed?.ownResultDone();
         });
         return undefined;
       },

@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import type { JsonValue } from '@creek/app';
+import { Entry, newVersion, rankOf, TENTATIVE, type Version } from '@creek/replica/core/entry.js';
+import { VersionStore } from '@creek/replica/core/version-store.js';
+import { MirrorFeed, writerName } from '@creek/replica/exec/mirror-feed.js';
+import { MirrorStore } from '@creek/replica/exec/mirror-store.js';
+
+/**
+ * A worker runs the jobs queued on it one after another; the main thread installs each result
+ * only when it comes back. The worker's mirror takes each job's writes as its own versions at
+ * once (MirrorStore.installOwn), so the jobs behind it read them, and the main thread reads those
+ * reads as the versions it installed from that job's result (MirrorFeed.ownResult).
+ */
+function entry(ts: number, eventNo: number): Entry {
+  const e = new Entry(
+    { ts, id: { replica: 0, eventNo }, op: 'x', args: null, strong: false, causalCtx: null },
+    null,
+    0,
+  );
+  e.commitSeq = TENTATIVE;
+  return e;
+}
+
+/** A store with its feed, one mirror, and the mirror brought up to date. */
+function setUp() {
+  const feed = new MirrorFeed(1);
+  const store = new VersionStore(feed);
+  const mirror = new MirrorStore();
+  const sync = () => mirror.apply(feed.take(0));
+  return { feed, store, mirror, sync };
+}
+
+/** The core installs job `jobId`'s result for `writer`, as the worker pool hands it over. */
+function handOver(
+  feed: MirrorFeed,
+  store: VersionStore,
+  jobId: number,
+  writer: Entry,
+  writes: [string, JsonValue | undefined][],
+  install = true,
+): Version[] {
+  feed.ownResult(
+    0,
+    jobId,
+    writerName(writer),
+    writes.map(([key]) => key),
+  );
+  const versions = writes.map(([key, value]) => newVersion(writer, key, value));
+  if (install) store.install(versions);
+  feed.ownResultDone();
+  return versions;
+}
+
+describe("a worker's mirror and its own jobs' writes", () => {
+  it('lets a job read the writes of the job before it on the same worker, and resolves the read to the installed version', () => {
+    const { feed, store, mirror, sync } = setUp();
+    const base = entry(1, 1);
+    store.install([newVersion(base, 'd', 10)]);
+    sync();
+    const w = entry(2, 2);
+    const r = entry(3, 3);
+    // The worker ran w (job 7): d = 11, taken as its own.
+    mirror.installOwn(writerName(w), 7, rankOf(w), [['d', 11]]);
+    // r, queued behind it, reads w's value, named by job.
+    const snapshot = mirror.reader(rankOf(r));
+    expect(snapshot.get('d')).toBe(11);
+    expect(snapshot.reads).toEqual([['key', 'd', writerName(w), -7]]);
+    // w's result comes back and is installed; r's read is w's installed version.
+    const [installed] = handOver(feed, store, 7, w, [['d', 11]]);
+    expect(feed.resolve(snapshot.reads[0]!)).toEqual({ kind: 'key', key: 'd', version: installed });
+    // The installation the main thread sends back replaces the worker's own version.
+    sync();
+    const again = mirror.reader(rankOf(r));
+    expect(again.get('d')).toBe(11);
+    expect(again.reads[0]![3]).toBeGreaterThan(0);
+    expect(mirror.size()).toBe(2);
+  });
+
+  it('reads a scan of its own versions the same way', () => {
+    const { feed, store, mirror } = setUp();
+    const w = entry(2, 2);
+    mirror.installOwn(writerName(w), 3, rankOf(w), [
+      ['acct/1', 5],
+      ['acct/2', 6],
+    ]);
+    const snapshot = mirror.reader(rankOf(entry(3, 3)));
+    expect(snapshot.scan('acct/')).toEqual([
+      ['acct/1', 5],
+      ['acct/2', 6],
+    ]);
+    const versions = handOver(feed, store, 3, w, [
+      ['acct/1', 5],
+      ['acct/2', 6],
+    ]);
+    expect(feed.resolve(snapshot.reads[0]!)).toEqual({ kind: 'scan', prefix: 'acct/', versions });
+  });
+
+  it('takes a read of a result the core rolled back and ran again for stale, never for the new version', () => {
+    const { feed, store, mirror } = setUp();
+    const w = entry(2, 2);
+    mirror.installOwn(writerName(w), 7, rankOf(w), [['d', 11]]);
+    const snapshot = mirror.reader(rankOf(entry(3, 3)));
+    snapshot.get('d');
+    const first = handOver(feed, store, 7, w, [['d', 11]]);
+    // The core found w's result invalid: rolled back, run again inline with another value.
+    store.remove(first);
+    store.install([newVersion(w, 'd', 12)]);
+    expect(feed.resolve(snapshot.reads[0]!)).toEqual({
+      kind: 'key',
+      key: 'd',
+      version: null,
+      stale: true,
+    });
+    expect(feed.staleReads).toBe(1);
+  });
+
+  it('takes a read of a result the core never installed for stale, and the mirror drops that result', () => {
+    const { feed, store, mirror, sync } = setUp();
+    const base = entry(1, 1);
+    store.install([newVersion(base, 'd', 10)]);
+    sync();
+    const w = entry(2, 2);
+    mirror.installOwn(writerName(w), 7, rankOf(w), [['d', 11]]);
+    const snapshot = mirror.reader(rankOf(entry(3, 3)));
+    snapshot.get('d');
+    // Its op was dropped while it ran (its origin closed): nothing is installed.
+    handOver(feed, store, 7, w, [['d', 11]], false);
+    expect(feed.resolve(snapshot.reads[0]!)).toMatchObject({ version: null, stale: true });
+    sync();
+    expect(mirror.reader(rankOf(entry(3, 3))).get('d')).toBe(10);
+    expect(mirror.size()).toBe(1);
+  });
+});

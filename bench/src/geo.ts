@@ -172,13 +172,26 @@ async function creekRun(
       toxiproxy: tp,
       speculative,
       app: APP,
+      flags: [
+        '--reads',
+        flags.reads,
+        '--network',
+        flags.network,
+        '--preferred-leader',
+        String(LEADER),
+      ],
     }),
   );
   const clients: RegionClient[] = [];
   try {
-    const elected = await cluster.waitForLeader(60_000);
+    // The preferred leader takes over once it is up and caught up; placeLeader is the fallback.
+    let elected = await cluster.waitForLeader(60_000);
+    for (let waited = 0; elected !== LEADER && waited < 30_000; waited += 500) {
+      await new Promise((r) => setTimeout(r, 500));
+      elected = await cluster.waitForLeader(10_000);
+    }
     if (elected !== LEADER) {
-      log(`${system}: replica ${elected} was elected; moving the lead to replica ${LEADER}`);
+      log(`${system}: replica ${elected} still leads; moving the lead to replica ${LEADER}`);
       await cluster.placeLeader(LEADER, 60_000);
     }
     const leader = await cluster.waitForLeader(10_000);
@@ -252,6 +265,10 @@ async function main(): Promise<void> {
   try {
     out.print(
       `profile ${profile.name}: ${profile.description}; ${replicas} replicas (Creek, SMR) and ${replicas} etcd members, a client next to each`,
+    );
+    out.print('');
+    out.print(
+      `Creek and SMR replicas: \`creek start --reads ${flags.reads} --network ${flags.network} --preferred-leader ${LEADER}\``,
     );
     out.print('');
     out.print(

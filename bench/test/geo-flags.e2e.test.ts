@@ -27,6 +27,9 @@ describe('bench:geo checks its flags before starting anything', () => {
       /--outstanding must be comma-separated whole numbers from 1 to 4096/,
     ],
     [['--outstanding', '0'], /--outstanding must be comma-separated whole numbers from 1 to 4096/],
+    [['--reads', 'local'], /--reads must be leader or quorum/],
+    [['--reads'], /--reads needs a value/],
+    [['--network', 'WAN'], /--network must be lan or wan/],
     [['--profle', 'lan'], /unknown argument '--profle'/],
     [['lan'], /unknown argument 'lan'/],
   ])('refuses %j with exit status 2', async (args, message) => {

@@ -49,6 +49,8 @@ export interface GeoCreekOptions {
   readonly speculative: boolean;
   /** The app module (`--app`); its ops and the built-ins are served. */
   readonly app: string;
+  /** More `creek start` flags, the same for every replica (`--reads quorum`, `--network wan`). */
+  readonly flags?: readonly string[];
 }
 
 export async function startGeoCreek(o: GeoCreekOptions): Promise<GeoCreek> {
@@ -107,6 +109,7 @@ export async function startGeoCreek(o: GeoCreekOptions): Promise<GeoCreek> {
       '--app',
       o.app,
       ...(o.speculative ? [] : ['--speculation', 'off']),
+      ...(o.flags ?? []),
     ];
     const child = spawn(process.execPath, args, {
       stdio: ['ignore', 'ignore', 'inherit'],

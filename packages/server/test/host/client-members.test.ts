@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION, type ReplicaUrls, type ServerFrame } from '@creek/protocol';
-import {
-  ClientConnections,
-  type ConnectionOutput,
-} from '@creek/replica/host/client-connections.js';
+import { PROTOCOL_VERSION, type ReplicaUrls } from '@creek/protocol';
+import { connectionsHarness } from './connections-harness.js';
 
 /**
  * The replica's side of client connections telling clients where the cluster's replicas are: the
@@ -13,26 +10,10 @@ import {
  * client/test/nearest-replica.e2e.test.ts.)
  */
 function harness(members: { now: ReplicaUrls } | null) {
-  const out: { conn: string; o: ConnectionOutput }[] = [];
-  const cc = new ClientConnections<string>({
-    replicaId: 0,
-    opNames: () => ['kv.put'],
-    readOnlyOps: () => [],
+  const { cc, out, frames } = connectionsHarness({
     authorize: (token) => token === undefined || token === 'good',
-    invoke: () => undefined,
-    unavailable: () => null,
-    seen: () => [],
-    received: () => false,
-    changedKeys: () => new Set(),
-    observe: () => undefined,
-    now: () => 0,
-    out: (conn, o) => out.push({ conn, o }),
     ...(members === null ? {} : { members: () => members.now }),
   });
-  const frames = (conn: string): ServerFrame[] =>
-    out
-      .filter((x) => x.conn === conn && x.o.t === 'frame')
-      .map((x) => (x.o as { frame: ServerFrame }).frame);
   const hello = (conn: string, token?: string) => {
     cc.open(conn);
     cc.frame(conn, {

@@ -8,43 +8,23 @@ import {
   type ReplicaUrls,
   type ServerFrame,
 } from '@creek/protocol';
-import {
-  ClientConnections,
-  type ConnectionOutput,
-} from '@creek/replica/host/client-connections.js';
+import { connectionsHarness } from './connections-harness.js';
 
 /**
  * The client protocol's versions, negotiated at each connection's hello (protocol
  * client-versions.ts): the welcome names the newest version both sides speak, ranges that do not
  * overlap are refused with the error `version` naming both, and a frame kind newer than a
  * connection's version is held back from it. (Real processes and the SDK:
- * test/node/client-versions.e2e.test.ts.)
+ * test/node/upgrade.e2e.test.ts, "a rolling upgrade to the next client protocol version".)
  */
 function harness(speaks?: ClientVersions, since?: ReadonlyMap<string, number>) {
-  const out: { conn: string; o: ConnectionOutput }[] = [];
   const members: { now: ReplicaUrls } = { now: [{ id: 0, url: 'ws://a:7100/client' }] };
-  const cc = new ClientConnections<string>({
-    replicaId: 0,
-    opNames: () => ['kv.put'],
-    readOnlyOps: () => [],
-    authorize: () => true,
-    invoke: () => undefined,
-    unavailable: () => null,
-    seen: () => [],
-    received: () => false,
-    changedKeys: () => new Set(),
-    observe: () => undefined,
-    now: () => 0,
-    out: (conn, o) => out.push({ conn, o }),
+  const { cc, frames } = connectionsHarness({
     members: () => members.now,
     ...(speaks === undefined && since === undefined
       ? {}
       : { versions: { ...(speaks ? { speaks } : {}), ...(since ? { since } : {}) } }),
   });
-  const frames = (conn: string): ServerFrame[] =>
-    out
-      .filter((x) => x.conn === conn && x.o.t === 'frame')
-      .map((x) => (x.o as { frame: ServerFrame }).frame);
   const hello = (conn: string, version: number, newest?: number): ServerFrame => {
     cc.open(conn);
     cc.frame(conn, { t: 'hello', version, ...(newest === undefined ? {} : { newest }) });

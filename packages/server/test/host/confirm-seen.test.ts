@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION, type ServerFrame } from '@creek/protocol';
 import type { InvokeRequest } from '@creek/replica/core/replica.js';
-import {
-  ClientConnections,
-  type ConnectionOutput,
-} from '@creek/replica/host/client-connections.js';
+import { connectionsHarness } from './connections-harness.js';
 
 /**
  * A confirmation says what its replica had (`seen`), as a view does: a strong op's tentative view
@@ -14,25 +11,14 @@ import {
  */
 describe('confirmations', () => {
   it('carry what the replica has once the op committed, when it changed', () => {
-    const out: { conn: string; o: ConnectionOutput }[] = [];
     const invoked: InvokeRequest[] = [];
     const has = { now: [3, 0, 0] };
-    const cc = new ClientConnections<string>({
-      replicaId: 0,
-      opNames: () => ['kv.put'],
-      readOnlyOps: () => [],
-      authorize: () => true,
+    const { cc, frames: framesOf } = connectionsHarness({
       invoke: (r) => invoked.push(r),
-      unavailable: () => null,
       seen: () => has.now,
       received: () => true,
-      changedKeys: () => new Set(),
-      observe: () => undefined,
-      now: () => 0,
-      out: (conn, o) => out.push({ conn, o }),
     });
-    const frames = (): ServerFrame[] =>
-      out.filter((x) => x.o.t === 'frame').map((x) => (x.o as { frame: ServerFrame }).frame);
+    const frames = (): ServerFrame[] => framesOf('c');
     cc.open('c');
     cc.frame('c', { t: 'hello', version: PROTOCOL_VERSION, session: 'session-under-test' });
     const invoke = (opId: string, seq: number) =>

@@ -132,6 +132,48 @@ async function linksSettle(
   );
 }
 
+/**
+ * Restarts replicas 0, 1 and 2 one at a time with `restart` under the writers' load, each time
+ * waiting until the links run at the versions each pair speaks (the cluster version rises after
+ * the last) and the writers have 20 more ops acknowledged.
+ */
+async function upgradeOneAtATime(
+  c: LocalCluster,
+  writers: Writers,
+  restart: (i: number) => void,
+  versions = { old: OLD, next: NEXT },
+): Promise<void> {
+  const upgraded = new Set<number>();
+  await linksSettle(c, [0, 1, 2], upgraded, versions.old, versions);
+  for (const i of [0, 1, 2]) {
+    expect(await c.terminate(i)).toBe(0);
+    restart(i);
+    upgraded.add(i);
+    const cluster = upgraded.size === 3 ? versions.next : versions.old;
+    await linksSettle(c, [0, 1, 2], upgraded, cluster, versions);
+    await writers.progress(20);
+  }
+}
+
+/** The writers stopped with nothing failed, every counter exact, every replica's digest equal. */
+async function nothingLostAndConverged(c: LocalCluster, writers: Writers): Promise<void> {
+  await writers.stop();
+  expect(writers.failures).toEqual([]);
+  await countersExact(c, writers);
+  const converged = await c.converged();
+  expect(new Set(converged.map((s) => s.digest)).size).toBe(1);
+}
+
+/** Replica 2, restarted with `restart`, is refused by replica 0 (`what` says why, for a timeout). */
+async function refusedOnRestart(c: LocalCluster, restart: () => void, what: string): Promise<void> {
+  expect(await c.terminate(2)).toBe(0);
+  restart();
+  await until(what, async () => {
+    const s = await c.status(0);
+    return s !== null && s.protocol.refused > 0;
+  });
+}
+
 /** Every writer's counter, read strongly, equals what it had acknowledged. */
 async function countersExact(c: LocalCluster, w: Writers): Promise<void> {
   const reader = connect({ urls: c.urls, token: c.token });
@@ -146,20 +188,8 @@ describe('a rolling upgrade to the next peer protocol version', () => {
     const c = cluster;
     const writers = new Writers(c);
     await writers.progress(20);
-    const upgraded = new Set<number>();
-    await linksSettle(c, [0, 1, 2], upgraded, OLD);
-    for (const i of [0, 1, 2]) {
-      expect(await c.terminate(i)).toBe(0);
-      c.startReplica(i, AS_NEXT);
-      upgraded.add(i);
-      await linksSettle(c, [0, 1, 2], upgraded, upgraded.size === 3 ? NEXT : OLD);
-      await writers.progress(20);
-    }
-    await writers.stop();
-    expect(writers.failures).toEqual([]);
-    await countersExact(c, writers);
-    const converged = await c.converged();
-    expect(new Set(converged.map((s) => s.digest)).size).toBe(1);
+    await upgradeOneAtATime(c, writers, (i) => c.startReplica(i, AS_NEXT));
+    await nothingLostAndConverged(c, writers);
     expect(await c.metrics(0)).toMatch(
       new RegExp(`^creek_peer_protocol_cluster_version\\{replica="0"\\} ${NEXT}$`, 'm'),
     );
@@ -169,12 +199,7 @@ describe('a rolling upgrade to the next peer protocol version', () => {
 
     // Going back: replica 2 restarted on the older release is refused by the others, which
     // already run the newer version together, and the cluster goes on without it.
-    expect(await c.terminate(2)).toBe(0);
-    c.startReplica(2);
-    await until('replica 0 refused the older replica 2', async () => {
-      const s = await c.status(0);
-      return s !== null && s.protocol.refused > 0;
-    });
+    await refusedOnRestart(c, () => c.startReplica(2), 'replica 0 refused the older replica 2');
     const s0 = await c.status(0);
     expect(s0?.protocol.cluster).toBe(NEXT);
     expect(s0?.protocol.links['2']?.version).toBeNull();
@@ -199,11 +224,7 @@ describe('a rolling upgrade to the next peer protocol version', () => {
     c.startReplica(0);
     await linksSettle(c, [0, 1, 2], new Set(), OLD);
     await writers.progress(10);
-    await writers.stop();
-    expect(writers.failures).toEqual([]);
-    await countersExact(c, writers);
-    const converged = await c.converged();
-    expect(new Set(converged.map((s) => s.digest)).size).toBe(1);
+    await nothingLostAndConverged(c, writers);
   });
 });
 
@@ -258,28 +279,14 @@ describe('an upgrade from the previous release', () => {
     const c = cluster;
     const writers = new Writers(c);
     await writers.progress(20);
-    const upgraded = new Set<number>();
-    await linksSettle(c, [0, 1, 2], upgraded, versions.old, versions);
-    for (const i of [0, 1, 2]) {
-      expect(await c.terminate(i)).toBe(0);
-      c.startReplica(i, {}, CREEK_BIN);
-      upgraded.add(i);
-      const cluster = upgraded.size === 3 ? versions.next : versions.old;
-      await linksSettle(c, [0, 1, 2], upgraded, cluster, versions);
-      await writers.progress(20);
-    }
-    await writers.stop();
-    expect(writers.failures).toEqual([]);
-    await countersExact(c, writers);
-    const converged = await c.converged();
-    expect(new Set(converged.map((s) => s.digest)).size).toBe(1);
+    await upgradeOneAtATime(c, writers, (i) => c.startReplica(i, {}, CREEK_BIN), versions);
+    await nothingLostAndConverged(c, writers);
     // The previous release, once every member runs this one, is refused.
-    expect(await c.terminate(2)).toBe(0);
-    c.startReplica(2, {}, previous.bin);
-    await until('replica 0 refused the previous release', async () => {
-      const s = await c.status(0);
-      return s !== null && s.protocol.refused > 0;
-    });
+    await refusedOnRestart(
+      c,
+      () => c.startReplica(2, {}, previous.bin),
+      'replica 0 refused the previous release',
+    );
   });
 });
 

@@ -74,7 +74,8 @@ class Cluster {
   finalize(r: number, key: string, value: number, name = 'put'): void {
     const d = this.digests[r]!;
     const position = d.latest().position + 1;
-    d.changed(key, this.values[r]!.get(key), value);
+    const before = this.values[r]!.get(key);
+    d.changed(before === undefined ? null : { key, value: before }, { key, value });
     this.values[r]!.set(key, value);
     d.finalized(position, { replica: 9, eventNo: position }, name);
   }

@@ -93,6 +93,7 @@ describe('the simulator catches planted bugs', () => {
       const store = (this as unknown as { store: VersionStore }).store;
       const newest = (key: string, writer: string) =>
         store.versionBy(key, (v) => writerName(v.writer) === writer);
+      const installed = (key: string, install: number) => store.installedAs(key, install);
       if (t[0] === 'key' && t[2] !== null && t[3] < 0)
         return { kind: 'key', key: t[1], version: newest(t[1], t[2]) };
       if (t[0] === 'scan' && t[2].some(([, , install]) => install < 0))
@@ -100,9 +101,7 @@ describe('the simulator catches planted bugs', () => {
           kind: 'scan',
           prefix: t[1],
           versions: t[2].flatMap(
-            ([k, w, install]) =>
-              (install < 0 ? newest(k, w) : resolve.call(this, ['key', k, w, install]).version) ??
-              [],
+            ([k, w, install]) => (install < 0 ? newest(k, w) : installed(k, install)) ?? [],
           ),
         };
       return resolve.call(this, t);

@@ -111,9 +111,17 @@ export async function start(argv: readonly string[], env: NodeJS.ProcessEnv): Pr
   } catch (err) {
     throw explainStartFailure(err, s, dataDir);
   }
-  // The timers in force, so that an operator can see what --network and its overrides made.
+  // The timers in force, so that an operator can see what --network and its overrides made, and
+  // the execution settings (from flags, CREEK_* variables or a --config file).
   log.info(
-    { url: `${url}/client`, network: s.network, ...paxosTimers, reads: s.reads },
+    {
+      url: `${url}/client`,
+      network: s.network,
+      ...paxosTimers,
+      reads: s.reads,
+      workers: s.workers,
+      speculation: s.speculation,
+    },
     'replica ready',
   );
   const shutdown = (signal: string): void => {

@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { within } from './cluster-harness.js';
 
 /**
- * `creek start`'s Paxos timers from outside: `--network lan|wan` and the heartbeat and election
- * timeout overriding it, as flags, CREEK_* variables and --config keys. Bad values exit 2 with a
- * message before anything starts; good ones are what the replica reports it runs with.
+ * `creek start`'s Paxos timers and worker threads from outside: `--network lan|wan` and the
+ * heartbeat and election timeout overriding it, and `workers`, as flags, CREEK_* variables and
+ * --config keys. Bad values exit 2 with a message before anything starts; good ones are what the
+ * replica reports it runs with.
  */
 const BIN = fileURLToPath(new URL('../../bin/creek.js', import.meta.url));
 const ENV = Object.fromEntries(
@@ -104,7 +105,29 @@ describe('creek start timer settings', () => {
     expect(existsSync(join(dir, 'data'))).toBe(false);
   });
 
-  it('--network wan with a heartbeat override: the replica reports the timers it runs with', async () => {
+  it.each([
+    [{ workers: 'automatic' }, '"workers": "automatic" in'],
+    [{ workers: 65 }, '"workers": 65 in'],
+    [{ workers: -1 }, '"workers": -1 in'],
+  ])('refuses %j in a --config file', (settings, message) => {
+    const file = join(dir, 'workers.json');
+    writeFileSync(file, JSON.stringify(settings));
+    const r = creek([...start, '--config', file]);
+    expect(r.stderr).toContain(message);
+    expect(r.stderr).toContain('must be auto or a whole number of threads from 0 to 64');
+    expect(r.status).toBe(2);
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+  });
+
+  it('refuses CREEK_WORKERS=many', () => {
+    const r = creek(start, { CREEK_WORKERS: 'many' });
+    expect(r.stderr).toContain('CREEK_WORKERS=many must be auto or a whole number of threads');
+    expect(r.status).toBe(2);
+  });
+
+  it('--network wan with a heartbeat override, workers from a --config file: the replica reports what it runs with', async () => {
+    const file = join(dir, 'settings.json');
+    writeFileSync(file, JSON.stringify({ workers: 'auto' }));
     const child = spawn(
       process.execPath,
       [
@@ -116,6 +139,8 @@ describe('creek start timer settings', () => {
         '200',
         '--reads',
         'quorum',
+        '--config',
+        file,
         '--log-level',
         'info',
       ],
@@ -136,6 +161,8 @@ describe('creek start timer settings', () => {
         electionTimeoutMs: 1500,
         retransmitMs: 500,
         reads: 'quorum',
+        workers: 'auto',
+        speculation: 'on',
       });
     } finally {
       child.kill('SIGTERM');

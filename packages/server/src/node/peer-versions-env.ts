@@ -7,6 +7,7 @@ import {
   type ClientVersions,
   type PeerVersions,
 } from '@creek/protocol';
+import { SettingsError } from './settings.js';
 
 /**
  * CREEK_TEST_PEER_PROTOCOL and CREEK_TEST_CLIENT_PROTOCOL, for testing upgrades only:
@@ -21,12 +22,12 @@ import {
 export const PEER_VERSIONS_ENV = 'CREEK_TEST_PEER_PROTOCOL';
 export const CLIENT_VERSIONS_ENV = 'CREEK_TEST_CLIENT_PROTOCOL';
 
-/** The versions CREEK_TEST_PEER_PROTOCOL claims, or null when unset; throws when malformed. */
+/** The versions CREEK_TEST_PEER_PROTOCOL claims, or null when unset; a SettingsError when malformed. */
 export function peerVersionsFromEnv(env: NodeJS.ProcessEnv): PeerVersions | null {
   return claimed(env, PEER_VERSIONS_ENV, PEER_PROTOCOL_OLDEST, PEER_PROTOCOL_VERSION);
 }
 
-/** The versions CREEK_TEST_CLIENT_PROTOCOL claims, or null when unset; throws when malformed. */
+/** The versions CREEK_TEST_CLIENT_PROTOCOL claims, or null when unset; a SettingsError when malformed. */
 export function clientVersionsFromEnv(env: NodeJS.ProcessEnv): ClientVersions | null {
   return claimed(env, CLIENT_VERSIONS_ENV, CLIENT_PROTOCOL_OLDEST, PROTOCOL_VERSION);
 }
@@ -52,7 +53,7 @@ function claimed(
     parsed.data.oldest < oldest ||
     parsed.data.newest > highest
   )
-    throw new Error(
+    throw new SettingsError(
       `${name} (for testing upgrades only) must be OLDEST-NEWEST with ${oldest} <= OLDEST <= NEWEST <= ${highest}, e.g. ${oldest}-${newest + 1}, not '${text}'`,
     );
   return parsed.data;

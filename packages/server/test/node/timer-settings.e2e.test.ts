@@ -11,8 +11,8 @@ import { within } from './cluster-harness.js';
 /**
  * `creek start`'s Paxos timers and worker threads from outside: `--network lan|wan` and the
  * heartbeat and election timeout overriding it, and `workers`, as flags, CREEK_* variables and
- * --config keys. Bad values exit 2 with a message before anything starts; good ones are what the
- * replica reports it runs with.
+ * --config keys (and the protocol claims of upgrade tests, CREEK_TEST_*). Bad values exit 2 with a
+ * message before anything starts; good ones are what the replica reports it runs with.
  */
 const BIN = fileURLToPath(new URL('../../bin/creek.js', import.meta.url));
 const ENV = Object.fromEntries(
@@ -115,6 +115,20 @@ describe('creek start timer settings', () => {
     const r = creek([...start, '--config', file]);
     expect(r.stderr).toContain(message);
     expect(r.stderr).toContain('must be auto or a whole number of threads from 0 to 64');
+    expect(r.status).toBe(2);
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+  });
+
+  it.each([
+    ['CREEK_TEST_CLIENT_PROTOCOL', '9-99'],
+    ['CREEK_TEST_CLIENT_PROTOCOL', '2-1'],
+    ['CREEK_TEST_CLIENT_PROTOCOL', 'latest'],
+    ['CREEK_TEST_PEER_PROTOCOL', '0-1'],
+    ['CREEK_TEST_PEER_PROTOCOL', '1-70000'],
+  ])('refuses %s=%s (for testing upgrades only) before anything starts', (name, value) => {
+    const r = creek(start, { [name]: value });
+    expect(r.stderr).toContain(`${name} (for testing upgrades only) must be OLDEST-NEWEST`);
+    expect(r.stderr).toContain(`not '${value}'`);
     expect(r.status).toBe(2);
     expect(existsSync(join(dir, 'data'))).toBe(false);
   });

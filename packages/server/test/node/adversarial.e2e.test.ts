@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeClientFrame, decodePeerFrame } from '@creek/protocol';
+import { decodeClientFrame, decodePeerFrame, PROTOCOL_VERSION } from '@creek/protocol';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -110,11 +110,16 @@ async function until(check: () => boolean, what: string, ms = CLOSE_GUARD_MS): P
   }
 }
 
-/** A hello frame with `token` (none when undefined). */
-const helloWith = (token: string | undefined): Buffer =>
+/** A hello frame with `token` (none when undefined), naming its newest version or not. */
+const helloWith = (token: string | undefined, newest = false): Buffer =>
   frame(
     OP.text,
-    JSON.stringify({ t: 'hello', version: 1, ...(token === undefined ? {} : { token }) }),
+    JSON.stringify({
+      t: 'hello',
+      version: 1,
+      ...(newest ? { newest: PROTOCOL_VERSION } : {}),
+      ...(token === undefined ? {} : { token }),
+    }),
   );
 const hello = (): Buffer => helloWith(cluster.token);
 
@@ -430,10 +435,11 @@ it('wrong and missing tokens on /client are refused with an unauthorized error a
     fc.asyncProperty(
       wrong.filter((t) => t !== cluster.token),
       replica,
-      async (token, i) => {
+      fc.boolean(),
+      async (token, i, newest) => {
         attack('token');
         const raw = await rawUpgrade(port(i), '/client');
-        raw.socket.write(helloWith(token));
+        raw.socket.write(helloWith(token, newest));
         expect(await closedBy(raw, `token ${JSON.stringify(token)}`)).toBe(CLOSE.policy);
         expect(textFrames(raw).map((f) => f.code)).toEqual(['unauthorized']);
       },
@@ -441,6 +447,19 @@ it('wrong and missing tokens on /client are refused with an unauthorized error a
     { numRuns: 30 },
   );
   await survived('token');
+});
+
+it('a hello without a token whose versions the replica does not speak learns the versions, and nothing more', async () => {
+  // The versions are negotiated first, as TLS and SSH do: a client told to upgrade needs no
+  // token to hear it, and the refusal says nothing but the ranges.
+  const raw = await rawUpgrade(port(0), '/client');
+  raw.socket.write(frame(OP.text, JSON.stringify({ t: 'hello', version: 500, newest: 501 })));
+  await until(() => textFrames(raw).length > 0, 'an answer to the hello');
+  const [answer, ...more] = textFrames(raw) as { t: string; code?: string; message?: string }[];
+  expect(answer).toMatchObject({ t: 'error', code: 'version' });
+  expect(answer!.message).toMatch(/speaks client protocol .*the client 500 to 501/);
+  expect(more.every((f) => f.t !== 'welcome' && f.t !== 'authenticated')).toBe(true);
+  raw.socket.destroy();
 });
 
 it('replayed, forged and foreign peer answers to the challenge are refused with 1008', async () => {

@@ -157,6 +157,41 @@ describe('connecting and failing over', () => {
     expect(frames(take())[0]!.frame).toMatchObject({ t: 'hello', seen: [4, 0, 0] });
   });
 
+  it.each([
+    ['a negative count', [-1, 0, 0]],
+    ['a fraction', [1.5, 0, 0]],
+    ['65 origins', Array.from({ length: 65 }, () => 1)],
+    ['a string', '4,0,0'],
+  ])(
+    'fails its op, and takes nothing into what it has seen, when a confirmation says %s',
+    (_, seen) => {
+      const { session, take, frames, serve, receive } = driven();
+      const { sink, errors } = recorder();
+      session.submit('kv.put', { key: 'k' }, ['strong'], sink);
+      session.start();
+      const one = serve(take());
+      const [sent] = frames(take()).filter((f) => f.frame.t === 'invoke');
+      const opId = (sent!.frame as { opId: string }).opId;
+      receive(one, {
+        t: 'view',
+        opId,
+        level: 'tentative',
+        outcome: { ok: true, value: null },
+        seen: [3, 0, 0],
+      });
+      receive(one, { t: 'confirm', opId, seen });
+      expect(errors.map((e) => e.message)).toEqual([
+        expect.stringMatching(/sent a frame this client cannot read/),
+      ]);
+      session.connectionClosed(one);
+      take();
+      session.reconnect();
+      const { connection } = take().find((o) => o.t === 'connect') as { connection: number };
+      session.connectionOpened(connection);
+      expect(frames(take())[0]!.frame).toMatchObject({ t: 'hello', seen: [3, 0, 0] });
+    },
+  );
+
   it('says hello with its session id and what it has seen, and is connected once welcomed', () => {
     const { session, take, frames, receive, welcome } = driven();
     session.start();

@@ -12,9 +12,12 @@ export function connectBank(
   signIn: SignIn = null,
   user: string | null = null,
 ): CreekClient<BankApp> {
-  // `app` makes the client check arguments against the ops' Zod schemas before sending.
-  if (signIn === null || user === null) return connect<BankApp>({ urls, token, app });
-  return connect<BankApp>({ urls, token, app, auth: () => signIn(user) });
+  // `app` makes the client check arguments against the ops' Zod schemas before sending. The
+  // first URL is the client's replica (connectBranches): on one machine, probed round trips differ
+  // by load, not distance, so the client keeps to the order given (`nearest: false`).
+  if (signIn === null || user === null)
+    return connect<BankApp>({ urls, token, app, nearest: false });
+  return connect<BankApp>({ urls, token, app, nearest: false, auth: () => signIn(user) });
 }
 
 export interface Branches {

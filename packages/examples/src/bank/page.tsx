@@ -62,6 +62,9 @@ function connectBranch(b: PageConfig['branches'][number], user: string | null): 
   const client = connect<BankApp>({
     urls: b.urls,
     token: config.token,
+    // The branch's server is the first of its URLs (its region's); on one machine, probed round
+    // trips differ by load, not distance, and would move a branch to the other's server.
+    nearest: false,
     offline: true,
     connectTimeoutMs: config.offlineAfterMs,
     ...(session === null ? {} : { auth: session.token }),

@@ -149,7 +149,9 @@ describe('the bank page (React) in Chromium', () => {
     expect(await text(page, '[data-role=rules]')).toMatch(/^The account is alice's: only alice/);
     await stableBalance(page, 0, '$0.00');
     await stableBalance(page, 1, '$0.00');
-    expect(await page.getAttribute(`${branch(0)} .connection`, 'data-status')).toBe('connected');
+    await page.waitForSelector(`${branch(0)} .connection[data-status="connected"]`, {
+      timeout: WAIT_MS,
+    });
 
     // Alice deposits: weak, one answer from her server, then synced.
     await act(page, 0, 'deposit', '50');

@@ -96,7 +96,7 @@ describe('ticketing page (React)', () => {
     await page.goto(served.url);
     await page.waitForSelector('[data-role=sign-in][data-user="alice"]', POLL);
     await expect.poll(stock, POLL).toBe('30');
-    expect(await page.locator('.connection').getAttribute('data-status')).toBe('connected');
+    await page.waitForSelector('.connection[data-status="connected"]', POLL);
 
     await page.locator('#buy').click();
     await settled(1);

@@ -141,7 +141,8 @@ function App() {
   function retarget(u: string): void {
     const t0 = performance.now();
     const urls = config.urls.length > 1 ? [...config.urls.slice(1), config.urls[0]!] : config.urls;
-    elsewhere ??= connect<AdsApp>({ urls: [...urls], token: config.token });
+    // It stands for another region, so it keeps to it rather than moving to the nearest replica.
+    elsewhere ??= connect<AdsApp>({ urls: [...urls], token: config.token, nearest: false });
     const picked = new Set<number>();
     const n = 1 + Math.floor(Math.random() * Math.min(config.refs, config.ads));
     while (picked.size < n) picked.add(Math.floor(Math.random() * config.ads));

@@ -55,7 +55,9 @@ interface Buyers {
 
 /**
  * One client per server, each preferring its own and failing over to the others; all signed in
- * as `user` (through the page server's dev sign-in), or anonymous.
+ * as `user` (through the page server's dev sign-in), or anonymous. Each keeps to its own server
+ * (`nearest: false`): a buyer stands for a region, and on one machine the probed round trips
+ * differ by load, not distance, so a nearest-replica move would only put two buyers on one server.
  */
 function connectAll(user: string | null): Buyers {
   const session = user === null ? null : new DevSession(user);
@@ -63,6 +65,7 @@ function connectAll(user: string | null): Buyers {
     connect<TicketingApp>({
       urls: [url, ...config.urls.filter((_, j) => j !== i)],
       token: config.token,
+      nearest: false,
       offline: true,
       ...(session === null ? {} : { auth: session.token }),
     }),

@@ -76,6 +76,8 @@ export class Workload {
     this.clients = urls.map((u) =>
       connect({
         urls: [u],
+        // Each client counts for its replica: it stays there, not moving to a nearer one.
+        nearest: false,
         ...(token === null ? {} : { token }),
         ...(auth === null ? {} : { auth }),
       }),

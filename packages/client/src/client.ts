@@ -15,7 +15,7 @@ import {
   type WatchSink,
 } from './creek-binding.js';
 import { LiveQuery } from './live-query.js';
-import { InvalidArguments } from './errors.js';
+import { InvalidArguments, ProtocolError } from './errors.js';
 import { WATCH_A_READ } from './watch-refusal.js';
 import { collectOptimistic } from './optimistic-views.js';
 import { checkJson, type JsonLimits } from './json-check.js';
@@ -114,6 +114,7 @@ export class CreekClient<A = App> {
       close?(): void;
       replica?: number | null;
       replicas?(): readonly KnownReplica[];
+      context?(): Promise<string>;
       operations?: readonly string[] | null;
       readOnlyOperations?: readonly string[] | null;
       status?: ConnectionStatus;
@@ -293,6 +294,25 @@ export class CreekClient<A = App> {
 
   replicas(): readonly KnownReplica[] {
     return this.binding.replicas?.() ?? [];
+  }
+
+  /**
+   * A context token: what this client has seen and the ops it has answers to, signed by its
+   * replica, for another client to start after (`connect({ after: token })`) — the user's other
+   * device, or a server rendering a page for this browser, whose reads then see this client's
+   * writes. Resolves once a replica serves this client. A short string (`ct1.<counts>.<mac>`, tens
+   * of characters for a small cluster) safe to put in a header or a URL; it says how many ops each
+   * replica had, nothing of their contents. Rejects with ProtocolError on a binding or a replica
+   * without context tokens, and with ClientClosed once the client is closed.
+   */
+  context(): Promise<string> {
+    if (this.binding.context === undefined)
+      return Promise.reject(
+        new ProtocolError('this client has no replicas to sign a context token (in memory)', {
+          mayHaveTakenEffect: false,
+        }),
+      );
+    return this.binding.context();
   }
 
   /**

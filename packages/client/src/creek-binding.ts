@@ -55,6 +55,14 @@ export interface CreekBindingOptions {
    */
   readonly auth?: AuthSource;
   /**
+   * Start after another client's context: a token from its `client.context()` (a user's other
+   * device, or the browser a server renders for). This client is served only by a replica that
+   * holds every op the token covers (one that has not caught them up within 3 s sends it to
+   * another), so its reads see the other client's writes. A token is checked by the replicas: one
+   * another cluster signed, or altered, is refused with Unauthorized. Absent: no such wait.
+   */
+  readonly after?: string;
+  /**
    * Learn the cluster's replicas from the one the client reaches and follow its membership: each
    * replica's welcome lists every member's client URL, and it tells its clients when they change
    * (a replica added, removed, replaced); a client whose replica is no longer a member moves to
@@ -222,6 +230,7 @@ export class CreekBinding implements Binding {
       urls: options.urls,
       token: options.token,
       auth: this.auth !== null,
+      after: options.after,
       session: sessionId,
       newSession: randomId,
       discover: options.discover ?? true,
@@ -494,6 +503,13 @@ export class CreekBinding implements Binding {
   /** The replicas the client knows, nearest first (`client.replicas()`). */
   replicas(): readonly KnownReplica[] {
     return this.session.replicas();
+  }
+
+  /** A context token for this client's session (`client.context()`). */
+  context(): Promise<string> {
+    return new Promise((resolve, reject) =>
+      this.session.context({ token: resolve, error: reject }),
+    );
   }
 
   /** Ops of the session not yet acknowledged (answered and committed). */

@@ -1,4 +1,4 @@
-import { PROTOCOL_VERSION, type ClientFrame } from '@creek/protocol';
+import { CLIENT_PROTOCOL_OLDEST, PROTOCOL_VERSION, type ClientFrame } from '@creek/protocol';
 import { describe, expect, it } from 'vitest';
 import type { View, ViewSink } from '../src/binding.js';
 import { Unavailable, type CreekError } from '../src/errors.js';
@@ -200,7 +200,12 @@ describe('connecting and failing over', () => {
     expect(frames(take())).toEqual([
       {
         connection: 1,
-        frame: { t: 'hello', version: PROTOCOL_VERSION, session: 'session-under-test' },
+        frame: {
+          t: 'hello',
+          version: CLIENT_PROTOCOL_OLDEST,
+          newest: PROTOCOL_VERSION,
+          session: 'session-under-test',
+        },
       },
     ]);
     const { sink } = recorder();

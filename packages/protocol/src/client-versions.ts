@@ -1,4 +1,4 @@
-import { CLIENT_PROTOCOL_OLDEST, PROTOCOL_VERSION } from './limits.js';
+import { CLIENT_PROTOCOL_OLDEST, CONTEXT_SINCE, PROTOCOL_VERSION } from './limits.js';
 import {
   describePeerVersions,
   linkVersion,
@@ -82,7 +82,10 @@ export function negotiateClientVersion(
  * The version that introduced each client or server frame kind newer than CLIENT_PROTOCOL_OLDEST,
  * keyed by the frame's `t`. Kinds not listed are spoken by every version this build speaks.
  */
-export const CLIENT_FRAME_SINCE: ReadonlyMap<string, number> = new Map<string, number>();
+export const CLIENT_FRAME_SINCE: ReadonlyMap<string, number> = new Map<string, number>([
+  // A client's request for a context token, and the replica's answer.
+  ['context', CONTEXT_SINCE],
+]);
 
 /** Whether a connection at `version` may carry frames of kind `t`. */
 export function clientFrameAllowed(

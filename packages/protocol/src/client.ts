@@ -1,6 +1,11 @@
 import * as z from 'zod';
 import { ERROR_CODES } from './errors.js';
-import { MAX_AUTH_TOKEN_CHARS, MAX_CAUSE_KEY_CHARS, MAX_CORRECTION_CAUSES } from './limits.js';
+import {
+  MAX_AUTH_TOKEN_CHARS,
+  MAX_CAUSE_KEY_CHARS,
+  MAX_CONTEXT_TOKEN_CHARS,
+  MAX_CORRECTION_CAUSES,
+} from './limits.js';
 import { JsonValueSchema, OpIdSchema } from './json-value.js';
 import { HeldOwnOpsSchema, OwnOpsSchema } from './own-ops.js';
 
@@ -37,6 +42,12 @@ export const SessionIdSchema = z
  */
 export const SeenSchema = z.array(z.number().int().nonnegative()).max(64);
 
+/**
+ * A context token (context-token.ts): what a session had seen when a replica signed it, for
+ * another client to start after (`connect({ after })`). Its format is checked where it is read.
+ */
+export const ContextTokenSchema = z.string().min(1).max(MAX_CONTEXT_TOKEN_CHARS);
+
 export const ClientHelloSchema = z.object({
   t: z.literal('hello'),
   /** The oldest client protocol version the client speaks (client-versions.ts). */
@@ -54,6 +65,11 @@ export const ClientHelloSchema = z.object({
   session: SessionIdSchema.optional(),
   /** What the session has seen, when it reconnects (see SeenSchema). */
   seen: SeenSchema.optional(),
+  /**
+   * A context token (since CONTEXT_SINCE): the replica welcomes the session only once it holds
+   * every op the token covers, as for `seen`, and refuses a token it cannot verify.
+   */
+  after: ContextTokenSchema.optional(),
 });
 
 export const InvokeSchema = z.object({
@@ -135,9 +151,21 @@ export const PingSchema = z.object({
   n: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
 });
 
+/**
+ * A request for a context token (since CONTEXT_SINCE) covering everything the session has seen
+ * (`seen`, as the session keeps it) and everything the replica has now; answered with a `context`
+ * frame carrying the same `n`. Only after welcome.
+ */
+export const ContextRequestSchema = z.object({
+  t: z.literal('context'),
+  n: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  seen: SeenSchema.optional(),
+});
+
 export const ClientFrameSchema = z.discriminatedUnion('t', [
   ClientHelloSchema,
   PingSchema,
+  ContextRequestSchema,
   InvokeSchema,
   WatchQuerySchema,
   UnwatchQuerySchema,
@@ -217,6 +245,17 @@ export const ServerFrameSchema = z.discriminatedUnion('t', [
   z.object({ t: z.literal('members'), members: ReplicaUrlsSchema }),
   /** The answer to a `ping`, with its `n`. */
   z.object({ t: z.literal('pong'), n: z.number().int().nonnegative() }),
+  /**
+   * The answer to a `context` request, with its `n`: the signed token, or why there is none
+   * (`code` and `message`).
+   */
+  z.object({
+    t: z.literal('context'),
+    n: z.number().int().nonnegative(),
+    token: ContextTokenSchema.optional(),
+    code: z.enum(ERROR_CODES).optional(),
+    message: z.string().optional(),
+  }),
   /** A refreshed token was accepted: the connection's ops run as this user until it expires. */
   z.object({
     t: z.literal('authed'),

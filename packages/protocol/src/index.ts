@@ -12,6 +12,7 @@ export * from './own-ops.js';
 export * from './peer.js';
 export * from './peer-versions.js';
 export * from './client-versions.js';
+export * from './context-token.js';
 export * from './codec.js';
 export * from './events.js';
 export * from './status.js';

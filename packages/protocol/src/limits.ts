@@ -1,9 +1,20 @@
 /**
  * The newest version of the client protocol (client.ts) this build speaks. A client and a replica
  * negotiate the version their connection runs at (client-versions.ts); bumped on any change of a
- * client frame that a build speaking the previous version would misread.
+ * client frame that a build speaking the previous version would misread. 2: context tokens (the
+ * `context` frames, and a hello's `after`, which a replica of version 1 drops without a word: a
+ * client welcomed at 1 does not count on it, see context-token.ts).
  */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
+
+/**
+ * The longest context token (context-token.ts): 64 counts of up to 16 digits, their dashes, the
+ * prefix and the MAC, with room to spare. Longer is refused before it is read.
+ */
+export const MAX_CONTEXT_TOKEN_CHARS = 1_200;
+
+/** The client protocol version that brought context tokens (`context` frames, a hello's `after`). */
+export const CONTEXT_SINCE = 2;
 
 /**
  * The oldest version of the client protocol this build still speaks, on both sides: a replica

@@ -8,6 +8,7 @@ import {
 import type { ConsistencyLevel, ViewSink } from '../binding.js';
 import { connectFailure } from '../connect-failure.js';
 import { ClientClosed, ProtocolError, SignedOut, type CreekError } from '../errors.js';
+import { ContextRequests, type ContextSink } from './context-requests.js';
 import type { StoredOp, StoredSession } from '../offline-storage.js';
 import { Failover } from './failover.js';
 import {
@@ -59,6 +60,8 @@ export class ClientSession {
   private readonly out: (o: SessionOutput) => void;
   /** What the session has seen (seen-vector.ts). */
   private readonly seen = new SeenVector();
+  /** The context token it starts after, and its requests for tokens (`context`). */
+  private readonly contexts: ContextRequests;
   /** Counts connections, so that a `committed` frame is applied to ops sent on its connection. */
   private connection = 0;
   /** The session listens to the events of `connection` (false once it left it, or it closed). */
@@ -98,6 +101,16 @@ export class ClientSession {
       identity: (identity) => this.out({ t: 'identity', identity }),
     });
     this.persistent = config.persistent;
+    this.contexts = new ContextRequests(config.after, {
+      send: (frame) => this.send(frame),
+      seen: () => this.seen.counts(),
+      mayAsk: () =>
+        this.ready &&
+        [...this.ops.values()].every(
+          (o) => o.views !== null || o.committed || o.abandoning || o.sentOn === this.connection,
+        ),
+      connection: () => this.connection,
+    });
     this.ops = new OpTable({
       persist: () => this.persist(),
       closed: () => this.closedBy !== null || this.ending,
@@ -237,6 +250,7 @@ export class ClientSession {
       ...(auth === undefined ? {} : { auth }),
       session: this.sessionId,
       ...this.seen.hello(),
+      ...this.contexts.hello(),
     });
   }
 
@@ -442,6 +456,9 @@ export class ClientSession {
     const f: ServerFrame = decoded.frame;
     if (f.t === 'welcome') {
       if (welcomedAtUnspokenVersion(this.refusals, url, f.version)) return;
+      // A replica of an older release did not read the token the session starts after.
+      if (!this.contexts.welcomed(f.version, url, (seen) => this.seen.see(seen)))
+        return this.drop();
       // Not the session's user (the app's auth function gave another's token, or the stored
       // session was another user's): nothing of the session may run as that user.
       const otherUser = this.signIn.welcomed(f.auth?.user, this.lastFrameAt);
@@ -468,8 +485,10 @@ export class ClientSession {
       for (const frame of this.watches.frames()) this.send(frame);
       if (f.members !== undefined) this.learn(f.members);
       this.probe(this.failover.probesDue(this.now()));
+      this.contexts.flush();
       return;
     }
+    if (f.t === 'context') return this.contexts.answered(f, url);
     if (f.t === 'members') return this.learn(f.members);
     if (f.t === 'pong') return; // probes go on connections of their own (`probe` output)
     if (f.t === 'committed' || f.t === 'confirms') this.lastStableAt = this.lastFrameAt;
@@ -639,6 +658,7 @@ export class ClientSession {
       // Settled meanwhile (abandoned, cancelled before it went): nothing to send.
       (o) => this.ops.get(o.opId) === o && !o.committed && !o.abandoning,
     );
+    this.contexts.flush();
   }
 
   /** Sends `o` on this connection (the window has room for it). */
@@ -677,6 +697,17 @@ export class ClientSession {
     };
   }
 
+  // ---- context tokens -----------------------------------------------------------------------
+
+  /**
+   * Asks for a context token covering what this session has seen and the ops whose answers it
+   * has (context-requests.ts); `sink` gets it, or the error that stops it.
+   */
+  context(sink: ContextSink): void {
+    if (this.closedBy !== null) return sink.error(this.closedBy(false));
+    this.contexts.ask(sink, this.url, this.ready);
+  }
+
   // ---- closing ------------------------------------------------------------------------------
 
   /** Ends the session; unanswered ops fail with ClientClosed, and so does every later call. */
@@ -688,6 +719,7 @@ export class ClientSession {
     this.drop();
     this.ops.failAll((o) => new ClientClosed(o.sentOn > 0));
     this.watches.endAll(() => new ClientClosed(false));
+    this.contexts.closed();
     this.ops.closeAll();
   }
 }

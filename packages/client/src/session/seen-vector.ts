@@ -7,16 +7,21 @@
  * committed, the replica's confirmation or stable view says what it had then.
  */
 export class SeenVector {
-  private readonly counts: number[] = [];
+  private readonly vector: number[] = [];
 
   /** Keeps the most of what it saw and `seen`. */
   see(seen: readonly number[] | undefined): void {
     if (seen === undefined) return;
-    for (let i = 0; i < seen.length; i++) this.counts[i] = Math.max(this.counts[i] ?? 0, seen[i]!);
+    for (let i = 0; i < seen.length; i++) this.vector[i] = Math.max(this.vector[i] ?? 0, seen[i]!);
+  }
+
+  /** The counts, per origin replica (empty while it has seen nothing). */
+  counts(): readonly number[] {
+    return this.vector;
   }
 
   /** For a hello: the vector, or nothing while it has seen nothing. */
   hello(): { seen?: number[] } {
-    return this.counts.some((n) => n > 0) ? { seen: [...this.counts] } : {};
+    return this.vector.some((n) => n > 0) ? { seen: [...this.vector] } : {};
   }
 }

@@ -67,6 +67,11 @@ export interface ClientSessionConfig {
    * a fresh one. Absent or false: the client is anonymous.
    */
   readonly auth?: boolean | undefined;
+  /**
+   * A context token (`client.context()` of another client): the session is welcomed only by a
+   * replica that holds every op the token covers, so its reads see them.
+   */
+  readonly after?: string | undefined;
   /** The session id (random, chosen by the driver); a restored session brings its own. */
   readonly session: string;
   /**

@@ -154,6 +154,16 @@ export interface ClientConnectionsOptions<C> {
     readonly speaks?: ClientVersions;
     readonly since?: ReadonlyMap<string, number>;
   };
+  /**
+   * The MAC of context tokens (host/context-tokens.ts): the same function at every replica of the
+   * cluster. Absent: the replica signs no tokens and refuses hellos that present one.
+   */
+  contextMac?(payload: string): string;
+  /**
+   * A deliberately broken endpoint that checks a hello's context token but does not wait for the
+   * ops it covers. Exists so a test can show the simulator's checkers catch it.
+   */
+  readonly unsafeIgnoreAfter?: boolean;
   /** A deliberately broken side of live queries (LiveQueries' `unsafeStableOwnOps`), for a test. */
   readonly unsafeStableOwnOps?: boolean;
 }

@@ -22,6 +22,7 @@ import type {
   Hello,
 } from './client-connection-types.js';
 import { ConnectionAuth, tokenTooLong, type TokenVerdict } from './connection-auth.js';
+import { ContextTokens, maxSeen } from './context-tokens.js';
 import { LiveQueries } from './live-queries.js';
 import { opFrame } from './op-frames.js';
 
@@ -95,10 +96,13 @@ export class ClientConnections<C> {
   /** The client protocol versions this replica speaks, and when each frame kind came. */
   private readonly speaks: ClientVersions;
   private readonly since: ReadonlyMap<string, number>;
+  /** Signs and checks context tokens; null when the driver gave no MAC (none are made or taken). */
+  private readonly contexts: ContextTokens | null;
 
   constructor(private readonly o: ClientConnectionsOptions<C>) {
     this.speaks = o.versions?.speaks ?? SPOKEN_CLIENT_VERSIONS;
     this.since = o.versions?.since ?? CLIENT_FRAME_SINCE;
+    this.contexts = o.contextMac === undefined ? null : new ContextTokens(o.contextMac);
     this.live = new LiveQueries<C>(
       (request) => this.o.invoke(request),
       (conn, frame) => this.send(conn, frame),
@@ -179,6 +183,7 @@ export class ClientConnections<C> {
         watch: 'watching',
         unwatch: 'unwatching',
         reauth: 'sending a fresh token',
+        context: 'asking for a context token',
       };
       return this.error(
         conn,
@@ -206,6 +211,7 @@ export class ClientConnections<C> {
       return this.live.watch(conn, { ...f, user: c.auth.user }, c.sessionKey);
     }
     if (f.t === 'unwatch') return this.live.unwatch(conn, f.watchId);
+    if (f.t === 'context') return this.context(conn, c, f.n, f.seen);
     this.invokeFrame(conn, c, f);
   }
 
@@ -221,6 +227,16 @@ export class ClientConnections<C> {
       );
       this.o.out(conn, { t: 'refused', reason: 'no valid token' });
       return;
+    }
+    if (f.after !== undefined) {
+      // The session starts after another client's context: wait for its ops as for its own.
+      const opened = this.contexts?.open(f.after) ?? { ok: false, message: NO_CONTEXTS };
+      if (!opened.ok) {
+        this.error(conn, 'unauthorized', opened.message);
+        this.o.out(conn, { t: 'refused', reason: 'context token refused' });
+        return;
+      }
+      if (this.o.unsafeIgnoreAfter !== true) f = { ...f, seen: maxSeen(f.seen, opened.seen) };
     }
     c.passed = true;
     this.o.out(conn, { t: 'authenticated' });
@@ -266,6 +282,30 @@ export class ClientConnections<C> {
     // Its live queries run with the fresh claims from their next read on.
     this.live.setUser(conn, user);
     this.send(conn, { t: 'authed', user: user.id, expiresInMs: c.auth.remaining(now)! });
+  }
+
+  /**
+   * A client asks for a context token: one covering what its session saw (`seen`, which this
+   * replica must hold, as it did to welcome the session) and everything this replica has, its own
+   * ops of the session included.
+   */
+  private context(conn: C, c: Connection<C>, n: number, seen: number[] | undefined): void {
+    if (!clientFrameAllowed(c.version, 'context', this.since))
+      return this.error(
+        conn,
+        'out-of-order',
+        `context tokens came with client protocol ${this.since.get('context') ?? '?'}; this connection runs at ${c.version}`,
+      );
+    const why =
+      this.contexts === null
+        ? NO_CONTEXTS
+        : seen !== undefined && !this.caughtUp(seen)
+          ? 'this replica has not caught up with what your session saw: ask again in a moment'
+          : null;
+    if (why !== null)
+      return this.send(conn, { t: 'context', n, code: 'unavailable', message: why });
+    const token = this.contexts!.sign(maxSeen(seen, this.o.seen(null)));
+    this.send(conn, { t: 'context', n, token });
   }
 
   /** A client's fresh token (client frame `reauth`): the driver verifies it, or it is refused now. */
@@ -510,7 +550,7 @@ export class ClientConnections<C> {
         this.error(
           conn,
           'unavailable',
-          'this replica has not caught up with what your session saw at another replica: try another replica',
+          'this replica has not caught up with what your session saw at another replica (or the context token it started after): try another replica',
         );
         this.o.out(conn, { t: 'close' });
       }
@@ -655,6 +695,10 @@ export class ClientConnections<C> {
     );
   }
 }
+
+/** What a client presenting or asking for a context token is told by a replica that signs none. */
+const NO_CONTEXTS =
+  'this replica signs and takes no context tokens (it was started without a key for them)';
 
 /** What a client presenting a user token is told by a replica that verifies none. */
 const NO_USER_TOKENS =

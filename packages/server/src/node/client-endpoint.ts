@@ -74,6 +74,8 @@ export class ClientEndpoint {
     members?: () => ReplicaUrls,
     /** The client protocol versions it claims; absent: this build's (only upgrade tests set it). */
     speaks?: ClientVersions,
+    /** The MAC of context tokens (node/context-key.ts); absent: none are signed or taken. */
+    contextMac?: (payload: string) => string,
   ) {
     this.connections = new ClientConnections<WebSocket>({
       replicaId,
@@ -88,6 +90,7 @@ export class ClientEndpoint {
       changedKeys,
       ...(members === undefined ? {} : { members }),
       ...(speaks === undefined ? {} : { versions: { speaks } }),
+      ...(contextMac === undefined ? {} : { contextMac }),
       observe,
       now: () => performance.now(),
       out: (ws, o) => this.output(ws, o),

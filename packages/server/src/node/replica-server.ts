@@ -24,6 +24,7 @@ import type { PeerMessage } from '@creek/replica/host/peer-message.js';
 import type { DivergenceReport } from '@creek/replica/host/divergence.js';
 import type { HostEvent, HostInput, PeerSend, Ready } from '@creek/replica/host/ready.js';
 import { ReplicaHost } from '@creek/replica/host/replica-host.js';
+import { contextMac } from './context-key.js';
 import { ClientEndpoint } from './client-endpoint.js';
 import { clientUrls } from './client-urls.js';
 import { ConnectionGuard, refuseUpgrade } from './connection-guard.js';
@@ -175,6 +176,7 @@ export class ReplicaServer {
           },
       () => this.members,
       config.clientVersions,
+      contextMac(config.secret),
     );
     this.outbox = new PeerOutbox(
       (to, msgs) => this.mesh.sendMany(to, msgs),

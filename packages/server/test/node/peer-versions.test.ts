@@ -139,9 +139,9 @@ describe('version ranges', () => {
   it('CREEK_TEST_CLIENT_PROTOCOL claims a range of client protocol versions within reach', () => {
     expect(clientVersionsFromEnv({ CREEK_TEST_PEER_PROTOCOL: '3-4' })).toBeNull();
     expect(clientVersionsFromEnv({ CREEK_TEST_CLIENT_PROTOCOL: '1-2' })).toEqual(v(1, 2));
-    for (const bad of ['2', '2-1', '0-1', '1-4', 'one-two', '1-2-3'])
+    for (const bad of ['2', '2-1', '0-1', '1-5', 'one-two', '1-2-3'])
       expect(() => clientVersionsFromEnv({ CREEK_TEST_CLIENT_PROTOCOL: bad })).toThrow(
-        /CREEK_TEST_CLIENT_PROTOCOL \(for testing upgrades only\) must be OLDEST-NEWEST with 1 <= OLDEST <= NEWEST <= 3/,
+        /CREEK_TEST_CLIENT_PROTOCOL \(for testing upgrades only\) must be OLDEST-NEWEST with 1 <= OLDEST <= NEWEST <= 4/,
       );
   });
 });

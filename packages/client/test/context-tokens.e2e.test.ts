@@ -1,0 +1,145 @@
+import { createHmac } from 'node:crypto';
+import { LocalCluster } from '@creek/server/node';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, Unauthorized, type CreekClient } from '../src/index.js';
+
+/**
+ * Context tokens against real replicas: a client writes through replica 0 while replica 2 is cut
+ * off from the others; a second client on replica 2 given the first's token is served only once
+ * replica 2 has the write, and reads it; a third without the token reads the old state. Forged,
+ * foreign, malformed and oversized tokens are refused with errors that say so. Clients keep to
+ * their replica (`nearest: false`, `discover: false`): the test names where each one reads.
+ */
+let cluster: LocalCluster;
+const clients: CreekClient[] = [];
+
+beforeAll(async () => {
+  cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
+  await cluster.waitForLeader();
+}, 60_000);
+
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await cluster?.stop(1_000);
+});
+
+/** A client that only ever talks to replica `i`. */
+function on(i: number, after?: string): CreekClient {
+  const c = connect({
+    urls: [cluster.urls[i]!],
+    token: cluster.token,
+    nearest: false,
+    discover: false,
+    ...(after === undefined ? {} : { after }),
+  });
+  clients.push(c);
+  return c;
+}
+
+/** Cuts replica 2 off from the others (both ways), or joins it again. */
+async function cut(off: boolean): Promise<void> {
+  const action = off ? 'block' : 'unblock';
+  await Promise.all([
+    cluster.admin(2, action, { peer: 0 }),
+    cluster.admin(2, action, { peer: 1 }),
+    cluster.admin(0, action, { peer: 2 }),
+    cluster.admin(1, action, { peer: 2 }),
+  ]);
+}
+
+describe('context tokens across clients', () => {
+  it('a client started after another’s token reads its write; one without it may not', async () => {
+    const writer = on(0);
+    await writer.invokeWeak('kv.get', { key: 'warm-up' });
+    await cut(true);
+    expect(await writer.invokeWeak('kv.put', { key: 'profile', value: 'phone' })).toBe(null);
+    const token = await writer.context();
+    expect(token).toMatch(/^ct1\.[0-9-]*\.[A-Za-z0-9_-]{22}$/);
+    expect(token.length).toBeLessThan(60);
+
+    // Replica 2 has not got the write: a client without the token reads the old state there.
+    const plain = on(2);
+    expect(await plain.invokeWeak('kv.get', { key: 'profile' })).toBe(null);
+    expect(plain.replica()).toBe(2);
+
+    // With the token, replica 2 holds the client back until it has the write.
+    const reader = on(2, token);
+    const read = reader.invokeWeak('kv.get', { key: 'profile' });
+    let answered = false;
+    void read.then(() => (answered = true));
+    // The other client's read there is answered meanwhile: replica 2 is serving, just behind.
+    expect(await plain.invokeWeak('kv.get', { key: 'still-behind' })).toBe(null);
+    expect(answered).toBe(false);
+    await cut(false);
+    expect(await read).toBe('phone');
+    expect(reader.replica()).toBe(2);
+    // Its session goes on after the token: later reads see the write too.
+    expect(await reader.invokeWeak('kv.get', { key: 'profile' })).toBe('phone');
+  });
+
+  it('refuses a token altered, or signed by another cluster, with Unauthorized', async () => {
+    const token = await on(0).context();
+    const [prefix, counts, mac] = token.split('.') as [string, string, string];
+    // One more op of the last replica than the token's replica signed for.
+    const more = counts.split('-').map(Number);
+    more[more.length - 1] = (more.at(-1) ?? 0) + 1;
+    const altered = `${prefix}.${more.join('-')}.${mac}`;
+    const otherPayload = `${prefix}.${counts}`;
+    // Well formed, signed under another key: as another cluster's replica would sign it.
+    const otherMac = createHmac('sha256', 'another cluster')
+      .update(otherPayload)
+      .digest('base64url');
+    const foreign = `${otherPayload}.${otherMac.slice(0, 22)}`;
+    for (const bad of [altered, foreign]) {
+      const c = on(1, bad);
+      const err = await c.invokeWeak('kv.get', { key: 'profile' }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(Unauthorized);
+      expect((err as Error).message).toMatch(/not signed by this cluster/);
+    }
+  });
+
+  it('refuses a malformed or oversized token at connect, before anything is sent', () => {
+    const make = (after: unknown) => () =>
+      connect({ urls: cluster.urls, token: cluster.token, after: after as string });
+    expect(make('not a token')).toThrow(/connect: after: this is not a context token/);
+    expect(make(`ct1.${'1-'.repeat(700)}1.${'a'.repeat(22)}`)).toThrow(/at most 1200 characters/);
+    expect(make(`ct1.${Array(65).fill(1).join('-')}.${'a'.repeat(22)}`)).toThrow(
+      /at most 64 counts/,
+    );
+    expect(make('ct1.01.aaaaaaaaaaaaaaaaaaaaaa')).toThrow(/without leading zeros/);
+    expect(make(42)).toThrow(/a context token is a string, not number/);
+  });
+
+  it('refuses a hello whose token is oversized or forged, from a plain WebSocket', async () => {
+    const hello = async (after: string): Promise<unknown[]> => {
+      const ws = new WebSocket(cluster.urls[0]!);
+      const frames: unknown[] = [];
+      ws.on('message', (d) => frames.push(JSON.parse(String(d))));
+      await new Promise((r) => ws.on('open', r));
+      ws.send(JSON.stringify({ t: 'hello', version: 2, token: cluster.token, after }));
+      // Until the replica says why it refuses the hello (or closes the connection).
+      await new Promise<void>((r) => {
+        ws.on('message', (d) => {
+          if ((JSON.parse(String(d)) as { t?: string }).t === 'error') r();
+        });
+        ws.on('close', () => r());
+      });
+      ws.close();
+      return frames;
+    };
+    const oversized = await hello(`ct1.${'9'.repeat(1300)}.${'a'.repeat(22)}`);
+    expect(oversized).toContainEqual(expect.objectContaining({ t: 'error', code: 'bad-frame' }));
+    const forged = await hello(`ct1.5-5-5.${'a'.repeat(22)}`);
+    expect(forged).toContainEqual(
+      expect.objectContaining({
+        t: 'error',
+        code: 'unauthorized',
+        message: expect.stringMatching(/not signed by this cluster/),
+      }),
+    );
+  });
+});

@@ -11,6 +11,8 @@ export interface SessionStats {
   /** Ops whose caller stopped waiting (a timeout), and live queries' results the clients got. */
   timeouts: number;
   watchViews: number;
+  /** Context tokens sessions handed to new clients (SimConfig.contexts), absent without them. */
+  handoffs?: number;
 }
 
 /**

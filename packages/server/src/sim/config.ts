@@ -184,6 +184,19 @@ export interface SimConfig {
    */
   readonly unsafeStableOwnOps?: boolean;
   /**
+   * With clients 'sdk': now and then a session asks for its context token and hands it to a new
+   * client at another replica, which starts after it (`connect({ after })`), invokes a couple of
+   * ops and closes; sim/context-checker.ts holds those ops to the token's writes. Off by default:
+   * the extra clients make another run of the same seed.
+   */
+  readonly contexts?: boolean;
+  /**
+   * Replicas check a hello's context token but do not wait for the ops it covers
+   * (ClientConnectionsOptions.unsafeIgnoreAfter), so a client that starts after another's token
+   * may read without that client's writes. Exists so a test can show the checkers catch it.
+   */
+  readonly unsafeIgnoreAfter?: boolean;
+  /**
    * Live queries (the node layer's LiveQueries, driven here as the runtime drives them): each
    * replica watches `kv.get` of the first two workload keys and `queue.size` of the linearizable
    * queue from the start (and again after each restart, as a client re-watches), re-running them

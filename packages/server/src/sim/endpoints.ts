@@ -4,6 +4,7 @@ import type { Response } from '@creek/replica/core/types.js';
 import { ClientConnections } from '@creek/replica/host/client-connections.js';
 import type { ReplicaUrls } from '@creek/protocol';
 import type { ReplicaHost } from '@creek/replica/host/replica-host.js';
+import { simContextMac } from './context-mac.js';
 import { complete } from './clients.js';
 import { simUrl } from './sim-url.js';
 import type { SimClientLinks } from './client-links.js';
@@ -63,6 +64,8 @@ export class SimEndpoints {
       out: (conn, o) => this.links.fromReplica(p, conn, o),
       ...(run.config.unsafeDropSessions === true ? { unsafeDropSessions: true } : {}),
       ...(run.config.unsafeStableOwnOps === true ? { unsafeStableOwnOps: true } : {}),
+      contextMac: simContextMac,
+      ...(run.config.unsafeIgnoreAfter === true ? { unsafeIgnoreAfter: true } : {}),
     });
     const endpoint: SimEndpoint = { connections, host, ops };
     p.endpoint = endpoint;

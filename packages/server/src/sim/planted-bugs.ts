@@ -46,6 +46,10 @@ export const PLANTED_BUGS = {
     config: { unsafeStableOwnOps: true, clients: 'sdk', faults: 'all' },
     what: "a replica tells a session that its live queries' stable results hold the session's ops that only their tentative results hold, so the user's write vanishes from the view",
   },
+  'ignore-context-token': {
+    config: { unsafeIgnoreAfter: true, contexts: true, clients: 'sdk', faults: 'all' },
+    what: "a replica welcomes a client that starts after another's context token without waiting for the ops the token covers, so the client reads without the other's writes",
+  },
   'ignore-checksums': {
     config: {
       unsafeIgnoreChecksums: true,

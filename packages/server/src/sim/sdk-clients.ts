@@ -9,11 +9,12 @@ import {
   type ViewSink,
   type WatchSink,
 } from '@creek/client/session';
-import type { JsonValue } from '@creek/app';
+import type { JsonValue, User } from '@creek/app';
 import type { Outcome, Response } from '@creek/replica/core/types.js';
 import { SimClientLinks, type LinkClient } from './client-links.js';
 import type { SessionStats, SimClientSide } from './client-side.js';
 import { SimEndpoints } from './endpoints.js';
+import { checkHandoffs, type Handoff } from './context-checker.js';
 import { checkStableOwnOps } from './own-ops-checker.js';
 import type { SimProcess, StepHost } from './process.js';
 import type { Prng } from './prng.js';
@@ -32,6 +33,10 @@ const STABLE_ONLY_SHARE = 0.15;
 const PROBE_SHARE = 0.05;
 /** Of the callers that time out on an op that may have taken effect, the share that abandon it. */
 const ABANDON_SHARE = 0.5;
+/** With SimConfig.contexts: of the op arrivals, the share that also hand the session's context on. */
+const HANDOFF_SHARE = 0.04;
+/** The ops a client that starts after a token invokes (one each arrival gap) before it closes. */
+const READER_OPS = 2;
 
 /** One replica's clients: a session (the SDK's own), beside that replica. */
 interface SimSession extends LinkClient {
@@ -71,6 +76,11 @@ export class SimSdkClients implements SimClientSide {
   private failovers = 0;
   private timeouts = 0;
   private watchViews = 0;
+  /** Tokens handed from a session to a new client (SimConfig.contexts), and those clients. */
+  private readonly handoffs: Handoff[] = [];
+  private readonly readers: SimSession[] = [];
+  /** When, and whether, sessions hand their context on; null without SimConfig.contexts. */
+  private readonly handoffPrng: Prng | null;
 
   constructor(
     private readonly run: RunState,
@@ -85,6 +95,7 @@ export class SimSdkClients implements SimClientSide {
     this.params = run.params.sessions;
     this.prng = run.prngs.named('sessions');
     this.tokenPrng = run.prngs.named('tokens');
+    this.handoffPrng = run.config.contexts === true ? run.prngs.named('handoffs') : null;
     // A stable result a replica pushes to a live query is held to the committed state it names.
     this.links = new SimClientLinks(run, run.prngs.named('client-links'), cut, (p, w, position) =>
       watches.checkStable(p, w.op, w.args, w.outcome, position),
@@ -139,18 +150,28 @@ export class SimSdkClients implements SimClientSide {
       if (run.now >= run.workloadMs) return;
       run.events.push(run.now + clientPrng.exponential(this.meanGap), arrive);
       this.invoke(s, generateOp(clientPrng, run.params.workload));
+      if (this.handoffPrng?.chance(HANDOFF_SHARE) === true) this.handOff(s);
     };
     run.events.push(firstAt, arrive);
   }
 
-  private newSession(h: SimProcess): SimSession {
+  private newSession(
+    h: SimProcess,
+    reader?: { readonly id: string; readonly after: string; readonly user: User | undefined },
+  ): SimSession {
     const run = this.run;
     // Signed in (SimConfig.userTokens) as the session's user, if it has one.
-    const user = run.config.userTokens === true ? run.users.of(`session-${h.id}`) : undefined;
+    const user =
+      reader !== undefined
+        ? reader.user
+        : run.config.userTokens === true
+          ? run.users.of(`session-${h.id}`)
+          : undefined;
     const others = run.procs.map((p) => p.id).filter((id) => id !== h.id);
     const urls = [h.id, ...others].map(simUrl);
+    const id = reader?.id ?? `session-${h.id}`;
     const s: SimSession = {
-      id: `session-${h.id}`,
+      id,
       home: h.id,
       ...(user === undefined ? {} : { user }),
       replica: null,
@@ -160,11 +181,14 @@ export class SimSdkClients implements SimClientSide {
       session: new ClientSession({
         urls,
         // Session ids are 8 to 64 characters on the wire.
-        session: `session-${h.id}`,
+        session: id,
         connectTimeoutMs: this.params.connectTimeoutMs,
         stallTimeoutMs: this.params.stallTimeoutMs,
         maxInFlight: this.params.maxInFlight,
-        offline: this.params.offline,
+        // A client started after a token gives up on replicas that never catch up with it (the
+        // token's ops lost with a disk): its ops fail, rather than wait for good.
+        offline: reader === undefined && this.params.offline,
+        ...(reader === undefined ? {} : { after: reader.after }),
         maxQueued: 1_000,
         persistent: false,
         auth: user !== undefined,
@@ -172,18 +196,59 @@ export class SimSdkClients implements SimClientSide {
         out: (o) => this.output(s, o),
       }),
     };
-    this.sessions.push(s);
+    (reader === undefined ? this.sessions : this.readers).push(s);
     const every = s.session.tickEveryMs;
     if (every !== null) {
       const tick = (): void => {
+        if (s.session.closed) return;
         s.session.tick();
         run.events.push(run.now + every, tick);
       };
       run.events.push(run.now + every, tick);
     }
     s.session.start();
+    if (reader !== undefined) return s;
     for (const [name, op, args] of SIM_WATCHES) s.session.watch(op, args, this.watchSink(s, name));
     return s;
+  }
+
+  /**
+   * Session `s` asks for its context token and hands it to a new client at another replica (the
+   * user's other device), which starts after it, invokes READER_OPS ops and closes once they are
+   * answered (checked by sim/context-checker.ts).
+   */
+  private handOff(s: SimSession): void {
+    const run = this.run;
+    const prng = this.handoffPrng!;
+    const askedAt = run.now;
+    s.session.context({
+      token: (token) => {
+        if (run.now >= run.workloadMs) return;
+        const elsewhere = run.procs.filter((p) => p.id !== s.replica);
+        if (elsewhere.length === 0) return;
+        const home = prng.pick(elsewhere);
+        const id = `reader-${this.handoffs.length + 1}-of-${s.id}`;
+        this.handoffs.push({ from: s.id, askedAt, reader: id, token });
+        const r = this.newSession(home, { id, after: token, user: s.user });
+        const ops: ClientOpRecord[] = [];
+        for (let i = 0; i < READER_OPS; i++)
+          run.events.push(run.now + i * this.meanGap, () => {
+            if (!r.session.closed) ops.push(this.invoke(r, generateOp(prng, run.params.workload)));
+          });
+        // Closed once its ops are answered (or failed, or timed out) and known committed: no caller
+        // is cut short, and no op is left with its fate unknown.
+        const closeWhenDone = (): void => {
+          const done = (o: ClientOpRecord): boolean =>
+            o.error !== null || o.timedOutAt !== null || o.views.some((v) => v.final);
+          if (ops.length === READER_OPS && ops.every(done) && r.session.unacknowledged() === 0)
+            return r.session.close();
+          run.events.push(run.now + this.meanGap, closeWhenDone);
+        };
+        run.events.push(run.now + READER_OPS * this.meanGap, closeWhenDone);
+      },
+      // The session closed, or its replica signs no tokens: nothing to hand on.
+      error: () => undefined,
+    });
   }
 
   /** Does what a session asks (SessionOutput), over its links and the run's clock. */
@@ -247,7 +312,7 @@ export class SimSdkClients implements SimClientSide {
   }
 
   /** A caller invokes an op (`g`, or an exactly-once probe in its place) in session `s`. */
-  private invoke(s: SimSession, g: GeneratedOp): void {
+  private invoke(s: SimSession, g: GeneratedOp): ClientOpRecord {
     const run = this.run;
     const prng = this.prng;
     const seq = s.session.nextSeq;
@@ -285,10 +350,11 @@ export class SimSdkClients implements SimClientSide {
     };
     run.record.clientOps!.push(rec);
     const sop = s.session.submit(op.op, op.args, levels, this.opSink(rec));
-    if (sop === null) return;
+    if (sop === null) return rec;
     this.ops.push({ sop, rec });
     if (timeoutMs !== null)
       run.events.push(run.now + timeoutMs, () => this.timeOut(s, sop, rec, timeoutMs, abandon));
+    return rec;
   }
 
   /**
@@ -431,6 +497,7 @@ export class SimSdkClients implements SimClientSide {
       ...this.links.violations.slice(0, 10),
       ...this.violations.slice(0, 10),
       ...checkSessions(this.run.record, this.run.app, quiescent),
+      ...checkHandoffs(this.run.record, this.run.app, this.handoffs),
       ...checkStableOwnOps(this.run.record, this.run.app, this.links.stableOwnOps),
       ...(quiescent ? checkSessionWatches(this.run.record, this.run.app, finals) : []),
     ];
@@ -443,6 +510,7 @@ export class SimSdkClients implements SimClientSide {
       resets: this.links.resets,
       timeouts: this.timeouts,
       watchViews: this.watchViews,
+      ...(this.handoffPrng === null ? {} : { handoffs: this.handoffs.length }),
     };
   }
 }

@@ -171,62 +171,96 @@ export function checkSessions(record: RunRecord, app: App, quiescent: boolean): 
  */
 function checkReadYourWrites(record: RunRecord, app: App): string[] {
   const out: string[] = [];
+  const bySession = answeredUpdates(record, app);
+  const holds = new OrderHolds(record);
+  for (const inv of record.invocations) {
+    if (inv.session === undefined || inv.sentAt === undefined) continue;
+    const answered = bySession.get(inv.session.id);
+    if (answered === undefined) continue;
+    // The last update of the session before this op, answered when this copy of it was sent.
+    const last = lastAnswered(answered, inv.sentAt, inv.session.seq);
+    if (last === undefined) continue;
+    if (holds.held(inv, last) === false)
+      out.push(
+        `(sessions) read-your-writes: ${inv.strong ? 'strong' : 'weak'} ${inv.op}(${JSON.stringify(inv.args)}) of session ${inv.session.id} (#${inv.session.seq}) ran at replica ${inv.replica} on an order without ${describeClientOp(last)}, answered to its caller at ${last.views[0]!.at.toFixed(1)} ms, before the op was sent at ${inv.sentAt.toFixed(1)} ms`,
+      );
+  }
+  return out;
+}
+
+/**
+ * Per session, its updates whose callers got an answer (read-only ops, and ops abandoned or never
+ * to be ordered, left out), in the order they were invoked.
+ */
+export function answeredUpdates(record: RunRecord, app: App): Map<string, ClientOpRecord[]> {
   const bySession = new Map<string, ClientOpRecord[]>();
-  for (const r of record.clientOps!) {
+  for (const r of record.clientOps ?? []) {
     if (app.lookup(r.op)?.readOnly === true || r.abandonAsked || r.neverCommitted) continue;
     if (r.views.length === 0) continue;
     let list = bySession.get(r.session);
     if (list === undefined) bySession.set(r.session, (list = []));
     list.push(r);
   }
-  // Req ids of each session op's copies (those lost with a disk too: the answers given on that
-  // disk saw them), and each disk's committed positions.
-  const copiesOf = new Map<string, string[]>();
-  const reqs = [record.reqs, ...record.retired.map((r) => r.lostReqs)];
-  for (const [key, req] of reqs.flatMap((m) => [...m])) {
-    if (req.session === undefined) continue;
-    const k = stampKey(req.session.id, req.session.seq);
-    const list = copiesOf.get(k);
-    if (list === undefined) copiesOf.set(k, [key]);
-    else if (!list.includes(key)) list.push(key);
-  }
-  const positions = new Map<string, Map<string, number>>();
-  const positionOn = (inv: Invocation, key: string): number | undefined => {
-    const disk = `${inv.replica}/${inv.disk ?? 0}`;
-    let at = positions.get(disk);
-    if (at === undefined) {
-      at = new Map();
-      const { committed } = committedListOn(record, inv.replica, inv.disk ?? 0);
-      committed.forEach((id, i) => at!.set(opKey(id), i));
-      positions.set(disk, at);
+  return bySession;
+}
+
+/** The last of `answered` (numbered below `belowSeq`) whose first answer came before `at`. */
+export function lastAnswered(
+  answered: readonly ClientOpRecord[],
+  at: number,
+  belowSeq = Number.POSITIVE_INFINITY,
+): ClientOpRecord | undefined {
+  let last: ClientOpRecord | undefined;
+  for (const r of answered)
+    if (r.seq < belowSeq && r.views[0]!.at < at && (last?.seq ?? 0) < r.seq) last = r;
+  return last;
+}
+
+/**
+ * Whether the order an invocation executed on held a copy of a session op: one of the ops executed
+ * tentatively before it, or committed below its position on that replica's disk (a resubmission
+ * at another replica is a copy too, and so are copies lost with a disk: the answers given on that
+ * disk saw them).
+ */
+export class OrderHolds {
+  private readonly copiesOf = new Map<string, string[]>();
+  private readonly positions = new Map<string, Map<string, number>>();
+
+  constructor(private readonly record: RunRecord) {
+    const reqs = [record.reqs, ...record.retired.map((r) => r.lostReqs)];
+    for (const [key, req] of reqs.flatMap((m) => [...m])) {
+      if (req.session === undefined) continue;
+      const k = stampKey(req.session.id, req.session.seq);
+      const list = this.copiesOf.get(k);
+      if (list === undefined) this.copiesOf.set(k, [key]);
+      else if (!list.includes(key)) list.push(key);
     }
-    return at.get(key);
-  };
-  for (const inv of record.invocations) {
-    if (inv.session === undefined || inv.sentAt === undefined) continue;
+  }
+
+  /** Whether `inv` ran on an order holding a copy of `op`; null when it was not traced. */
+  held(inv: Invocation, op: ClientOpRecord): boolean | null {
     const trace = inv.responses.find((x) => x.level === 'tentative')?.trace;
-    if (trace === undefined) continue;
-    const answered = bySession.get(inv.session.id);
-    if (answered === undefined) continue;
-    // The last update of the session before this op, answered when this copy of it was sent.
-    let last: ClientOpRecord | undefined;
-    for (const r of answered)
-      if (r.seq < inv.session.seq && r.views[0]!.at < inv.sentAt && (last?.seq ?? 0) < r.seq)
-        last = r;
-    if (last === undefined) continue;
-    const keys = copiesOf.get(stampKey(last.session, last.seq)) ?? [];
+    if (trace === undefined) return null;
+    const keys = this.copiesOf.get(stampKey(op.session, op.seq)) ?? [];
     const before = new Set(trace.tentativeBefore.map(opKey));
-    const held = keys.some((k) => {
+    return keys.some((k) => {
       if (before.has(k)) return true;
-      const at = positionOn(inv, k);
+      const at = this.positionOn(inv, k);
       return at !== undefined && at < trace.committedBefore;
     });
-    if (!held)
-      out.push(
-        `(sessions) read-your-writes: ${inv.strong ? 'strong' : 'weak'} ${inv.op}(${JSON.stringify(inv.args)}) of session ${inv.session.id} (#${inv.session.seq}) ran at replica ${inv.replica} on an order without ${describeClientOp(last)}, answered to its caller at ${last.views[0]!.at.toFixed(1)} ms, before the op was sent at ${inv.sentAt.toFixed(1)} ms`,
-      );
   }
-  return out;
+
+  private positionOn(inv: Invocation, key: string): number | undefined {
+    const disk = `${inv.replica}/${inv.disk ?? 0}`;
+    let at = this.positions.get(disk);
+    if (at === undefined) {
+      at = new Map();
+      const { committed } = committedListOn(this.record, inv.replica, inv.disk ?? 0);
+      committed.forEach((id, i) => at!.set(opKey(id), i));
+      this.positions.set(disk, at);
+    }
+    return at.get(key);
+  }
 }
 
 /**

@@ -1,0 +1,39 @@
+import type { App } from '@creek/app';
+import type { RunRecord } from './run-record.js';
+import { answeredUpdates, describeClientOp, lastAnswered, OrderHolds } from './session-checkers.js';
+
+/** A session handed its context token to a new client (SimConfig.contexts). */
+export interface Handoff {
+  /** The session that asked for the token, and when it asked. */
+  readonly from: string;
+  readonly askedAt: number;
+  /** The session of the client that started after the token, at which replica first. */
+  readonly reader: string;
+  readonly token: string;
+}
+
+/**
+ * Clients that start after another's context token read its writes: every op of such a client
+ * that a replica executed tentatively ran on an order holding a copy of the last update of the
+ * token's session whose caller had an answer when the token was asked for. (A replica welcomes a
+ * hello presenting a token only once it holds every op the token covers; the token covers what
+ * its session had seen, the ops it had answers to, and everything its replica held.)
+ */
+export function checkHandoffs(record: RunRecord, app: App, handoffs: readonly Handoff[]): string[] {
+  if (handoffs.length === 0) return [];
+  const out: string[] = [];
+  const bySession = answeredUpdates(record, app);
+  const holds = new OrderHolds(record);
+  const byReader = new Map(handoffs.map((h) => [h.reader, h]));
+  for (const inv of record.invocations) {
+    const h = inv.session === undefined ? undefined : byReader.get(inv.session.id);
+    if (h === undefined) continue;
+    const last = lastAnswered(bySession.get(h.from) ?? [], h.askedAt);
+    if (last === undefined) continue;
+    if (holds.held(inv, last) === false)
+      out.push(
+        `(contexts) ${inv.strong ? 'strong' : 'weak'} ${inv.op}(${JSON.stringify(inv.args)}) of ${h.reader}, started after ${h.from}'s context token ${h.token} (asked for at ${h.askedAt.toFixed(1)} ms), ran at replica ${inv.replica} on an order without ${describeClientOp(last)}, answered to its caller at ${last.views[0]!.at.toFixed(1)} ms`,
+      );
+  }
+  return out;
+}

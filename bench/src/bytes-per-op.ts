@@ -31,6 +31,7 @@ import { connect, type CreekBindingOptions, type CreekClient } from '@creek/clie
 import { LocalCluster } from '@creek/server/node';
 import WebSocket from 'ws';
 import { flagPairs } from './cli-flags.js';
+import { describeContextCost, measureContextCost } from './context-cost.js';
 import { recordResults } from './results.js';
 
 /** The report: stdout, and the dated record in bench/results/. */
@@ -259,9 +260,10 @@ interface Flags {
   clients: number;
   inFlight: number;
   replicas: number;
+  contextPairs: number;
 }
 
-const USAGE = `npm run bench:bytes [-- --ops 20000 --reads 0.95 --keys 1000 --value-bytes 16,128,1024 --clients 3 --in-flight 16 --replicas 3 --watches 0]
+const USAGE = `npm run bench:bytes [-- --ops 20000 --reads 0.95 --keys 1000 --value-bytes 16,128,1024 --clients 3 --in-flight 16 --replicas 3 --watches 0 --context-pairs 200]
   --ops          ops per run (each value size runs twice: invokeWeak, then invoke; default 20000)
   --reads        fraction of kv.get; the rest are kv.put (default 0.95)
   --keys         key set size, every key written before the runs (default 1000)
@@ -270,7 +272,9 @@ const USAGE = `npm run bench:bytes [-- --ops 20000 --reads 0.95 --keys 1000 --va
   --in-flight    ops outstanding per client (default 16)
   --replicas     replicas in the local cluster (default 3)
   --watches      live queries (client.watch of kv.get) per client, each on its own key, through
-                 every run; their frames are counted apart (default 0)`;
+                 every run; their frames are counted apart (default 0)
+  --context-pairs  new clients timed from connect() to their first read, with and without a
+                 context token (context-cost.ts), in pairs; 0: none (default 200)`;
 
 function parseArgs(argv: readonly string[]): Flags {
   const flags: Flags = {
@@ -282,6 +286,7 @@ function parseArgs(argv: readonly string[]): Flags {
     clients: 3,
     inFlight: 16,
     replicas: 3,
+    contextPairs: 200,
   };
   const camel = (name: string) =>
     name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof Flags;
@@ -302,6 +307,7 @@ function parseArgs(argv: readonly string[]): Flags {
   whole(flags.inFlight, 1, '--in-flight');
   whole(flags.replicas, 1, '--replicas');
   whole(flags.watches, 0, '--watches');
+  whole(flags.contextPairs, 0, '--context-pairs');
   if (flags.watches > 64) fail('--watches must be at most 64 (a connection holds 64 live queries)');
   if (flags.replicas > 15) fail('--replicas must be at most 15');
   if (flags.reads < 0 || flags.reads > 1) fail('--reads must be between 0 and 1');
@@ -493,6 +499,17 @@ async function main(): Promise<void> {
       `\npeer/op: bytes all replicas sent one another from a run's start until they converged, per ` +
         `op; idle, they send ${fmt(idleRate, 0)} B/s (heartbeats), included`,
     );
+    if (flags.contextPairs > 0) {
+      counter.reset();
+      const cost = await measureContextCost(cluster, clients, flags.contextPairs, say);
+      const asked = counter.of('sent', 'context');
+      const answered = counter.of('received', 'context');
+      out.print(
+        describeContextCost(cost, flags.replicas) +
+          `\n  a request ${fmt(asked.bytes / Math.max(1, asked.messages))} B, its answer ` +
+          `${fmt(answered.bytes / Math.max(1, answered.messages))} B (payload, ${asked.messages} of each)`,
+      );
+    }
     out.save();
   } finally {
     for (const c of clients) c.close();

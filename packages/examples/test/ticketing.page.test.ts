@@ -158,11 +158,44 @@ describe('ticketing page (React)', () => {
     await page.locator('#buy').click();
     await settled(1);
     expect(await rows().first().textContent()).toBe('Ticket T0006 · confirmed');
+    // The page server renders bob's receipt with a client of its own at another replica, started
+    // after the page's context token: the ticket just bought is on it.
+    await page.locator('#receipt-button').click();
+    await page.waitForSelector('#receipt li[data-ticket="T0006"]', POLL);
+    expect(
+      await page.locator('#receipt li').evaluateAll((els) => els.map((e) => e.textContent)),
+    ).toEqual(['Ticket T0006']);
     await expect.poll(mine, POLL).toEqual(['T0006']);
     // Back to alice: hers, without bob's.
     await page.selectOption('[data-role=sign-in] select', 'alice');
     await page.waitForSelector('[data-role=sign-in][data-user="alice"]', POLL);
     await expect.poll(mine, POLL).toEqual(['T0001', 'T0002', 'T0003', 'T0004', 'T0005']);
     expect(errors).toEqual([]);
+  });
+
+  it('the receipt route refuses a request without a sign-in, with a bad context token, or not a GET', async () => {
+    const url = new URL('receipt', served.url);
+    const user = (await cluster.identity!.mint('bob')).token;
+    const plain = await fetch(url, {
+      headers: { 'x-creek-context': 'ct1.1.aaaaaaaaaaaaaaaaaaaaaa' },
+    });
+    expect(plain.status).toBe(401);
+    expect(await plain.text()).toMatch(/sign in first/);
+    const missing = await fetch(url, { headers: { authorization: `Bearer ${user}` } });
+    expect(missing.status).toBe(400);
+    expect(await missing.text()).toMatch(/send your context token/);
+    const malformed = await fetch(url, {
+      headers: { authorization: `Bearer ${user}`, 'x-creek-context': 'ct1.01.x' },
+    });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.text()).toMatch(
+      /x-creek-context: connect: after: this is not a context token/,
+    );
+    const forged = await fetch(url, {
+      headers: { authorization: `Bearer ${user}`, 'x-creek-context': `ct1.1.${'a'.repeat(22)}` },
+    });
+    expect(forged.status).toBe(502);
+    expect(await forged.text()).toMatch(/not signed by this cluster/);
+    expect((await fetch(url, { method: 'POST' })).status).toBe(405);
   });
 });

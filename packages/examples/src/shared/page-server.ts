@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { build, type BuildOptions } from 'esbuild';
 import { devSignInHandler, type DevIdentity } from '@creek/server/node';
@@ -30,6 +30,8 @@ export interface PageOptions {
   readonly signIn?: DevIdentity;
   /** The names the picker offers (`GET /dev/users`); default the dev identity's: alice, bob, admin. */
   readonly users?: readonly string[];
+  /** The example's own routes: true when it answered the request (ticketing's `/receipt`). */
+  readonly routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 /**
@@ -92,6 +94,7 @@ ${options.visualizer === undefined ? '' : `<p class="visualizer">Watch the clust
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     // The sign-in answers its own paths (and their wrong methods); everything else falls through.
     if (signIn?.(req, res) === true) return;
+    if (options.routes?.(req, res) === true) return;
     if (req.method !== 'GET') {
       res.writeHead(405).end();
     } else if (path === '/') {

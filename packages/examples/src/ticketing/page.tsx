@@ -179,7 +179,47 @@ function App() {
         ))}
       </ol>
       {session !== null && <MyTickets user={session.user} />}
+      {session !== null && <Receipt client={clients[0]!} session={session} />}
     </CreekProvider>
+  );
+}
+
+/**
+ * A receipt the page server renders (ticketing/receipt.ts), as a server-rendered page would: the
+ * page sends the user's token and its client's context token, and the server's client reads after
+ * it, so the receipt lists the ticket just bought even where the server reads at another replica.
+ */
+function Receipt({ client, session }: { client: CreekClient<TicketingApp>; session: DevSession }) {
+  const [receipt, setReceipt] = useState<{ html?: string; error?: string } | null>(null);
+  const fetchReceipt = async (): Promise<void> => {
+    setReceipt(null);
+    try {
+      const res = await fetch('/receipt', {
+        cache: 'no-store',
+        headers: {
+          authorization: `Bearer ${await session.token()}`,
+          'x-creek-context': await client.context(),
+        },
+      });
+      const body = await res.text();
+      setReceipt(res.ok ? { html: body } : { error: body });
+    } catch (err) {
+      setReceipt({ error: err instanceof Error ? err.message : String(err) });
+    }
+  };
+  return (
+    <section>
+      <p>
+        <button id="receipt-button" onClick={() => void fetchReceipt()}>
+          Receipt from the server
+        </button>
+      </p>
+      {receipt?.error !== undefined && <p className="error">{receipt.error}</p>}
+      {receipt?.html !== undefined && (
+        // The server escapes every value it puts in (receipt.ts).
+        <div id="receipt" dangerouslySetInnerHTML={{ __html: receipt.html }} />
+      )}
+    </section>
   );
 }
 

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { DEV_USERS, type DevIdentity } from '@creek/server/node';
 import { servePage, type ServedPage } from '../shared/page-server.js';
+import { receiptHandler } from './receipt.js';
 
 export interface TicketingPageOptions {
   readonly urls: readonly string[];
@@ -40,6 +41,8 @@ export function serveTicketingPage(options: TicketingPageOptions): Promise<Serve
         : { signIn: { users: [...DEV_USERS], user: options.user ?? 'alice' } }),
     },
     css: CSS,
+    // Server-rendered receipts, read after the browser's context token.
+    routes: receiptHandler({ urls: options.urls, token: options.token, event: options.event }),
     ...(options.signIn !== undefined ? { signIn: options.signIn } : {}),
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.visualizer !== undefined ? { visualizer: options.visualizer } : {}),

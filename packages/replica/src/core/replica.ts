@@ -488,6 +488,22 @@ export class Replica {
   }
 
   /**
+   * Whether reads here see every op of `seen` (per origin, a count) that this replica holds. Always
+   * while it executes its whole list; without speculation, or while its list is held for a
+   * catch-up, reads see only the committed prefix, and an op `seen` covers may be held here and
+   * still tentative: a session that saw it commit elsewhere must not read here before it commits
+   * here too.
+   */
+  readsSee(seen: readonly number[]): boolean {
+    const c = this.ctx;
+    for (let i = c.executable(); i < c.order.length; i++) {
+      const id = c.order[i]!.req.id;
+      if (id.eventNo <= (seen[id.replica] ?? 0)) return false;
+    }
+    return true;
+  }
+
+  /**
    * For each of `origins`, how many of its ops this replica has received without a gap (its ops
    * 1..n, strong ones not yet delivered included). What a client saw here is covered by this
    * vector, except ops past a gap, which are rare and brief; another replica that has caught up with

@@ -126,6 +126,12 @@ export interface ClientConnectionsOptions<C> {
   seen(session: string | null): number[];
   /** True when this replica has the op with this id (above the gapless prefix too). */
   received(replica: number, eventNo: number): boolean;
+  /**
+   * Whether this replica's reads see every op of `seen` it holds (ReplicaHost.readsSee): not yet
+   * when one is still tentative here and reads see only the committed state (no speculation).
+   * Absent: they do.
+   */
+  readsSee?(seen: readonly number[]): boolean;
   /** Keys whose value may have changed since the last call (Replica.takeChangedKeys). */
   changedKeys(): ReadonlySet<string>;
   /**

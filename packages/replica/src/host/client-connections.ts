@@ -624,14 +624,16 @@ export class ClientConnections<C> {
   /**
    * True when this replica has every op a session saw (`seen`, per origin a count): its gapless
    * prefix, then the ops it has past a gap. Stops at the first op missing, so a replica far behind
-   * costs one step per origin.
+   * costs one step per origin. Where reads see only the committed state, those ops must also be
+   * committed here (`readsSee`).
    */
   private caughtUp(seen: readonly number[]): boolean {
     const have = this.o.seen(null);
     for (let origin = 0; origin < seen.length; origin++)
       for (let e = (have[origin] ?? 0) + 1; e <= seen[origin]!; e++)
         if (!this.o.received(origin, e)) return false;
-    return true;
+    // Held is not enough where reads see only the committed state: the ops must be committed here.
+    return this.o.readsSee?.(seen) ?? true;
   }
 
   /**

@@ -110,6 +110,11 @@ export class ReplicaHost {
     return this.replica.hasReceived(id);
   }
 
+  /** Its reads see every op of `seen` it holds (Replica.readsSee). */
+  readsSee(seen: readonly number[]): boolean {
+    return this.replica.readsSee(seen);
+  }
+
   /** How many of origin `origin`'s ops it holds without a gap (client sessions' seen vectors). */
   receivedUpTo(origin: number): number {
     return this.replica.receivedUpTo(origin);

@@ -76,6 +76,8 @@ export class ClientEndpoint {
     speaks?: ClientVersions,
     /** The MAC of context tokens (node/context-key.ts); absent: none are signed or taken. */
     contextMac?: (payload: string) => string,
+    /** Whether reads here see every op of a `seen` vector it holds (ReplicaHost.readsSee). */
+    readsSee?: (seen: readonly number[]) => boolean,
   ) {
     this.connections = new ClientConnections<WebSocket>({
       replicaId,
@@ -91,6 +93,7 @@ export class ClientEndpoint {
       ...(members === undefined ? {} : { members }),
       ...(speaks === undefined ? {} : { versions: { speaks } }),
       ...(contextMac === undefined ? {} : { contextMac }),
+      ...(readsSee === undefined ? {} : { readsSee }),
       observe,
       now: () => performance.now(),
       out: (ws, o) => this.output(ws, o),

@@ -177,6 +177,7 @@ export class ReplicaServer {
       () => this.members,
       config.clientVersions,
       contextMac(config.secret),
+      (seen) => this.host.readsSee(seen),
     );
     this.outbox = new PeerOutbox(
       (to, msgs) => this.mesh.sendMany(to, msgs),

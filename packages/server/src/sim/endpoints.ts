@@ -57,6 +57,7 @@ export class SimEndpoints {
       unavailable: () => (takesOps(p) && p.host === host ? null : UNAVAILABLE),
       seen: (session) => seenVector(host, p.id, replicas, session),
       received: (replica, eventNo) => host.hasReceived({ replica, eventNo }),
+      readsSee: (seen) => host.readsSee(seen),
       changedKeys: () => host.takeChangedKeys(),
       members: memberUrls,
       observe: () => undefined,

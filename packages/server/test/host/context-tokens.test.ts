@@ -76,6 +76,23 @@ describe('context tokens at the replica', () => {
     });
   });
 
+  it('where reads see only the committed state, waits until the covered ops are committed', () => {
+    let committed = false;
+    const { cc, frames } = connectionsHarness({
+      contextMac: mac,
+      seen: () => [3],
+      received: () => true,
+      readsSee: () => committed,
+    });
+    cc.open('s');
+    cc.frame('s', hello({ seen: [3] }));
+    cc.afterTurn();
+    expect(frames('s').some((f) => f.t === 'welcome')).toBe(false);
+    committed = true;
+    cc.afterTurn();
+    expect(last(frames('s'))).toMatchObject({ t: 'welcome' });
+  });
+
   it('refuses an altered token, and tokens at a replica without a key', () => {
     const { cc, frames, out } = connectionsHarness({ contextMac: mac });
     const token = new ContextTokens(mac).sign([1, 2]);

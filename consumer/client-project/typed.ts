@@ -10,6 +10,12 @@ export async function use(urls: string[], token: string): Promise<number> {
   const seen: Correctable<number> = creek.invoke('counter.get', { name: 'visits' });
   const stored = await creek.invokeWeak('kv.get', { key: 'greeting' });
   const live: number | undefined = creek.watch('counter.get', { name: 'visits' }).latest()?.value;
+  // Context tokens: a second client (another device, a server render) reads after the first.
+  const context: string = await creek.context();
+  const other = connect<typeof app>({ urls, token, after: context });
+  other.close();
+  // @ts-expect-error a context token is a string
+  connect<typeof app>({ urls, token, after: 42 });
 
   // @ts-expect-error an op name the app does not define
   creek.invoke('counter.reset', { name: 'visits' });

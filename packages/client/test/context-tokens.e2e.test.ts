@@ -114,32 +114,53 @@ describe('context tokens across clients', () => {
     expect(make(42)).toThrow(/a context token is a string, not number/);
   });
 
-  it('refuses a hello whose token is oversized or forged, from a plain WebSocket', async () => {
-    const hello = async (after: string): Promise<unknown[]> => {
+  it('refuses oversized, forged and out-of-order context frames from a plain WebSocket', async () => {
+    /** Sends `sent` on a new connection; the frames the replica answers until its first error. */
+    const exchange = async (...sent: object[]): Promise<unknown[]> => {
       const ws = new WebSocket(cluster.urls[0]!);
       const frames: unknown[] = [];
-      ws.on('message', (d) => frames.push(JSON.parse(String(d))));
-      await new Promise((r) => ws.on('open', r));
-      ws.send(JSON.stringify({ t: 'hello', version: 2, token: cluster.token, after }));
-      // Until the replica says why it refuses the hello (or closes the connection).
-      await new Promise<void>((r) => {
+      const refused = new Promise<void>((r) => {
         ws.on('message', (d) => {
-          if ((JSON.parse(String(d)) as { t?: string }).t === 'error') r();
+          const f = JSON.parse(String(d)) as { t?: string };
+          frames.push(f);
+          if (f.t === 'error') r();
         });
         ws.on('close', () => r());
       });
+      await new Promise((r) => ws.on('open', r));
+      for (const f of sent) ws.send(JSON.stringify(f));
+      await refused;
       ws.close();
       return frames;
     };
-    const oversized = await hello(`ct1.${'9'.repeat(1300)}.${'a'.repeat(22)}`);
-    expect(oversized).toContainEqual(expect.objectContaining({ t: 'error', code: 'bad-frame' }));
-    const forged = await hello(`ct1.5-5-5.${'a'.repeat(22)}`);
-    expect(forged).toContainEqual(
+    const hello = (extra: object = {}) => ({
+      t: 'hello',
+      version: 2,
+      token: cluster.token,
+      ...extra,
+    });
+    const error = (code: string, message?: RegExp) =>
       expect.objectContaining({
         t: 'error',
-        code: 'unauthorized',
-        message: expect.stringMatching(/not signed by this cluster/),
-      }),
+        code,
+        ...(message === undefined ? {} : { message: expect.stringMatching(message) }),
+      });
+    expect(
+      await exchange(hello({ after: `ct1.${'9'.repeat(1300)}.${'a'.repeat(22)}` })),
+    ).toContainEqual(error('bad-frame'));
+    expect(await exchange(hello({ after: `ct1.5-5-5.${'a'.repeat(22)}` }))).toContainEqual(
+      error('unauthorized', /not signed by this cluster/),
     );
+    expect(await exchange(hello({ after: 'ct1.5.not-a-mac' }))).toContainEqual(
+      error('unauthorized', /this is not a context token/),
+    );
+    // A request before the welcome, and malformed requests after it.
+    expect(await exchange({ t: 'context', n: 1 })).toContainEqual(
+      error('out-of-order', /before asking for a context token/),
+    );
+    expect(await exchange(hello(), { t: 'context', n: -1 })).toContainEqual(error('bad-frame'));
+    expect(
+      await exchange(hello(), { t: 'context', n: 1, seen: Array.from({ length: 65 }, () => 1) }),
+    ).toContainEqual(error('bad-frame'));
   });
 });

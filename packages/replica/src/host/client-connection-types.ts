@@ -124,7 +124,11 @@ export interface ClientConnectionsOptions<C> {
    * (the client resubmits those when it moves, so no replica needs them first).
    */
   seen(session: string | null): number[];
-  /** True when this replica has the op with this id (above the gapless prefix too). */
+  /**
+   * True when this replica has the op with this id (above the gapless prefix too), or knows that
+   * no replica ever will (ReplicaHost.closedOff: its origin was closed below it), so that a session
+   * that saw such an op, tentative and then dropped, is not turned away everywhere for good.
+   */
   received(replica: number, eventNo: number): boolean;
   /**
    * Whether this replica's reads see every op of `seen` it holds (ReplicaHost.readsSee): not yet

@@ -110,6 +110,11 @@ export class ReplicaHost {
     return this.replica.hasReceived(id);
   }
 
+  /** Op `id` is of a closed origin, above its cut: never applied anywhere (Replica.closedOff). */
+  closedOff(id: OpId): boolean {
+    return this.replica.closedOff(id);
+  }
+
   /** Its reads see every op of `seen` it holds (Replica.readsSee). */
   readsSee(seen: readonly number[]): boolean {
     return this.replica.readsSee(seen);

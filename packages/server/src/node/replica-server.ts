@@ -165,7 +165,8 @@ export class ReplicaServer {
       log,
       (level, seconds) => this.metrics.latency.observe({ level }, seconds),
       (session) => this.seenVector(session),
-      (replica, eventNo) => this.host.hasReceived({ replica, eventNo }),
+      (replica, eventNo) =>
+        this.host.hasReceived({ replica, eventNo }) || this.host.closedOff({ replica, eventNo }),
       () => config.app.names().filter((n) => config.app.lookup(n)?.readOnly === true),
       () => this.host.takeChangedKeys(),
       config.userTokens === undefined || config.userTokens === null
@@ -596,7 +597,10 @@ export class ReplicaServer {
     }
     const out = new Array<number>(this.seenIds.length).fill(0);
     for (const id of this.seenIds.ids) out[id] = this.host.receivedUpTo(id);
-    if (session !== null) out[this.config.id] = this.host.lastOpNotPendingOf(session);
+    // Its own ops count under its origin: in a later incarnation it numbers them under another
+    // origin than its id, which the vector (by id) cannot say.
+    if (session !== null && this.host.origin === this.config.id)
+      out[this.config.id] = this.host.lastOpNotPendingOf(session);
     this.seenThisTurn?.set(session, out);
     return out;
   }

@@ -56,7 +56,8 @@ export class SimEndpoints {
       invoke: (request) => this.invoke(p, endpoint, request),
       unavailable: () => (takesOps(p) && p.host === host ? null : UNAVAILABLE),
       seen: (session) => seenVector(host, p.id, replicas, session),
-      received: (replica, eventNo) => host.hasReceived({ replica, eventNo }),
+      received: (replica, eventNo) =>
+        host.hasReceived({ replica, eventNo }) || host.closedOff({ replica, eventNo }),
       readsSee: (seen) => host.readsSee(seen),
       changedKeys: () => host.takeChangedKeys(),
       members: memberUrls,
@@ -168,6 +169,8 @@ function seenVector(
   const ids = [...new Set([...replicas, ...host.peerIds()])];
   const out = new Array<number>(Math.max(...ids) + 1).fill(0);
   for (const id of ids) out[id] = host.receivedUpTo(id);
-  if (session !== null) out[self] = host.lastOpNotPendingOf(session);
+  // Its own ops count under its origin: a replica in a later incarnation numbers them under
+  // another origin than its id, which the vector (by id) cannot say.
+  if (session !== null && host.origin === self) out[self] = host.lastOpNotPendingOf(session);
   return out;
 }

@@ -34,7 +34,14 @@ const config = readPageConfig(
   }),
 );
 const { CreekProvider, useStatus } = createCreekHooks<AdsApp>();
-const creek: CreekClient<AdsApp> = connect<AdsApp>({ urls: [...config.urls], token: config.token });
+// The page reads through the first URL it is given (its region's replica; the others are the
+// failover order). It keeps to that order (`nearest: false`): the example's replicas share one
+// machine, where a probe's round trips differ by load, not distance.
+const creek: CreekClient<AdsApp> = connect<AdsApp>({
+  urls: [...config.urls],
+  token: config.token,
+  nearest: false,
+});
 /** Another region's client, for re-targeting: made on first use. */
 let elsewhere: CreekClient<AdsApp> | undefined;
 

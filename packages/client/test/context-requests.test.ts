@@ -10,6 +10,14 @@ import { driven, recorder } from './session-harness.js';
  * seen; its requests for tokens wait until its answered ops are in the current replica's hands.
  */
 const TOKEN = 'ct1.5-0-3.AAAAAAAAAAAAAAAAAAAAAA';
+/** A welcome from a replica of a release before context tokens (client protocol 1). */
+const WELCOME_AT_1 = {
+  t: 'welcome',
+  version: 1,
+  replica: 0,
+  levels: ['weak', 'strong'],
+  ops: ['kv.put'],
+};
 
 function asker() {
   const got: string[] = [];
@@ -51,13 +59,7 @@ describe('context tokens in the client session', () => {
     const first = connectIn(take());
     session.connectionOpened(first.connection);
     take();
-    receive(first.connection, {
-      t: 'welcome',
-      version: 1,
-      replica: 0,
-      levels: ['weak', 'strong'],
-      ops: ['kv.put'],
-    });
+    receive(first.connection, WELCOME_AT_1);
     expect(take()).toContainEqual({ t: 'drop', connection: first.connection, terminate: false });
     session.connectionClosed(first.connection);
     take();
@@ -119,13 +121,7 @@ describe('context tokens in the client session', () => {
     take();
     const waiting = asker();
     session.context(waiting.sink);
-    receive(first.connection, {
-      t: 'welcome',
-      version: 1,
-      replica: 0,
-      levels: ['weak', 'strong'],
-      ops: ['kv.put'],
-    });
+    receive(first.connection, WELCOME_AT_1);
     expect(waiting.errors[0]).toBeInstanceOf(ProtocolError);
     expect(waiting.errors[0]?.message).toMatch(/runs a release without context tokens/);
     const later = asker();

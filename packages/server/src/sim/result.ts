@@ -232,7 +232,7 @@ export function simResult(run: RunState, end: RunEnd): SimResult {
     const waiting = record.invocations.filter((inv) => !inv.abandoned && !complete(inv));
     const clients = end.clients.unsettled();
     violations.unshift(
-      `liveness: not quiescent ${run.settleMs} ms after faults ended (${waiting.length} invocations waiting; tentative ${procs.map((x) => x.host.inspect().replica.stats().tentative).join('/')}; paxos ${JSON.stringify(procs.map((x) => x.host.inspect().paxos.status()))})${clients === '' ? '' : `; clients: ${clients}`}`,
+      `liveness: not quiescent ${Math.round(run.settledWithin)} ms after faults ended (${waiting.length} invocations waiting; tentative ${procs.map((x) => x.host.inspect().replica.stats().tentative).join('/')}; paxos ${JSON.stringify(procs.map((x) => x.host.inspect().paxos.status()))})${clients === '' ? '' : `; clients: ${clients}`}`,
     );
   }
 

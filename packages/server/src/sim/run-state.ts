@@ -94,6 +94,12 @@ export class RunState {
     removed: 0,
   };
 
+  /**
+   * The time the run gave itself after the workload: settleMs, or more while its clients were
+   * still being answered at that deadline (simulation.ts, DRAIN_LIMIT).
+   */
+  settledWithin: number;
+
   constructor(
     readonly config: SimConfig,
     readonly app: App,
@@ -104,6 +110,7 @@ export class RunState {
     /** Simulated time allowed, after the workload and all faults end, to reach quiescence. */
     readonly settleMs: number,
   ) {
+    this.settledWithin = settleMs;
     const n = config.replicas;
     this.ids = Array.from({ length: n }, (_, i) => i);
     this.skewMs = [...params.skewMs];

@@ -22,6 +22,7 @@ import { RunState } from './run-state.js';
 import { SimSdkClients } from './sdk-clients.js';
 import { drawSessionParameters } from './session-parameters.js';
 import { statusLine } from './trace.js';
+import type { RunRecord } from './run-record.js';
 import { WAN_WORKLOAD_MS, wanOf } from './wan.js';
 import { SimWatches } from './watches.js';
 import { simApp } from './workload.js';
@@ -165,8 +166,13 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   const isQuiescent = (): boolean =>
     (planted === null || planted.pending === 0) && quiescentNow(run, cluster, operator, clients);
   const frameNow = () => frame(run.now, procs, record, cluster.network.flying());
-  // Run: the workload, then settle until quiescent.
-  const deadline = workloadMs + settleMs;
+  // Run: the workload, then settle until quiescent. A run whose clients are still being answered
+  // at the deadline goes on while they are (sessions that queued ops through a long outage drain
+  // them a few at a time, at WAN round trips): liveness asks for progress, not for speed. A run
+  // whose callers stop being answered for a quarter of the settle time ends as before, and none
+  // runs past DRAIN_LIMIT settle times.
+  let deadline = workloadMs + settleMs;
+  const drain = { at: Number.NEGATIVE_INFINITY, answered: -1, lastAt: workloadMs };
   let quiescent = false;
   // With the planted op, the replicas go on comparing their states a while after they are
   // quiescent, so that the checkers judge what they made of the last ops too.
@@ -182,6 +188,20 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
   while (run.now <= deadline) {
     const at = events.peekTime();
     if (at === undefined) break;
+    if (at > deadline - settleMs && at - drain.at >= DRAIN_SAMPLE_MS) {
+      drain.at = at;
+      const answered = answeredCallers(record);
+      if (answered > drain.answered) {
+        if (drain.answered >= 0) drain.lastAt = at;
+        drain.answered = answered;
+      }
+      deadline = Math.max(
+        workloadMs + settleMs,
+        Math.min(drain.lastAt + settleMs / 4, workloadMs + settleMs * DRAIN_LIMIT),
+      );
+      run.settledWithin = deadline - workloadMs;
+      if (at > deadline) break;
+    }
     if (
       at > workloadMs &&
       run.now >= workloadMs &&
@@ -235,6 +255,23 @@ export function runSimulation(config: SimConfig, app: App = simApp): SimResult {
     quiescent,
     leadership,
   });
+}
+
+/** How often a run past its settle time looks whether its clients are still being answered. */
+const DRAIN_SAMPLE_MS = 1_000;
+/** No run settles for longer than this many settle times, however steadily it drains. */
+const DRAIN_LIMIT = 8;
+
+/**
+ * How many callers have their answer: the model's invocations complete, and the SDK sessions'
+ * callers with a final view, an error or a time-out. It only grows; a run that drains raises it.
+ */
+function answeredCallers(record: RunRecord): number {
+  let n = 0;
+  for (const inv of record.invocations) if (complete(inv)) n++;
+  for (const r of record.clientOps ?? [])
+    if (r.error !== null || r.timedOutAt !== null || r.views.some((v) => v.final)) n++;
+  return n;
 }
 
 /** A link is cut, a replica not lost for good is down, or a membership change is under way. */

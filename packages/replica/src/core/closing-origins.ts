@@ -17,7 +17,8 @@ import type { ReplicaContext } from './replica-context.js';
  * answer for one never learns its fate.
  *
  * The close. A replica that holds such stranded ops of an origin it knows is dead (its host knows:
- * a later incarnation of the same replica id has ops, or the id's removal is in force), and has
+ * a later incarnation of the same replica id has ops, or the id's removal is in force), or where a
+ * client waits for an op of it that it lacks (`want`), and has
  * waited `adoptAfterMs` for the missing op to turn up, issues the strong op
  * `creek.close { origin, cut }`, with `cut` the contiguous prefix of the origin's ops it holds, so
  * it can give every op up to the cut to whoever lacks it. The close is ordered as any strong op
@@ -49,6 +50,11 @@ export const NOT_APPLIED_CLOSED = "was not applied: its replica's incarnation cl
 export class ClosingOrigins {
   /** Origins this replica issued a close for, not yet committed here. */
   private readonly proposed = new Set<number>();
+  /**
+   * Ops a client waits for here that this replica lacks (`want`), per origin: the highest one and
+   * when the first of them was asked for. One entry per origin, gone once held or closed.
+   */
+  private readonly wanted = new Map<number, { upTo: number; since: number }>();
   private lastScanAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -74,6 +80,14 @@ export class ClosingOrigins {
     this.lastScanAt = nowMs;
     const c = this.ctx;
     const due = new Set<number>();
+    for (const [origin, w] of this.wanted) {
+      if (c.closed.has(origin) || this.deps.receivedUpTo(origin) >= w.upTo) {
+        this.wanted.delete(origin);
+        continue;
+      }
+      if (this.proposed.has(origin) || nowMs - w.since < this.closeAfterMs) continue;
+      if (isDead(origin)) due.add(origin);
+    }
     for (let i = c.committedEnd; i < c.order.length; i++) {
       const { replica, eventNo } = c.order[i]!.req.id;
       if (replica === c.origin || due.has(replica) || c.closed.has(replica)) continue;
@@ -91,6 +105,23 @@ export class ClosingOrigins {
       this.ordering.admit(req, null);
     }
     return due.size > 0;
+  }
+
+  /**
+   * A client waits here for op `eventNo` of `origin`, which this replica lacks: a session welcomed
+   * only once its replica holds what it saw elsewhere, or a context token's ops. If the origin is
+   * dead and the op has not turned up after `closeAfterMs`, the op exists nowhere a client can be
+   * welcomed (it died with its replica's disk before anyone else had it), and nothing else would
+   * close the origin (no op of it is stranded above a gap here): this replica closes it at what it
+   * holds, so the op ends definitely not applied and the client is welcomed without it.
+   */
+  want(origin: number, eventNo: number, nowMs: number): void {
+    const c = this.ctx;
+    if (origin === c.origin || c.closed.has(origin)) return;
+    if (eventNo <= this.deps.receivedUpTo(origin)) return;
+    const w = this.wanted.get(origin);
+    if (w === undefined) this.wanted.set(origin, { upTo: eventNo, since: nowMs });
+    else w.upTo = Math.max(w.upTo, eventNo);
   }
 
   /**

@@ -170,6 +170,11 @@ export class Replica {
     return this.closing.closedOff(id);
   }
 
+  /** A client waits here for op `id`, which this replica lacks (ClosingOrigins.want). */
+  want(id: OpId, nowMs: number): void {
+    this.closing.want(id.replica, id.eventNo, nowMs);
+  }
+
   /** The cut of `origin`'s close, if a close of it committed here (core/closing-origins.ts). */
   closedCut(origin: number): number | undefined {
     return this.ctx.closed.get(origin);

@@ -128,6 +128,8 @@ export interface ClientConnectionsOptions<C> {
    * True when this replica has the op with this id (above the gapless prefix too), or knows that
    * no replica ever will (ReplicaHost.closedOff: its origin was closed below it), so that a session
    * that saw such an op, tentative and then dropped, is not turned away everywhere for good.
+   * When neither, the host may note that a client waits for the op (ReplicaHost.heldForClient:
+   * an op that died with its origin's disk gets its origin closed).
    */
   received(replica: number, eventNo: number): boolean;
   /**

@@ -115,6 +115,18 @@ export class ReplicaHost {
     return this.replica.closedOff(id);
   }
 
+  /**
+   * Whether a client that saw op `id` elsewhere may be served here as far as that op goes: this
+   * replica holds it, or it is closed off (never applied anywhere). When neither, the replica
+   * notes that a client waits for it, so that an op that died with its origin's disk gets closed
+   * (ClosingOrigins.want) instead of holding the client forever.
+   */
+  heldForClient(id: OpId): boolean {
+    if (this.replica.hasReceived(id) || this.replica.closedOff(id)) return true;
+    this.replica.want(id, this.now);
+    return false;
+  }
+
   /** Its reads see every op of `seen` it holds (Replica.readsSee). */
   readsSee(seen: readonly number[]): boolean {
     return this.replica.readsSee(seen);

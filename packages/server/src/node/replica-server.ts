@@ -165,8 +165,7 @@ export class ReplicaServer {
       log,
       (level, seconds) => this.metrics.latency.observe({ level }, seconds),
       (session) => this.seenVector(session),
-      (replica, eventNo) =>
-        this.host.hasReceived({ replica, eventNo }) || this.host.closedOff({ replica, eventNo }),
+      (replica, eventNo) => this.host.heldForClient({ replica, eventNo }),
       () => config.app.names().filter((n) => config.app.lookup(n)?.readOnly === true),
       () => this.host.takeChangedKeys(),
       config.userTokens === undefined || config.userTokens === null

@@ -56,8 +56,7 @@ export class SimEndpoints {
       invoke: (request) => this.invoke(p, endpoint, request),
       unavailable: () => (takesOps(p) && p.host === host ? null : UNAVAILABLE),
       seen: (session) => seenVector(host, p.id, replicas, session),
-      received: (replica, eventNo) =>
-        host.hasReceived({ replica, eventNo }) || host.closedOff({ replica, eventNo }),
+      received: (replica, eventNo) => host.heldForClient({ replica, eventNo }),
       readsSee: (seen) => host.readsSee(seen),
       changedKeys: () => host.takeChangedKeys(),
       members: memberUrls,

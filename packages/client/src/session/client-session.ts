@@ -156,6 +156,11 @@ export class ClientSession {
     return this.signIn.identity;
   }
 
+  /** What the session has seen, per replica id: the counts its next hello names. */
+  get seenCounts(): readonly number[] {
+    return this.seen.counts();
+  }
+
   /** How often the driver should call `tick()`, or null when it need not. */
   get tickEveryMs(): number | null {
     return this.failover.stallCheckEveryMs;

@@ -10,6 +10,7 @@ import {
   type WatchSink,
 } from '@creek/client/session';
 import type { JsonValue, User } from '@creek/app';
+import type { OpId } from '@creek/replica/core/op-id.js';
 import type { Outcome, Response } from '@creek/replica/core/types.js';
 import { SimClientLinks, type LinkClient } from './client-links.js';
 import type { SessionStats, SimClientSide } from './client-side.js';
@@ -457,16 +458,41 @@ export class SimSdkClients implements SimClientSide {
    * has its answer (or stopped waiting), no frame is on its way and no live query reads.
    */
   settled(): boolean {
-    if (this.sessions.some((s) => s.replica === null)) return false;
+    if (this.sessions.some((s) => s.replica === null && this.sawOnlyAtLost(s) === null))
+      return false;
     if (this.links.busy || this.endpoints.reading) return false;
     return this.run.record.clientOps!.every(
       (r) => r.error !== null || r.timedOutAt !== null || r.views.some((v) => v.final),
     );
   }
 
+  /**
+   * A session that saw an op which only a replica lost for good (and still a member) ever held:
+   * no replica can welcome it without going back on what it showed, and nothing tells the cluster
+   * that replica is gone until an operator removes it (which closes its ops, and the session is
+   * welcomed then). Such a session may wait for good, as that replica's own tentative ops may
+   * stay tentative. The op, or null.
+   */
+  private sawOnlyAtLost(s: SimSession): OpId | null {
+    const { record, procs } = this.run;
+    const members =
+      [...record.memberships].reverse().find((m) => m.members !== null)?.members ?? this.run.ids;
+    const live = procs.filter((p) => p.up && !record.lost.includes(p.id));
+    const seen = s.session.seenCounts;
+    for (const id of record.lost) {
+      if (!members.includes(id)) continue;
+      const prefix = Math.min(...live.map((p) => p.host.receivedUpTo(id)));
+      for (let e = prefix + 1; e <= (seen[id] ?? 0); e++) {
+        const op = { replica: id, eventNo: e };
+        if (!live.some((p) => p.host.hasReceived(op) || p.host.closedOff(op))) return op;
+      }
+    }
+    return null;
+  }
+
   unsettled(): string {
     const away = this.sessions
-      .filter((s) => s.replica === null)
+      .filter((s) => s.replica === null && this.sawOnlyAtLost(s) === null)
       .map((s) => `${s.id} (${s.session.status})`);
     const waiting = this.run.record.clientOps!.filter(
       (r) => !(r.error !== null || r.timedOutAt !== null || r.views.some((v) => v.final)),

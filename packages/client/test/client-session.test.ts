@@ -85,6 +85,35 @@ describe('connecting and failing over', () => {
     expect(frames(take())[0]!.frame).toMatchObject({ t: 'hello', seen: [4, 0, 0] });
   });
 
+  it("keeps what views say of a replica's later incarnations, and presents it at the next hello", () => {
+    // Replica 1 lost its disk and numbers its ops under origin 257: the session saw two of them.
+    const { session, take, frames, serve, receive } = driven();
+    session.submit('kv.put', { key: 'k' }, ['weak'], recorder().sink);
+    session.start();
+    const one = serve(take());
+    const [sent] = frames(take()).filter((f) => f.frame.t === 'invoke');
+    const opId = (sent!.frame as { opId: string }).opId;
+    receive(one, {
+      t: 'view',
+      opId,
+      level: 'tentative',
+      outcome: { ok: true, value: null },
+      seen: [3, 1],
+      seenLater: [[257, 2]],
+    });
+    receive(one, { t: 'confirm', opId, seen: [4, 1] });
+    session.connectionClosed(one);
+    take();
+    session.reconnect();
+    const { connection } = take().find((o) => o.t === 'connect') as { connection: number };
+    session.connectionOpened(connection);
+    expect(frames(take())[0]!.frame).toMatchObject({
+      t: 'hello',
+      seen: [4, 1],
+      seenLater: [[257, 2]],
+    });
+  });
+
   it.each([
     ['a negative count', [-1, 0, 0]],
     ['a fraction', [1.5, 0, 0]],

@@ -8,6 +8,7 @@ import {
 } from './limits.js';
 import { JsonValueSchema, OpIdSchema } from './json-value.js';
 import { HeldOwnOpsSchema, OwnOpsSchema } from './own-ops.js';
+import { MAX_SEEN_ENTRIES, SeenLaterSchema } from './seen.js';
 
 /**
  * A user token as a client presents it: a JSON Web Token from the app's identity provider. The
@@ -40,7 +41,7 @@ export const SessionIdSchema = z
  * one the session cannot resubmit itself: the session's own ops not yet committed (and no-ops) at
  * the top are left out, since the client resubmits those when it moves.
  */
-export const SeenSchema = z.array(z.number().int().nonnegative()).max(64);
+export const SeenSchema = z.array(z.number().int().nonnegative()).max(MAX_SEEN_ENTRIES);
 
 /**
  * A context token (context-token.ts): what a session had seen when a replica signed it, for
@@ -65,6 +66,8 @@ export const ClientHelloSchema = z.object({
   session: SessionIdSchema.optional(),
   /** What the session has seen, when it reconnects (see SeenSchema). */
   seen: SeenSchema.optional(),
+  /** The same, for later incarnations' origins (seen.ts). */
+  seenLater: SeenLaterSchema.optional(),
   /**
    * A context token (since CONTEXT_SINCE): the replica welcomes the session only once it holds
    * every op the token covers, as for `seen`, and refuses a token it cannot verify.
@@ -160,6 +163,7 @@ export const ContextRequestSchema = z.object({
   t: z.literal('context'),
   n: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
   seen: SeenSchema.optional(),
+  seenLater: SeenLaterSchema.optional(),
 });
 
 export const ClientFrameSchema = z.discriminatedUnion('t', [
@@ -286,6 +290,8 @@ export const ServerFrameSchema = z.discriminatedUnion('t', [
     id: OpIdSchema.nullable().optional(),
     /** What the replica had when it answered (see SeenSchema); absent when unchanged. */
     seen: SeenSchema.optional(),
+    /** The same, for later incarnations' origins (seen.ts); absent when none has a count. */
+    seenLater: SeenLaterSchema.optional(),
     /**
      * On a view whose answer replaces one its client was shown: the ops, ordered ahead of it
      * unseen, whose writes made the difference, and a key each wrote that the op read.
@@ -316,12 +322,18 @@ export const ServerFrameSchema = z.discriminatedUnion('t', [
    * op itself included now that it is committed, so that a session moves only to a replica that
    * has it. Absent from older replicas.
    */
-  z.object({ t: z.literal('confirm'), opId: z.string(), seen: SeenSchema.optional() }),
+  z.object({
+    t: z.literal('confirm'),
+    opId: z.string(),
+    seen: SeenSchema.optional(),
+    seenLater: SeenLaterSchema.optional(),
+  }),
   /** Confirmations of several ops at once: a replica sends a session those of a turn together. */
   z.object({
     t: z.literal('confirms'),
     opIds: z.array(z.string()).min(1),
     seen: SeenSchema.optional(),
+    seenLater: SeenLaterSchema.optional(),
   }),
   /**
    * Every op of the session numbered below `below` that was submitted on this connection is

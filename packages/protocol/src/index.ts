@@ -13,6 +13,7 @@ export * from './peer.js';
 export * from './peer-versions.js';
 export * from './client-versions.js';
 export * from './context-token.js';
+export * from './seen.js';
 export * from './codec.js';
 export * from './events.js';
 export * from './status.js';

@@ -1,6 +1,7 @@
 import {
   decodeServerFrame,
   helloVersionFields,
+  seenFromWire,
   type ClientFrame,
   type ReplicaUrls,
   type ServerFrame,
@@ -156,7 +157,7 @@ export class ClientSession {
     return this.signIn.identity;
   }
 
-  /** What the session has seen, per replica id: the counts its next hello names. */
+  /** What the session has seen, per origin (sparse above 255): the counts its next hello names. */
   get seenCounts(): readonly number[] {
     return this.seen.counts();
   }
@@ -502,7 +503,7 @@ export class ClientSession {
         if (o.seq < f.below && o.sentOn === this.connection) this.ops.commit(o);
       return;
     }
-    if (f.t === 'confirm' || f.t === 'confirms') this.seen.see(f.seen);
+    if (f.t === 'confirm' || f.t === 'confirms') this.seen.see(seenFromWire(f));
     if (f.t === 'confirms') {
       for (const opId of f.opIds) this.release(opId);
       for (const opId of f.opIds) {
@@ -530,7 +531,7 @@ export class ClientSession {
     if (o === undefined) return;
     if (f.t === 'view' || f.t === 'confirm') this.served();
     if (f.t === 'view') {
-      this.seen.see(f.seen);
+      this.seen.see(seenFromWire(f));
       if (f.level === 'stable') this.lastStableAt = this.lastFrameAt;
       this.ops.viewed(o, f.level, f.outcome, (f.id ?? null) !== null, f.causes);
     } else if (f.t === 'confirm') {

@@ -1,6 +1,7 @@
 import {
   CONTEXT_SINCE,
   readContextToken,
+  seenOnWire,
   type ClientFrame,
   type ServerFrame,
 } from '@creek/protocol';
@@ -83,7 +84,7 @@ export class ContextRequests {
       if (p.sentOn === connection) continue;
       p.sentOn = connection;
       const seen = this.io.seen();
-      this.io.send({ t: 'context', n, ...(seen.length === 0 ? {} : { seen: [...seen] }) });
+      this.io.send({ t: 'context', n, ...seenOnWire(seen) });
     }
   }
 

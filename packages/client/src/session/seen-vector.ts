@@ -1,3 +1,5 @@
+import { seenOnWire, type SeenOnWire } from '@creek/protocol';
+
 /**
  * What a session has seen, per origin replica: how many of its ops (views, confirmations and the
  * welcome say what their replica had). The session presents the most it has seen when it
@@ -7,21 +9,21 @@
  * committed, the replica's confirmation or stable view says what it had then.
  */
 export class SeenVector {
+  /** Indexed by origin, sparse above the first incarnations' (@creek/protocol seen.ts). */
   private readonly vector: number[] = [];
 
-  /** Keeps the most of what it saw and `seen`. */
+  /** Keeps the most of what it saw and `seen` (a seen vector as seenFromWire reads one). */
   see(seen: readonly number[] | undefined): void {
-    if (seen === undefined) return;
-    for (let i = 0; i < seen.length; i++) this.vector[i] = Math.max(this.vector[i] ?? 0, seen[i]!);
+    seen?.forEach((n, origin) => (this.vector[origin] = Math.max(this.vector[origin] ?? 0, n)));
   }
 
-  /** The counts, per origin replica (empty while it has seen nothing). */
+  /** The counts, per origin (empty while it has seen nothing; sparse above 255). */
   counts(): readonly number[] {
     return this.vector;
   }
 
-  /** For a hello: the vector, or nothing while it has seen nothing. */
-  hello(): { seen?: number[] } {
-    return this.vector.some((n) => n > 0) ? { seen: [...this.vector] } : {};
+  /** For a hello: the vector's wire fields, or nothing while it has seen nothing. */
+  hello(): SeenOnWire {
+    return this.vector.some((n) => n > 0) ? seenOnWire(this.vector) : {};
   }
 }

@@ -413,6 +413,11 @@ export class Gossip {
     this.origin = origin;
   }
 
+  /** The origins it holds ops of. */
+  heldOrigins(): number[] {
+    return this.seen.origins();
+  }
+
   /**
    * Every origin this replica knows of: in what it has seen, in what its peers' summaries say
    * they hold, and in the ids of this slot's ops they said they want. A replica choosing an incarnation takes one above all of its slot's among them.

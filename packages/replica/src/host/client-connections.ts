@@ -3,8 +3,13 @@ import {
   CLIENT_FRAME_SINCE,
   clientFrameAllowed,
   MAX_IN_FLIGHT_PER_CONNECTION,
+  maxSeen,
   negotiateClientVersion,
+  seenEntries,
+  seenFromWire,
+  seenOnWire,
   SPOKEN_CLIENT_VERSIONS,
+  type SeenOnWire,
   type ClientFrame,
   type ClientVersions,
   type ErrorCode,
@@ -22,7 +27,7 @@ import type {
   Hello,
 } from './client-connection-types.js';
 import { ConnectionAuth, tokenTooLong, type TokenVerdict } from './connection-auth.js';
-import { ContextTokens, maxSeen } from './context-tokens.js';
+import { ContextTokens } from './context-tokens.js';
 import { LiveQueries } from './live-queries.js';
 import { opFrame } from './op-frames.js';
 
@@ -211,11 +216,14 @@ export class ClientConnections<C> {
       return this.live.watch(conn, { ...f, user: c.auth.user }, c.sessionKey);
     }
     if (f.t === 'unwatch') return this.live.unwatch(conn, f.watchId);
-    if (f.t === 'context') return this.context(conn, c, f.n, f.seen);
+    if (f.t === 'context') return this.context(conn, c, f.n, seenFromWire(f));
     this.invokeFrame(conn, c, f);
   }
 
   private hello(conn: C, c: Connection<C>, f: Hello): void {
+    // From here on `seen` is the whole seen vector, later incarnations' origins included.
+    const seen = seenFromWire(f);
+    f = { ...f, ...(seen === undefined ? {} : { seen }) };
     const negotiated = negotiateClientVersion(this.speaks, f);
     if (!negotiated.ok) return this.error(conn, 'version', negotiated.message);
     c.version = negotiated.version;
@@ -629,8 +637,8 @@ export class ClientConnections<C> {
    */
   private caughtUp(seen: readonly number[]): boolean {
     const have = this.o.seen(null);
-    for (let origin = 0; origin < seen.length; origin++)
-      for (let e = (have[origin] ?? 0) + 1; e <= seen[origin]!; e++)
+    for (const [origin, n] of seenEntries(seen))
+      for (let e = (have[origin] ?? 0) + 1; e <= n; e++)
         if (!this.o.received(origin, e)) return false;
     // Held is not enough where reads see only the committed state: the ops must be committed here.
     return this.o.readsSee?.(seen) ?? true;
@@ -655,13 +663,13 @@ export class ClientConnections<C> {
   }
 
   /** What this replica has for `c`'s session (ClientConnectionsOptions.seen), if it changed. */
-  private seenIfChanged(c: Connection<C>): { seen?: number[] } {
+  private seenIfChanged(c: Connection<C>): SeenOnWire {
     if (c.session === null) return {};
     const seen = this.o.seen(c.sessionKey);
     const key = seen.join(',');
     if (key === c.lastSeen) return {};
     c.lastSeen = key;
-    return { seen };
+    return seenOnWire(seen);
   }
 
   /**

@@ -40,13 +40,6 @@ export class ContextTokens {
   }
 }
 
-/** Per origin, the larger count of `a` and `b`. */
-export function maxSeen(a: readonly number[] | undefined, b: readonly number[]): number[] {
-  const out = [...(a ?? [])];
-  for (let i = 0; i < b.length; i++) out[i] = Math.max(out[i] ?? 0, b[i]!);
-  return out;
-}
-
 /** Compares two MACs in time that does not depend on where they first differ. */
 function sameText(a: string, b: string): boolean {
   if (a.length !== b.length) return false;

@@ -2,7 +2,7 @@ import type { HostStatus, Waiting } from '@creek/protocol';
 import { ConditionalDelivery } from '../cab/conditional-delivery.js';
 import type { ReconfigOutcome } from '../cab/configuration.js';
 import { MultiPaxos, type PaxosOptions } from '../cab/multi-paxos.js';
-import type { OpId } from '../core/op-id.js';
+import { INCARNATION_STRIDE, type OpId } from '../core/op-id.js';
 import {
   ORIGIN_UNDECIDED,
   Replica,
@@ -135,6 +135,25 @@ export class ReplicaHost {
   /** How many of origin `origin`'s ops it holds without a gap (client sessions' seen vectors). */
   receivedUpTo(origin: number): number {
     return this.replica.receivedUpTo(origin);
+  }
+
+  /**
+   * A client session's seen vector here (@creek/protocol seen.ts: indexed by origin, sparse above
+   * the first incarnations): per origin, how many of its ops this replica holds without a gap,
+   * for the first incarnation of each of `ids` and every later incarnation it holds ops of. For a
+   * session, its own origin's count stops below the session's own uncommitted ops at the top
+   * (Replica.lastOpNotPendingOf): the session resubmits those when it moves, so no replica needs
+   * them first.
+   */
+  seenVector(ids: readonly number[], session: string | null): number[] {
+    const out: number[] = [];
+    for (const id of ids) out[id] = this.replica.receivedUpTo(id);
+    for (const origin of this.gossip.heldOrigins())
+      if (origin >= INCARNATION_STRIDE) out[origin] = this.replica.receivedUpTo(origin);
+    const own = this.replica.id;
+    if (session !== null && own !== ORIGIN_UNDECIDED)
+      out[own] = this.replica.lastOpNotPendingOf(session);
+    return out;
   }
 
   /** Replica.lastOpNotPendingOf: the newest op of its own a session cannot resubmit itself. */

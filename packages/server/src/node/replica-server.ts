@@ -112,7 +112,6 @@ export class ReplicaServer {
   private seenIds: {
     readonly members: readonly number[];
     readonly ids: readonly number[];
-    readonly length: number;
   } | null = null;
   /** When the replica started, on the monotonic clock: uptime never runs backwards with the wall clock. */
   private readonly startedAt = performance.now();
@@ -582,9 +581,10 @@ export class ReplicaServer {
   }
 
   /**
-   * Per replica id, how many of its ops this replica has without a gap (client sessions); for a
+   * Per origin, how many of its ops this replica has without a gap (client sessions; the first
+   * incarnation of every configured replica and member, and later ones it holds ops of); for a
    * session, this replica's own ops only up to the last one the session cannot resubmit itself
-   * (`Replica.lastOpNotPendingOf`).
+   * (ReplicaHost.seenVector). Cached for the turn.
    */
   private seenVector(session: string | null): number[] {
     const cached = this.seenThisTurn?.get(session);
@@ -592,14 +592,9 @@ export class ReplicaServer {
     const members = this.host.peerIds();
     if (this.seenIds?.members !== members) {
       const ids = [...new Set([...this.config.peers.map((p) => p.id), ...members])];
-      this.seenIds = { members, ids, length: Math.max(...ids) + 1 };
+      this.seenIds = { members, ids };
     }
-    const out = new Array<number>(this.seenIds.length).fill(0);
-    for (const id of this.seenIds.ids) out[id] = this.host.receivedUpTo(id);
-    // Its own ops count under its origin: in a later incarnation it numbers them under another
-    // origin than its id, which the vector (by id) cannot say.
-    if (session !== null && this.host.origin === this.config.id)
-      out[this.config.id] = this.host.lastOpNotPendingOf(session);
+    const out = this.host.seenVector(this.seenIds.ids, session);
     this.seenThisTurn?.set(session, out);
     return out;
   }

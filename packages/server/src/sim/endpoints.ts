@@ -55,7 +55,7 @@ export class SimEndpoints {
       ...(run.config.userTokens === true ? { verifiesTokens: true } : {}),
       invoke: (request) => this.invoke(p, endpoint, request),
       unavailable: () => (takesOps(p) && p.host === host ? null : UNAVAILABLE),
-      seen: (session) => seenVector(host, p.id, replicas, session),
+      seen: (session) => seenVector(host, replicas, session),
       received: (replica, eventNo) => host.heldForClient({ replica, eventNo }),
       readsSee: (seen) => host.readsSee(seen),
       changedKeys: () => host.takeChangedKeys(),
@@ -155,21 +155,12 @@ export class SimEndpoints {
 
 /**
  * What a session is told this replica has (views' `seen`), as the runtime's ReplicaServer works it
- * out: per replica id of its configuration and members, how many of its ops it holds without a
- * gap; for a session, its own component only up to the last op the session cannot resubmit
- * itself (Replica.lastOpNotPendingOf).
+ * out (ReplicaHost.seenVector): for the replica ids of its configuration and members.
  */
 function seenVector(
   host: ReplicaHost,
-  self: number,
   replicas: readonly number[],
   session: string | null,
 ): number[] {
-  const ids = [...new Set([...replicas, ...host.peerIds()])];
-  const out = new Array<number>(Math.max(...ids) + 1).fill(0);
-  for (const id of ids) out[id] = host.receivedUpTo(id);
-  // Its own ops count under its origin: a replica in a later incarnation numbers them under
-  // another origin than its id, which the vector (by id) cannot say.
-  if (session !== null && host.origin === self) out[self] = host.lastOpNotPendingOf(session);
-  return out;
+  return host.seenVector([...new Set([...replicas, ...host.peerIds()])], session);
 }

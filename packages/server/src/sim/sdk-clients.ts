@@ -10,6 +10,7 @@ import {
   type WatchSink,
 } from '@creek/client/session';
 import type { JsonValue, User } from '@creek/app';
+import { INCARNATION_STRIDE, seenEntries } from '@creek/protocol';
 import type { OpId } from '@creek/replica/core/op-id.js';
 import type { Outcome, Response } from '@creek/replica/core/types.js';
 import { SimClientLinks, type LinkClient } from './client-links.js';
@@ -478,12 +479,12 @@ export class SimSdkClients implements SimClientSide {
     const members =
       [...record.memberships].reverse().find((m) => m.members !== null)?.members ?? this.run.ids;
     const live = procs.filter((p) => p.up && !record.lost.includes(p.id));
-    const seen = s.session.seenCounts;
-    for (const id of record.lost) {
-      if (!members.includes(id)) continue;
-      const prefix = Math.min(...live.map((p) => p.host.receivedUpTo(id)));
-      for (let e = prefix + 1; e <= (seen[id] ?? 0); e++) {
-        const op = { replica: id, eventNo: e };
+    for (const [origin, n] of seenEntries(s.session.seenCounts)) {
+      const id = origin % INCARNATION_STRIDE;
+      if (!record.lost.includes(id) || !members.includes(id)) continue;
+      const prefix = Math.min(...live.map((p) => p.host.receivedUpTo(origin)));
+      for (let e = prefix + 1; e <= n; e++) {
+        const op = { replica: origin, eventNo: e };
         if (!live.some((p) => p.host.hasReceived(op) || p.host.closedOff(op))) return op;
       }
     }

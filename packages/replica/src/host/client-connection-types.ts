@@ -126,14 +126,14 @@ export interface ClientConnectionsOptions<C> {
   seen(session: string | null): number[];
   /**
    * True when this replica has the op with this id (above the gapless prefix too), or knows that
-   * no replica ever will (ReplicaHost.closedOff: its origin was closed below it), so that a session
+   * no replica ever will (ClientView.closedOff: its origin was closed below it), so that a session
    * that saw such an op, tentative and then dropped, is not turned away everywhere for good.
-   * When neither, the host may note that a client waits for the op (ReplicaHost.heldForClient:
+   * When neither, the host may note that a client waits for the op (ClientView.heldForClient:
    * an op that died with its origin's disk gets its origin closed).
    */
   received(replica: number, eventNo: number): boolean;
   /**
-   * Whether this replica's reads see every op of `seen` it holds (ReplicaHost.readsSee): not yet
+   * Whether this replica's reads see every op of `seen` it holds (ClientView.readsSee): not yet
    * when one is still tentative here and reads see only the committed state (no speculation).
    * Absent: they do.
    */

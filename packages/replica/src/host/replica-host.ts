@@ -2,7 +2,7 @@ import type { HostStatus, Waiting } from '@creek/protocol';
 import { ConditionalDelivery } from '../cab/conditional-delivery.js';
 import type { ReconfigOutcome } from '../cab/configuration.js';
 import { MultiPaxos, type PaxosOptions } from '../cab/multi-paxos.js';
-import { INCARNATION_STRIDE, type OpId } from '../core/op-id.js';
+import type { OpId } from '../core/op-id.js';
 import {
   ORIGIN_UNDECIDED,
   Replica,
@@ -27,6 +27,7 @@ import {
   type HostRecord,
 } from './records.js';
 import type { HostParts } from './parts.js';
+import { ClientView } from './client-view.js';
 import { Router } from './router.js';
 import { hostStatus, partsSettled } from './status.js';
 import {
@@ -74,6 +75,9 @@ export class ReplicaHost {
     return this.parts.delivery;
   }
 
+  /** What it knows of the ops client sessions saw: seen vectors, the hello wait (client-view.ts). */
+  readonly clients: ClientView = new ClientView(this.parts, () => this.now);
+
   /**
    * The parts, as they are now, for tests and the simulator's checkers, which look inside a
    * replica to judge it. Drivers do not: they give the host inputs (`step`), act on its Readies,
@@ -103,67 +107,6 @@ export class ReplicaHost {
   /** The origin this replica numbers its ops under (core/op-id.ts); ORIGIN_UNDECIDED while it has none. */
   get origin(): number {
     return this.replica.id;
-  }
-
-  /** It holds op `id` (its Req arrived, or was issued here). */
-  hasReceived(id: OpId): boolean {
-    return this.replica.hasReceived(id);
-  }
-
-  /** Op `id` is of a closed origin, above its cut: never applied anywhere (Replica.closedOff). */
-  closedOff(id: OpId): boolean {
-    return this.replica.closedOff(id);
-  }
-
-  /**
-   * Whether a client that saw op `id` elsewhere may be served here as far as that op goes: this
-   * replica holds it, or it is closed off (never applied anywhere). When neither, the replica
-   * notes that a client waits for it, so that an op that died with its origin's disk gets closed
-   * (ClosingOrigins.want) instead of holding the client forever.
-   */
-  heldForClient(id: OpId): boolean {
-    if (this.replica.hasReceived(id) || this.replica.closedOff(id)) return true;
-    this.replica.want(id, this.now);
-    return false;
-  }
-
-  /** Its reads see every op of `seen` it holds (Replica.readsSee). */
-  readsSee(seen: readonly number[]): boolean {
-    return this.replica.readsSee(seen);
-  }
-
-  /** How many of origin `origin`'s ops it holds without a gap (client sessions' seen vectors). */
-  receivedUpTo(origin: number): number {
-    return this.replica.receivedUpTo(origin);
-  }
-
-  /**
-   * A client session's seen vector here (@creek/protocol seen.ts: indexed by origin, sparse above
-   * the first incarnations): per origin, how many of its ops this replica holds without a gap,
-   * for the first incarnation of each of `ids` and every later incarnation it holds ops of. For a
-   * session, its own origin's count stops below the session's own uncommitted ops at the top
-   * (Replica.lastOpNotPendingOf): the session resubmits those when it moves, so no replica needs
-   * them first.
-   */
-  seenVector(ids: readonly number[], session: string | null): number[] {
-    const out: number[] = [];
-    for (const id of ids) out[id] = this.replica.receivedUpTo(id);
-    for (const origin of this.gossip.heldOrigins())
-      if (origin >= INCARNATION_STRIDE) out[origin] = this.replica.receivedUpTo(origin);
-    const own = this.replica.id;
-    if (session !== null && own !== ORIGIN_UNDECIDED)
-      out[own] = this.replica.lastOpNotPendingOf(session);
-    return out;
-  }
-
-  /** Replica.lastOpNotPendingOf: the newest op of its own a session cannot resubmit itself. */
-  lastOpNotPendingOf(session: string): number {
-    return this.replica.lastOpNotPendingOf(session);
-  }
-
-  /** Replica.receivedPrefix: per origin, how many of its ops it holds without a gap. */
-  receivedPrefix(origins: Iterable<number>): Map<number, number> {
-    return this.replica.receivedPrefix(origins);
   }
 
   /** Keys that may have changed since the last call (live queries: Replica.takeChangedKeys). */

@@ -76,7 +76,7 @@ export class ClientEndpoint {
     speaks?: ClientVersions,
     /** The MAC of context tokens (node/context-key.ts); absent: none are signed or taken. */
     contextMac?: (payload: string) => string,
-    /** Whether reads here see every op of a `seen` vector it holds (ReplicaHost.readsSee). */
+    /** Whether reads here see every op of a `seen` vector it holds (ReplicaHost.clients.readsSee). */
     readsSee?: (seen: readonly number[]) => boolean,
   ) {
     this.connections = new ClientConnections<WebSocket>({

@@ -164,7 +164,7 @@ export class ReplicaServer {
       log,
       (level, seconds) => this.metrics.latency.observe({ level }, seconds),
       (session) => this.seenVector(session),
-      (replica, eventNo) => this.host.heldForClient({ replica, eventNo }),
+      (replica, eventNo) => this.host.clients.heldForClient({ replica, eventNo }),
       () => config.app.names().filter((n) => config.app.lookup(n)?.readOnly === true),
       () => this.host.takeChangedKeys(),
       config.userTokens === undefined || config.userTokens === null
@@ -176,7 +176,7 @@ export class ReplicaServer {
       () => this.members,
       config.clientVersions,
       contextMac(config.secret),
-      (seen) => this.host.readsSee(seen),
+      (seen) => this.host.clients.readsSee(seen),
     );
     this.outbox = new PeerOutbox(
       (to, msgs) => this.mesh.sendMany(to, msgs),
@@ -584,7 +584,7 @@ export class ReplicaServer {
    * Per origin, how many of its ops this replica has without a gap (client sessions; the first
    * incarnation of every configured replica and member, and later ones it holds ops of); for a
    * session, this replica's own ops only up to the last one the session cannot resubmit itself
-   * (ReplicaHost.seenVector). Cached for the turn.
+   * (ReplicaHost.clients.seenVector). Cached for the turn.
    */
   private seenVector(session: string | null): number[] {
     const cached = this.seenThisTurn?.get(session);
@@ -594,7 +594,7 @@ export class ReplicaServer {
       const ids = [...new Set([...this.config.peers.map((p) => p.id), ...members])];
       this.seenIds = { members, ids };
     }
-    const out = this.host.seenVector(this.seenIds.ids, session);
+    const out = this.host.clients.seenVector(this.seenIds.ids, session);
     this.seenThisTurn?.set(session, out);
     return out;
   }

@@ -482,7 +482,7 @@ export class SimCluster {
 
   /** Whether `q` has an op: in memory if it is up, else on its disk (what it will restart with). */
   private holdsOps(q: SimProcess): (id: OpId) => boolean {
-    if (q.up) return (id) => q.host.hasReceived(id);
+    if (q.up) return (id) => q.host.clients.hasReceived(id);
     let recovered: ReplicaHost;
     try {
       recovered = new ReplicaHost(this.hostOptions.of(q.id), {
@@ -497,7 +497,7 @@ export class SimCluster {
       // them): it halts when it restarts, and gives nothing to anyone.
       return () => false;
     }
-    return (id) => recovered.hasReceived(id);
+    return (id) => recovered.clients.hasReceived(id);
   }
 
   restart(p: SimProcess): void {

@@ -56,8 +56,8 @@ export class SimEndpoints {
       invoke: (request) => this.invoke(p, endpoint, request),
       unavailable: () => (takesOps(p) && p.host === host ? null : UNAVAILABLE),
       seen: (session) => seenVector(host, replicas, session),
-      received: (replica, eventNo) => host.heldForClient({ replica, eventNo }),
-      readsSee: (seen) => host.readsSee(seen),
+      received: (replica, eventNo) => host.clients.heldForClient({ replica, eventNo }),
+      readsSee: (seen) => host.clients.readsSee(seen),
       changedKeys: () => host.takeChangedKeys(),
       members: memberUrls,
       observe: () => undefined,
@@ -155,12 +155,12 @@ export class SimEndpoints {
 
 /**
  * What a session is told this replica has (views' `seen`), as the runtime's ReplicaServer works it
- * out (ReplicaHost.seenVector): for the replica ids of its configuration and members.
+ * out (ReplicaHost.clients.seenVector): for the replica ids of its configuration and members.
  */
 function seenVector(
   host: ReplicaHost,
   replicas: readonly number[],
   session: string | null,
 ): number[] {
-  return host.seenVector([...new Set([...replicas, ...host.peerIds()])], session);
+  return host.clients.seenVector([...new Set([...replicas, ...host.peerIds()])], session);
 }

@@ -95,7 +95,7 @@ export function takesOps(h: SimProcess): boolean {
 export function stranded(p: SimProcess, record: RunRecord, closable: Set<number>): OpId[] {
   if (record.deadOrigins.length === 0) return [];
   const dead = record.deadOrigins.filter((o) => !closable.has(o));
-  const prefix = p.host.receivedPrefix(dead);
+  const prefix = p.host.clients.receivedPrefix(dead);
   return p.host
     .tentativeIds()
     .filter((id) => id.eventNo > (prefix.get(id.replica) ?? Number.POSITIVE_INFINITY));

@@ -482,10 +482,11 @@ export class SimSdkClients implements SimClientSide {
     for (const [origin, n] of seenEntries(s.session.seenCounts)) {
       const id = origin % INCARNATION_STRIDE;
       if (!record.lost.includes(id) || !members.includes(id)) continue;
-      const prefix = Math.min(...live.map((p) => p.host.receivedUpTo(origin)));
+      const prefix = Math.min(...live.map((p) => p.host.clients.receivedUpTo(origin)));
       for (let e = prefix + 1; e <= n; e++) {
         const op = { replica: origin, eventNo: e };
-        if (!live.some((p) => p.host.hasReceived(op) || p.host.closedOff(op))) return op;
+        if (!live.some((p) => p.host.clients.hasReceived(op) || p.host.clients.closedOff(op)))
+          return op;
       }
     }
     return null;

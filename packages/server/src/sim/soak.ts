@@ -18,7 +18,7 @@ import { parseStorageFaults } from './storage-faults.js';
  * suite are regression tests, and this explores seeds nobody ran before. It runs seeds S, S+1, …
  * until N minutes have passed, each under one configuration of a rotation (3 and 5 replicas with
  * every fault, membership changes, crashes with live queries, a lagging replica cut off, strong
- * reads by quorum, the SMR baseline), prints
+ * reads by quorum, the SMR baseline, the SDK's client sessions handing context tokens on), prints
  * progress every 15 s and a summary line, and for each failure the exact command that replays
  * it. `--from HEX` derives the first seed from a commit id (CI passes its HEAD), so every commit
  * explores a range of its own, printed at the start, and a failure found there replays anywhere.
@@ -36,6 +36,8 @@ interface Shape {
   readonly quorumReads?: boolean;
   /** The SMR baseline as the runtime runs it (SimConfig.smr). */
   readonly smr?: boolean;
+  /** The SDK's own client sessions, handing context tokens on (SimConfig.clients, contexts). */
+  readonly sdkContexts?: boolean;
 }
 
 const ROTATION: readonly Shape[] = [
@@ -48,6 +50,7 @@ const ROTATION: readonly Shape[] = [
   { replicas: 5, faults: 'all', liveQueries: false, quorumReads: true },
   { replicas: 3, faults: 'reconfig', liveQueries: false, quorumReads: true },
   { replicas: 3, faults: 'all', liveQueries: false, smr: true },
+  { replicas: 3, faults: 'all', liveQueries: false, sdkContexts: true },
 ];
 
 /** Seeds below this are the suite's and the hand sweeps' (1–100,000); a derived range starts above. */
@@ -144,11 +147,14 @@ function firstSeed(flags: { first?: number; from?: string }): number {
 /** The configuration seed `seed` runs under. */
 function shapeOf(seed: number, pin: { replicas?: number; faults?: FaultMode }): Shape {
   const s = ROTATION[seed % ROTATION.length]!;
-  return {
-    replicas: pin.replicas ?? s.replicas,
-    faults: pin.faults ?? s.faults,
-    liveQueries: pin.replicas === undefined && pin.faults === undefined ? s.liveQueries : false,
-  };
+  // Pinned, a seed runs the plain configuration; else every setting of its rotation entry.
+  if (pin.replicas !== undefined || pin.faults !== undefined)
+    return {
+      replicas: pin.replicas ?? s.replicas,
+      faults: pin.faults ?? s.faults,
+      liveQueries: false,
+    };
+  return s;
 }
 
 /** The command that replays one seed of the sweep. */
@@ -158,7 +164,7 @@ function replayCommand(
   storage: readonly StorageFault[] | undefined,
   plant: PlantedBug | undefined,
 ): string {
-  return `npm run sim -- --seed ${seed} --replicas ${shape.replicas} --faults ${shape.faults}${storage === undefined ? '' : ` --storage-faults ${storage.join(',')}`}${shape.liveQueries ? ' --live-queries' : ''}${shape.quorumReads === true ? ' --quorum-reads on' : ''}${shape.smr === true ? ' --smr' : ''}${plant === undefined ? '' : ` --plant ${plant}`} --verbose`;
+  return `npm run sim -- --seed ${seed} --replicas ${shape.replicas} --faults ${shape.faults}${storage === undefined ? '' : ` --storage-faults ${storage.join(',')}`}${shape.liveQueries ? ' --live-queries' : ''}${shape.quorumReads === true ? ' --quorum-reads on' : ''}${shape.smr === true ? ' --smr' : ''}${shape.sdkContexts === true ? ' --clients sdk --contexts' : ''}${plant === undefined ? '' : ` --plant ${plant}`} --verbose`;
 }
 
 function main(): void {
@@ -171,7 +177,7 @@ function main(): void {
   let passed = 0;
   const failures: string[] = [];
   console.log(
-    `sim:soak: seeds from ${first}${flags.from === undefined ? '' : ` (derived from ${flags.from.slice(0, 12)})`} for ${flags.minutes} min${flags.storageFaults === undefined ? '' : `, storage faults: ${flags.storageFaults.join(',')}`}${flags.plant === undefined ? '' : `, bug planted: ${flags.plant}`}, ${flags.replicas === undefined && flags.faults === undefined ? `rotating through ${ROTATION.map((s) => `${s.replicas}/${s.faults}${s.liveQueries ? '+live' : ''}${s.quorumReads === true ? '+quorum-reads' : ''}${s.smr === true ? '+smr' : ''}`).join(', ')}` : 'one configuration'}`,
+    `sim:soak: seeds from ${first}${flags.from === undefined ? '' : ` (derived from ${flags.from.slice(0, 12)})`} for ${flags.minutes} min${flags.storageFaults === undefined ? '' : `, storage faults: ${flags.storageFaults.join(',')}`}${flags.plant === undefined ? '' : `, bug planted: ${flags.plant}`}, ${flags.replicas === undefined && flags.faults === undefined ? `rotating through ${ROTATION.map((s) => `${s.replicas}/${s.faults}${s.liveQueries ? '+live' : ''}${s.quorumReads === true ? '+quorum-reads' : ''}${s.smr === true ? '+smr' : ''}${s.sdkContexts === true ? '+sdk-contexts' : ''}`).join(', ')}` : 'one configuration'}`,
   );
   while (Date.now() - started < budgetMs) {
     const shape = shapeOf(seed, flags);
@@ -185,6 +191,7 @@ function main(): void {
         ...(shape.liveQueries ? { liveQueries: true } : {}),
         ...(shape.quorumReads === true ? { quorumReads: true } : {}),
         ...(shape.smr === true ? { smr: true } : {}),
+        ...(shape.sdkContexts === true ? { clients: 'sdk' as const, contexts: true } : {}),
         ...(flags.storageFaults === undefined ? {} : { storageFaults: flags.storageFaults }),
         ...(flags.plant === undefined ? {} : PLANTED_BUGS[flags.plant].config),
       });

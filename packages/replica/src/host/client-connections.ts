@@ -27,7 +27,7 @@ import type {
   Hello,
 } from './client-connection-types.js';
 import { ConnectionAuth, tokenTooLong, type TokenVerdict } from './connection-auth.js';
-import { ContextTokens } from './context-tokens.js';
+import { answerContext, ContextTokens, NO_CONTEXTS } from './context-tokens.js';
 import { LiveQueries } from './live-queries.js';
 import { opFrame } from './op-frames.js';
 
@@ -292,11 +292,7 @@ export class ClientConnections<C> {
     this.send(conn, { t: 'authed', user: user.id, expiresInMs: c.auth.remaining(now)! });
   }
 
-  /**
-   * A client asks for a context token: one covering what its session saw (`seen`, which this
-   * replica must hold, as it did to welcome the session) and everything this replica has, its own
-   * ops of the session included.
-   */
+  /** A client asks for a context token (ContextTokens.answer). */
   private context(conn: C, c: Connection<C>, n: number, seen: number[] | undefined): void {
     if (!clientFrameAllowed(c.version, 'context', this.since))
       return this.error(
@@ -304,16 +300,10 @@ export class ClientConnections<C> {
         'out-of-order',
         `context tokens came with client protocol ${this.since.get('context') ?? '?'}; this connection runs at ${c.version}`,
       );
-    const why =
-      this.contexts === null
-        ? NO_CONTEXTS
-        : seen !== undefined && !this.caughtUp(seen)
-          ? 'this replica has not caught up with what your session saw: ask again in a moment'
-          : null;
-    if (why !== null)
-      return this.send(conn, { t: 'context', n, code: 'unavailable', message: why });
-    const token = this.contexts!.sign(maxSeen(seen, this.o.seen(null)));
-    this.send(conn, { t: 'context', n, token });
+    this.send(
+      conn,
+      answerContext(this.contexts, n, seen, this.o.seen(null), (s) => this.caughtUp(s)),
+    );
   }
 
   /** A client's fresh token (client frame `reauth`): the driver verifies it, or it is refused now. */
@@ -705,10 +695,6 @@ export class ClientConnections<C> {
     );
   }
 }
-
-/** What a client presenting or asking for a context token is told by a replica that signs none. */
-const NO_CONTEXTS =
-  'this replica signs and takes no context tokens (it was started without a key for them)';
 
 /** What a client presenting a user token is told by a replica that verifies none. */
 const NO_USER_TOKENS =

@@ -1,4 +1,8 @@
-import { contextTokenPayload, readContextToken } from '@creek/protocol';
+import { contextTokenPayload, maxSeen, readContextToken, type ServerFrame } from '@creek/protocol';
+
+/** What a client presenting or asking for a context token is told by a replica that signs none. */
+export const NO_CONTEXTS =
+  'this replica signs and takes no context tokens (it was started without a key for them)';
 
 /**
  * The replica's side of context tokens (protocol context-token.ts): it signs a session's context
@@ -38,6 +42,28 @@ export class ContextTokens {
       };
     return { ok: true, seen: read.seen };
   }
+}
+
+/**
+ * A replica's answer to a context request `n`: a token covering what the session saw (`seen`,
+ * which the replica must hold, as it did to welcome the session: `caughtUp`) and everything the
+ * replica holds (`have`), the session's own ops there included; or why it gives none.
+ */
+export function answerContext(
+  contexts: ContextTokens | null,
+  n: number,
+  seen: readonly number[] | undefined,
+  have: readonly number[],
+  caughtUp: (seen: readonly number[]) => boolean,
+): Extract<ServerFrame, { t: 'context' }> {
+  const why =
+    contexts === null
+      ? NO_CONTEXTS
+      : seen !== undefined && !caughtUp(seen)
+        ? 'this replica has not caught up with what your session saw: ask again in a moment'
+        : null;
+  if (why !== null) return { t: 'context', n, code: 'unavailable', message: why };
+  return { t: 'context', n, token: contexts!.sign(maxSeen(seen, have)) };
 }
 
 /** Compares two MACs in time that does not depend on where they first differ. */

@@ -14,6 +14,8 @@ export class ClientView {
     private readonly parts: HostParts,
     /** The host's time, in ms (for the wait before closing a dead origin a client needs). */
     private readonly now: () => number,
+    /** ReadyBuilder.firstNotDurable: the first op of an origin whose record is not durable yet. */
+    private readonly firstNotDurable: (origin: number) => number | null,
   ) {}
 
   /** It holds op `id` (its Req arrived, or was issued here). */
@@ -55,7 +57,7 @@ export class ClientView {
    * for the first incarnation of each of `ids` and every later incarnation it holds ops of. For a
    * session, its own origin's count stops below the session's own uncommitted ops at the top
    * (Replica.lastOpNotPendingOf): the session resubmits those when it moves, so no replica needs
-   * them first.
+   * them first. Its own origin's count stops below its first op not yet durable, too.
    */
   seenVector(ids: readonly number[], session: string | null): number[] {
     const { replica, gossip } = this.parts;
@@ -64,8 +66,13 @@ export class ClientView {
     for (const origin of gossip.heldOrigins())
       if (origin >= INCARNATION_STRIDE) out[origin] = replica.receivedUpTo(origin);
     const own = replica.id;
-    if (session !== null && own !== ORIGIN_UNDECIDED)
-      out[own] = replica.lastOpNotPendingOf(session);
+    if (own === ORIGIN_UNDECIDED) return out;
+    if (session !== null) out[own] = replica.lastOpNotPendingOf(session);
+    // Its own ops whose records are not durable yet are nowhere else: a crash now loses them, and
+    // a session told of one would wait for it at every replica (the restarted one numbers its
+    // next op the same). Answers wait for their records; the vector must not run ahead of them.
+    const pending = this.firstNotDurable(own);
+    if (pending !== null) out[own] = Math.min(out[own] ?? 0, pending - 1);
     return out;
   }
 

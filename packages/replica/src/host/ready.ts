@@ -168,9 +168,33 @@ export class ReadyBuilder {
   private held: Held[] = [];
   private heldFrom = 0;
 
+  /**
+   * Ops whose Req records are written and not yet durable, in the order written: a crash now
+   * would lose them here (and, for this replica's own ops, everywhere: nobody else has them yet).
+   */
+  private notDurable: {
+    readonly seq: number;
+    readonly replica: number;
+    readonly eventNo: number;
+  }[] = [];
+
   persist(record: HostRecord): void {
     this.records.push(record);
     this.written++;
+    if (record.layer === 'core' && record.record.kind === 'req') {
+      const { replica, eventNo } = record.record.req.id;
+      this.notDurable.push({ seq: this.written, replica, eventNo });
+    }
+  }
+
+  /**
+   * The first of `origin`'s ops (in the order written) whose Req record is not durable yet, or
+   * null. A replica issues its own ops in order, so for its own origin this is the lowest one: a
+   * client may be told of its ops below it only (ClientView.seenVector).
+   */
+  firstNotDurable(origin: number): number | null {
+    for (const r of this.notDurable) if (r.replica === origin) return r.eventNo;
+    return null;
   }
 
   send(to: number, msg: PeerMessage, lazy: boolean): void {
@@ -209,6 +233,9 @@ export class ReadyBuilder {
       throw new Error(`records up to ${upTo} reported durable, but only ${this.written} written`);
     if (upTo <= this.durable) return;
     this.durable = upTo;
+    let done = 0;
+    while (done < this.notDurable.length && this.notDurable[done]!.seq <= upTo) done++;
+    if (done > 0) this.notDurable.splice(0, done);
     let i = this.heldFrom;
     for (; i < this.held.length; i++) {
       const h = this.held[i]!;

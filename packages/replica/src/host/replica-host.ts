@@ -76,7 +76,11 @@ export class ReplicaHost {
   }
 
   /** What it knows of the ops client sessions saw: seen vectors, the hello wait (client-view.ts). */
-  readonly clients: ClientView = new ClientView(this.parts, () => this.now);
+  readonly clients: ClientView = new ClientView(
+    this.parts,
+    () => this.now,
+    (origin) => this.out.firstNotDurable(origin),
+  );
 
   /**
    * The parts, as they are now, for tests and the simulator's checkers, which look inside a

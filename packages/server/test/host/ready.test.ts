@@ -89,6 +89,27 @@ describe('ReadyBuilder', () => {
     expect(b.take().outputs).toHaveLength(1);
   });
 
+  it('names the first op of an origin whose record is not durable yet', () => {
+    const b = new ReadyBuilder();
+    const req = (replica: number, eventNo: number): HostRecord =>
+      ({
+        layer: 'core',
+        record: { kind: 'req', req: { id: { replica, eventNo } } },
+      }) as unknown as HostRecord;
+    b.persist(req(0, 5));
+    b.persist(record(1));
+    b.persist(req(1, 9));
+    b.persist(req(0, 6));
+    expect(b.firstNotDurable(0)).toBe(5);
+    expect(b.firstNotDurable(1)).toBe(9);
+    expect(b.firstNotDurable(2)).toBe(null);
+    b.durableUpTo(1);
+    expect(b.firstNotDurable(0)).toBe(6);
+    b.durableUpTo(4);
+    expect(b.firstNotDurable(0)).toBe(null);
+    expect(b.firstNotDurable(1)).toBe(null);
+  });
+
   it('finds a held message for a driver that commits early for it', () => {
     const b = new ReadyBuilder();
     b.persist(record(1));
@@ -131,6 +152,33 @@ describe('ReplicaHost.step', () => {
       response: expect.objectContaining({ tag: 1, level: 'tentative' }),
     });
     expect(h.holding).toBe(0);
+  });
+
+  it('tells clients of its own ops only once their records are durable', () => {
+    // Seed 1214 (5 replicas, SDK clients): a view told a session of an op issued after the one it
+    // answered, whose record was not durable yet; the replica crashed, came back without it, and
+    // every replica then waited for an op that no longer existed before welcoming the session.
+    const h = host();
+    h.step({ kind: 'start' });
+    const put = (tag: number, now: number) =>
+      h.step({
+        kind: 'invoke',
+        now,
+        request: { op: 'kv.put', args: { key: 'k', value: tag }, strong: false, tag },
+      });
+    const first = put(1, 1_000);
+    const upTo = first.firstSeq + first.records.length - 1;
+    h.step({ kind: 'durable', upTo });
+    const own = h.origin;
+    const durable = h.clients.seenVector([0], null)[own]!;
+    expect(durable).toBeGreaterThan(0);
+    // A second op: held here, not durable, so no seen vector counts it yet.
+    const second = put(2, 1_001);
+    expect(h.clients.hasReceived({ replica: own, eventNo: durable + 1 })).toBe(true);
+    expect(h.clients.seenVector([0], null)[own]).toBe(durable);
+    expect(h.clients.seenVector([0], 'a-session')[own]).toBeLessThanOrEqual(durable);
+    h.step({ kind: 'durable', upTo: second.firstSeq + second.records.length - 1 });
+    expect(h.clients.seenVector([0], null)[own]).toBe(durable + 1);
   });
 
   it('gives its status as the protocol describes it', async () => {

@@ -139,6 +139,13 @@ describe('known failures the client sessions found', () => {
     expect(run(1183, 5, { contexts: true }).violations).toEqual([]);
   });
 
+  it('a session is never told of an op its replica could still lose in a crash (seed 1214, 5 replicas, contexts)', () => {
+    // A view told a session of its replica's own op issued after the one it answered, before that
+    // op's record was durable; the replica crashed and came back without it, and no replica would
+    // welcome the session, until seen vectors stopped below a replica's first op not yet durable.
+    expect(run(1214, 5, { contexts: true }).violations).toEqual([]);
+  });
+
   // Seed 121 failed here until sessions followed the membership: its sessions, given replicas
   // 0-2, waited forever once 2 was replaced by 3; they now learn of replica 3 and are welcomed
   // there. Whether a session that saw ops no member has can still wait forever is not settled.

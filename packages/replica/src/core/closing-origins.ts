@@ -51,10 +51,11 @@ export class ClosingOrigins {
   /** Origins this replica issued a close for, not yet committed here. */
   private readonly proposed = new Set<number>();
   /**
-   * Ops a client waits for here that this replica lacks (`want`), per origin: the highest one and
-   * when the first of them was asked for. One entry per origin, gone once held or closed.
+   * Ops a client waits for here that this replica lacks (`want`), per origin: the highest one,
+   * when the first of them was asked for, and when last. One entry per origin, gone once held,
+   * closed, or no longer asked for.
    */
-  private readonly wanted = new Map<number, { upTo: number; since: number }>();
+  private readonly wanted = new Map<number, { upTo: number; since: number; lastAt: number }>();
   private lastScanAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -81,7 +82,9 @@ export class ClosingOrigins {
     const c = this.ctx;
     const due = new Set<number>();
     for (const [origin, w] of this.wanted) {
-      if (c.closed.has(origin) || this.deps.receivedUpTo(origin) >= w.upTo) {
+      // Asked for still (a waiting client asks again every turn), and not held or closed since.
+      const stale = nowMs - w.lastAt > this.closeAfterMs;
+      if (stale || c.closed.has(origin) || this.deps.receivedUpTo(origin) >= w.upTo) {
         this.wanted.delete(origin);
         continue;
       }
@@ -113,15 +116,21 @@ export class ClosingOrigins {
    * dead and the op has not turned up after `closeAfterMs`, the op exists nowhere a client can be
    * welcomed (it died with its replica's disk before anyone else had it), and nothing else would
    * close the origin (no op of it is stranded above a gap here): this replica closes it at what it
-   * holds, so the op ends definitely not applied and the client is welcomed without it.
+   * holds, so the op ends definitely not applied and the client is welcomed without it. The host
+   * asks only while no peer says it holds more of that origin (what a client names is unsigned:
+   * ClientView.heldForClient), and again every turn the client waits; a want not asked again
+   * within `closeAfterMs` lapses.
    */
   want(origin: number, eventNo: number, nowMs: number): void {
     const c = this.ctx;
     if (origin === c.origin || c.closed.has(origin)) return;
     if (eventNo <= this.deps.receivedUpTo(origin)) return;
     const w = this.wanted.get(origin);
-    if (w === undefined) this.wanted.set(origin, { upTo: eventNo, since: nowMs });
-    else w.upTo = Math.max(w.upTo, eventNo);
+    if (w === undefined) this.wanted.set(origin, { upTo: eventNo, since: nowMs, lastAt: nowMs });
+    else {
+      w.upTo = Math.max(w.upTo, eventNo);
+      w.lastAt = nowMs;
+    }
   }
 
   /**

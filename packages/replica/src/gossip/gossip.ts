@@ -413,6 +413,13 @@ export class Gossip {
     this.origin = origin;
   }
 
+  /** The most of `origin`'s ops, without a gap, that a peer's last summary says it holds. */
+  peersHoldUpTo(origin: number): number {
+    let most = 0;
+    for (const theirs of this.peerSeen.values()) most = Math.max(most, theirs.base(origin));
+    return most;
+  }
+
   /** The origins it holds ops of. */
   heldOrigins(): number[] {
     return this.seen.origins();

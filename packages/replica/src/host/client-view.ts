@@ -30,14 +30,18 @@ export class ClientView {
 
   /**
    * Whether a client that saw op `id` elsewhere may be served here as far as that op goes: this
-   * replica holds it, or it is closed off (never applied anywhere). When neither, the replica
-   * notes that a client waits for it, so that an op that died with its origin's disk gets closed
-   * (ClosingOrigins.want) instead of holding the client forever.
+   * replica holds it, or it is closed off (never applied anywhere). When neither, and no peer
+   * says it holds more of that origin, the replica notes that a client waits for it, so that an
+   * op that died with its origin's disk gets closed (ClosingOrigins.want) instead of holding the
+   * client forever.
    */
   heldForClient(id: OpId): boolean {
-    const replica = this.parts.replica;
+    const { replica, gossip } = this.parts;
     if (replica.hasReceived(id) || replica.closedOff(id)) return true;
-    replica.want(id, this.now());
+    // What a client names is unsigned (a session's `seen`): it may only close off ops no replica
+    // says it holds, never ones a peer has and this replica merely lags behind on.
+    if (gossip.peersHoldUpTo(id.replica) <= replica.receivedUpTo(id.replica))
+      replica.want(id, this.now());
     return false;
   }
 

@@ -3,6 +3,8 @@ import { ClosingOrigins } from '@creek/replica/core/closing-origins.js';
 import type { Dependencies } from '@creek/replica/core/dependencies.js';
 import type { Ordering } from '@creek/replica/core/ordering.js';
 import type { ReplicaContext } from '@creek/replica/core/replica-context.js';
+import { ClientView } from '@creek/replica/host/client-view.js';
+import type { HostParts } from '@creek/replica/host/parts.js';
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -49,6 +51,19 @@ describe('closing an origin a waiting client needs', () => {
     expect(issued).toHaveLength(1);
   });
 
+  it('lets a want lapse once no client asks for the op again within the delay', () => {
+    const { closing, issued } = harness(new Map([[0, 228]]));
+    closing.want(0, 229, 0);
+    closing.want(0, 229, 90);
+    expect(closing.closeIfDue(150, () => true)).toBe(true);
+    const other = harness(new Map([[0, 228]]));
+    other.closing.want(0, 229, 0);
+    // Asked once, then nobody waits any more: nothing is closed for it.
+    expect(other.closing.closeIfDue(1_000, () => true)).toBe(false);
+    expect(other.issued).toEqual([]);
+    expect(issued).toHaveLength(1);
+  });
+
   it('waits for an origin that may still be alive: its op may be on its way', () => {
     const { closing, issued } = harness(new Map([[0, 228]]));
     closing.want(0, 229, 0);
@@ -81,5 +96,32 @@ describe('closing an origin a waiting client needs', () => {
     closing.want(0, 10, 0);
     expect(closing.closeIfDue(1_000, () => true)).toBe(false);
     expect(issued).toEqual([]);
+  });
+});
+
+describe('which waits a replica notes (ClientView.heldForClient)', () => {
+  it('notes an op a client names only while no peer says it holds more of that origin', () => {
+    const wants: number[] = [];
+    let peersHold = 7;
+    const parts = {
+      replica: {
+        hasReceived: () => false,
+        closedOff: () => false,
+        receivedUpTo: () => 5,
+        want: (id: { eventNo: number }) => wants.push(id.eventNo),
+      },
+      gossip: { peersHoldUpTo: () => peersHold },
+    } as unknown as HostParts;
+    const view = new ClientView(
+      parts,
+      () => 0,
+      () => null,
+    );
+    // A peer has ops 6 and 7: this replica lags, and what a client names is unsigned.
+    expect(view.heldForClient({ replica: 0, eventNo: 6 })).toBe(false);
+    expect(wants).toEqual([]);
+    peersHold = 5;
+    expect(view.heldForClient({ replica: 0, eventNo: 6 })).toBe(false);
+    expect(wants).toEqual([6]);
   });
 });

@@ -115,6 +115,7 @@ export class CreekClient<A = App> {
       replica?: number | null;
       replicas?(): readonly KnownReplica[];
       context?(): Promise<string>;
+      after?(token: string): Promise<string>;
       operations?: readonly string[] | null;
       readOnlyOperations?: readonly string[] | null;
       status?: ConnectionStatus;
@@ -313,6 +314,32 @@ export class CreekClient<A = App> {
         }),
       );
     return this.binding.context();
+  }
+
+  /**
+   * This client goes on after another client's context token (from its `context()`): resolves once
+   * this client's replica holds every op the token covers, and from then on this client's ops run
+   * after them and its reads see them, at this replica and any it moves to — as for a client
+   * started with `connect({ after: token })`, without a new connection. Ops invoked before it
+   * resolves are not held back. Resolves with a token covering both clients' contexts.
+   *
+   * Rejects with TypeError for a malformed token, with Unavailable when the replica has not caught
+   * up with the token within 3 s (ask again, or the client moves on), with ProtocolError on a
+   * binding or a replica without context tokens, and with ClientClosed once the client is closed.
+   * The replica does not check the token's signature here, since nothing waits on it but this
+   * client: a token naming ops that do not exist fails as Unavailable.
+   */
+  after(token: string): Promise<string> {
+    if (this.binding.after === undefined)
+      return Promise.reject(
+        new ProtocolError(
+          'this client has no replicas to go on after a context token (in memory)',
+          {
+            mayHaveTakenEffect: false,
+          },
+        ),
+      );
+    return this.binding.after(token);
   }
 
   /**

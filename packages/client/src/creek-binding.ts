@@ -512,6 +512,13 @@ export class CreekBinding implements Binding {
     );
   }
 
+  /** This client's session goes on after another client's token (`client.after(token)`). */
+  after(token: string): Promise<string> {
+    return new Promise((resolve, reject) =>
+      this.session.after(token, { token: resolve, error: reject }),
+    );
+  }
+
   /** Ops of the session not yet acknowledged (answered and committed). */
   unacknowledged(): number {
     return this.session.unacknowledged();

@@ -1,6 +1,6 @@
 import { PROTOCOL_VERSION, type ClientFrame } from '@creek/protocol';
 import { describe, expect, it } from 'vitest';
-import { ProtocolError, Unauthorized, type CreekError } from '../src/errors.js';
+import { ProtocolError, Unauthorized, Unavailable, type CreekError } from '../src/errors.js';
 import type { SessionOutput } from '../src/session/session-io.js';
 import { driven, recorder } from './session-harness.js';
 
@@ -133,6 +133,57 @@ describe('context tokens in the client session', () => {
     closed.session.context(c.sink);
     closed.session.close();
     expect(c.errors[0]?.code).toBe('closed');
+  });
+
+  it('goes on after another client’s token: asks its replica to cover both, then carries the answer as seen', () => {
+    const { session, take, serve, receive, connectIn } = driven();
+    const { sink } = recorder();
+    session.start();
+    const conn = serve(take());
+    take();
+    session.submit('kv.put', { key: 'k' }, ['weak'], sink);
+    receive(conn, {
+      t: 'view',
+      opId: '1',
+      level: 'tentative',
+      outcome: { ok: true, value: null },
+      seen: [2, 1],
+    });
+    take();
+    const a = asker();
+    session.after('ct1.1-4-0-257:2.AAAAAAAAAAAAAAAAAAAAAA', a.sink);
+    // The request covers the session's own seen and the token's counts, later origins included.
+    expect(contexts(take())).toEqual([
+      { t: 'context', n: 1, seen: [2, 4, 0], seenLater: [[257, 2]] },
+    ]);
+    const signed = 'ct1.3-4-1-257:2.BBBBBBBBBBBBBBBBBBBBBB';
+    receive(conn, { t: 'context', n: 1, token: signed });
+    expect(a.got).toEqual([signed]);
+    // What the replica signed is now what the session has seen: a move carries it on.
+    session.connectionClosed(conn);
+    take();
+    session.reconnect();
+    const next = connectIn(take());
+    session.connectionOpened(next.connection);
+    expect(hellos(take())[0]).toMatchObject({ seen: [3, 4, 1], seenLater: [[257, 2]] });
+  });
+
+  it('fails an after whose token is malformed, or that its replica has not caught up with', () => {
+    const { session, take, serve, receive } = driven();
+    session.start();
+    const conn = serve(take());
+    take();
+    const bad = asker();
+    session.after('not a token', bad.sink);
+    expect(bad.errors[0]).toBeInstanceOf(TypeError);
+    expect(bad.errors[0]?.message).toMatch(/client\.after: this is not a context token/);
+    const behind = asker();
+    session.after('ct1.9.AAAAAAAAAAAAAAAAAAAAAA', behind.sink);
+    expect(contexts(take())).toEqual([{ t: 'context', n: 1, seen: [9] }]);
+    receive(conn, { t: 'context', n: 1, code: 'unavailable', message: 'not caught up' });
+    expect(behind.errors[0]).toBeInstanceOf(Unavailable);
+    // Nothing of the token became part of what the session has seen.
+    expect(session.seenCounts).toEqual([]);
   });
 
   it('throws on a malformed token, naming what is wrong', () => {

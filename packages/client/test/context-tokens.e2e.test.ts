@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { LocalCluster } from '@creek/server/node';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, Unauthorized, type CreekClient } from '../src/index.js';
+import { connect, Unauthorized, Unavailable, type CreekClient } from '../src/index.js';
 
 /**
  * Context tokens against real replicas: a client writes through replica 0 while replica 2 is cut
@@ -76,6 +76,36 @@ describe('context tokens across clients', () => {
     expect(reader.replica()).toBe(2);
     // Its session goes on after the token: later reads see the write too.
     expect(await reader.invokeWeak('kv.get', { key: 'profile' })).toBe('phone');
+  });
+
+  it('a live client goes on after another’s token: after() waits for its write, then reads it', async () => {
+    const writer = on(0);
+    await writer.invokeWeak('kv.get', { key: 'warm-up' });
+    const reader = on(2);
+    expect(await reader.invokeWeak('kv.get', { key: 'cart' })).toBe(null);
+    await cut(true);
+    expect(await writer.invokeWeak('kv.put', { key: 'cart', value: 'shoes' })).toBe(null);
+    const token = await writer.context();
+    let resolved = false;
+    const after = reader.after(token).then((t) => ((resolved = true), t));
+    // Replica 2 serves the reader meanwhile, without the write: it is behind, not down.
+    expect(await reader.invokeWeak('kv.get', { key: 'cart' })).toBe(null);
+    expect(resolved).toBe(false);
+    await cut(false);
+    const both = await after;
+    expect(both).toMatch(/^ct1\./);
+    expect(await reader.invokeWeak('kv.get', { key: 'cart' })).toBe('shoes');
+    expect(reader.replica()).toBe(2);
+    // A token naming ops that do not exist: refused as Unavailable after the replica's wait.
+    const counts = token
+      .split('.')[1]!
+      .split('-')
+      .map((n) => Number(n) + 1_000);
+    const none = `ct1.${counts.join('-')}.${'A'.repeat(22)}`;
+    await expect(reader.after(none)).rejects.toBeInstanceOf(Unavailable);
+    await expect(reader.after('not a token')).rejects.toThrow(/client\.after: this is not/);
+    // The reader is still served, after all that.
+    expect(await reader.invokeWeak('kv.get', { key: 'cart' })).toBe('shoes');
   });
 
   it('refuses a token altered, or signed by another cluster, with Unauthorized', async () => {

@@ -105,6 +105,7 @@ export class ClientSession {
     this.contexts = new ContextRequests(config.after, {
       send: (frame) => this.send(frame),
       seen: () => this.seen.counts(),
+      see: (seen) => this.seen.see(seen),
       mayAsk: () =>
         this.ready &&
         [...this.ops.values()].every(
@@ -712,6 +713,12 @@ export class ClientSession {
   context(sink: ContextSink): void {
     if (this.closedBy !== null) return sink.error(this.closedBy(false));
     this.contexts.ask(sink, this.url, this.ready);
+  }
+
+  /** The session goes on after another client's token (ContextRequests.after). */
+  after(token: string, sink: ContextSink): void {
+    if (this.closedBy !== null) return sink.error(this.closedBy(false));
+    this.contexts.after(token, sink, this.url, this.ready);
   }
 
   // ---- closing ------------------------------------------------------------------------------

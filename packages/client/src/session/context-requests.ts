@@ -1,5 +1,6 @@
 import {
   CONTEXT_SINCE,
+  maxSeen,
   readContextToken,
   seenOnWire,
   type ClientFrame,
@@ -26,10 +27,16 @@ export interface ContextSink {
  */
 export class ContextRequests {
   private next = 1;
-  /** Unanswered requests, and the connection each was sent on (0: not yet). */
-  private readonly pending = new Map<number, { sink: ContextSink; sentOn: number }>();
+  /**
+   * Unanswered requests, the connection each was sent on (0: not yet), and for `client.after`
+   * the counts of the other client's token it covers too.
+   */
+  private readonly pending = new Map<
+    number,
+    { sink: ContextSink; sentOn: number; covers?: readonly number[] }
+  >();
   /** The token the session starts after, and its counts, until a welcome takes it in. */
-  private after: { readonly token: string; readonly seen: readonly number[] } | null = null;
+  private startAfter: { readonly token: string; readonly seen: readonly number[] } | null = null;
   /** The client protocol version of the current connection's welcome (0 until then). */
   private version = 0;
 
@@ -39,6 +46,8 @@ export class ContextRequests {
       send(frame: ClientFrame): void;
       /** What the session has seen (SeenVector.counts). */
       seen(): readonly number[];
+      /** Adds to what the session has seen (SeenVector.see). */
+      see(seen: readonly number[]): void;
       /** Whether a request may go on the current connection now, and that connection's number. */
       mayAsk(): boolean;
       connection(): number;
@@ -47,12 +56,12 @@ export class ContextRequests {
     if (after === undefined) return;
     const read = readContextToken(after);
     if (!read.ok) throw new TypeError(`connect: after: ${read.message}`);
-    this.after = { token: after, seen: read.seen };
+    this.startAfter = { token: after, seen: read.seen };
   }
 
   /** What a hello says of the token the session starts after. */
   hello(): { after?: string } {
-    return this.after === null ? {} : { after: this.after.token };
+    return this.startAfter === null ? {} : { after: this.startAfter.token };
   }
 
   /**
@@ -63,9 +72,9 @@ export class ContextRequests {
   welcomed(version: number, url: string, see: (seen: readonly number[]) => void): boolean {
     this.version = version;
     if (version < CONTEXT_SINCE) this.failAll(() => oldReplicaContext(url));
-    if (this.after === null) return true;
-    see(this.after.seen);
-    this.after = null;
+    if (this.startAfter === null) return true;
+    see(this.startAfter.seen);
+    this.startAfter = null;
     return version >= CONTEXT_SINCE;
   }
 
@@ -76,6 +85,20 @@ export class ContextRequests {
     this.flush();
   }
 
+  /**
+   * The session goes on after another client's token (`client.after`): a request covering both
+   * that token and what the session has seen, which its replica answers once it holds all of it;
+   * the token it signs then becomes part of what the session has seen, so the session's later ops
+   * run after the token's, here and at any replica it moves to. The sink gets that new token.
+   */
+  after(token: string, sink: ContextSink, url: string, welcomed: boolean): void {
+    const read = readContextToken(token);
+    if (!read.ok) return sink.error(new TypeError(`client.after: ${read.message}`) as CreekError);
+    if (welcomed && this.version < CONTEXT_SINCE) return sink.error(oldReplicaContext(url));
+    this.pending.set(this.next++, { sink, sentOn: 0, covers: read.seen });
+    this.flush();
+  }
+
   /** Sends the requests not sent on the current connection, if requests may go now. */
   flush(): void {
     if (this.pending.size === 0 || !this.io.mayAsk()) return;
@@ -83,7 +106,7 @@ export class ContextRequests {
     for (const [n, p] of this.pending) {
       if (p.sentOn === connection) continue;
       p.sentOn = connection;
-      const seen = this.io.seen();
+      const seen = p.covers === undefined ? this.io.seen() : maxSeen(this.io.seen(), p.covers);
       this.io.send({ t: 'context', n, ...seenOnWire(seen) });
     }
   }
@@ -92,9 +115,12 @@ export class ContextRequests {
   answered(f: Extract<ServerFrame, { t: 'context' }>, url: string): void {
     const p = this.pending.get(f.n);
     if (p === undefined) return;
-    if (f.token !== undefined && readContextToken(f.token).ok) {
+    const read = f.token === undefined ? null : readContextToken(f.token);
+    if (read?.ok === true) {
       this.pending.delete(f.n);
-      return p.sink.token(f.token);
+      // The replica holds everything the token covers: the session's later ops come after it.
+      if (p.covers !== undefined) this.io.see(read.seen);
+      return p.sink.token(f.token!);
     }
     this.pending.delete(f.n);
     p.sink.error(

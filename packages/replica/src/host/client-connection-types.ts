@@ -68,6 +68,16 @@ export interface Connection<C> {
   lastSeen: string;
   /** A hello waiting for this replica to catch up with what the session saw elsewhere. */
   waitingHello: { readonly seen: readonly number[]; readonly deadline: number } | null;
+  /**
+   * Context requests waiting for this replica to hold what they cover (a client's `after`: its
+   * session's `seen` with another client's token's counts), answered once it does or at the
+   * deadline. At most MAX_WAITING_CONTEXTS.
+   */
+  waitingContexts: {
+    readonly n: number;
+    readonly seen: readonly number[];
+    readonly deadline: number;
+  }[];
   /** The client protocol version it runs at: the replica's oldest until its hello passed. */
   version: number;
 }

@@ -27,7 +27,8 @@ import type {
   Hello,
 } from './client-connection-types.js';
 import { ConnectionAuth, tokenTooLong, type TokenVerdict } from './connection-auth.js';
-import { answerContext, ContextTokens, NO_CONTEXTS } from './context-tokens.js';
+import { ContextAnswers } from './context-answers.js';
+import { ContextTokens, NO_CONTEXTS } from './context-tokens.js';
 import { LiveQueries } from './live-queries.js';
 import { opFrame } from './op-frames.js';
 
@@ -103,11 +104,20 @@ export class ClientConnections<C> {
   private readonly since: ReadonlyMap<string, number>;
   /** Signs and checks context tokens; null when the driver gave no MAC (none are made or taken). */
   private readonly contexts: ContextTokens | null;
+  /** Answers context requests, holding those this replica has not caught up with yet. */
+  private readonly contextAnswers: ContextAnswers<C>;
 
   constructor(private readonly o: ClientConnectionsOptions<C>) {
     this.speaks = o.versions?.speaks ?? SPOKEN_CLIENT_VERSIONS;
     this.since = o.versions?.since ?? CLIENT_FRAME_SINCE;
     this.contexts = o.contextMac === undefined ? null : new ContextTokens(o.contextMac);
+    this.contextAnswers = new ContextAnswers<C>(this.contexts, {
+      caughtUp: (seen) => this.caughtUp(seen),
+      have: () => this.o.seen(null),
+      now: () => this.o.now(),
+      send: (conn, frame) => this.send(conn, frame),
+      waitMs: CATCH_UP_MS,
+    });
     this.live = new LiveQueries<C>(
       (request) => this.o.invoke(request),
       (conn, frame) => this.send(conn, frame),
@@ -141,6 +151,7 @@ export class ClientConnections<C> {
       confirms: [],
       lastSeen: '',
       waitingHello: null,
+      waitingContexts: [],
       version: this.speaks.oldest,
     });
   }
@@ -292,7 +303,7 @@ export class ClientConnections<C> {
     this.send(conn, { t: 'authed', user: user.id, expiresInMs: c.auth.remaining(now)! });
   }
 
-  /** A client asks for a context token (ContextTokens.answer). */
+  /** A client asks for a context token covering `seen` (ContextAnswers.request). */
   private context(conn: C, c: Connection<C>, n: number, seen: number[] | undefined): void {
     if (!clientFrameAllowed(c.version, 'context', this.since))
       return this.error(
@@ -300,10 +311,7 @@ export class ClientConnections<C> {
         'out-of-order',
         `context tokens came with client protocol ${this.since.get('context') ?? '?'}; this connection runs at ${c.version}`,
       );
-    this.send(
-      conn,
-      answerContext(this.contexts, n, seen, this.o.seen(null), (s) => this.caughtUp(s)),
-    );
+    this.contextAnswers.request(conn, c, n, seen);
   }
 
   /** A client's fresh token (client frame `reauth`): the driver verifies it, or it is refused now. */
@@ -508,7 +516,8 @@ export class ClientConnections<C> {
     if (this.dirty.size > 0 || this.live.size > 0) return true;
     if (this.membersChanged()) return true;
     if (this.o.now() >= this.authDue) return true;
-    for (const c of this.connections.values()) if (c.waitingHello !== null) return true;
+    for (const c of this.connections.values())
+      if (c.waitingHello !== null || c.waitingContexts.length > 0) return true;
     return false;
   }
 
@@ -541,6 +550,7 @@ export class ClientConnections<C> {
     this.dirty.clear();
     if (this.o.now() >= this.authDue) this.tokensDue();
     for (const [conn, c] of this.connections) {
+      if (c.waitingContexts.length > 0) this.contextAnswers.afterTurn(conn, c);
       if (c.waitingHello === null) continue;
       if (this.caughtUp(c.waitingHello.seen)) this.welcome(conn, c);
       else if (this.o.now() > c.waitingHello.deadline) {

@@ -45,25 +45,18 @@ export class ContextTokens {
 }
 
 /**
- * A replica's answer to a context request `n`: a token covering what the session saw (`seen`,
- * which the replica must hold, as it did to welcome the session: `caughtUp`) and everything the
- * replica holds (`have`), the session's own ops there included; or why it gives none.
+ * A replica's answer to a context request `n` it has caught up with: a token covering what the
+ * session saw (`seen`, which the replica holds) and everything the replica holds (`have`), the
+ * session's own ops there included; or, at a replica without a key, why it gives none.
  */
 export function answerContext(
   contexts: ContextTokens | null,
   n: number,
   seen: readonly number[] | undefined,
   have: readonly number[],
-  caughtUp: (seen: readonly number[]) => boolean,
 ): Extract<ServerFrame, { t: 'context' }> {
-  const why =
-    contexts === null
-      ? NO_CONTEXTS
-      : seen !== undefined && !caughtUp(seen)
-        ? 'this replica has not caught up with what your session saw: ask again in a moment'
-        : null;
-  if (why !== null) return { t: 'context', n, code: 'unavailable', message: why };
-  return { t: 'context', n, token: contexts!.sign(maxSeen(seen, have)) };
+  if (contexts === null) return { t: 'context', n, code: 'unavailable', message: NO_CONTEXTS };
+  return { t: 'context', n, token: contexts.sign(maxSeen(seen, have)) };
 }
 
 /** Compares two MACs in time that does not depend on where they first differ. */

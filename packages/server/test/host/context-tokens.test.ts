@@ -93,6 +93,40 @@ describe('context tokens at the replica', () => {
     expect(last(frames('s'))).toMatchObject({ t: 'welcome' });
   });
 
+  it('holds a request covering ops it lacks (client.after) until it has them, or for 3 s', () => {
+    let now = 0;
+    const held = new Set<string>();
+    const { cc, frames } = connectionsHarness({
+      contextMac: mac,
+      seen: () => [],
+      received: (replica, e) => held.has(`${replica}/${e}`),
+      now: () => now,
+    });
+    cc.open('w');
+    cc.frame('w', hello());
+    cc.frame('w', { t: 'context', n: 1, seen: [0, 1] });
+    cc.frame('w', { t: 'context', n: 2, seen: [5] });
+    cc.afterTurn();
+    expect(frames('w').filter((f) => f.t === 'context')).toEqual([]);
+    held.add('1/1');
+    cc.afterTurn();
+    const first = last(frames('w')) as Extract<ServerFrame, { t: 'context' }>;
+    expect(first).toMatchObject({ t: 'context', n: 1 });
+    expect(readContextToken(first.token)).toMatchObject({ ok: true, seen: [0, 1] });
+    // Ops that never come: refused once it has waited 3 s.
+    now = 3_001;
+    cc.afterTurn();
+    expect(last(frames('w'))).toMatchObject({
+      t: 'context',
+      n: 2,
+      code: 'unavailable',
+      message: expect.stringMatching(/has not caught up with what the context request covers/),
+    });
+    // At most 16 wait at once on a connection.
+    for (let n = 10; n < 27; n++) cc.frame('w', { t: 'context', n, seen: [7] });
+    expect(last(frames('w'))).toMatchObject({ t: 'context', n: 26, code: 'busy' });
+  });
+
   it('refuses an altered token, and tokens at a replica without a key', () => {
     const { cc, frames, out } = connectionsHarness({ contextMac: mac });
     const token = new ContextTokens(mac).sign([1, 2]);

@@ -186,6 +186,11 @@ export interface ClientConnectionsOptions<C> {
    * ops it covers. Exists so a test can show the simulator's checkers catch it.
    */
   readonly unsafeIgnoreAfter?: boolean;
+  /**
+   * A deliberately broken endpoint that answers a context request (a running client's `after`)
+   * at once, signing counts it does not hold, instead of waiting for them. For a test.
+   */
+  readonly unsafeAnswerUnheld?: boolean;
   /** A deliberately broken side of live queries (LiveQueries' `unsafeStableOwnOps`), for a test. */
   readonly unsafeStableOwnOps?: boolean;
 }

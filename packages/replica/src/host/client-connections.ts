@@ -117,6 +117,7 @@ export class ClientConnections<C> {
       now: () => this.o.now(),
       send: (conn, frame) => this.send(conn, frame),
       waitMs: CATCH_UP_MS,
+      unsafeAnswerUnheld: o.unsafeAnswerUnheld === true,
     });
     this.live = new LiveQueries<C>(
       (request) => this.o.invoke(request),

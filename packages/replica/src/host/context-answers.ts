@@ -27,14 +27,18 @@ export class ContextAnswers<C> {
       now(): number;
       send(conn: C, frame: ServerFrame): void;
       waitMs: number;
+      /** ClientConnectionsOptions.unsafeAnswerUnheld: a planted bug, for a test. */
+      unsafeAnswerUnheld?: boolean;
     },
   ) {}
 
   /** Request `n` of connection `c`: answered now, or held until the replica catches up. */
   request(conn: C, c: Connection<C>, n: number, seen: readonly number[] | undefined): void {
-    if (this.contexts !== null && seen !== undefined && !this.io.caughtUp(seen)) {
+    const held =
+      seen === undefined || this.io.unsafeAnswerUnheld === true || this.io.caughtUp(seen);
+    if (this.contexts !== null && !held) {
       if (c.waitingContexts.length < MAX_WAITING_CONTEXTS)
-        c.waitingContexts.push({ n, seen, deadline: this.io.now() + this.io.waitMs });
+        c.waitingContexts.push({ n, seen: seen!, deadline: this.io.now() + this.io.waitMs });
       else this.io.send(conn, { t: 'context', n, code: 'busy', message: TOO_MANY_CONTEXTS });
       return;
     }

@@ -13,6 +13,8 @@ export interface SessionStats {
   watchViews: number;
   /** Context tokens sessions handed to new clients (SimConfig.contexts), absent without them. */
   handoffs?: number;
+  /** Of those, the ones a running client took (`client.after`). */
+  afterCalls?: number;
 }
 
 /**

@@ -197,6 +197,12 @@ export interface SimConfig {
    */
   readonly unsafeIgnoreAfter?: boolean;
   /**
+   * Replicas answer a running client's `after` (a context request covering another client's
+   * token) at once, without holding the ops it covers (ClientConnectionsOptions
+   * .unsafeAnswerUnheld). Exists so a test can show the checkers catch it.
+   */
+  readonly unsafeAnswerUnheld?: boolean;
+  /**
    * Live queries (the node layer's LiveQueries, driven here as the runtime drives them): each
    * replica watches `kv.get` of the first two workload keys and `queue.size` of the linearizable
    * queue from the start (and again after each restart, as a client re-watches), re-running them

@@ -67,6 +67,7 @@ export class SimEndpoints {
       ...(run.config.unsafeStableOwnOps === true ? { unsafeStableOwnOps: true } : {}),
       contextMac: simContextMac,
       ...(run.config.unsafeIgnoreAfter === true ? { unsafeIgnoreAfter: true } : {}),
+      ...(run.config.unsafeAnswerUnheld === true ? { unsafeAnswerUnheld: true } : {}),
     });
     const endpoint: SimEndpoint = { connections, host, ops };
     p.endpoint = endpoint;

@@ -50,6 +50,10 @@ export const PLANTED_BUGS = {
     config: { unsafeIgnoreAfter: true, contexts: true, clients: 'sdk', faults: 'all' },
     what: "a replica welcomes a client that starts after another's context token without waiting for the ops the token covers, so the client reads without the other's writes",
   },
+  'answer-context-unheld': {
+    config: { unsafeAnswerUnheld: true, contexts: true, clients: 'sdk', faults: 'all' },
+    what: "a replica answers a running client's after(token) at once, without the ops the token covers, so the client's ops run without the other client's writes",
+  },
   'ignore-checksums': {
     config: {
       unsafeIgnoreChecksums: true,

@@ -80,9 +80,13 @@ export class SimSdkClients implements SimClientSide {
   private watchViews = 0;
   /** Tokens handed from a session to a new client (SimConfig.contexts), and those clients. */
   private readonly handoffs: Handoff[] = [];
+  /** Handoffs to a running client (`client.after`). */
+  private afterCalls = 0;
   private readonly readers: SimSession[] = [];
   /** When, and whether, sessions hand their context on; null without SimConfig.contexts. */
   private readonly handoffPrng: Prng | null;
+  /** Which handoffs go to a running client's `after` rather than `connect({ after })`. */
+  private readonly afterPrng: Prng | null;
 
   constructor(
     private readonly run: RunState,
@@ -98,6 +102,7 @@ export class SimSdkClients implements SimClientSide {
     this.prng = run.prngs.named('sessions');
     this.tokenPrng = run.prngs.named('tokens');
     this.handoffPrng = run.config.contexts === true ? run.prngs.named('handoffs') : null;
+    this.afterPrng = run.config.contexts === true ? run.prngs.named('after-handoffs') : null;
     // A stable result a replica pushes to a live query is held to the committed state it names.
     this.links = new SimClientLinks(run, run.prngs.named('client-links'), cut, (p, w, position) =>
       watches.checkStable(p, w.op, w.args, w.outcome, position),
@@ -159,7 +164,7 @@ export class SimSdkClients implements SimClientSide {
 
   private newSession(
     h: SimProcess,
-    reader?: { readonly id: string; readonly after: string; readonly user: User | undefined },
+    reader?: { readonly id: string; readonly after?: string; readonly user: User | undefined },
   ): SimSession {
     const run = this.run;
     // Signed in (SimConfig.userTokens) as the session's user, if it has one.
@@ -190,7 +195,7 @@ export class SimSdkClients implements SimClientSide {
         // A client started after a token gives up on replicas that never catch up with it (the
         // token's ops lost with a disk): its ops fail, rather than wait for good.
         offline: reader === undefined && this.params.offline,
-        ...(reader === undefined ? {} : { after: reader.after }),
+        ...(reader?.after === undefined ? {} : { after: reader.after }),
         maxQueued: 1_000,
         persistent: false,
         auth: user !== undefined,
@@ -217,7 +222,9 @@ export class SimSdkClients implements SimClientSide {
   /**
    * Session `s` asks for its context token and hands it to a new client at another replica (the
    * user's other device), which starts after it, invokes READER_OPS ops and closes once they are
-   * answered (checked by sim/context-checker.ts).
+   * answered (checked by sim/context-checker.ts). Half the clients start with the token
+   * (`connect({ after })`), half take it once running (`client.after`) and invoke their ops once
+   * that resolves; one whose `after` fails closes without any.
    */
   private handOff(s: SimSession): void {
     const run = this.run;
@@ -231,12 +238,17 @@ export class SimSdkClients implements SimClientSide {
         const home = prng.pick(elsewhere);
         const id = `reader-${this.handoffs.length + 1}-of-${s.id}`;
         this.handoffs.push({ from: s.id, askedAt, reader: id, token });
-        const r = this.newSession(home, { id, after: token, user: s.user });
+        const live = this.afterPrng!.chance(0.5);
+        const r = this.newSession(home, { id, ...(live ? {} : { after: token }), user: s.user });
         const ops: ClientOpRecord[] = [];
-        for (let i = 0; i < READER_OPS; i++)
-          run.events.push(run.now + i * this.meanGap, () => {
-            if (!r.session.closed) ops.push(this.invoke(r, generateOp(prng, run.params.workload)));
-          });
+        const start = (): void => {
+          for (let i = 0; i < READER_OPS; i++)
+            run.events.push(run.now + i * this.meanGap, () => {
+              if (!r.session.closed)
+                ops.push(this.invoke(r, generateOp(prng, run.params.workload)));
+            });
+          run.events.push(run.now + READER_OPS * this.meanGap, closeWhenDone);
+        };
         // Closed once its ops are answered (or failed, or timed out) and known committed: no caller
         // is cut short, and no op is left with its fate unknown.
         const closeWhenDone = (): void => {
@@ -246,7 +258,9 @@ export class SimSdkClients implements SimClientSide {
             return r.session.close();
           run.events.push(run.now + this.meanGap, closeWhenDone);
         };
-        run.events.push(run.now + READER_OPS * this.meanGap, closeWhenDone);
+        if (!live) return start();
+        this.afterCalls++;
+        r.session.after(token, { token: start, error: () => r.session.close() });
       },
       // The session closed, or its replica signs no tokens: nothing to hand on.
       error: () => undefined,
@@ -538,7 +552,9 @@ export class SimSdkClients implements SimClientSide {
       resets: this.links.resets,
       timeouts: this.timeouts,
       watchViews: this.watchViews,
-      ...(this.handoffPrng === null ? {} : { handoffs: this.handoffs.length }),
+      ...(this.handoffPrng === null
+        ? {}
+        : { handoffs: this.handoffs.length, afterCalls: this.afterCalls }),
     };
   }
 }

@@ -5,7 +5,8 @@ import { expectCaughtBy, plantedRuns } from './planted.js';
 /**
  * Context tokens in the simulator (SimConfig.contexts): now and then a session asks its replica
  * for its context token and hands it to a new client at another replica (the user's other
- * device), which starts after it and invokes a couple of ops, under every fault. The checker
+ * device), which starts after it (or, running, takes it with `client.after`) and invokes a
+ * couple of ops, under every fault. The checker
  * (sim/context-checker.ts) holds each of those ops to the token's session's writes.
  */
 describe('context tokens handed between clients (contexts: true)', () => {
@@ -34,6 +35,18 @@ describe('context tokens handed between clients (contexts: true)', () => {
     expect(r.violations).toEqual([]);
   });
 
+  it('catches a replica that answers a running client’s after(token) without the ops it covers', () => {
+    expectCaughtBy(
+      plantedRuns(UNHELD_SEEDS, {
+        clients: 'sdk',
+        faults: 'all',
+        contexts: true,
+        unsafeAnswerUnheld: true,
+      }),
+      '(contexts)',
+    );
+  });
+
   it('catches a replica that checks a hello’s token but does not wait for the ops it covers', () => {
     expectCaughtBy(
       plantedRuns(PLANTED_SEEDS, {
@@ -51,5 +64,8 @@ describe('context tokens handed between clients (contexts: true)', () => {
 // replica holding its committed strong op only tentatively, where reads see the committed state
 // alone, until a replica welcomed sessions there only once their ops were committed (readsSee).
 const SEEDS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
-// Those of 1-16 where the planted bug met a reader whose replica lacked the token's writes.
-const PLANTED_SEEDS = [1, 4, 7, 8, 9, 13];
+// Those of 1-16 where the planted bug met a reader whose replica lacked the token's writes (half
+// the readers start with the token, half take it running: only the first meet this bug).
+const PLANTED_SEEDS = [1, 7, 9];
+// Those of 1-16 where a running reader's after() was answered without the token's writes.
+const UNHELD_SEEDS = [3, 7, 13];

@@ -1,5 +1,6 @@
 import type { App } from '@creek/app';
-import type { RunRecord } from './run-record.js';
+import type { OpId } from '@creek/replica/core/op-id.js';
+import type { ClientOpRecord, Invocation, RunRecord } from './run-record.js';
 import { answeredUpdates, describeClientOp, lastAnswered, OrderHolds } from './session-checkers.js';
 
 /** A session handed its context token to a new client (SimConfig.contexts). */
@@ -17,18 +18,43 @@ export interface Handoff {
  * that a replica executed tentatively ran on an order holding a copy of the last update of the
  * token's session whose caller had an answer when the token was asked for. (A replica welcomes a
  * hello presenting a token only once it holds every op the token covers; the token covers what
- * its session had seen, the ops it had answers to, and everything its replica held.)
+ * its session had seen, the ops it had answers to, and everything its replica held.) A write
+ * whose every copy of the time was later dropped by its origin's close does not count: it was
+ * never applied, and its session applies it again later, after the token.
  */
-export function checkHandoffs(record: RunRecord, app: App, handoffs: readonly Handoff[]): string[] {
+export function checkHandoffs(
+  record: RunRecord,
+  app: App,
+  handoffs: readonly Handoff[],
+  closedOff: (id: OpId) => boolean,
+): string[] {
   if (handoffs.length === 0) return [];
   const out: string[] = [];
   const bySession = answeredUpdates(record, app);
   const holds = new OrderHolds(record);
   const byReader = new Map(handoffs.map((h) => [h.reader, h]));
+  const copies = new Map<string, Invocation[]>();
+  for (const inv of record.invocations) {
+    if (inv.session === undefined || inv.id === null) continue;
+    const k = `${inv.session.id}#${inv.session.seq}`;
+    const list = copies.get(k);
+    if (list === undefined) copies.set(k, [inv]);
+    else list.push(inv);
+  }
+  // Every copy of the write there was when the token was asked for was dropped by its origin's
+  // close (core/closing-origins.ts): definitely not applied anywhere, so the token covers nothing
+  // of it (its session resubmits it later, a new op after the token's).
+  const dropped = (op: ClientOpRecord, at: number): boolean => {
+    const then = (copies.get(`${op.session}#${op.seq}`) ?? []).filter((c) => c.invokedAt < at);
+    return then.length > 0 && then.every((c) => closedOff(c.id!));
+  };
   for (const inv of record.invocations) {
     const h = inv.session === undefined ? undefined : byReader.get(inv.session.id);
     if (h === undefined) continue;
-    const last = lastAnswered(bySession.get(h.from) ?? [], h.askedAt);
+    const answered = bySession.get(h.from) ?? [];
+    let last = lastAnswered(answered, h.askedAt);
+    while (last !== undefined && dropped(last, h.askedAt))
+      last = lastAnswered(answered, h.askedAt, last.seq);
     if (last === undefined) continue;
     if (holds.held(inv, last) === false)
       out.push(

@@ -539,7 +539,9 @@ export class SimSdkClients implements SimClientSide {
       ...this.links.violations.slice(0, 10),
       ...this.violations.slice(0, 10),
       ...checkSessions(this.run.record, this.run.app, quiescent),
-      ...checkHandoffs(this.run.record, this.run.app, this.handoffs),
+      ...checkHandoffs(this.run.record, this.run.app, this.handoffs, (id) =>
+        this.run.procs.some((p) => p.up && p.host.clients.closedOff(id)),
+      ),
       ...checkStableOwnOps(this.run.record, this.run.app, this.links.stableOwnOps),
       ...(quiescent ? checkSessionWatches(this.run.record, this.run.app, finals) : []),
     ];

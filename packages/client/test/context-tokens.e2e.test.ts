@@ -2,7 +2,8 @@ import { createHmac } from 'node:crypto';
 import { LocalCluster } from '@creek/server/node';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, Unauthorized, Unavailable, type CreekClient } from '../src/index.js';
+import { connect, Unauthorized, Unavailable } from '../src/index.js';
+import { cutOffHelpers } from './cut-off-cluster.js';
 
 /**
  * Context tokens against real replicas: a client writes through replica 0 while replica 2 is cut
@@ -12,7 +13,7 @@ import { connect, Unauthorized, Unavailable, type CreekClient } from '../src/ind
  * their replica (`nearest: false`, `discover: false`): the test names where each one reads.
  */
 let cluster: LocalCluster;
-const clients: CreekClient[] = [];
+const { on, cut, closeAll } = cutOffHelpers(() => cluster);
 
 beforeAll(async () => {
   cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
@@ -20,33 +21,9 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const c of clients) c.close();
+  closeAll();
   await cluster?.stop(1_000);
 });
-
-/** A client that only ever talks to replica `i`. */
-function on(i: number, after?: string): CreekClient {
-  const c = connect({
-    urls: [cluster.urls[i]!],
-    token: cluster.token,
-    nearest: false,
-    discover: false,
-    ...(after === undefined ? {} : { after }),
-  });
-  clients.push(c);
-  return c;
-}
-
-/** Cuts replica 2 off from the others (both ways), or joins it again. */
-async function cut(off: boolean): Promise<void> {
-  const action = off ? 'block' : 'unblock';
-  await Promise.all([
-    cluster.admin(2, action, { peer: 0 }),
-    cluster.admin(2, action, { peer: 1 }),
-    cluster.admin(0, action, { peer: 2 }),
-    cluster.admin(1, action, { peer: 2 }),
-  ]);
-}
 
 describe('context tokens across clients', () => {
   it('a client started after another’s token reads its write; one without it may not', async () => {
@@ -104,6 +81,10 @@ describe('context tokens across clients', () => {
     const none = `ct1.${counts.join('-')}.${'A'.repeat(22)}`;
     await expect(reader.after(none)).rejects.toBeInstanceOf(Unavailable);
     await expect(reader.after('not a token')).rejects.toThrow(/client\.after: this is not/);
+    await expect(reader.after(`ct1.${'1-'.repeat(700)}1.${'a'.repeat(22)}`)).rejects.toThrow(
+      /at most 1200 characters/,
+    );
+    await expect(reader.after(42 as unknown as string)).rejects.toThrow(/a string, not number/);
     // The reader is still served, after all that.
     expect(await reader.invokeWeak('kv.get', { key: 'cart' })).toBe('shoes');
   });
@@ -191,6 +172,13 @@ describe('context tokens across clients', () => {
     expect(await exchange(hello(), { t: 'context', n: -1 })).toContainEqual(error('bad-frame'));
     expect(
       await exchange(hello(), { t: 'context', n: 1, seen: Array.from({ length: 65 }, () => 1) }),
+    ).toContainEqual(error('bad-frame'));
+    // Later incarnations' counts: an origin of a first incarnation, too many, a negative count.
+    const tooMany = Array.from({ length: 65 }, (_, i) => [256 + i, 1]);
+    for (const seenLater of [[[3, 1]], tooMany, [[257, -1]], [[257]], 'x'])
+      expect(await exchange(hello({ seenLater }))).toContainEqual(error('bad-frame'));
+    expect(
+      await exchange(hello(), { t: 'context', n: 1, seenLater: [[2 ** 31, 1]] }),
     ).toContainEqual(error('bad-frame'));
   });
 });

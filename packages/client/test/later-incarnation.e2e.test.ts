@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalCluster } from '@creek/server/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type CreekClient } from '../src/index.js';
+import { cutOffHelpers } from './cut-off-cluster.js';
 
 /**
  * Session guarantees for the ops of a replica in a later incarnation, against real replicas: once
@@ -13,7 +13,7 @@ import { connect, type CreekClient } from '../src/index.js';
  * replica ids' first incarnations only, and the second client read the old state at once.
  */
 let cluster: LocalCluster;
-const clients: CreekClient[] = [];
+const { on, cut, closeAll } = cutOffHelpers(() => cluster);
 
 beforeAll(async () => {
   cluster = await LocalCluster.start({ replicas: 3, logLevel: 'error' });
@@ -21,33 +21,9 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const c of clients) c.close();
+  closeAll();
   await cluster?.stop(1_000);
 });
-
-/** A client that only ever talks to replica `i`. */
-function on(i: number, after?: string): CreekClient {
-  const c = connect({
-    urls: [cluster.urls[i]!],
-    token: cluster.token,
-    nearest: false,
-    discover: false,
-    ...(after === undefined ? {} : { after }),
-  });
-  clients.push(c);
-  return c;
-}
-
-/** Cuts replica 2 off from the others (both ways), or joins it again. */
-async function cut(off: boolean): Promise<void> {
-  const action = off ? 'block' : 'unblock';
-  await Promise.all([
-    cluster.admin(2, action, { peer: 0 }),
-    cluster.admin(2, action, { peer: 1 }),
-    cluster.admin(0, action, { peer: 2 }),
-    cluster.admin(1, action, { peer: 2 }),
-  ]);
-}
 
 describe('a replica in its second incarnation', () => {
   it("has its ops covered by a client's context token, and a client after it waits for them", async () => {

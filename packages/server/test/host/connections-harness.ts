@@ -1,4 +1,4 @@
-import type { ServerFrame } from '@creek/protocol';
+import { PROTOCOL_VERSION, type ServerFrame } from '@creek/protocol';
 import {
   ClientConnections,
   type ClientConnectionsOptions,
@@ -33,3 +33,14 @@ export function connectionsHarness(options: Partial<ClientConnectionsOptions<str
       .map((x) => (x.o as { frame: ServerFrame }).frame);
   return { cc, out, frames };
 }
+
+/** A session's hello at this build's client protocol, with `extra` fields. */
+export const sessionHello = (extra: object = {}) => ({
+  t: 'hello' as const,
+  version: PROTOCOL_VERSION,
+  session: 'session-under-test',
+  ...extra,
+});
+
+/** The last of `frames`. */
+export const lastFrame = (frames: ServerFrame[]): ServerFrame | undefined => frames.at(-1);

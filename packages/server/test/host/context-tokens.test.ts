@@ -1,8 +1,8 @@
-import { PROTOCOL_VERSION, readContextToken, type ServerFrame } from '@creek/protocol';
+import { readContextToken, type ServerFrame } from '@creek/protocol';
 import { ContextTokens } from '@creek/replica/host/context-tokens.js';
 import { describe, expect, it } from 'vitest';
 import { contextMac } from '../../src/node/context-key.js';
-import { connectionsHarness } from './connections-harness.js';
+import { connectionsHarness, lastFrame, sessionHello } from './connections-harness.js';
 
 /**
  * The replica's side of context tokens (ClientConnections with a `contextMac`): it signs what a
@@ -10,13 +10,8 @@ import { connectionsHarness } from './connections-harness.js';
  * every op the token covers, and refuses tokens it did not sign.
  */
 const mac = contextMac('the cluster secret');
-const hello = (extra: object = {}) => ({
-  t: 'hello' as const,
-  version: PROTOCOL_VERSION,
-  session: 'session-under-test',
-  ...extra,
-});
-const last = (frames: ServerFrame[]): ServerFrame | undefined => frames.at(-1);
+const hello = sessionHello;
+const last = lastFrame;
 
 describe('context tokens at the replica', () => {
   it('signs the larger of what the session saw and what it holds, only after welcome', () => {

@@ -1,9 +1,9 @@
-import { PROTOCOL_VERSION, readContextToken, type ServerFrame } from '@creek/protocol';
+import { readContextToken, type ServerFrame } from '@creek/protocol';
 import type { InvokeRequest } from '@creek/replica/core/replica.js';
 import { ContextTokens } from '@creek/replica/host/context-tokens.js';
 import { describe, expect, it } from 'vitest';
 import { contextMac } from '../../src/node/context-key.js';
-import { connectionsHarness } from './connections-harness.js';
+import { connectionsHarness, lastFrame, sessionHello } from './connections-harness.js';
 
 /**
  * Session guarantees for the ops of a replica's later incarnation: a replica that lost its disk
@@ -13,13 +13,8 @@ import { connectionsHarness } from './connections-harness.js';
  * context token) could read at a replica without them.
  */
 const mac = contextMac('the cluster secret');
-const hello = (extra: object = {}) => ({
-  t: 'hello' as const,
-  version: PROTOCOL_VERSION,
-  session: 'session-under-test',
-  ...extra,
-});
-const last = (frames: ServerFrame[]): ServerFrame | undefined => frames.at(-1);
+const hello = sessionHello;
+const last = lastFrame;
 
 describe('seen vectors with later incarnations at the replica', () => {
   it('welcomes a session that saw ops of origin 257 only once it holds them', () => {

@@ -42,7 +42,7 @@ const BATCH_KEYS = ['t', 'frames'];
 const FRAME_KEYS = ['t', 'msg'];
 const PUSH_KEYS = ['kind', 'reqs'];
 const SUMMARY_KEYS = ['kind', 'seen', 'reply'];
-const SUMMARY_OPTIONAL = ['wanted', 'pruned', 'boot', 'echo', 'digest'];
+const SUMMARY_OPTIONAL = ['wanted', 'pruned', 'boot', 'echo', 'origin', 'digest'];
 const DIGEST_CLAIM_KEYS = ['at', 'digest'];
 const REQ_KEYS = ['ts', 'id', 'op', 'args', 'strong', 'causalCtx'];
 const REQ_OPTIONAL = ['session', 'user'];
@@ -95,7 +95,8 @@ function isPush(msg: Obj): boolean {
 function isSummary(msg: Obj): boolean {
   if (!hasKeys(msg, SUMMARY_KEYS, SUMMARY_OPTIONAL)) return false;
   if (!isDvv(msg.seen) || typeof msg.reply !== 'boolean') return false;
-  const { wanted, pruned, boot, echo, digest } = msg;
+  const { wanted, pruned, boot, echo, origin, digest } = msg;
+  if (origin !== undefined && !isNat(origin)) return false;
   // Every summary carries one (the sender's finalized state: host/divergence.ts).
   if (digest !== undefined) {
     if (!isRecord(digest) || !hasKeys(digest, DIGEST_CLAIM_KEYS) || !isNat(digest.at)) return false;

@@ -69,6 +69,8 @@ export const GossipMessageSchema = z.discriminatedUnion('kind', [
     pruned: z.record(z.string().regex(/^\d+$/), z.number().int().nonnegative()).optional(),
     boot: z.number().nonnegative().optional(),
     echo: z.number().nonnegative().optional(),
+    /** The sender's origin, when it is a later incarnation of its replica. */
+    origin: z.number().int().nonnegative().optional(),
     /** The digest of the sender's finalized state at its newest finalized position. */
     digest: z
       .object({ at: z.number().int().nonnegative(), digest: z.string().regex(/^[0-9a-f]{32}$/) })

@@ -264,6 +264,7 @@ const hotSingleArb = fc.oneof(
         pruned: fc.dictionary(fc.nat(64).map(String), natArb, { maxKeys: 4 }),
         boot: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
         echo: fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
+        origin: natArb,
         digest: fc.record({ at: natArb, digest: hex32Arb }),
       },
       { requiredKeys: ['kind', 'seen', 'reply'] },

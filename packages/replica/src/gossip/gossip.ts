@@ -27,7 +27,7 @@
  *   only once every replica holds it, so this one had it and lost it, and nobody can send it.
  */
 import { DottedVersionVector } from '../core/dvv.js';
-import { opKey, slotOf, type OpId } from '../core/op-id.js';
+import { incarnationOf, opKey, slotOf, type OpId } from '../core/op-id.js';
 import type { Req } from '../core/types.js';
 import type { GossipMessage, GossipOutput } from './messages.js';
 import { ReqStore, reqSize } from './req-store.js';
@@ -127,6 +127,8 @@ export class Gossip {
   private readonly peerEcho = new Map<number, number | null>();
   /** Origins of this slot that peers' summaries wanted ops of (`knownOrigins`). */
   private readonly wantedOwn = new Set<number>();
+  /** Per peer, the later incarnation its summaries named as its origin (`knownOrigins`). */
+  private readonly peerOrigin = new Map<number, number>();
 
   constructor(options: GossipOptions) {
     const { self, peers } = options;
@@ -214,6 +216,9 @@ export class Gossip {
         else this.peerPruned.set(from, msg.pruned);
         if (msg.boot !== undefined) this.peerBoot.set(from, msg.boot);
         this.peerEcho.set(from, msg.echo ?? null);
+        // Only the sender's own slot: a peer cannot declare another replica's origin dead.
+        if (msg.origin !== undefined && slotOf(msg.origin) === from)
+          this.peerOrigin.set(from, Math.max(msg.origin, this.peerOrigin.get(from) ?? 0));
         return this.onSummary(from, msg.seen, msg.reply, msg.wanted ?? []);
       case 'pull':
         return this.onPull(from, msg.ids);
@@ -246,6 +251,7 @@ export class Gossip {
           ...this.wantedOf(to),
           ...pruned,
           ...this.bootOf(to),
+          ...this.laterOrigin(),
         }),
       );
     if (this.wanted.size > 0) out.push(...this.pulls(this.rotateWanted()));
@@ -372,6 +378,11 @@ export class Gossip {
     };
   }
 
+  /** The summary's `origin` (GossipMessage): only a later incarnation's is news to its peers. */
+  private laterOrigin(): { origin?: number } {
+    return this.origin !== null && incarnationOf(this.origin) > 0 ? { origin: this.origin } : {};
+  }
+
   /**
    * A peer that can no longer send an op this replica lacks (its summary's `pruned`), or null.
    * Such an op comes back only with a checkpoint (state transfer). `closedCut`: the cut of an
@@ -427,10 +438,11 @@ export class Gossip {
 
   /**
    * Every origin this replica knows of: in what it has seen, in what its peers' summaries say
-   * they hold, and in the ids of this slot's ops they said they want. A replica choosing an incarnation takes one above all of its slot's among them.
+   * they hold or name as their own, and in the ids of this slot's ops they said they want. A
+   * replica choosing an incarnation takes one above all of its slot's among them.
    */
   knownOrigins(): Set<number> {
-    const out = new Set([...this.seen.origins(), ...this.wantedOwn]);
+    const out = new Set([...this.seen.origins(), ...this.wantedOwn, ...this.peerOrigin.values()]);
     for (const theirs of this.peerSeen.values()) for (const o of theirs.origins()) out.add(o);
     return out;
   }
@@ -501,6 +513,7 @@ export class Gossip {
           ...this.wantedOf(from),
           ...this.prunedJson(),
           ...this.bootOf(from),
+          ...this.laterOrigin(),
         }),
       );
     return out;

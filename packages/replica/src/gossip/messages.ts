@@ -46,6 +46,14 @@ export type GossipMessage =
       readonly boot?: number;
       readonly echo?: number;
       /**
+       * The sender's origin, when it is a later incarnation of its replica (it lost its disk and
+       * took a new one, ReplicaHost `decideOrigin`): its peers then know the earlier origin will
+       * issue nothing more (host/identity.ts `originIsDead`) even before the new one issues an op,
+       * so a client waiting on an op that died with it is not kept waiting. Absent for a first
+       * incarnation, and from an older sender.
+       */
+      readonly origin?: number;
+      /**
        * The digest of the sender's finalized state at its newest finalized position: its peers
        * compare it with theirs to catch a nondeterministic op (host/divergence.ts). The host adds
        * it to every summary that leaves, and takes it off those that arrive; gossip never looks.

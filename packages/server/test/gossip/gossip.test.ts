@@ -560,3 +560,26 @@ describe('what a restarted replica learns of its peers before it takes an identi
     expect(g.echoedByAll()).toBe(true);
   });
 });
+
+describe('a later incarnation names its origin in its summaries', () => {
+  it('so its peers know the earlier origin is gone before it issues an op', () => {
+    // Replica 0 lost its disk and took origin 256 (incarnation 1); it has issued nothing yet.
+    const wiped = node(0, 3, { origin: 256 });
+    const peer = node(1);
+    expect(peer.knownOrigins().has(256)).toBe(false);
+    const summary = sends(wiped.tick(100)).find((s) => s.to === 1 && s.msg.kind === 'summary');
+    expect(summary?.msg).toMatchObject({ kind: 'summary', origin: 256 });
+    peer.receive(0, summary!.msg);
+    expect(peer.knownOrigins().has(256)).toBe(true);
+    // A first incarnation's summary says nothing of it: its origin is its id, no news to anyone.
+    const first = sends(node(2).tick(100)).find((s) => s.msg.kind === 'summary');
+    expect(first?.msg).not.toHaveProperty('origin');
+  });
+
+  it("ignores an origin of another replica's slot: a peer cannot declare another replica gone", () => {
+    const g = node(2);
+    g.receive(0, { kind: 'summary', seen: {}, reply: false, origin: 257 });
+    g.receive(1, { kind: 'summary', seen: {}, reply: false, origin: 1 + 2 * 256 });
+    expect([...g.knownOrigins()]).toEqual([513]);
+  });
+});

@@ -298,6 +298,49 @@ describe('abandon', () => {
     expect(invokes(frames(take()))).toEqual([]);
   });
 
+  it('an abandon that no replica took leaves the op as it was: resubmitted, and abandoned again later', async () => {
+    const { session, clock, take, frames, serve, receive } = driven({
+      urls: [A],
+      connectTimeoutMs: 100,
+    });
+    session.start();
+    const one = serve(take());
+    const { sink, errors } = recorder();
+    session.submit('kv.put', { key: 'k' }, ['strong'], sink);
+    const [sent] = invokes(frames(take()));
+    session.connectionClosed(one);
+    session.reconnect();
+    const two = serve(take());
+    take();
+    receive(two, { t: 'error', opId: sent!.opId, code: 'busy', message: 'too many' });
+    const handle = errors[0]!.indeterminate!;
+    // The replica goes away before the abandon goes out, and none answers for the timeout.
+    session.connectionClosed(two);
+    const fate = handle.abandon();
+    take();
+    clock.now += 101;
+    session.reconnect();
+    session.connectionClosed(take().find((o) => o.t === 'connect')!.connection);
+    const failed = await fate.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(failed).toBeInstanceOf(Unavailable);
+    expect((failed as Unavailable).mayHaveTakenEffect).toBe(false);
+    // The op is still the session's: the next replica gets it again (it must learn whether it
+    // committed), and the caller can still abandon it.
+    take();
+    session.reconnect();
+    const three = serve(take());
+    expect(invokes(frames(take()))).toEqual([sent]);
+    expect(session.unacknowledged()).toBe(1);
+    const again = handle.abandon();
+    const [abandon] = invokes(frames(take()));
+    expect(abandon).toMatchObject({ op: 'creek.abandon', args: { seq: sent!.seq } });
+    receive(three, stable(abandon!.opId, { abandoned: true }));
+    await expect(again).resolves.toEqual({ fate: 'abandoned' });
+  });
+
   it('an op aborted before any replica took it is forgotten and never sent', () => {
     const { session, take, frames, serve, receive } = driven({ maxInFlight: 1 });
     session.start();

@@ -117,6 +117,9 @@ export class ClientSession {
       persist: () => this.persist(),
       closed: () => this.closedBy !== null || this.ending,
       submit: (op, args, levels, sink) => void this.submit(op, args, levels, sink),
+      resume: (o) => {
+        if (this.ready && this.ops.get(o.opId) === o) this.window.send(o);
+      },
     });
     this.window = new SendWindow(config.maxInFlight, (o) => this.sendNow(o));
     this.failover = new Failover(

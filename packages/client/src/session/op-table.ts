@@ -99,6 +99,8 @@ export interface OpTableHooks {
     levels: readonly ConsistencyLevel[],
     sink: ViewSink<T>,
   ): void;
+  /** Sends an op again on the connection, if one is open (its abandon failed, not taken). */
+  resume(o: SessionOp): void;
 }
 
 /**
@@ -353,7 +355,17 @@ export class OpTable {
             this.hooks.persist();
             resolve(o.fate!);
           },
-          error: reject,
+          error: (e) => {
+            // No replica took the abandon (the connect timeout failed it before it went, or it
+            // was refused): the op is as it was before, resubmitted until it commits, and the
+            // caller may abandon it again. Left marked, it was never sent again nor settled, and
+            // a live query waited for it for good (the simulator, seed 1087 with 5 replicas).
+            if (!e.mayHaveTakenEffect && o.abandoning && o.fate === null) {
+              o.abandoning = false;
+              this.hooks.resume(o);
+            }
+            reject(e);
+          },
         },
       );
     });

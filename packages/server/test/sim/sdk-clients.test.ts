@@ -146,6 +146,15 @@ describe('known failures the client sessions found', () => {
     expect(run(1214, 5, { contexts: true }).violations).toEqual([]);
   });
 
+  it('a session that saw ops of a replica whose new incarnation issued none yet is welcomed again, and its live queries catch up (seed 1087, 5 replicas, WAN)', () => {
+    // Peers learnt the old origin was dead only from an op of the new one: in a quiet cluster no
+    // replica closed it, until a later incarnation named its origin in its gossip summaries. The
+    // session, welcomed at last, still showed a live query's old value: an abandon that never
+    // went out (the connect timeout failed it) had left its op neither resubmitted nor abandoned,
+    // until such an op went back to being resubmitted.
+    expect(run(1087, 5, { network: 'mix' }).violations).toEqual([]);
+  });
+
   // Seed 121 failed here until sessions followed the membership: its sessions, given replicas
   // 0-2, waited forever once 2 was replaced by 3; they now learn of replica 3 and are welcomed
   // there. Whether a session that saw ops no member has can still wait forever is not settled.

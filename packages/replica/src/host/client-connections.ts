@@ -1,4 +1,4 @@
-import { toFrozenJson, type AccessDenied, type User } from '@creek/app';
+import type { AccessDenied } from '@creek/app';
 import {
   CLIENT_FRAME_SINCE,
   clientFrameAllowed,
@@ -26,11 +26,18 @@ import type {
   Connection,
   Hello,
 } from './client-connection-types.js';
-import { ConnectionAuth, tokenTooLong, type TokenVerdict } from './connection-auth.js';
+import {
+  ConnectionAuth,
+  frozenUser,
+  NO_USER_TOKENS,
+  tokenTooLong,
+  type TokenVerdict,
+} from './connection-auth.js';
 import { ContextAnswers } from './context-answers.js';
 import { ContextTokens, NO_CONTEXTS } from './context-tokens.js';
 import { LiveQueries } from './live-queries.js';
 import { opFrame } from './op-frames.js';
+import { RememberedOps } from './remembered-ops.js';
 
 export type { TokenVerdict } from './connection-auth.js';
 export type {
@@ -39,12 +46,6 @@ export type {
   ConnectionOutput,
 } from './client-connection-types.js';
 
-/**
- * Op ids remembered to answer a retry (a client resubmitting after a reconnect does so within
- * seconds). Each costs its views and bookkeeping, about a kilobyte: 100,000 held ~100 MB per
- * replica under steady load; sessions make an older resubmission apply once anyway.
- */
-const REMEMBERED_OPS = 10_000;
 /** How long a reconnecting session waits for this replica to catch up before it is sent elsewhere. */
 const CATCH_UP_MS = 3_000;
 
@@ -78,10 +79,8 @@ const CATCH_UP_MS = 3_000;
  */
 export class ClientConnections<C> {
   private readonly byTag = new Map<number, ClientOp<C>>();
-  private readonly byOpId = new Map<string, ClientOp<C>>();
-  /** Keys of remembered ops, oldest first from `rememberedCount % REMEMBERED_OPS` (a ring). */
-  private readonly rememberedKeys: (string | undefined)[] = [];
-  private rememberedCount = 0;
+  /** Ops by key, to answer a retry (the newest REMEMBERED_OPS). */
+  private readonly byOpId = new RememberedOps<ClientOp<C>>();
   private readonly connections = new Map<C, Connection<C>>();
   private readonly dirty = new Set<C>();
   private nextTag = 1;
@@ -453,7 +452,7 @@ export class ClientConnections<C> {
     };
     const tag = this.nextTag++;
     this.byTag.set(tag, op);
-    this.remember(op);
+    this.byOpId.remember(op.key, op);
     c.inFlight++;
     if (session !== undefined) own(conn, c, op);
     const user = c.auth.user;
@@ -674,19 +673,6 @@ export class ClientConnections<C> {
   }
 
   /**
-   * Remembers the op for retries, forgetting the oldest beyond REMEMBERED_OPS. The order lives in
-   * a ring of keys: taking a Map's first key instead walks past every deleted entry V8 has not
-   * compacted yet, which made this the hottest line of a busy replica.
-   */
-  private remember(op: ClientOp<C>): void {
-    const slot = this.rememberedCount++ % REMEMBERED_OPS;
-    const oldest = this.rememberedKeys[slot];
-    if (oldest !== undefined) this.byOpId.delete(oldest);
-    this.rememberedKeys[slot] = op.key;
-    this.byOpId.set(op.key, op);
-  }
-
-  /**
    * Every frame to a client goes here, and a kind newer than the connection's version is held
    * back (CLIENT_FRAME_SINCE): the code that adds a kind must serve older clients without it.
    */
@@ -705,15 +691,6 @@ export class ClientConnections<C> {
       opId === undefined ? { t: 'error', code, message } : { t: 'error', opId, code, message },
     );
   }
-}
-
-/** What a client presenting a user token is told by a replica that verifies none. */
-const NO_USER_TOKENS =
-  'this cluster verifies no user tokens: start its replicas with --auth-jwks or --auth-secret-file, or connect without auth';
-
-/** A verified user as every execution of its ops reads it: frozen JSON. */
-function frozenUser(user: User): User {
-  return toFrozenJson(user, 'user') as unknown as User;
 }
 
 /** Connection `conn` reports `op` in a `committed` frame once it settles. */

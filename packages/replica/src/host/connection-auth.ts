@@ -1,5 +1,14 @@
 import { MAX_AUTH_TOKEN_CHARS } from '@creek/protocol';
-import type { User } from '@creek/app';
+import { toFrozenJson, type User } from '@creek/app';
+
+/** What a client presenting a user token is told by a replica that verifies none. */
+export const NO_USER_TOKENS =
+  'this cluster verifies no user tokens: start its replicas with --auth-jwks or --auth-secret-file, or connect without auth';
+
+/** A verified user as every execution of its ops reads it: frozen JSON. */
+export function frozenUser(user: User): User {
+  return toFrozenJson(user, 'user') as unknown as User;
+}
 
 /**
  * What the driver found a user token to be (the replica verifies tokens in its driver: keys may

@@ -1,7 +1,6 @@
 import {
   decodeServerFrame,
   helloVersionFields,
-  seenFromWire,
   type ClientFrame,
   type ReplicaUrls,
   type ServerFrame,
@@ -12,12 +11,8 @@ import { ClientClosed, ProtocolError, SignedOut, type CreekError } from '../erro
 import { ContextRequests, type ContextSink } from './context-requests.js';
 import type { StoredOp, StoredSession } from '../offline-storage.js';
 import { Failover } from './failover.js';
-import {
-  errorNamingNoOp,
-  opRefused,
-  welcomedAtUnspokenVersion,
-  type RefusalContext,
-} from './refusals.js';
+import { isOpAnswer, opAnswered, type AnswerContext } from './op-answers.js';
+import { errorNamingNoOp, welcomedAtUnspokenVersion, type RefusalContext } from './refusals.js';
 import type { KnownReplica } from './known-replicas.js';
 import { OfflineQueue, queue, storedSession } from './offline-queue.js';
 import { OpTable, type SessionOp } from './op-table.js';
@@ -87,6 +82,8 @@ export class ClientSession {
 
   /** What the rules for refusals (refusals.ts) read and act on. */
   private readonly refusals: RefusalContext;
+  /** The same, and what taking the answers to its ops needs (op-answers.ts). */
+  private readonly answers: AnswerContext;
 
   constructor(config: ClientSessionConfig) {
     this.sessionId = config.session;
@@ -142,6 +139,16 @@ export class ClientSession {
       refuse: (make) => {
         this.closedBy = make;
         this.closedFor = 'refused';
+      },
+    };
+    this.answers = {
+      ...this.refusals,
+      window: this.window,
+      seen: this.seen,
+      release: (opId) => this.release(opId),
+      served: () => this.served(),
+      stableNow: () => {
+        this.lastStableAt = this.lastFrameAt;
       },
     };
   }
@@ -501,21 +508,7 @@ export class ClientSession {
     if (f.t === 'context') return this.contexts.answered(f, url);
     if (f.t === 'members') return this.learn(f.members);
     if (f.t === 'pong') return; // probes go on connections of their own (`probe` output)
-    if (f.t === 'committed' || f.t === 'confirms') this.lastStableAt = this.lastFrameAt;
-    if (f.t === 'committed') {
-      for (const o of [...this.ops.values()])
-        if (o.seq < f.below && o.sentOn === this.connection) this.ops.commit(o);
-      return;
-    }
-    if (f.t === 'confirm' || f.t === 'confirms') this.seen.see(seenFromWire(f));
-    if (f.t === 'confirms') {
-      for (const opId of f.opIds) this.release(opId);
-      for (const opId of f.opIds) {
-        const o = this.ops.get(opId);
-        if (o !== undefined) this.ops.confirmed(o);
-      }
-      return;
-    }
+    if (isOpAnswer(f)) return opAnswered(this.answers, f);
     if (f.t === 'watched' || f.t === 'unwatched') return this.watches.frame(f);
     // The user's token: the replica asks for a fresh one before it expires, and closes the
     // connection once it has (the next connection gets a fresh one; its ops are resubmitted).
@@ -526,26 +519,7 @@ export class ClientSession {
       this.signIn.expired(f.message);
       return this.leave(`the user token expired: ${f.message}`);
     }
-    if (f.t === 'error' && f.opId === undefined) return errorNamingNoOp(this.refusals, url, f);
-    // What the replica counts as done (client-endpoint.ts): a weak op at its first view, a strong
-    // one at its stable view or confirm, any op at an error.
-    if (f.t !== 'view' || f.level === 'stable' || this.window.levelOf(f.opId) === 'weak')
-      this.release(f.opId!);
-    const o = this.ops.get(f.opId!);
-    if (o === undefined) return;
-    if (f.t === 'view' || f.t === 'confirm') this.served();
-    if (f.t === 'view') {
-      this.seen.see(seenFromWire(f));
-      if (f.level === 'stable') this.lastStableAt = this.lastFrameAt;
-      this.ops.viewed(o, f.level, f.outcome, (f.id ?? null) !== null, f.causes);
-    } else if (f.t === 'confirm') {
-      this.lastStableAt = this.lastFrameAt;
-      this.ops.confirmed(o);
-    } else if (f.code === 'busy' || f.code === 'unavailable') {
-      opRefused(this.refusals, o, f.code, f.message);
-    } else {
-      this.ops.refusedEverywhere(o, f.code, f.message);
-    }
+    if (f.t === 'error') return errorNamingNoOp(this.refusals, url, f);
   }
 
   /** Closes the connection, whose close then comes as for any other (the next replica is tried). */

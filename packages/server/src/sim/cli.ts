@@ -221,6 +221,13 @@ function parse(argv: string[]): Options {
   }
   if (o.traceEveryMs !== null && o.seed === null)
     fail('--trace tells one run: give it --seed S (the seed to replay)');
+  // The model's clients hold no sessions to hand on: the flag would change nothing, silently.
+  const plantedSdk =
+    o.plant !== null && (PLANTED_BUGS[o.plant].config as { clients?: string }).clients === 'sdk';
+  if (o.contexts && o.clients !== 'sdk' && !plantedSdk)
+    fail(
+      "--contexts hands context tokens between the SDK's client sessions: add --clients sdk (the default, model, has none)",
+    );
   return o;
 }
 

@@ -112,6 +112,18 @@ describe('npm run sim', () => {
     );
   });
 
+  it('refuses --contexts without the SDK clients, which alone hand context tokens on', async () => {
+    for (const args of [
+      ['--seed', '1', '--contexts'],
+      ['--seed', '1', '--clients', 'model', '--contexts'],
+    ]) {
+      const r = await sim(args);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/--contexts hands context tokens .*: add --clients sdk/);
+      expect(r.stdout).toBe('');
+    }
+  });
+
   it('--plant runs with a planted bug, fails, and names the flags and the page that replay it', async () => {
     const r = await sim(['--seed', '21', '--faults', 'crash', '--plant', 'send-before-durable']);
     expect(r.code).toBe(1);

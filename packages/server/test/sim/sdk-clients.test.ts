@@ -155,6 +155,20 @@ describe('known failures the client sessions found', () => {
     expect(run(1087, 5, { network: 'mix' }).violations).toEqual([]);
   });
 
+  // Open: session-2's weak write #189 was op (2, 574), answered at 3101 ms; its token, asked
+  // for at 3149 ms, counts 572 ops of origin 2, so a reader after it ran at replica 4 without the
+  // write (resubmitted copies came later, the first at replica 1 at 3290 ms). Seen vectors stop
+  // below a session's own uncommitted ops (it resubmits them when it moves) and below a replica's
+  // ops not yet durable, and a token is built from them: likely the answer to a context request
+  // must wait until the ops its replica issued for the session are durable, or the token must
+  // name the session's own ops by number. Not diagnosed further yet.
+  it.fails(
+    'a context token covers its session’s own write answered before it, not yet committed (seed 2099, 5 replicas, contexts)',
+    () => {
+      expect(run(2099, 5, { contexts: true, network: 'mix' }).violations).toEqual([]);
+    },
+  );
+
   // Seed 121 failed here until sessions followed the membership: its sessions, given replicas
   // 0-2, waited forever once 2 was replaced by 3; they now learn of replica 3 and are welcomed
   // there. Whether a session that saw ops no member has can still wait forever is not settled.

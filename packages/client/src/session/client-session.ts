@@ -103,10 +103,14 @@ export class ClientSession {
       send: (frame) => this.send(frame),
       seen: () => this.seen.counts(),
       see: (seen) => this.seen.see(seen),
+      // Each op the caller has an answer to and not seen committed must be answered again here
+      // first: a resubmitted op's new copy is in the replica's counts only once it is durable
+      // (the simulator, seed 2099: a token answered before it covered no copy of the write).
       mayAsk: () =>
         this.ready &&
         [...this.ops.values()].every(
-          (o) => o.views !== null || o.committed || o.abandoning || o.sentOn === this.connection,
+          (o) =>
+            o.views !== null || o.committed || o.abandoning || o.answeredOn === this.connection,
         ),
       connection: () => this.connection,
     });

@@ -54,11 +54,13 @@ export function opAnswered(s: AnswerContext, f: OpAnswer): void {
     }
     return;
   }
+  const o = s.ops.get(f.opId);
+  // Marked before the release below, which may send a context request waiting for it.
+  if (o !== undefined && (f.t === 'view' || f.t === 'confirm')) o.answeredOn = s.connection();
   // What the replica counts as done (client-endpoint.ts): a weak op at its first view, a strong
   // one at its stable view or confirm, any op at an error.
   if (f.t !== 'view' || f.level === 'stable' || s.window.levelOf(f.opId) === 'weak')
     s.release(f.opId);
-  const o = s.ops.get(f.opId);
   if (o === undefined) return;
   if (f.t === 'view' || f.t === 'confirm') s.served();
   if (f.t === 'view') {

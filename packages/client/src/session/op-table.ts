@@ -29,6 +29,11 @@ export interface SessionOp {
   committed: boolean;
   /** The connection it was last sent on (`committed` frames speak for that connection only). */
   sentOn: number;
+  /**
+   * The connection that last answered it (a view or a confirmation): a context token asked for on
+   * a connection covers the op only once that connection's replica has answered it, durable.
+   */
+  answeredOn: number;
   /** When it was last sent (the session's clock), for the stall check. */
   sentAt: number;
   /**
@@ -71,6 +76,7 @@ function newSessionOp(
     sink,
     committed: false,
     sentOn: 0,
+    answeredOn: 0,
     sentAt: 0,
     sends: 0,
     refusals: 0,

@@ -377,10 +377,12 @@ export class ReplicaServer {
     });
     this.mesh.start();
     this.ticker = setInterval(() => {
-      if (this.paused) return;
-      this.call({ kind: 'tick', now: Date.now() });
-      this.waitingLog.observe(this.host.waiting, Date.now());
-      this.clients.afterTurn();
+      // A paused replica takes no step, but its event stream goes on and says it is paused.
+      if (!this.paused) {
+        this.call({ kind: 'tick', now: Date.now() });
+        this.waitingLog.observe(this.host.waiting, Date.now());
+        this.clients.afterTurn();
+      }
       this.events.tick(Date.now());
     }, this.config.tickMs ?? DEFAULT_TICK_MS);
     return { url: `${tls === null ? 'ws' : 'wss'}://${c.host}:${c.port}` };

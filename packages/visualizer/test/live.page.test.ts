@@ -287,4 +287,31 @@ describe('the visualizer, live mode', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+  it('acts on a card button pressed before a redraw and released after it', async () => {
+    // The cards are redrawn every 100 ms; a click is a press and a release on one element, so a
+    // button made anew by each draw would lose every click that spans one (more of them on a
+    // loaded machine, where a test's click once did nothing and the replica never restarted).
+    const page = await browser.context.newPage();
+    await page.goto(served.url);
+    await page.waitForFunction(
+      () => document.querySelectorAll('.replica[data-connection=open]').length === 3,
+    );
+    const state = () => page.locator(card(2)).getAttribute('data-state');
+    const at = await page.evaluate(
+      (sel) => {
+        const r = document.querySelector(sel)!.getBoundingClientRect();
+        return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+      },
+      `${card(2)} [data-act=pause]`,
+    );
+    await page.mouse.move(at.x, at.y);
+    await page.mouse.down();
+    const drawn = Number(await page.evaluate(() => document.body.dataset.draws));
+    await page.waitForFunction((d) => Number(document.body.dataset.draws) > d + 1, drawn);
+    await page.mouse.up();
+    await waitFor(page, 'replica 2 paused', async () => (await state()) === 'paused');
+    await page.click(`${card(2)} [data-act=resume]`);
+    await waitFor(page, 'replica 2 resumed', async () => (await state()) !== 'paused');
+    await page.close();
+  });
 });

@@ -289,6 +289,19 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
     charts.element.dataset.last = JSON.stringify(s);
   }, 1_000);
 
+  /**
+   * One card element per replica, kept for the page's life with its buttons: each draw replaces
+   * what a card shows, never the card's buttons. A button made anew on each draw (every 100 ms)
+   * loses a click whose press and release straddle a draw (so does one moved out and back in: the
+   * browser forgets a press on a node that leaves the document), the more often under load.
+   */
+  const shownCards = config.replicas.map((r) => {
+    const card = h('article', { class: 'replica' });
+    card.append(controls(r.id));
+    return card;
+  });
+  cards.replaceChildren(...shownCards);
+
   /** Draws so far, in `body[data-draws]`: a test reads counts from a draw made after its click. */
   let draws = 0;
 
@@ -321,52 +334,49 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
                   .join(', ')}`,
             )
             .join('; ')}`;
-    cards.replaceChildren(
-      ...replicas.map((r, k) => {
-        const frame = asFrame(r);
-        const card = replicaCard(
-          frame,
-          new Set(),
-          reorders.see(r.id, shownOrder(frame)),
-          liveStateOf(r),
-        );
-        const counts = workload.counts[k]!;
-        card.dataset.connection = r.connection;
-        card.append(
-          h(
-            'p',
-            { class: 'facts', 'data-role': 'waiting', 'data-waiting': counts.waitingStrong },
-            `Workload here: ${counts.invoked} invoked, ${counts.answered} answered, ${counts.waitingStrong} strong waiting`,
-          ),
-          h(
-            'p',
-            { class: 'facts' },
-            r.connection === 'open' && r.halted !== null
-              ? `Halted: ${r.halted}`
-              : r.connection === 'open'
-                ? `${r.paused ? 'Paused · ' : ''}${r.quorate ? 'hears a majority' : 'hears no majority'} · leader ${r.leader ?? 'unknown'}${r.dropped > 0 ? ` · ${r.dropped} events sampled out` : ''}`
-                : r.connection === 'connecting'
-                  ? 'Connecting…'
-                  : `Disconnected${r.problem === null ? '' : `: ${r.problem}`}`,
-          ),
-          h(
-            'p',
-            { class: 'facts', 'data-role': 'consensus', 'data-decided': r.paxos?.decidedBelow },
-            r.paxos === null
-              ? 'Consensus: not heard yet'
-              : `Consensus: ballot ${r.paxos.ballot} · ${r.paxos.decidedBelow} instances decided · ${plural(r.paxos.elections, 'election')} here · ${plural(r.checkpoints, 'checkpoint')} written`,
-          ),
-          accuracyLine(r),
-          controls(r.id),
-        );
-        const region = regions.get(r.id);
-        if (region !== undefined) {
-          card.dataset.region = region;
-          card.querySelector('h2')?.append(h('span', { class: 'region' }, region));
-        }
-        return card;
-      }),
-    );
+    for (const [k, r] of replicas.entries()) {
+      const frame = asFrame(r);
+      const drawn = replicaCard(
+        frame,
+        new Set(),
+        reorders.see(r.id, shownOrder(frame)),
+        liveStateOf(r),
+      );
+      const counts = workload.counts[k]!;
+      drawn.dataset.connection = r.connection;
+      drawn.append(
+        h(
+          'p',
+          { class: 'facts', 'data-role': 'waiting', 'data-waiting': counts.waitingStrong },
+          `Workload here: ${counts.invoked} invoked, ${counts.answered} answered, ${counts.waitingStrong} strong waiting`,
+        ),
+        h(
+          'p',
+          { class: 'facts' },
+          r.connection === 'open' && r.halted !== null
+            ? `Halted: ${r.halted}`
+            : r.connection === 'open'
+              ? `${r.paused ? 'Paused · ' : ''}${r.quorate ? 'hears a majority' : 'hears no majority'} · leader ${r.leader ?? 'unknown'}${r.dropped > 0 ? ` · ${r.dropped} events sampled out` : ''}`
+              : r.connection === 'connecting'
+                ? 'Connecting…'
+                : `Disconnected${r.problem === null ? '' : `: ${r.problem}`}`,
+        ),
+        h(
+          'p',
+          { class: 'facts', 'data-role': 'consensus', 'data-decided': r.paxos?.decidedBelow },
+          r.paxos === null
+            ? 'Consensus: not heard yet'
+            : `Consensus: ballot ${r.paxos.ballot} · ${r.paxos.decidedBelow} instances decided · ${plural(r.paxos.elections, 'election')} here · ${plural(r.checkpoints, 'checkpoint')} written`,
+        ),
+        accuracyLine(r),
+      );
+      const region = regions.get(r.id);
+      if (region !== undefined) {
+        drawn.dataset.region = region;
+        drawn.querySelector('h2')?.append(h('span', { class: 'region' }, region));
+      }
+      redrawCard(shownCards[k]!, drawn);
+    }
   }
 
   function controls(id: number): HTMLElement {
@@ -406,4 +416,17 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
   }, DRAW_MS);
   draw();
   window.addEventListener('beforeunload', () => workload.close());
+}
+
+/**
+ * Makes `card` show what `drawn` shows (its attributes and content), keeping `card`'s last child,
+ * its buttons, in the document throughout.
+ */
+function redrawCard(card: HTMLElement, drawn: HTMLElement): void {
+  const buttons = card.lastElementChild!;
+  for (const a of [...card.attributes])
+    if (!drawn.hasAttribute(a.name)) card.removeAttribute(a.name);
+  for (const a of [...drawn.attributes]) card.setAttribute(a.name, a.value);
+  while (card.firstChild !== buttons) card.firstChild!.remove();
+  buttons.before(...drawn.childNodes);
 }

@@ -160,6 +160,12 @@ export interface AppOptions {
   /** Who may call the built-in data types' ops once auth is on (default 'none'). */
   readonly builtins?: BuiltinAccess;
   /**
+   * Who may use shared contexts (`client.joinContext`, the `creek.context.*` ops) once auth is on
+   * (default: as `builtins`). A member of a context can make the others wait on ops it names, so
+   * an app opens them only to whom it trusts with that.
+   */
+  readonly contexts?: BuiltinAccess;
+  /**
    * Properties every state must have, by name. `creek check` looks for ops that, run weak on a
    * state that missed a concurrent op, would break one.
    */
@@ -184,6 +190,9 @@ const OP_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
  */
 const ALWAYS_OPEN: ReadonlySet<string> = new Set(['creek.abandon']);
 
+/** The built-ins of shared contexts, opened by AppOptions.contexts. */
+const CONTEXT_OPS_PREFIX = 'creek.context.';
+
 /**
  * An app of `definitions` beside `builtins`. Not part of the package's API: apps are declared
  * with `defineApp` (define-app.ts), which passes the built-in ops every replica and client
@@ -199,10 +208,20 @@ export function createApp<D extends OpDefinitions>(
     throw new Error(
       `builtins: must be one of ${BUILTIN_ACCESS.join(', ')}, not ${JSON.stringify(builtinAccess)}`,
     );
+  const contextAccess = options.contexts ?? builtinAccess;
+  if (!(BUILTIN_ACCESS as readonly string[]).includes(contextAccess))
+    throw new Error(
+      `contexts: must be one of ${BUILTIN_ACCESS.join(', ')}, not ${JSON.stringify(contextAccess)}`,
+    );
   const table = new Map<string, AnyOpDefinition>(Object.entries(builtins));
   const access = new Map<string, OpAccess>();
   for (const name of table.keys())
-    access.set(name, ALWAYS_OPEN.has(name) ? { kind: 'public' } : builtinAccessOf(builtinAccess));
+    access.set(
+      name,
+      ALWAYS_OPEN.has(name)
+        ? { kind: 'public' }
+        : builtinAccessOf(name.startsWith(CONTEXT_OPS_PREFIX) ? contextAccess : builtinAccess),
+    );
   for (const [name, def] of Object.entries(definitions)) {
     if (!OP_NAME.test(name))
       throw new Error(`invalid operation name '${name}': use letters, digits, '_', '.', '-'`);

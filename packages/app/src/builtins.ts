@@ -2,6 +2,11 @@ import { z } from 'zod';
 import { op, type OpDefinitions } from './app.js';
 import { jsonEqual, type JsonValue } from './json.js';
 
+/** The longest shared context id (`client.joinContext(id)`). */
+export const MAX_CONTEXT_ID_CHARS = 128;
+/** The most origins a context's frontier names: a context token's bound, both kinds of origin. */
+export const MAX_FRONTIER_ORIGINS = 128;
+
 /**
  * Built-in data types, usable by every app with no code of its own.
  *
@@ -14,6 +19,29 @@ const key = z.string().min(1, 'must be a non-empty string');
 const queueName = z.string().min(1, 'must be a non-empty string');
 
 const qKey = (queue: string, part: string): string => `~queue/${queue}/${part}`;
+
+/** A shared context's id (client.joinContext): its frontier lives at `~context/<id>`. */
+const contextId = z
+  .string()
+  .min(1, 'must be a non-empty string')
+  .max(MAX_CONTEXT_ID_CHARS, `must be at most ${MAX_CONTEXT_ID_CHARS} characters`);
+/**
+ * A seen vector as [origin, count] pairs: per origin replica, how many of its ops (a context
+ * token's counts). Bounded as a token is: at most 64 origins by position and 64 later ones.
+ */
+const seenPairs = z
+  .array(z.tuple([z.number().int().min(0), z.number().int().min(0)]))
+  .max(MAX_FRONTIER_ORIGINS, `holds at most ${MAX_FRONTIER_ORIGINS} origins`);
+const frontierKey = (id: string): string => `~context/${id}`;
+
+/** The frontier stored for a context: [origin, count] pairs in origin order (none: empty). */
+function frontierOf(v: JsonValue | undefined): [number, number][] {
+  if (!Array.isArray(v)) return [];
+  return v.filter(
+    (p): p is [number, number] =>
+      Array.isArray(p) && typeof p[0] === 'number' && typeof p[1] === 'number',
+  );
+}
 const counter = (v: JsonValue | undefined): number => (typeof v === 'number' ? v : 0);
 
 export const builtins = {
@@ -125,6 +153,35 @@ export const builtins = {
     args: z.object({ origin: z.number().int().min(0), cut: z.number().int().min(0) }),
     run: () => null,
   }),
+  /**
+   * Shared contexts (`client.joinContext(id)`, CC-Paxos's distributed contexts): adds `seen`, the
+   * counts of a context token covering an op of a member, to context `id`'s frontier (the most of
+   * each origin). Invoked strong by the SDK once the op has its answer; the op is acknowledged to
+   * its caller only once this commits, so a member whose op begins later reads a frontier that
+   * covers it (`creek.context.frontier`, strong too) and waits for those ops before it runs.
+   */
+  'creek.context.merge': op({
+    args: z.object({ id: contextId, seen: seenPairs }),
+    level: 'strong',
+    run: (tx, { id, seen }) => {
+      const merged = new Map(frontierOf(tx.get(frontierKey(id))));
+      for (const [origin, n] of seen) merged.set(origin, Math.max(n, merged.get(origin) ?? 0));
+      if (merged.size > MAX_FRONTIER_ORIGINS)
+        throw new Error(
+          `creek.context.merge: context '${id}' would name more than ${MAX_FRONTIER_ORIGINS} origins`,
+        );
+      const frontier = [...merged].sort((a, b) => a[0] - b[0]);
+      tx.put(frontierKey(id), frontier);
+      return null;
+    },
+  }),
+  /** Context `id`'s frontier: [origin, count] pairs of the ops acknowledged in it (none: []). */
+  'creek.context.frontier': op({
+    args: z.object({ id: contextId }),
+    readOnly: true,
+    level: 'strong',
+    run: (tx, { id }) => frontierOf(tx.get(frontierKey(id))),
+  }),
   /** The strong no-op a replica issues to stabilize pending weak ops (Creek §4.4). */
   'creek.noop': op({
     args: z.null(),
@@ -137,3 +194,5 @@ export type Builtins = typeof builtins;
 export const NOOP_OP = 'creek.noop';
 export const ABANDON_OP = 'creek.abandon';
 export const CLOSE_OP = 'creek.close';
+export const CONTEXT_MERGE_OP = 'creek.context.merge';
+export const CONTEXT_FRONTIER_OP = 'creek.context.frontier';

@@ -30,5 +30,14 @@ export {
 export { checkAccess, type AccessDenied } from './access.js';
 export type { User } from './user.js';
 export { defineApp } from './define-app.js';
-export { ABANDON_OP, builtins, CLOSE_OP, NOOP_OP, type Builtins } from './builtins.js';
+export {
+  ABANDON_OP,
+  builtins,
+  CLOSE_OP,
+  CONTEXT_FRONTIER_OP,
+  CONTEXT_MERGE_OP,
+  MAX_CONTEXT_ID_CHARS,
+  NOOP_OP,
+  type Builtins,
+} from './builtins.js';
 export { adoptFrozenJson, canonicalJson, jsonEqual, toFrozenJson, type JsonValue } from './json.js';

@@ -53,6 +53,20 @@ describe('checkAccess (deny by default once auth is on)', () => {
     expect(checkAccess(open, 'kv.put', null)).toBeNull();
   });
 
+  it('opens shared contexts as the built-ins, or as the app says apart from them', () => {
+    const closed = defineApp(ops);
+    expect(checkAccess(closed, 'creek.context.merge', bob)).toMatchObject({ code: 'forbidden' });
+    const asBuiltins = defineApp(ops, { builtins: 'signed-in' });
+    expect(checkAccess(asBuiltins, 'creek.context.frontier', bob)).toBeNull();
+    const contextsOnly = defineApp(ops, { contexts: 'signed-in' });
+    expect(checkAccess(contextsOnly, 'creek.context.merge', bob)).toBeNull();
+    expect(checkAccess(contextsOnly, 'creek.context.merge', null)).toMatchObject({
+      code: 'unauthorized',
+    });
+    expect(checkAccess(contextsOnly, 'kv.put', bob)).toMatchObject({ code: 'forbidden' });
+    expect(() => defineApp(ops, { contexts: 'all' as never })).toThrow(/contexts: must be/);
+  });
+
   it('always lets a caller abandon an op of its own session', () => {
     expect(checkAccess(app, 'creek.abandon', null)).toBeNull();
   });

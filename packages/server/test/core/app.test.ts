@@ -519,7 +519,7 @@ describe('built-ins', () => {
       .filter(([, d]) => (d as AnyOpDefinition).readOnly === true)
       .map(([n]) => n)
       .sort();
-    expect(readOnly).toEqual(['kv.get', 'queue.peek', 'queue.size']);
+    expect(readOnly).toEqual(['creek.context.frontier', 'kv.get', 'queue.peek', 'queue.size']);
   });
 
   describe('kv', () => {
@@ -730,5 +730,71 @@ describe('built-ins', () => {
     const store = storeOf({ k: 1 });
     const r = call(app, 'creek.noop', null, store);
     expect(r).toMatchObject({ outcome: { ok: true, value: null }, writes: [] });
+  });
+});
+
+describe('shared contexts’ built-ins', () => {
+  const app = defineApp({});
+
+  it('merge keeps the most of each origin, and frontier reads it back in origin order', () => {
+    const store = storeOf();
+    expect(valueOf(call(app, 'creek.context.frontier', { id: 'doc' }, store))).toEqual([]);
+    call(
+      app,
+      'creek.context.merge',
+      {
+        id: 'doc',
+        seen: [
+          [2, 5],
+          [0, 3],
+        ],
+      },
+      store,
+    );
+    call(
+      app,
+      'creek.context.merge',
+      {
+        id: 'doc',
+        seen: [
+          [0, 1],
+          [258, 4],
+        ],
+      },
+      store,
+    );
+    expect(valueOf(call(app, 'creek.context.frontier', { id: 'doc' }, store))).toEqual([
+      [0, 3],
+      [2, 5],
+      [258, 4],
+    ]);
+    // Merging again what it holds changes nothing (a merge resubmitted after a failover).
+    call(app, 'creek.context.merge', { id: 'doc', seen: [[2, 5]] }, store);
+    expect(valueOf(call(app, 'creek.context.frontier', { id: 'doc' }, store))).toHaveLength(3);
+    // Another context is another key.
+    expect(valueOf(call(app, 'creek.context.frontier', { id: 'other' }, store))).toEqual([]);
+  });
+
+  it('refuses a bad id, counts that are not whole numbers, and more origins than a token holds', () => {
+    const merge = builtins['creek.context.merge'];
+    expect(checkArgs('creek.context.merge', merge, { id: '', seen: [] }).ok).toBe(false);
+    expect(checkArgs('creek.context.merge', merge, { id: 'x'.repeat(129), seen: [] }).ok).toBe(
+      false,
+    );
+    expect(checkArgs('creek.context.merge', merge, { id: 'doc', seen: [[0, 1.5]] }).ok).toBe(false);
+    expect(checkArgs('creek.context.merge', merge, { id: 'doc', seen: [[-1, 1]] }).ok).toBe(false);
+    const many = Array.from({ length: 129 }, (_, i) => [i, 1]);
+    expect(checkArgs('creek.context.merge', merge, { id: 'doc', seen: many }).ok).toBe(false);
+    // Within bounds each time, over them together: the op fails and writes nothing.
+    const store = storeOf();
+    call(app, 'creek.context.merge', { id: 'doc', seen: many.slice(0, 100) }, store);
+    const r = call(
+      app,
+      'creek.context.merge',
+      { id: 'doc', seen: many.slice(100).map(([o]) => [o! + 1000, 1]) },
+      store,
+    );
+    expect(errorOf(r)).toMatch(/more than 128 origins/);
+    expect(valueOf(call(app, 'creek.context.frontier', { id: 'doc' }, store))).toHaveLength(100);
   });
 });

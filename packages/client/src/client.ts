@@ -2,7 +2,10 @@ import { AccuracyTally, type OpAccuracy } from './accuracy.js';
 import { encodeFrame, MAX_FRAME_BYTES, MAX_NESTING } from '@creek/protocol';
 import type { App } from '@creek/app';
 import type { z } from 'zod';
-import type { Binding, ConsistencyLevel } from './binding.js';
+import type { Binding, ConsistencyLevel, ViewSink } from './binding.js';
+import { JoinedContext } from './joined-context.js';
+import type { OptimisticChange } from './session/optimistic.js';
+import { SharedContext, type SharedContextIo } from './session/shared-context.js';
 import { Correctable } from './correctable.js';
 import {
   CreekBinding,
@@ -116,6 +119,7 @@ export class CreekClient<A = App> {
       replicas?(): readonly KnownReplica[];
       context?(): Promise<string>;
       after?(token: string): Promise<string>;
+      sharedContextIo?(): SharedContextIo;
       operations?: readonly string[] | null;
       readOnlyOperations?: readonly string[] | null;
       status?: ConnectionStatus;
@@ -172,6 +176,31 @@ export class CreekClient<A = App> {
     args: ArgsOf<A, K>,
     options: InvokeOptions<A> = {},
   ): Correctable<ResultOf<A, K>> {
+    return this.invokeThrough(op, args, options);
+  }
+
+  /** `invoke`, its checked op handed to `through` (a shared context's) instead of the binding. */
+  private invokeThrough<K extends OpName<A>>(
+    op: K,
+    args: ArgsOf<A, K>,
+    options: InvokeOptions<A>,
+    through?: (
+      op: string,
+      args: unknown,
+      levels: ConsistencyLevel[],
+      sink: ViewSink<unknown>,
+    ) => void,
+  ): Correctable<ResultOf<A, K>> {
+    const submit = <T>(
+      levels: ConsistencyLevel[],
+      sink: ViewSink<T>,
+      checked: unknown,
+      stop?: AbortSignal,
+      optimistic?: readonly OptimisticChange[],
+    ): void =>
+      through === undefined
+        ? this.binding.submitOperation(op, checked, levels, sink, stop, optimistic)
+        : through(op, checked, levels, sink as ViewSink<unknown>);
     const offered = this.consistencyLevels();
     const refused = invalidOptions(op, options, offered);
     const controller = Correctable.create<ResultOf<A, K>>(
@@ -203,16 +232,14 @@ export class CreekClient<A = App> {
         ? this.tally.watch(op, controller.sink)
         : controller.sink;
     if (!levels.includes('cached') || !this.readOnly(op)) {
-      this.binding.submitOperation(op, checked, replicaLevels, sink, stop, optimistic);
+      submit(replicaLevels, sink, checked, stop, optimistic);
       return controller.correctable;
     }
     // A read-only op: its result seen before comes at once, and each new view is kept for later.
     const key = ResultCache.key(op, checked);
     const seen = this.cache.get(key);
     if (seen !== undefined) controller.update(seen.value as ResultOf<A, K>, 'cached');
-    this.binding.submitOperation<ResultOf<A, K>>(
-      op,
-      checked,
+    submit<ResultOf<A, K>>(
       replicaLevels,
       {
         ...sink,
@@ -221,6 +248,7 @@ export class CreekClient<A = App> {
           sink.view(v);
         },
       },
+      checked,
       stop,
     );
     return controller.correctable;
@@ -340,6 +368,25 @@ export class CreekClient<A = App> {
         ),
       );
     return this.binding.after(token);
+  }
+
+  /**
+   * Joins shared context `id` (at most 128 characters): the returned handle's ops and those of
+   * every other client that joined `id` are seen by one another in order — an op runs after, and
+   * reads, every op of the context acknowledged before it began, whichever replicas the clients
+   * use (a customer's two branches, a document's editors). See JoinedContext. Joining sends
+   * nothing; each op in the context reads the context's state then. Throws TypeError for a bad id,
+   * and Error on a binding without replicas (in memory).
+   */
+  joinContext(id: string): JoinedContext<A> {
+    const io = this.binding.sharedContextIo?.();
+    if (io === undefined)
+      throw new Error(
+        'joinContext: this client has no replicas to share a context through (in memory)',
+      );
+    return new JoinedContext<A>(new SharedContext(id, io), (op, args, options, submit) =>
+      this.invokeThrough(op, args, options, submit),
+    );
   }
 
   /**

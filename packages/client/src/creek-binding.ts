@@ -8,6 +8,7 @@ import type { Identity } from './session/sign-in.js';
 import type { KnownReplica } from './session/known-replicas.js';
 import type { OptimisticChange } from './session/optimistic.js';
 import type { WatchSink } from './session/watches.js';
+import type { SharedContextIo } from './session/shared-context.js';
 import { randomId } from './session-id.js';
 import { probeRoundTrip } from './probe.js';
 import { socketFactory, type SocketFactory, type SocketLike } from './socket.js';
@@ -517,6 +518,15 @@ export class CreekBinding implements Binding {
     return new Promise((resolve, reject) =>
       this.session.after(token, { token: resolve, error: reject }),
     );
+  }
+
+  /** Shared contexts (SharedContext): the session's ops, its tokens and its waits, unchanged. */
+  sharedContextIo(): SharedContextIo {
+    return {
+      submit: (op, args, levels, sink) => this.submitOperation(op, args, levels, sink),
+      context: (sink) => this.session.context(sink),
+      afterSeen: (seen, sink) => this.session.afterSeen(seen, sink),
+    };
   }
 
   /** Ops of the session not yet acknowledged (answered and committed). */

@@ -15,6 +15,7 @@ export {
   type ArgsOf,
   type ResultOf,
 } from './client.js';
+export { JoinedContext, type ContextInvokeOptions } from './joined-context.js';
 export {
   Correctable,
   type CorrectableController,

@@ -43,7 +43,7 @@ function typed() {
 describe('watch takes read-only ops', () => {
   it('types: read-only ops (the app’s and the built-in ones) only; any name when untyped', () => {
     expectTypeOf<ReadOpName<typeof app>>().toEqualTypeOf<
-      'todo.list' | 'kv.get' | 'queue.peek' | 'queue.size'
+      'todo.list' | 'kv.get' | 'queue.peek' | 'queue.size' | 'creek.context.frontier'
     >();
     expectTypeOf<ReadOpName<App>>().toEqualTypeOf<string>();
     const creek = typed();

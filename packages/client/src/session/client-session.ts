@@ -702,6 +702,12 @@ export class ClientSession {
     this.contexts.after(token, sink, this.url, this.ready);
   }
 
+  /** The session goes on after ops counted by origin (ContextRequests.afterSeen). */
+  afterSeen(seen: readonly number[], sink: ContextSink): void {
+    if (this.closedBy !== null) return sink.error(this.closedBy(false));
+    this.contexts.afterSeen(seen, sink, this.url, this.ready);
+  }
+
   // ---- closing ------------------------------------------------------------------------------
 
   /** Ends the session; unanswered ops fail with ClientClosed, and so does every later call. */

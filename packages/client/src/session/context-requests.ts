@@ -94,8 +94,16 @@ export class ContextRequests {
   after(token: string, sink: ContextSink, url: string, welcomed: boolean): void {
     const read = readContextToken(token);
     if (!read.ok) return sink.error(new TypeError(`client.after: ${read.message}`) as CreekError);
+    this.afterSeen(read.seen, sink, url, welcomed);
+  }
+
+  /**
+   * As `after`, for counts read elsewhere than from a token: a shared context's frontier
+   * (shared-context.ts), which the cluster keeps and a strong read gives.
+   */
+  afterSeen(seen: readonly number[], sink: ContextSink, url: string, welcomed: boolean): void {
     if (welcomed && this.version < CONTEXT_SINCE) return sink.error(oldReplicaContext(url));
-    this.pending.set(this.next++, { sink, sentOn: 0, covers: read.seen });
+    this.pending.set(this.next++, { sink, sentOn: 0, covers: seen });
     this.flush();
   }
 

@@ -14,3 +14,4 @@ export type { WatchShown, WatchSink } from './watches.js';
 export type { CorrectedOp } from './view-order.js';
 export type { ConsistencyLevel, View, ViewSink } from '../binding.js';
 export { CreekError, OperationFailed, Timeout, type Fate } from '../errors.js';
+export { SharedContext, contextIdProblem, type SharedContextIo } from './shared-context.js';

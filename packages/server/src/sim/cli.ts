@@ -13,7 +13,7 @@ import { parseStorageFaults, storageLine } from './storage-faults.js';
 import { WAN_PROFILES, type WanProfileName } from './wan.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant BUG] [--network us-eu|global|uniform|mix] [--live-queries] [--contexts] [--invariants] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant BUG] [--network us-eu|global|uniform|mix] [--live-queries] [--contexts] [--shared-contexts] [--invariants] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
  * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
  * violations, parameters, stats, and the committed order as op ids) and the progress and the
@@ -50,6 +50,8 @@ interface Options {
   liveQueries: boolean;
   /** Sessions hand their context tokens to new clients (SimConfig.contexts; clients sdk). */
   contexts: boolean;
+  /** Sessions share a context, some of their ops in it (SimConfig.sharedContexts; clients sdk). */
+  sharedContexts: boolean;
   /** Strong reads by quorum in every run (on), in none (off), or drawn per seed (null). */
   quorumReads: boolean | null;
   /** Every run is the SMR baseline as the runtime runs it (SimConfig.smr). */
@@ -79,6 +81,7 @@ function parse(argv: string[]): Options {
     plant: null,
     liveQueries: false,
     contexts: false,
+    sharedContexts: false,
     quorumReads: null,
     smr: false,
     invariants: false,
@@ -151,6 +154,9 @@ function parse(argv: string[]): Options {
       case '--contexts':
         o.contexts = true;
         break;
+      case '--shared-contexts':
+        o.sharedContexts = true;
+        break;
       case '--live-queries':
         o.liveQueries = true;
         break;
@@ -185,7 +191,7 @@ function parse(argv: string[]): Options {
         break;
       case '--help':
         console.log(
-          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--network ${[...WAN_PROFILES, 'uniform', 'mix'].join('|')}] [--live-queries] [--contexts] [--invariants] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`,
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--network ${[...WAN_PROFILES, 'uniform', 'mix'].join('|')}] [--live-queries] [--contexts] [--shared-contexts] [--invariants] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`,
         );
         console.log(
           '  --smr: no replica speculates and every update is ordered on arrival, the SMR baseline as `creek start --speculation off` runs it (by default one seed in eight does not speculate and orders weak ops by timestamp)',
@@ -200,6 +206,7 @@ function parse(argv: string[]): Options {
           "  --invariants: every replica checks the app's invariants on its finalized state after each op it finalizes, and a run fails on one broken (the op and the committed position named)",
           '  --live-queries: the clients also keep live queries open, and the checkers judge what they showed',
           "  --contexts (with --clients sdk): sessions now and then hand their context token to a new client at another replica, whose ops must see the session's writes",
+          "  --shared-contexts (with --clients sdk): the sessions share a context (client.joinContext), and each op of one in it must see the others' ops the context acknowledged before it",
         );
         console.log(
           '  --leader-placement: a third of the seeds give their replicas a preferred leader (one in six of those a different one per replica); the leadership checker judges where leadership goes',
@@ -227,6 +234,10 @@ function parse(argv: string[]): Options {
   if (o.contexts && o.clients !== 'sdk' && !plantedSdk)
     fail(
       "--contexts hands context tokens between the SDK's client sessions: add --clients sdk (the default, model, has none)",
+    );
+  if (o.sharedContexts && o.clients !== 'sdk' && !plantedSdk)
+    fail(
+      "--shared-contexts runs ops of the SDK's client sessions in a shared context: add --clients sdk (the default, model, has none)",
     );
   return o;
 }
@@ -258,7 +269,7 @@ function leadershipLine(l: SimResult['stats']['leadership']): string {
 
 /** The flags and the visualizer query that name this run again. */
 function replayFlags(seed: number, replicas: number, faults: FaultMode): string {
-  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.contexts ? ' --contexts' : ''}${opts.quorumReads === null ? '' : ` --quorum-reads ${opts.quorumReads ? 'on' : 'off'}`}${opts.smr ? ' --smr' : ''}${opts.invariants ? ' --invariants' : ''}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.leaderPlacement ? ' --leader-placement' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}${opts.network === 'mix' ? '' : ` --network ${opts.network}`}`;
+  return `--seed ${seed} --replicas ${replicas} --faults ${faults}${opts.storageFaults.length === 0 ? '' : ` --storage-faults ${opts.storageFaults.join(',')}`}${opts.clients === 'model' ? '' : ` --clients ${opts.clients}`}${opts.liveQueries ? ' --live-queries' : ''}${opts.contexts ? ' --contexts' : ''}${opts.sharedContexts ? ' --shared-contexts' : ''}${opts.quorumReads === null ? '' : ` --quorum-reads ${opts.quorumReads ? 'on' : 'off'}`}${opts.smr ? ' --smr' : ''}${opts.invariants ? ' --invariants' : ''}${opts.nondeterministic ? ' --nondeterministic' : ''}${opts.leaderPlacement ? ' --leader-placement' : ''}${opts.plant === null ? '' : ` --plant ${opts.plant}`}${opts.network === 'mix' ? '' : ` --network ${opts.network}`}`;
 }
 function replayQuery(seed: number, replicas: number, faults: FaultMode): string {
   return `?seed=${seed}&replicas=${replicas}&faults=${faults}${opts.plant === null ? '' : `&bug=${opts.plant}`}`;
@@ -292,7 +303,7 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
   const sessions =
     s.sessions === undefined
       ? ''
-      : `, client sessions: ${s.sessions.connections} connections (${s.sessions.failovers} to another replica), ${s.sessions.resets} links reset, ${s.sessions.timeouts} callers timed out, ${s.sessions.watchViews} live query views${s.sessions.handoffs === undefined ? '' : `, ${s.sessions.handoffs} context tokens handed on (${s.sessions.afterCalls ?? 0} to running clients)`}`;
+      : `, client sessions: ${s.sessions.connections} connections (${s.sessions.failovers} to another replica), ${s.sessions.resets} links reset, ${s.sessions.timeouts} callers timed out, ${s.sessions.watchViews} live query views${s.sessions.handoffs === undefined ? '' : `, ${s.sessions.handoffs} context tokens handed on (${s.sessions.afterCalls ?? 0} to running clients)`}${s.sessions.contextOps === undefined ? '' : `, ${s.sessions.contextOps} ops in the shared context (${s.sessions.contextAcks ?? 0} acknowledged)`}`;
   const line = `seed ${r.seed} replicas ${r.replicas}${networkLabel(r.parameters)}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.quorumReads ? 'quorum reads, ' : ''}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${storageLine(s)}${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${divergenceLine(s.divergence)}${livenessLine(s.liveness)}${leadershipLine(s.leadership)}${sessions}`;
   if (verbose || !r.ok) console.log(line);
   if (!r.ok) {
@@ -340,6 +351,7 @@ for (const [i, seed] of seeds.entries()) {
       ...(opts.clients === 'model' ? {} : { clients: opts.clients }),
       ...(opts.liveQueries ? { liveQueries: true } : {}),
       ...(opts.contexts ? { contexts: true } : {}),
+      ...(opts.sharedContexts ? { sharedContexts: true } : {}),
       ...(opts.quorumReads === null ? {} : { quorumReads: opts.quorumReads }),
       ...(opts.smr ? { smr: true } : {}),
       ...(opts.invariants ? { invariants: true } : {}),

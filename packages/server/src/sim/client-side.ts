@@ -15,6 +15,9 @@ export interface SessionStats {
   handoffs?: number;
   /** Of those, the ones a running client took (`client.after`). */
   afterCalls?: number;
+  /** Ops invoked in the shared context (SimConfig.sharedContexts), and those it acknowledged. */
+  contextOps?: number;
+  contextAcks?: number;
 }
 
 /**

@@ -191,6 +191,19 @@ export interface SimConfig {
    */
   readonly contexts?: boolean;
   /**
+   * With clients 'sdk': the sessions share a context (the SDK's `client.joinContext`), and some of
+   * their ops run in it: after the context's frontier, then merged into it before their caller gets
+   * the final view. sim/shared-context-checker.ts holds each op in the context to the others' ops
+   * the context acknowledged before it. Off by default: the context's ops make another run.
+   */
+  readonly sharedContexts?: boolean;
+  /**
+   * The sessions merge their ops into a shared context weak (SharedContext's broken variant), so
+   * an op is acknowledged before its merge is ordered and a member's strong read of the frontier
+   * may miss it. Exists so a test can show the checkers catch it.
+   */
+  readonly unsafeWeakContextMerge?: boolean;
+  /**
    * Replicas check a hello's context token but do not wait for the ops it covers
    * (ClientConnectionsOptions.unsafeIgnoreAfter), so a client that starts after another's token
    * may read without that client's writes. Exists so a test can show the checkers catch it.

@@ -33,21 +33,7 @@ export function checkHandoffs(
   const bySession = answeredUpdates(record, app);
   const holds = new OrderHolds(record);
   const byReader = new Map(handoffs.map((h) => [h.reader, h]));
-  const copies = new Map<string, Invocation[]>();
-  for (const inv of record.invocations) {
-    if (inv.session === undefined || inv.id === null) continue;
-    const k = `${inv.session.id}#${inv.session.seq}`;
-    const list = copies.get(k);
-    if (list === undefined) copies.set(k, [inv]);
-    else list.push(inv);
-  }
-  // Every copy of the write there was when the token was asked for was dropped by its origin's
-  // close (core/closing-origins.ts): definitely not applied anywhere, so the token covers nothing
-  // of it (its session resubmits it later, a new op after the token's).
-  const dropped = (op: ClientOpRecord, at: number): boolean => {
-    const then = (copies.get(`${op.session}#${op.seq}`) ?? []).filter((c) => c.invokedAt < at);
-    return then.length > 0 && then.every((c) => closedOff(c.id!));
-  };
+  const dropped = droppedBy(record, closedOff);
   for (const inv of record.invocations) {
     const h = inv.session === undefined ? undefined : byReader.get(inv.session.id);
     if (h === undefined) continue;
@@ -62,4 +48,27 @@ export function checkHandoffs(
       );
   }
   return out;
+}
+
+/**
+ * Whether every copy of a session op there was at a time was dropped by its origin's close
+ * (core/closing-origins.ts): definitely not applied anywhere, so nothing counted then covers it
+ * (its session resubmits it later, a new op after whatever counted it).
+ */
+export function droppedBy(
+  record: RunRecord,
+  closedOff: (id: OpId) => boolean,
+): (op: ClientOpRecord, at: number) => boolean {
+  const copies = new Map<string, Invocation[]>();
+  for (const inv of record.invocations) {
+    if (inv.session === undefined || inv.id === null) continue;
+    const k = `${inv.session.id}#${inv.session.seq}`;
+    const list = copies.get(k);
+    if (list === undefined) copies.set(k, [inv]);
+    else list.push(inv);
+  }
+  return (op, at) => {
+    const then = (copies.get(`${op.session}#${op.seq}`) ?? []).filter((c) => c.invokedAt < at);
+    return then.length > 0 && then.every((c) => closedOff(c.id!));
+  };
 }

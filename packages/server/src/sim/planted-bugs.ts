@@ -54,6 +54,10 @@ export const PLANTED_BUGS = {
     config: { unsafeAnswerUnheld: true, contexts: true, clients: 'sdk', faults: 'all' },
     what: "a replica answers a running client's after(token) at once, without the ops the token covers, so the client's ops run without the other client's writes",
   },
+  'weak-context-merge': {
+    config: { unsafeWeakContextMerge: true, sharedContexts: true, clients: 'sdk', faults: 'lag' },
+    what: "clients merge their ops into a shared context with a weak op, so an op is acknowledged before its place in the context's frontier is ordered, and another member's op runs without it",
+  },
   'ignore-checksums': {
     config: {
       unsafeIgnoreChecksums: true,

@@ -1,6 +1,7 @@
 import {
   ClientSession,
   OperationFailed,
+  SharedContext,
   Timeout,
   type ConsistencyLevel,
   type CreekError,
@@ -17,6 +18,7 @@ import { SimClientLinks, type LinkClient } from './client-links.js';
 import type { SessionStats, SimClientSide } from './client-side.js';
 import { SimEndpoints } from './endpoints.js';
 import { checkHandoffs, type Handoff } from './context-checker.js';
+import { checkSharedContext, type ContextOp } from './shared-context-checker.js';
 import { checkStableOwnOps } from './own-ops-checker.js';
 import type { SimProcess, StepHost } from './process.js';
 import type { Prng } from './prng.js';
@@ -39,6 +41,10 @@ const ABANDON_SHARE = 0.5;
 const HANDOFF_SHARE = 0.04;
 /** The ops a client that starts after a token invokes (one each arrival gap) before it closes. */
 const READER_OPS = 2;
+/** With SimConfig.sharedContexts: of the op arrivals, the share that run in the shared context. */
+const CONTEXT_SHARE = 0.15;
+/** The context every session shares (SimConfig.sharedContexts). */
+const CONTEXT_ID = 'sim-shared';
 
 /** One replica's clients: a session (the SDK's own), beside that replica. */
 interface SimSession extends LinkClient {
@@ -87,6 +93,10 @@ export class SimSdkClients implements SimClientSide {
   private readonly handoffPrng: Prng | null;
   /** Which handoffs go to a running client's `after` rather than `connect({ after })`. */
   private readonly afterPrng: Prng | null;
+  /** Which ops run in the shared context, and at which levels; null without sharedContexts. */
+  private readonly contextPrng: Prng | null;
+  /** The ops invoked in the shared context (SimConfig.sharedContexts). */
+  private readonly contextOps: ContextOp[] = [];
 
   constructor(
     private readonly run: RunState,
@@ -103,6 +113,8 @@ export class SimSdkClients implements SimClientSide {
     this.tokenPrng = run.prngs.named('tokens');
     this.handoffPrng = run.config.contexts === true ? run.prngs.named('handoffs') : null;
     this.afterPrng = run.config.contexts === true ? run.prngs.named('after-handoffs') : null;
+    this.contextPrng =
+      run.config.sharedContexts === true ? run.prngs.named('shared-contexts') : null;
     // A stable result a replica pushes to a live query is held to the committed state it names.
     this.links = new SimClientLinks(run, run.prngs.named('client-links'), cut, (p, w, position) =>
       watches.checkStable(p, w.op, w.args, w.outcome, position),
@@ -156,7 +168,9 @@ export class SimSdkClients implements SimClientSide {
     const arrive = (): void => {
       if (run.now >= run.workloadMs) return;
       run.events.push(run.now + clientPrng.exponential(this.meanGap), arrive);
-      this.invoke(s, generateOp(clientPrng, run.params.workload));
+      const g = generateOp(clientPrng, run.params.workload);
+      if (this.contextPrng?.chance(CONTEXT_SHARE) === true) this.invokeInContext(s, g);
+      else this.invoke(s, g);
       if (this.handoffPrng?.chance(HANDOFF_SHARE) === true) this.handOff(s);
     };
     run.events.push(firstAt, arrive);
@@ -348,14 +362,32 @@ export class SimSdkClients implements SimClientSide {
         : ['weak', 'strong'];
     const timeoutMs = prng.chance(this.params.timeoutShare) ? prng.float(20, 400) : null;
     const abandon = prng.chance(ABANDON_SHARE);
+    const { rec, sop } = this.submit(s, op.op, op.args, levels);
+    if (sop === null) return rec;
+    if (timeoutMs !== null)
+      run.events.push(run.now + timeoutMs, () => this.timeOut(s, sop, rec, timeoutMs, abandon));
+    return rec;
+  }
+
+  /**
+   * Session `s` submits `op(args)` at `levels`, recorded (RunRecord.clientOps) as its caller sees
+   * it; `caller`, if given, gets the views too (a shared context waiting on them).
+   */
+  private submit(
+    s: SimSession,
+    op: string,
+    args: JsonValue,
+    levels: ConsistencyLevel[],
+    caller?: ViewSink<unknown>,
+  ): { readonly rec: ClientOpRecord; readonly sop: SessionOp | null } {
     const rec: ClientOpRecord = {
       session: s.id,
-      seq,
-      op: op.op,
-      args: op.args,
-      strong: op.strong,
-      stableOnly,
-      invokedAt: run.now,
+      seq: s.session.nextSeq,
+      op,
+      args,
+      strong: levels.includes('strong'),
+      stableOnly: levels.length === 1 && levels[0] === 'strong',
+      invokedAt: this.run.now,
       views: [],
       error: null,
       committedAt: null,
@@ -364,13 +396,68 @@ export class SimSdkClients implements SimClientSide {
       abandonAsked: false,
       fate: null,
     };
-    run.record.clientOps!.push(rec);
-    const sop = s.session.submit(op.op, op.args, levels, this.opSink(rec));
-    if (sop === null) return rec;
-    this.ops.push({ sop, rec });
-    if (timeoutMs !== null)
-      run.events.push(run.now + timeoutMs, () => this.timeOut(s, sop, rec, timeoutMs, abandon));
-    return rec;
+    this.run.record.clientOps!.push(rec);
+    const recorded = this.opSink(rec);
+    const sink: ViewSink<unknown> =
+      caller === undefined
+        ? recorded
+        : {
+            view: (v) => {
+              recorded.view(v);
+              caller.view(v);
+            },
+            error: (e) => {
+              recorded.error(e);
+              caller.error(e);
+            },
+            committed: () => {
+              recorded.committed?.();
+              caller.committed?.();
+            },
+            neverCommits: (e) => {
+              recorded.neverCommits?.(e);
+              caller.neverCommits?.(e);
+            },
+          };
+    const sop = s.session.submit(op, args, levels, sink);
+    if (sop !== null) this.ops.push({ sop, rec });
+    return { rec, sop };
+  }
+
+  /**
+   * A caller of session `s` invokes `g` in the shared context (the SDK's SharedContext over the
+   * session, as `client.joinContext` runs it): the context's frontier, read strong, then a wait
+   * for its ops, then the op, then its merge into the frontier, strong, and only then its final
+   * view (checked by sim/shared-context-checker.ts). Its callers never time out: an op of the
+   * context is acknowledged or fails.
+   */
+  private invokeInContext(s: SimSession, g: GeneratedOp): void {
+    const run = this.run;
+    const levels: ConsistencyLevel[] = !g.strong
+      ? ['weak']
+      : this.contextPrng!.chance(0.5)
+        ? ['strong']
+        : ['weak', 'strong'];
+    const entry: ContextOp = { session: s.id, invokedAt: run.now, rec: null, ackedAt: null };
+    this.contextOps.push(entry);
+    const context = new SharedContext(
+      CONTEXT_ID,
+      {
+        submit: (op, args, at, sink) => {
+          const { rec } = this.submit(s, op, args as JsonValue, at, sink);
+          if (op === g.op) entry.rec = rec;
+        },
+        context: (sink) => s.session.context(sink),
+        afterSeen: (seen, sink) => s.session.afterSeen(seen, sink),
+      },
+      run.config.unsafeWeakContextMerge === true ? { weakMerge: true } : undefined,
+    );
+    context.invoke(g.op, g.args, levels, {
+      view: (v) => {
+        if (v.final) entry.ackedAt = run.now;
+      },
+      error: () => undefined,
+    });
   }
 
   /**
@@ -542,6 +629,9 @@ export class SimSdkClients implements SimClientSide {
       ...checkHandoffs(this.run.record, this.run.app, this.handoffs, (id) =>
         this.run.procs.some((p) => p.up && p.host.clients.closedOff(id)),
       ),
+      ...checkSharedContext(this.run.record, this.run.app, this.contextOps, (id) =>
+        this.run.procs.some((p) => p.up && p.host.clients.closedOff(id)),
+      ),
       ...checkStableOwnOps(this.run.record, this.run.app, this.links.stableOwnOps),
       ...(quiescent ? checkSessionWatches(this.run.record, this.run.app, finals) : []),
     ];
@@ -557,6 +647,12 @@ export class SimSdkClients implements SimClientSide {
       ...(this.handoffPrng === null
         ? {}
         : { handoffs: this.handoffs.length, afterCalls: this.afterCalls }),
+      ...(this.contextPrng === null
+        ? {}
+        : {
+            contextOps: this.contextOps.length,
+            contextAcks: this.contextOps.filter((o) => o.ackedAt !== null).length,
+          }),
     };
   }
 }

@@ -122,6 +122,21 @@ describe('npm run sim', () => {
       expect(r.stderr).toMatch(/--contexts hands context tokens .*: add --clients sdk/);
       expect(r.stdout).toBe('');
     }
+    const shared = await sim(['--seed', '1', '--shared-contexts']);
+    expect(shared.code).toBe(2);
+    expect(shared.stderr).toMatch(/--shared-contexts runs ops .*: add --clients sdk/);
+  });
+
+  it('--shared-contexts runs ops in a shared context, says how many, and replays with the flag', async () => {
+    const r = await sim(['--seed', '2', '--clients', 'sdk', '--shared-contexts', '--verbose']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/, (\d+) ops in the shared context \((\d+) acknowledged\)/);
+    const planted = await sim(['--seed', '13', '--plant', 'weak-context-merge']);
+    expect(planted.code).toBe(1);
+    expect(planted.stdout).toMatch(/\(shared contexts\) /);
+    expect(planted.stdout).toContain(
+      'replay: npm run sim -- --seed 13 --replicas 3 --faults lag --plant weak-context-merge --verbose',
+    );
   });
 
   it('--plant runs with a planted bug, fails, and names the flags and the page that replay it', async () => {
@@ -141,7 +156,7 @@ describe('npm run sim', () => {
     const typo = await sim(['--seed', '1', '--plant', 'send-before-durabel']);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(
-      /--plant must be one of send-before-durable, speculate-while-behind, hold-while-cut-off, install-incomplete-transfer, genesis-quorum, drop-gossiped-users, read-without-quorum, quorum-read-single-answer, skip-divergence-check, stable-claims-own-ops, ignore-context-token, answer-context-unheld, ignore-checksums, election-below-rtt, run-when-deposed, leave-only-in-force, adopt-unchained, overdraw, got send-before-durabel/,
+      /--plant must be one of send-before-durable, speculate-while-behind, hold-while-cut-off, install-incomplete-transfer, genesis-quorum, drop-gossiped-users, read-without-quorum, quorum-read-single-answer, skip-divergence-check, stable-claims-own-ops, ignore-context-token, answer-context-unheld, weak-context-merge, ignore-checksums, election-below-rtt, run-when-deposed, leave-only-in-force, adopt-unchained, overdraw, got send-before-durabel/,
     );
   });
 

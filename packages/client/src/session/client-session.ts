@@ -103,15 +103,8 @@ export class ClientSession {
       send: (frame) => this.send(frame),
       seen: () => this.seen.counts(),
       see: (seen) => this.seen.see(seen),
-      // Each op the caller has an answer to and not seen committed must be answered again here
-      // first: a resubmitted op's new copy is in the replica's counts only once it is durable
-      // (the simulator, seed 2099: a token answered before it covered no copy of the write).
-      mayAsk: () =>
-        this.ready &&
-        [...this.ops.values()].every(
-          (o) =>
-            o.views !== null || o.committed || o.abandoning || o.answeredOn === this.connection,
-        ),
+      // Each op the caller has an answer to must be answered again here first (OpTable).
+      mayAsk: () => this.ready && this.ops.answeredAgainOn(this.connection),
       connection: () => this.connection,
     });
     this.ops = new OpTable({
@@ -445,14 +438,7 @@ export class ClientSession {
       this.setStatus('offline');
       this.offline.queueWaiting(this.ops);
     } else if (timedOut) {
-      const gaveUp = this.failover.gaveUp();
-      this.ops.failAll((o) => {
-        const mayHaveTakenEffect = o.refusals < o.sends;
-        // Never taken by a replica: forgotten, so that it is not resubmitted behind the caller.
-        if (!mayHaveTakenEffect) o.committed = true;
-        return gaveUp(mayHaveTakenEffect);
-      });
-      this.ops.forgetSettled();
+      this.ops.giveUp(this.failover.gaveUp());
       this.persist();
       this.failover.restartFailing(now);
     }

@@ -159,6 +159,33 @@ export class OpTable {
     return { oldest, oldestStrong };
   }
 
+  /**
+   * Whether the replica of `connection` holds every op whose caller has an answer and that is not
+   * seen committed: each was answered again on it. A resubmitted op's new copy is in the replica's
+   * counts only once it is durable, so a context token asked for sooner could cover no copy of the
+   * write (the simulator, seed 2099).
+   */
+  answeredAgainOn(connection: number): boolean {
+    for (const o of this.ops.values())
+      if (o.views === null && !o.committed && !o.abandoning && o.answeredOn !== connection)
+        return false;
+    return true;
+  }
+
+  /**
+   * The session gave up on every replica: each op waiting for its answer fails with `gaveUp`
+   * (whether it may have taken effect: a replica refused each send, or not), and one no replica
+   * ever took is forgotten, so that it is not resubmitted behind its caller.
+   */
+  giveUp(gaveUp: (mayHaveTakenEffect: boolean) => CreekError): void {
+    this.failAll((o) => {
+      const mayHaveTakenEffect = o.refusals < o.sends;
+      if (!mayHaveTakenEffect) o.committed = true;
+      return gaveUp(mayHaveTakenEffect);
+    });
+    this.forgetSettled();
+  }
+
   /** Every op of the session numbered below this is answered and committed. */
   acked(): number {
     let min = this.nextSeq;

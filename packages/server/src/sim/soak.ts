@@ -38,6 +38,8 @@ interface Shape {
   readonly smr?: boolean;
   /** The SDK's own client sessions, handing context tokens on (SimConfig.clients, contexts). */
   readonly sdkContexts?: boolean;
+  /** With sdkContexts: the sessions also share a context (SimConfig.sharedContexts). */
+  readonly sharedContexts?: boolean;
 }
 
 const ROTATION: readonly Shape[] = [
@@ -51,6 +53,7 @@ const ROTATION: readonly Shape[] = [
   { replicas: 3, faults: 'reconfig', liveQueries: false, quorumReads: true },
   { replicas: 3, faults: 'all', liveQueries: false, smr: true },
   { replicas: 3, faults: 'all', liveQueries: false, sdkContexts: true },
+  { replicas: 3, faults: 'lag', liveQueries: false, sdkContexts: true, sharedContexts: true },
 ];
 
 /** Seeds below this are the suite's and the hand sweeps' (1–100,000); a derived range starts above. */
@@ -164,7 +167,7 @@ function replayCommand(
   storage: readonly StorageFault[] | undefined,
   plant: PlantedBug | undefined,
 ): string {
-  return `npm run sim -- --seed ${seed} --replicas ${shape.replicas} --faults ${shape.faults}${storage === undefined ? '' : ` --storage-faults ${storage.join(',')}`}${shape.liveQueries ? ' --live-queries' : ''}${shape.quorumReads === true ? ' --quorum-reads on' : ''}${shape.smr === true ? ' --smr' : ''}${shape.sdkContexts === true ? ' --clients sdk --contexts' : ''}${plant === undefined ? '' : ` --plant ${plant}`} --verbose`;
+  return `npm run sim -- --seed ${seed} --replicas ${shape.replicas} --faults ${shape.faults}${storage === undefined ? '' : ` --storage-faults ${storage.join(',')}`}${shape.liveQueries ? ' --live-queries' : ''}${shape.quorumReads === true ? ' --quorum-reads on' : ''}${shape.smr === true ? ' --smr' : ''}${shape.sdkContexts === true ? ' --clients sdk --contexts' : ''}${shape.sharedContexts === true ? ' --shared-contexts' : ''}${plant === undefined ? '' : ` --plant ${plant}`} --verbose`;
 }
 
 function main(): void {
@@ -177,7 +180,7 @@ function main(): void {
   let passed = 0;
   const failures: string[] = [];
   console.log(
-    `sim:soak: seeds from ${first}${flags.from === undefined ? '' : ` (derived from ${flags.from.slice(0, 12)})`} for ${flags.minutes} min${flags.storageFaults === undefined ? '' : `, storage faults: ${flags.storageFaults.join(',')}`}${flags.plant === undefined ? '' : `, bug planted: ${flags.plant}`}, ${flags.replicas === undefined && flags.faults === undefined ? `rotating through ${ROTATION.map((s) => `${s.replicas}/${s.faults}${s.liveQueries ? '+live' : ''}${s.quorumReads === true ? '+quorum-reads' : ''}${s.smr === true ? '+smr' : ''}${s.sdkContexts === true ? '+sdk-contexts' : ''}`).join(', ')}` : 'one configuration'}`,
+    `sim:soak: seeds from ${first}${flags.from === undefined ? '' : ` (derived from ${flags.from.slice(0, 12)})`} for ${flags.minutes} min${flags.storageFaults === undefined ? '' : `, storage faults: ${flags.storageFaults.join(',')}`}${flags.plant === undefined ? '' : `, bug planted: ${flags.plant}`}, ${flags.replicas === undefined && flags.faults === undefined ? `rotating through ${ROTATION.map((s) => `${s.replicas}/${s.faults}${s.liveQueries ? '+live' : ''}${s.quorumReads === true ? '+quorum-reads' : ''}${s.smr === true ? '+smr' : ''}${s.sdkContexts === true ? '+sdk-contexts' : ''}${s.sharedContexts === true ? '+shared' : ''}`).join(', ')}` : 'one configuration'}`,
   );
   while (Date.now() - started < budgetMs) {
     const shape = shapeOf(seed, flags);
@@ -192,6 +195,7 @@ function main(): void {
         ...(shape.quorumReads === true ? { quorumReads: true } : {}),
         ...(shape.smr === true ? { smr: true } : {}),
         ...(shape.sdkContexts === true ? { clients: 'sdk' as const, contexts: true } : {}),
+        ...(shape.sharedContexts === true ? { sharedContexts: true } : {}),
         ...(flags.storageFaults === undefined ? {} : { storageFaults: flags.storageFaults }),
         ...(flags.plant === undefined ? {} : PLANTED_BUGS[flags.plant].config),
       });

@@ -31,7 +31,12 @@ import { connect, type CreekBindingOptions, type CreekClient } from '@creek/clie
 import { LocalCluster } from '@creek/server/node';
 import WebSocket from 'ws';
 import { flagPairs } from './cli-flags.js';
-import { describeContextCost, measureContextCost } from './context-cost.js';
+import {
+  describeContextCost,
+  describeSharedContextCost,
+  measureContextCost,
+  measureSharedContextCost,
+} from './context-cost.js';
 import { recordResults } from './results.js';
 
 /** The report: stdout, and the dated record in bench/results/. */
@@ -274,7 +279,8 @@ const USAGE = `npm run bench:bytes [-- --ops 20000 --reads 0.95 --keys 1000 --va
   --watches      live queries (client.watch of kv.get) per client, each on its own key, through
                  every run; their frames are counted apart (default 0)
   --context-pairs  new clients timed from connect() to their first read, with and without a
-                 context token (context-cost.ts), in pairs; 0: none (default 200)`;
+                 context token, and weak writes outside and inside a shared context
+                 (context-cost.ts), in pairs; 0: none (default 200)`;
 
 function parseArgs(argv: readonly string[]): Flags {
   const flags: Flags = {
@@ -509,6 +515,8 @@ async function main(): Promise<void> {
           `\n  a request ${fmt(asked.bytes / Math.max(1, asked.messages))} B, its answer ` +
           `${fmt(answered.bytes / Math.max(1, answered.messages))} B (payload, ${asked.messages} of each)`,
       );
+      const shared = await measureSharedContextCost(clients[0]!, flags.contextPairs, say);
+      out.print(describeSharedContextCost(shared));
     }
     out.save();
   } finally {

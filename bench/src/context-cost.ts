@@ -86,3 +86,60 @@ export function describeContextCost(cost: ContextCost, replicas: number): string
     `    ratio: median ${f(median(cost.afterMs) / median(cost.plainMs))}×, p99 ${f(p(cost.afterMs, 0.99) / p(cost.plainMs, 0.99))}×`
   );
 }
+
+/** What an op in a shared context costs (`client.joinContext`), beside the same op outside it. */
+export interface SharedContextCost {
+  /** ms from invokeWeak(kv.put) to its final view, per run, outside and inside the context. */
+  readonly plainMs: readonly number[];
+  readonly contextMs: readonly number[];
+}
+
+/**
+ * Times `pairs` weak writes by `client` to its final view, outside and inside a shared context,
+ * alternating (so load and warm-up fall on both alike). Inside, each write adds a strong read of
+ * the context's frontier before it and a token request and a strong merge after it.
+ */
+export async function measureSharedContextCost(
+  client: CreekClient,
+  pairs: number,
+  progress: (line: string) => void,
+): Promise<SharedContextCost> {
+  const context = client.joinContext('bench-shared');
+  const time = async (inContext: boolean, i: number): Promise<number> => {
+    const t0 = performance.now();
+    const args = { key: `shared/${i % 16}`, value: i };
+    await (inContext ? context.invokeWeak('kv.put', args) : client.invokeWeak('kv.put', args));
+    return performance.now() - t0;
+  };
+  const plainMs: number[] = [];
+  const contextMs: number[] = [];
+  await time(false, 0);
+  await time(true, 0);
+  for (let i = 0; i < pairs; i++) {
+    if (i % 2 === 0) {
+      plainMs.push(await time(false, i));
+      contextMs.push(await time(true, i));
+    } else {
+      contextMs.push(await time(true, i));
+      plainMs.push(await time(false, i));
+    }
+    if ((i + 1) % 50 === 0) progress(`bench:bytes: shared context: ${i + 1}/${pairs} pairs`);
+  }
+  return { plainMs, contextMs };
+}
+
+/** The report's lines for `cost`. */
+export function describeSharedContextCost(cost: SharedContextCost): string {
+  const f = (n: number): string => n.toFixed(2);
+  const p = (xs: readonly number[], q: number): number => quantile(xs, q);
+  return (
+    `
+shared contexts (client.joinContext(id)): a weak kv.put to its final view, ${cost.plainMs.length} pairs
+` +
+    `    outside the context: median ${f(median(cost.plainMs))} ms, p99 ${f(p(cost.plainMs, 0.99))} ms
+` +
+    `    in the context:      median ${f(median(cost.contextMs))} ms, p99 ${f(p(cost.contextMs, 0.99))} ms
+` +
+    `    ratio: median ${f(median(cost.contextMs) / median(cost.plainMs))}×, p99 ${f(p(cost.contextMs, 0.99) / p(cost.plainMs, 0.99))}×`
+  );
+}

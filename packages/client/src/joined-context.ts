@@ -1,6 +1,6 @@
 import type { App } from '@creek/app';
 import type { ConsistencyLevel, ViewSink } from './binding.js';
-import type { ArgsOf, InvokeOptions, OpName, ResultOf } from './client.js';
+import type { ArgsOf, InvokeOptions, OpName, ResultOf } from './op-types.js';
 import type { Correctable } from './correctable.js';
 import type { SharedContext } from './session/shared-context.js';
 

@@ -293,25 +293,44 @@ describe('the visualizer, live mode', () => {
     // loaded machine, where a test's click once did nothing and the replica never restarted).
     const page = await browser.context.newPage();
     await page.goto(served.url);
+    // Settled first: every replica's state drawn, so nothing still grows the page while the button
+    // is held (the press is at a point, and a button that moved from under it is not pressed).
     await page.waitForFunction(
-      () => document.querySelectorAll('.replica[data-connection=open]').length === 3,
+      () =>
+        document.querySelectorAll('.replica[data-connection=open]').length === 3 &&
+        document.getElementById('convergence')?.dataset.converged === 'true',
     );
-    const state = () => page.locator(card(2)).getAttribute('data-state');
-    const at = await page.evaluate(
-      (sel) => {
+    const button = `${card(0)} [data-act=pause]`;
+    const centre = () =>
+      page.evaluate((sel) => {
         const r = document.querySelector(sel)!.getBoundingClientRect();
         return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
-      },
-      `${card(2)} [data-act=pause]`,
-    );
+      }, button);
+    const drawsAfter = async (n: number) => {
+      const drawn = Number(await page.evaluate(() => document.body.dataset.draws));
+      await page.waitForFunction((d) => Number(document.body.dataset.draws) > d, drawn + n - 1);
+    };
+    let at = await centre();
+    for (;;) {
+      await drawsAfter(2);
+      const now = await centre();
+      if (now.x === at.x && now.y === at.y) break;
+      at = now;
+    }
+    const under = () =>
+      page.evaluate(
+        ({ x, y, sel }) => document.elementFromPoint(x, y) === document.querySelector(sel),
+        { ...at, sel: button },
+      );
+    const state = () => page.locator(card(0)).getAttribute('data-state');
     await page.mouse.move(at.x, at.y);
     await page.mouse.down();
-    const drawn = Number(await page.evaluate(() => document.body.dataset.draws));
-    await page.waitForFunction((d) => Number(document.body.dataset.draws) > d + 1, drawn);
+    await drawsAfter(2);
+    expect(await under()).toBe(true); // the same button, where it was, when released
     await page.mouse.up();
-    await waitFor(page, 'replica 2 paused', async () => (await state()) === 'paused');
-    await page.click(`${card(2)} [data-act=resume]`);
-    await waitFor(page, 'replica 2 resumed', async () => (await state()) !== 'paused');
+    await waitFor(page, 'replica 0 paused', async () => (await state()) === 'paused');
+    await page.click(`${card(0)} [data-act=resume]`);
+    await waitFor(page, 'replica 0 resumed', async () => (await state()) !== 'paused');
     await page.close();
   });
 });

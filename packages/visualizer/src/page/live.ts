@@ -293,7 +293,8 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
    * One card element per replica, kept for the page's life with its buttons: each draw replaces
    * what a card shows, never the card's buttons. A button made anew on each draw (every 100 ms)
    * loses a click whose press and release straddle a draw (so does one moved out and back in: the
-   * browser forgets a press on a node that leaves the document), the more often under load.
+   * browser forgets a press on a node that leaves the document), the more often under load. The
+   * buttons sit under the card's heading, above everything whose height changes.
    */
   const shownCards = config.replicas.map((r) => {
     const card = h('article', { class: 'replica' });
@@ -320,6 +321,7 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
       : `Not converged: ${replicas
           .map((r) => `replica ${r.id} ${r.committed} committed, ${r.tentative} tentative`)
           .join('; ')}`;
+    convergence.title = convergence.textContent;
     const cut = replicas.filter((r) => r.links.some((l) => l.blockedIn || l.blockedOut));
     network.dataset.partitioned = String(cut.length > 0);
     network.textContent =
@@ -334,6 +336,7 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
                   .join(', ')}`,
             )
             .join('; ')}`;
+    network.title = network.textContent;
     for (const [k, r] of replicas.entries()) {
       const frame = asFrame(r);
       const drawn = replicaCard(
@@ -419,14 +422,17 @@ export function startLive(app: HTMLElement, config: LiveConfig): void {
 }
 
 /**
- * Makes `card` show what `drawn` shows (its attributes and content), keeping `card`'s last child,
- * its buttons, in the document throughout.
+ * Makes `card` show what `drawn` shows (its attributes and content), keeping `card`'s buttons in
+ * the document throughout, right under the heading: what grows below them (the op lists, the
+ * facts) never moves them under a pointer that is pressing one.
  */
 function redrawCard(card: HTMLElement, drawn: HTMLElement): void {
-  const buttons = card.lastElementChild!;
+  const buttons = card.querySelector(':scope > .controls')!;
   for (const a of [...card.attributes])
     if (!drawn.hasAttribute(a.name)) card.removeAttribute(a.name);
   for (const a of [...drawn.attributes]) card.setAttribute(a.name, a.value);
-  while (card.firstChild !== buttons) card.firstChild!.remove();
-  buttons.before(...drawn.childNodes);
+  for (const n of [...card.childNodes]) if (n !== buttons) n.remove();
+  const [heading, ...rest] = [...drawn.childNodes];
+  if (heading !== undefined) buttons.before(heading);
+  buttons.after(...rest);
 }

@@ -226,6 +226,38 @@ describe('connecting and failing over', () => {
     ]);
   });
 
+  it('gives a cluster slower than the stall deadline longer, and then as long as its strong ops take', () => {
+    // Across regions a strong op can take longer than a deadline chosen on one site; a session
+    // that left every replica before its stable answer came resubmitted its ops for good.
+    const { session, clock, take, frames, serve, receive } = driven({ stallTimeoutMs: 200 });
+    session.start();
+    const one = serve(take());
+    const { sink, heard } = recorder();
+    session.submit('kv.put', {}, ['strong'], sink);
+    const [sent] = invokes(frames(take()));
+    clock.now += 200;
+    session.tick();
+    expect(take()).toContainEqual({ t: 'drop', connection: one, terminate: true });
+    session.reconnect();
+    const two = serve(take());
+    expect(invokes(frames(take()))).toEqual([sent]);
+    // Left once without a stable answer: the next replica has twice as long.
+    clock.now += 399;
+    session.tick();
+    expect(take()).toEqual([]);
+    receive(two, stable(sent!.opId, 1));
+    expect(heard).toEqual(['committed', 'view strong final']);
+    // Its stable answers take 399 ms: a replica is left after four times that.
+    session.submit('kv.put', {}, ['strong'], recorder().sink);
+    take();
+    clock.now += 1_595;
+    session.tick();
+    expect(take()).toEqual([]);
+    clock.now += 1;
+    session.tick();
+    expect(take()).toContainEqual({ t: 'drop', connection: two, terminate: true });
+  });
+
   it('moves on at once when a replica refuses an op as unavailable, and the op goes to the next', () => {
     const { session, take, frames, serve, receive } = driven();
     session.start();

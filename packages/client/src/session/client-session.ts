@@ -144,8 +144,10 @@ export class ClientSession {
       seen: this.seen,
       release: (opId) => this.release(opId),
       served: () => this.served(),
-      stableNow: () => {
+      stableNow: (to) => {
         this.lastStableAt = this.lastFrameAt;
+        if (to?.sentOn === this.connection)
+          this.failover.stableAnswered(this.lastFrameAt - to.sentAt);
       },
     };
   }
@@ -382,7 +384,9 @@ export class ClientSession {
       lastFrameAt: this.lastFrameAt,
       lastStableAt: this.lastStableAt,
     });
-    if (why !== null) this.leave(why);
+    if (why === null) return;
+    this.failover.leftStalled();
+    this.leave(why);
   }
 
   // ---- nearest replica ----------------------------------------------------------------------

@@ -11,6 +11,10 @@ const FIRST_BACKOFF_MS = 50;
 const MAX_BACKOFF_MS = 1_000;
 /** How often a session measures its replicas again (one that came back may be the nearest). */
 export const PROBE_EVERY_MS = 30_000;
+/** How many of its usual stable-answer latencies a replica may go without one (see stalled). */
+const STALL_LATENCIES = 4;
+/** The most the stall deadline grows to, as a multiple of the one asked for. */
+const MAX_STALL_GROWTH = 16;
 
 /**
  * Which replica the session talks to, and when it gives up on one: the replicas it knows
@@ -33,6 +37,10 @@ export class Failover {
   readonly connectTimeoutMs: number;
   /** The stall deadline asked for (or the default); 0: turned off. */
   private readonly stallMs: number;
+  /** How long a strong op takes to its stable answer, smoothed (null until one is measured). */
+  private stableLatencyMs: number | null = null;
+  /** Doubled each time the session leaves a replica for a stall, until a stable answer comes. */
+  private stallBackoff = 1;
 
   constructor(
     urls: readonly string[],
@@ -49,9 +57,35 @@ export class Failover {
     this.stallMs = stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
   }
 
-  /** How long a replica may be useless before it is left; 0: never (one URL, or turned off). */
+  /**
+   * How long a replica may be useless before it is left; 0: never (one URL, or turned off). The
+   * deadline asked for, or STALL_LATENCIES times the usual stable-answer latency where the cluster
+   * is slower than that (across regions, strong ops can take longer than a deadline chosen on one
+   * site), doubled for each replica left in a row without a stable answer (so a cluster slower
+   * than the deadline from the start is waited for too), up to MAX_STALL_GROWTH times the deadline.
+   * A deadline shorter than the cluster's strong latency had the session leave every replica
+   * before any answered, resubmitting its ops each time, for good.
+   */
   get stallTimeoutMs(): number {
-    return this.several ? this.stallMs : 0;
+    if (!this.several || this.stallMs <= 0) return 0;
+    const usual = STALL_LATENCIES * (this.stableLatencyMs ?? 0);
+    return Math.min(
+      Math.max(this.stallMs, usual) * this.stallBackoff,
+      this.stallMs * MAX_STALL_GROWTH,
+    );
+  }
+
+  /** A strong op sent on this connection had its stable answer `latencyMs` after it was sent. */
+  stableAnswered(latencyMs: number): void {
+    const l = this.stableLatencyMs;
+    // Smoothed as TCP smooths its round trips (RFC 6298): one slow answer moves it an eighth.
+    this.stableLatencyMs = l === null ? latencyMs : l + (latencyMs - l) / 8;
+    this.stallBackoff = 1;
+  }
+
+  /** The session left its replica for a stall (stalled): the next one is given longer. */
+  leftStalled(): void {
+    this.stallBackoff = Math.min(this.stallBackoff * 2, MAX_STALL_GROWTH);
   }
 
   /** The URL to connect to now. */
@@ -161,7 +195,8 @@ export class Failover {
 
   /**
    * Why to leave the replica, or null to stay (Correctables' bindings may pick any replica; the
-   * session's guarantees hold across the move as for a dropped connection):
+   * session's guarantees hold across the move as for a dropped connection), stallTimeoutMs being
+   * the deadline as the session has adapted it:
    * - ops wait on this connection, the oldest sent at least stallTimeoutMs ago, and it sent
    *   nothing since (frozen, overloaded, half-open);
    * - strong ops wait for their stable view, the oldest sent at least that long ago, and it
@@ -178,10 +213,11 @@ export class Failover {
     now: number,
     w: { oldest: number; oldestStrong: number; lastFrameAt: number; lastStableAt: number },
   ): string | null {
-    if (now - Math.max(w.lastFrameAt, w.oldest) >= this.stallTimeoutMs)
-      return `sent nothing for ${this.stallTimeoutMs} ms while ops waited`;
-    if (now - Math.max(w.lastStableAt, w.oldestStrong) >= this.stallTimeoutMs)
-      return `gave no stable answer for ${this.stallTimeoutMs} ms while strong ops waited (cut off from the leader?)`;
+    const ms = Math.round(this.stallTimeoutMs);
+    if (now - Math.max(w.lastFrameAt, w.oldest) >= ms)
+      return `sent nothing for ${ms} ms while ops waited`;
+    if (now - Math.max(w.lastStableAt, w.oldestStrong) >= ms)
+      return `gave no stable answer for ${ms} ms while strong ops waited (cut off from the leader?)`;
     return null;
   }
 }

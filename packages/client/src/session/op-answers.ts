@@ -1,5 +1,5 @@
 import { seenFromWire, type ServerFrame } from '@creek/protocol';
-import type { OpTable } from './op-table.js';
+import type { OpTable, SessionOp } from './op-table.js';
 import { opRefused, type RefusalContext } from './refusals.js';
 import type { SeenVector } from './seen-vector.js';
 import type { SendWindow } from './send-window.js';
@@ -17,8 +17,11 @@ export interface AnswerContext extends RefusalContext {
   release(opId: string): void;
   /** A replica serves the session (it answered an op): connected. */
   served(): void;
-  /** A stable answer came (what the stall timeout measures from). */
-  stableNow(): void;
+  /**
+   * A stable answer came (what the stall timeout measures from); `to`: the op it answered, whose
+   * time from its send on this connection is what a stable answer takes (Failover.stableAnswered).
+   */
+  stableNow(to?: SessionOp): void;
 }
 
 /** The frames that answer the session's ops. */
@@ -65,10 +68,10 @@ export function opAnswered(s: AnswerContext, f: OpAnswer): void {
   if (f.t === 'view' || f.t === 'confirm') s.served();
   if (f.t === 'view') {
     s.seen.see(seenFromWire(f));
-    if (f.level === 'stable') s.stableNow();
+    if (f.level === 'stable') s.stableNow(o);
     s.ops.viewed(o, f.level, f.outcome, (f.id ?? null) !== null, f.causes);
   } else if (f.t === 'confirm') {
-    s.stableNow();
+    s.stableNow(o);
     s.ops.confirmed(o);
   } else if (f.code === 'busy' || f.code === 'unavailable') {
     opRefused(s, o, f.code, f.message);

@@ -67,5 +67,6 @@ const SEEDS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
 // Those of 1-16 where the planted bug met a reader whose replica lacked the token's writes (half
 // the readers start with the token, half take it running: only the first meet this bug).
 const PLANTED_SEEDS = [1, 7, 9];
-// Those of 1-16 where a running reader's after() was answered without the token's writes.
-const UNHELD_SEEDS = [3, 7, 13];
+// Those of 1-16 where a running reader's after() was answered without the token's writes (seed 3
+// was one until sessions gave a slow cluster longer before leaving a replica, which changed its run).
+const UNHELD_SEEDS = [1, 7, 13];

@@ -47,6 +47,23 @@ const final = (value: unknown, level: ConsistencyLevel = 'strong'): View<unknown
 const TOKEN = 'ct1.4-0-2.AAAAAAAAAAAAAAAAAAAAAA';
 
 describe('a shared context', () => {
+  it('says the op waits offline while its frontier read or its merge does', () => {
+    const s = scripted();
+    const queued: boolean[] = [];
+    new SharedContext('doc-1', s.io).invoke('kv.put', { key: 'k' }, ['weak'], {
+      ...caller().sink,
+      queued: (q) => queued.push(q),
+    });
+    s.submitted[0]!.sink.queued!(true);
+    s.submitted[0]!.sink.queued!(false);
+    s.submitted[0]!.sink.view(final([]));
+    s.submitted[1]!.sink.view(final(null, 'weak'));
+    s.contexts[0]!.token(TOKEN);
+    expect(s.submitted[2]!.op).toBe('creek.context.merge');
+    s.submitted[2]!.sink.queued!(true);
+    expect(queued).toEqual([true, false, true]);
+  });
+
   it('reads the frontier, waits for it, runs the op, merges it, and only then gives the final view', () => {
     const s = scripted();
     const c = caller();

@@ -78,12 +78,21 @@ export class SharedContext {
           this.run(op, args, levels, sink, acknowledged),
         ),
       error: (e) => sink.error(e),
+      queued: (q) => sink.queued?.(q),
     });
   }
 
-  /** Step 1: the frontier, read strong. */
-  private readFrontier(to: { frontier(seen: number[]): void; error(e: CreekError): void }): void {
+  /**
+   * Step 1: the frontier, read strong. While it waits in the offline queue, so does the caller's op
+   * (`queued`), as the caller sees it.
+   */
+  private readFrontier(to: {
+    frontier(seen: number[]): void;
+    error(e: CreekError): void;
+    queued(q: boolean): void;
+  }): void {
     this.io.submit(CONTEXT_FRONTIER_OP, { id: this.id }, ['strong'], {
+      queued: (q) => to.queued(q),
       view: (v) => {
         if (!v.final) return;
         const seen = seenFromPairs(v.value);
@@ -137,6 +146,7 @@ export class SharedContext {
                   acknowledged?.(ref);
                 },
                 error: (e) => sink.error(inContext(e)),
+                queued: (q) => sink.queued?.(q),
               },
             );
           },

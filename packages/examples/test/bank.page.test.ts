@@ -13,9 +13,10 @@ import { launchChromium } from './support/chromium.js';
  * that verifies the tokens of its dev identity: each branch signs in through the page server's
  * dev sign-in (alice at the EU branch, bob at the US one, the account alice's). Click through
  * deposits, withdrawals, an overdraft, a non-owner's withdrawal and a non-admin's interest
- * declined, the admin's interest, a concurrent withdrawal at two branches, a branch cut off, and
- * every replica paused and resumed (the page offline and back). The page mirrors its state in
- * data attributes (see page.tsx); the test waits on those, never on time.
+ * declined, the admin's interest, a concurrent withdrawal at two branches, a branch cut off, every
+ * replica paused and resumed (the page offline and back), and a deposit in the customer's shared
+ * context read at the other branch. The page mirrors its state in data attributes (see page.tsx);
+ * the test waits on those, never on time.
  */
 const APP = fileURLToPath(new URL('../src/bank/app.ts', import.meta.url));
 /** How long a wait for the page may take: generous, for a loaded 2-core CI machine. */
@@ -341,6 +342,35 @@ describe('the bank page (React) in Chromium', () => {
     } finally {
       outside.close();
     }
+    await page.close();
+  });
+
+  it("shares the customer's context: a deposit acknowledged at one branch is in the other's context balance, though its server has not heard of it yet", async () => {
+    const page = await open();
+    const before = await settled(page);
+    await page.check(`${branch(0)} [data-role=in-context]`);
+    // The US branch's server hears of everything 3 s late (its links in delayed, not cut): a
+    // read there outside the context shows the old balance for those 3 s.
+    for (const from of [0, 2]) await cluster.admin(from, 'delay', { peer: 1, ms: 3_000 });
+    try {
+      await act(page, 0, 'deposit', '7');
+      await finalRow(page, 1);
+      expect(await page.getAttribute(row(1), 'data-phase')).toBe('stable');
+      expect(await page.getAttribute(row(1), 'data-context')).toBe('yes');
+      expect(await text(page, `${row(1)} td:nth-child(2)`)).toBe(
+        "Deposit $7.00 in the customer's context",
+      );
+      // Acknowledged in the context: the other branch's read in it waits for the deposit.
+      await page.click(`${branch(1)} [data-action=context-balance]`);
+      const shown = `${branch(1)} [data-role=context-balance][data-state=shown]`;
+      await page.waitForSelector(shown, { timeout: WAIT_MS });
+      expect(await text(page, shown)).toBe(formatCents(before + 700));
+    } finally {
+      for (const from of [0, 2]) await cluster.admin(from, 'delay', { peer: 1, ms: 0 });
+    }
+    // Outside the context, the deposit is an ordinary one: both branches confirm it.
+    await stableBalance(page, 0, formatCents(before + 700));
+    await stableBalance(page, 1, formatCents(before + 700));
     await page.close();
   });
 

@@ -170,6 +170,10 @@ const app = defineApp(
     }),
   },
   {
+    // The page's branches share a context per customer (page.tsx): any signed-in user may join
+    // one. A member can make the others' ops in it wait for ops it names (for a bounded time),
+    // which delays them and changes nothing they read; a bank's tellers are trusted with that.
+    contexts: 'signed-in',
     invariants: {
       /** RedBlue §5.3's invariant: what makes `bank.withdraw` strong (`creek check` shows why). */
       'no balance is negative': (read) =>

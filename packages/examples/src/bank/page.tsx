@@ -23,7 +23,16 @@
  *   `data-tentative` (a withdrawal's first tentative outcome), `data-revised` (yes when the final
  *   outcome differs from it), `data-causes` (the ops the replica named as the correction's
  *   causes), `data-views` (levels of the views, in arrival order) and
- *   `data-offline` (yes when it waited offline).
+ *   `data-offline` (yes when it waited offline), `data-context` (yes when made in the customer's
+ *   context);
+ * - a branch's `[data-role=context-balance]`: the balance read in the customer's context, with
+ *   `data-state` (reading | shown | error).
+ *
+ * The branches share a context for the customer (`client.joinContext`): a deposit made in it at
+ * one branch (the branch's "in the customer's context" box ticked) is acknowledged once the context
+ * has taken it in, and a balance read in it at the other branch then includes it, even while that
+ * branch's server has not heard of the deposit yet (the read waits for it). Ops outside the
+ * context cost no more than before; one in it costs two strong round trips more.
  */
 import {
   connect,
@@ -31,6 +40,7 @@ import {
   type Correctable,
   type CorrectionCause,
   type CreekClient,
+  type JoinedContext,
 } from '@creek/client';
 import { createCreekHooks, useCorrectable } from '@creek/react';
 import { useEffect, useRef, useState } from 'react';
@@ -54,6 +64,8 @@ interface BranchClient {
   readonly session: DevSession | null;
   readonly client: CreekClient<BankApp>;
   readonly bank: Bank;
+  /** The customer's context, which both branches join. */
+  readonly customer: JoinedContext<BankApp>;
 }
 
 /** A branch's client, signed in as `user` (through the page server's dev sign-in) or anonymous. */
@@ -69,7 +81,8 @@ function connectBranch(b: PageConfig['branches'][number], user: string | null): 
     connectTimeoutMs: config.offlineAfterMs,
     ...(session === null ? {} : { auth: session.token }),
   });
-  return { name: b.name, session, client, bank: new Bank(client) };
+  const customer = client.joinContext(`customer:${account}`);
+  return { name: b.name, session, client, bank: new Bank(client), customer };
 }
 
 // The first clients are made once, outside React: StrictMode mounts components twice in
@@ -107,6 +120,8 @@ interface Entry {
   readonly label: string;
   readonly op: Correctable<number> | Correctable<WithdrawResult>;
   readonly trail: Trail;
+  /** Made in the customer's context. */
+  readonly inContext: boolean;
 }
 
 const outcomeOf = (r: WithdrawResult): 'accepted' | 'refused' => (r.ok ? 'accepted' : 'refused');
@@ -156,6 +171,8 @@ function App() {
   const [branches, setBranches] = useState<readonly BranchClient[]>(initial);
   const [entries, setEntries] = useState<readonly Entry[]>([]);
   const [amounts, setAmounts] = useState(() => initial.map(() => '10.00'));
+  /** Per branch: whether its deposits go in the customer's context. */
+  const [inContext, setInContext] = useState(() => initial.map(() => false));
   const [opened, setOpened] = useState<Error | Opened | null>(null);
   const [readyBranches, setReadyBranches] = useState<ReadonlySet<number>>(new Set());
   /** Ops that waited offline, and how many of them are now in the agreed order. */
@@ -170,11 +187,14 @@ function App() {
     );
   }, []);
 
-  function add(i: number, kind: Kind, label: string, op: Entry['op']): void {
+  function add(i: number, kind: Kind, label: string, op: Entry['op'], context = false): void {
     const trail = track(op);
     const { name, session } = branches[i]!;
     const user = session?.user ?? null;
-    const entry: Entry = { seq: ++seq.current, branch: name, user, kind, label, op, trail };
+    const entry: Entry = {
+      ...{ seq: ++seq.current, branch: name, user, kind, label, op, trail },
+      inContext: context,
+    };
     setEntries((es) => [entry, ...es]);
     // The page's one summary of offline work: how many waited, and how many are now applied.
     let counted = false;
@@ -204,7 +224,16 @@ function App() {
   function deposit(i: number): void {
     const cents = amountOf(i);
     if (cents === null) return;
-    add(i, 'deposit', `Deposit ${formatCents(cents)}`, branches[i]!.bank.deposit(account, cents));
+    const { bank, customer } = branches[i]!;
+    if (!inContext[i])
+      return add(i, 'deposit', `Deposit ${formatCents(cents)}`, bank.deposit(account, cents));
+    add(
+      i,
+      'deposit',
+      `Deposit ${formatCents(cents)} in the customer's context`,
+      customer.invokeWeak('bank.deposit', { account, amount: cents }),
+      true,
+    );
   }
 
   function withdraw(i: number): void {
@@ -312,6 +341,9 @@ function App() {
               onDeposit={() => deposit(i)}
               onWithdraw={() => withdraw(i)}
               onInterest={() => interest(i)}
+              customer={b.customer}
+              inContext={inContext[i]!}
+              onInContext={(on) => setInContext((c) => c.map((x, j) => (j === i ? on : x)))}
             />
           </CreekProvider>
         ))}
@@ -376,6 +408,9 @@ interface BranchCardProps {
   onDeposit(): void;
   onWithdraw(): void;
   onInterest(): void;
+  readonly customer: JoinedContext<BankApp>;
+  readonly inContext: boolean;
+  onInContext(on: boolean): void;
 }
 
 function BranchCard(p: BranchCardProps) {
@@ -458,7 +493,56 @@ function BranchCard(p: BranchCardProps) {
           Add interest ({rateBps / 100} %{signIn === undefined ? '' : ', admins only'})
         </button>
       </p>
+      <p>
+        <label>
+          <input
+            type="checkbox"
+            data-role="in-context"
+            checked={p.inContext}
+            onChange={(e) => p.onInContext(e.target.checked)}
+          />{' '}
+          Deposit in the customer's context
+        </label>
+      </p>
+      <ContextBalance customer={p.customer} ready={ready} />
     </section>
+  );
+}
+
+/**
+ * The balance read in the customer's context: after every op the context acknowledged, at either
+ * branch, whether or not this branch's server has heard of it yet (the read waits until it has).
+ */
+function ContextBalance({ customer, ready }: { customer: JoinedContext<BankApp>; ready: boolean }) {
+  const [read, setRead] = useState<
+    | { state: 'idle' }
+    | { state: 'reading' }
+    | { state: 'shown'; cents: number }
+    | { state: 'error'; error: Error }
+  >({ state: 'idle' });
+  function check(): void {
+    setRead({ state: 'reading' });
+    customer.invokeWeak('bank.balance', { account }).then(
+      (cents) => setRead({ state: 'shown', cents }),
+      (e: unknown) =>
+        setRead({ state: 'error', error: e instanceof Error ? e : new Error(String(e)) }),
+    );
+  }
+  return (
+    <p>
+      <button data-action="context-balance" disabled={!ready} onClick={check}>
+        Balance in the customer's context
+      </button>{' '}
+      {read.state !== 'idle' && (
+        <span data-role="context-balance" data-state={read.state}>
+          {read.state === 'reading'
+            ? 'reading after the context…'
+            : read.state === 'shown'
+              ? formatCents(read.cents)
+              : errorText(read.error)}
+        </span>
+      )}
+    </p>
   );
 }
 
@@ -509,6 +593,7 @@ function Row({ entry }: { entry: Entry }) {
       data-views={trail.views.join(' ')}
       data-offline={trail.offline ? 'yes' : undefined}
       data-user={entry.user ?? undefined}
+      data-context={entry.inContext ? 'yes' : undefined}
     >
       <td>
         {entry.branch}

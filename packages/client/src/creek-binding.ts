@@ -109,9 +109,9 @@ export interface CreekBindingOptions {
    * no stable answer while strong ops waited for theirs (a replica cut off from the leader still
    * answers tentatively). A replica that refuses an op because it is paused, shutting down or still
    * catching up is left at once. Default 3000 ms; 0 turns the deadlines off. Only with more than one
-   * replica known (given, or learnt: `discover`). Where the cluster's strong ops take longer (across
-   * regions), the client waits up to four times as long as they usually take, and twice as long
-   * for each replica it left in a row without a stable answer, up to 16 times this deadline.
+   * replica known (given, or learnt: `discover`). Where the cluster's strong ops take longer than
+   * this (across regions), the deadline doubles for each replica left in a row for a stall, up to
+   * 16 times this, and comes back once a strong op is answered within it again.
    */
   readonly stallTimeoutMs?: number;
   /**

@@ -226,7 +226,7 @@ describe('connecting and failing over', () => {
     ]);
   });
 
-  it('gives a cluster slower than the stall deadline longer, and then as long as its strong ops take', () => {
+  it('gives a cluster slower than the stall deadline longer, until a stable answer comes within it', () => {
     // Across regions a strong op can take longer than a deadline chosen on one site; a session
     // that left every replica before its stable answer came resubmitted its ops for good.
     const { session, clock, take, frames, serve, receive } = driven({ stallTimeoutMs: 200 });
@@ -247,10 +247,39 @@ describe('connecting and failing over', () => {
     expect(take()).toEqual([]);
     receive(two, stable(sent!.opId, 1));
     expect(heard).toEqual(['committed', 'view strong final']);
-    // Its stable answers take 399 ms: a replica is left after four times that.
+    // That answer took longer than 200 ms: the deadline stays doubled.
+    session.submit('kv.put', {}, ['strong'], recorder().sink);
+    const [next] = invokes(frames(take()));
+    clock.now += 150;
+    receive(two, stable(next!.opId, 2));
+    // Answered within 200 ms: the cluster is quick again, and so is the deadline.
     session.submit('kv.put', {}, ['strong'], recorder().sink);
     take();
-    clock.now += 1_595;
+    clock.now += 199;
+    session.tick();
+    expect(take()).toEqual([]);
+    clock.now += 1;
+    session.tick();
+    expect(take()).toContainEqual({ t: 'drop', connection: two, terminate: true });
+  });
+
+  it('keeps the doubled deadline while stable answers take longer than the one asked for', () => {
+    const { session, clock, take, frames, serve, receive } = driven({ stallTimeoutMs: 200 });
+    session.start();
+    const one = serve(take());
+    session.submit('kv.put', {}, ['strong'], recorder().sink);
+    const [sent] = invokes(frames(take()));
+    clock.now += 200;
+    session.tick();
+    expect(take()).toContainEqual({ t: 'drop', connection: one, terminate: true });
+    session.reconnect();
+    const two = serve(take());
+    take();
+    clock.now += 300;
+    receive(two, stable(sent!.opId, 1));
+    session.submit('kv.put', {}, ['strong'], recorder().sink);
+    take();
+    clock.now += 399;
     session.tick();
     expect(take()).toEqual([]);
     clock.now += 1;

@@ -11,8 +11,6 @@ const FIRST_BACKOFF_MS = 50;
 const MAX_BACKOFF_MS = 1_000;
 /** How often a session measures its replicas again (one that came back may be the nearest). */
 export const PROBE_EVERY_MS = 30_000;
-/** How many of its usual stable-answer latencies a replica may go without one (see stalled). */
-const STALL_LATENCIES = 4;
 /** The most the stall deadline grows to, as a multiple of the one asked for. */
 const MAX_STALL_GROWTH = 16;
 
@@ -37,9 +35,7 @@ export class Failover {
   readonly connectTimeoutMs: number;
   /** The stall deadline asked for (or the default); 0: turned off. */
   private readonly stallMs: number;
-  /** How long a strong op takes to its stable answer, smoothed (null until one is measured). */
-  private stableLatencyMs: number | null = null;
-  /** Doubled each time the session leaves a replica for a stall, until a stable answer comes. */
+  /** Doubled each time the session leaves a replica for a stall, until a quick stable answer. */
   private stallBackoff = 1;
 
   constructor(
@@ -59,28 +55,22 @@ export class Failover {
 
   /**
    * How long a replica may be useless before it is left; 0: never (one URL, or turned off). The
-   * deadline asked for, or STALL_LATENCIES times the usual stable-answer latency where the cluster
-   * is slower than that (across regions, strong ops can take longer than a deadline chosen on one
-   * site), doubled for each replica left in a row without a stable answer (so a cluster slower
-   * than the deadline from the start is waited for too), up to MAX_STALL_GROWTH times the deadline.
-   * A deadline shorter than the cluster's strong latency had the session leave every replica
-   * before any answered, resubmitting its ops each time, for good.
+   * deadline asked for, doubled for each replica left in a row for a stall until a strong op's
+   * stable answer comes within the deadline asked for, up to MAX_STALL_GROWTH times it. Across
+   * regions a strong op can take longer than a deadline chosen on one site: a session left every
+   * replica before any answered, resubmitting its ops each time, for good.
    */
   get stallTimeoutMs(): number {
     if (!this.several || this.stallMs <= 0) return 0;
-    const usual = STALL_LATENCIES * (this.stableLatencyMs ?? 0);
-    return Math.min(
-      Math.max(this.stallMs, usual) * this.stallBackoff,
-      this.stallMs * MAX_STALL_GROWTH,
-    );
+    return this.stallMs * this.stallBackoff;
   }
 
-  /** A strong op sent on this connection had its stable answer `latencyMs` after it was sent. */
+  /**
+   * A strong op sent on this connection had its stable answer `latencyMs` after it was sent: in
+   * less than the deadline asked for, the cluster is as quick as that deadline expects again.
+   */
   stableAnswered(latencyMs: number): void {
-    const l = this.stableLatencyMs;
-    // Smoothed as TCP smooths its round trips (RFC 6298): one slow answer moves it an eighth.
-    this.stableLatencyMs = l === null ? latencyMs : l + (latencyMs - l) / 8;
-    this.stallBackoff = 1;
+    if (latencyMs < this.stallMs) this.stallBackoff = 1;
   }
 
   /** The session left its replica for a stall (stalled): the next one is given longer. */

@@ -68,5 +68,5 @@ const SEEDS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
 // the readers start with the token, half take it running: only the first meet this bug).
 const PLANTED_SEEDS = [1, 7, 9];
 // Those of 1-16 where a running reader's after() was answered without the token's writes (seed 3
-// was one until sessions gave a slow cluster longer before leaving a replica, which changed its run).
+// was one until a change to when sessions leave a slow replica moved its run).
 const UNHELD_SEEDS = [1, 7, 13];

@@ -1,6 +1,12 @@
 import type { App } from '@creek/app';
-import type { OpId } from '@creek/replica/core/op-id.js';
-import type { ClientOpRecord, Invocation, RunRecord } from './run-record.js';
+import { opKey, type OpId } from '@creek/replica/core/op-id.js';
+import type { SimProcess } from './process.js';
+import {
+  allCommitLists,
+  type ClientOpRecord,
+  type Invocation,
+  type RunRecord,
+} from './run-record.js';
 import { answeredUpdates, describeClientOp, lastAnswered, OrderHolds } from './session-checkers.js';
 
 /** A session handed its context token to a new client (SimConfig.contexts). */
@@ -71,4 +77,25 @@ export function droppedBy(
     const then = (copies.get(`${op.session}#${op.seq}`) ?? []).filter((c) => c.invokedAt < at);
     return then.length > 0 && then.every((c) => closedOff(c.id!));
   };
+}
+
+/**
+ * Whether op `id` was dropped by its origin's close at the end of the run: a replica up then
+ * committed a close of its origin below it, and no commit list holds it (an op above the cut that
+ * committed before the close stays committed). Replica.closedOff alone is not this: a weak op a
+ * replica received before the close stays in its causal context once dropped, so that replica no
+ * longer calls it closed off, though it was never applied.
+ */
+export function droppedByClose(
+  record: RunRecord,
+  procs: readonly SimProcess[],
+): (id: OpId) => boolean {
+  const committed = new Set(allCommitLists(record).flatMap((l) => l.commits.flat().map(opKey)));
+  return (id) =>
+    !committed.has(opKey(id)) &&
+    procs.some((p) => {
+      if (!p.up) return false;
+      const cut = p.host.inspect().replica.closedCut(id.replica);
+      return cut !== undefined && id.eventNo > cut;
+    });
 }

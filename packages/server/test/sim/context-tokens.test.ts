@@ -35,6 +35,24 @@ describe('context tokens handed between clients (contexts: true)', () => {
     expect(r.violations).toEqual([]);
   });
 
+  it('a write lost with its replica’s disk and dropped by the close does not bind a later reader (seed 1087, 5 replicas)', () => {
+    // The token's session had a weak answer from replica 0, which lost its disk before the op
+    // committed; the close of its origin dropped it (never applied anywhere), and the session
+    // applied it again later. A replica that had received the op before the close keeps it in its
+    // causal context, so the checker, asking only Replica.closedOff, held a reader to it.
+    const r = runSimulation({
+      seed: 1087,
+      replicas: 5,
+      faults: 'all',
+      clients: 'sdk',
+      contexts: true,
+      sharedContexts: true,
+      network: 'mix',
+    });
+    expect(r.violations).toEqual([]);
+    expect(r.stats.sessions?.handoffs ?? 0).toBeGreaterThan(0);
+  });
+
   it('catches a replica that answers a running client’s after(token) without the ops it covers', () => {
     expectCaughtBy(
       plantedRuns(UNHELD_SEEDS, {

@@ -250,6 +250,60 @@ describe('what end users try once signed in: refused, and nothing applied', () =
     });
   });
 
+  it('opens shared contexts to signed-in users only, and refuses malformed and oversized merges', async () => {
+    // The app opens the creek.context.* built-ins to signed-in users (its kv.* stay closed).
+    expect(await bob.value('creek.context.merge', { id: 'doc-1', seen: [[1, 1]] })).toBe(null);
+    expect(await alice.value('creek.context.frontier', { id: 'doc-1' })).toEqual([[1, 1]]);
+    const anon = await open(2);
+    for (const [op, args] of [
+      ['creek.context.frontier', { id: 'doc-1' }],
+      ['creek.context.merge', { id: 'doc-1', seen: [[0, 9]] }],
+    ] as const)
+      expect(await anon.value(op, args)).toMatch(/^error: unauthorized: .*signed-in user/);
+    anon.close();
+    // Frontiers and ids past their bounds, or not frontiers at all: refused, nothing merged.
+    const tooMany = Array.from({ length: 129 }, (_, i) => [i, 1]);
+    for (const args of [
+      { id: 'doc-1', seen: tooMany },
+      { id: 'x'.repeat(129), seen: [[1, 2]] },
+      { id: '', seen: [[1, 2]] },
+      { id: 'doc-1', seen: [[1, -2]] },
+      { id: 'doc-1', seen: [[1, 2.5]] },
+      { id: 'doc-1', seen: [[1]] },
+      { id: 'doc-1', seen: 'all' },
+      { id: 'doc-1' },
+    ])
+      expect(
+        await bob.value('creek.context.merge', args),
+        JSON.stringify(args).slice(0, 80),
+      ).toMatch(/^error: invalid-arguments/);
+    // A merge that would take the frontier past its bound fails when it runs, and changes nothing.
+    const near = Array.from({ length: 128 }, (_, i) => [i + 2, 1]);
+    expect(await bob.value('creek.context.merge', { id: 'doc-1', seen: near })).toMatch(
+      /^failed: .*would name more than 128 origins/,
+    );
+    // A frame over the protocol's size limit is refused before it is parsed.
+    const raw = await open(1, await mint({ sub: 'bob' }));
+    const huge = Array.from({ length: 150_000 }, (_, i) => [i, 1]);
+    raw.send({
+      t: 'invoke',
+      opId: 'huge',
+      op: 'creek.context.merge',
+      args: { id: 'doc-1', seen: huge },
+      level: 'strong',
+    });
+    await raw.waitFor(() => raw.frames.some((f) => f.t === 'error'));
+    expect(raw.frames).toContainEqual(
+      expect.objectContaining({
+        t: 'error',
+        code: 'bad-frame',
+        message: expect.stringMatching(/exceeds the limit/),
+      }),
+    );
+    raw.close();
+    expect(await alice.value('creek.context.frontier', { id: 'doc-1' })).toEqual([[1, 1]]);
+  });
+
   it('nothing crashed: every replica still serves', async () => {
     for (let i = 0; i < cluster.size; i++) {
       expect(cluster.isRunning(i)).toBe(true);

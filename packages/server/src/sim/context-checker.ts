@@ -32,14 +32,15 @@ export function checkHandoffs(
   record: RunRecord,
   app: App,
   handoffs: readonly Handoff[],
-  closedOff: (id: OpId) => boolean,
+  /** droppedByClose. */
+  droppedByClose: (id: OpId) => boolean,
 ): string[] {
   if (handoffs.length === 0) return [];
   const out: string[] = [];
   const bySession = answeredUpdates(record, app);
   const holds = new OrderHolds(record);
   const byReader = new Map(handoffs.map((h) => [h.reader, h]));
-  const dropped = droppedBy(record, closedOff);
+  const dropped = droppedBy(sessionOpCopies(record), droppedByClose);
   for (const inv of record.invocations) {
     const h = inv.session === undefined ? undefined : byReader.get(inv.session.id);
     if (h === undefined) continue;
@@ -56,15 +57,8 @@ export function checkHandoffs(
   return out;
 }
 
-/**
- * Whether every copy of a session op there was at a time was dropped by its origin's close
- * (core/closing-origins.ts): definitely not applied anywhere, so nothing counted then covers it
- * (its session resubmits it later, a new op after whatever counted it).
- */
-export function droppedBy(
-  record: RunRecord,
-  closedOff: (id: OpId) => boolean,
-): (op: ClientOpRecord, at: number) => boolean {
+/** Every invocation (copy) of each session op, by `session#seq`. */
+export function sessionOpCopies(record: RunRecord): Map<string, Invocation[]> {
   const copies = new Map<string, Invocation[]>();
   for (const inv of record.invocations) {
     if (inv.session === undefined || inv.id === null) continue;
@@ -73,9 +67,22 @@ export function droppedBy(
     if (list === undefined) copies.set(k, [inv]);
     else list.push(inv);
   }
+  return copies;
+}
+
+/**
+ * Whether every copy of a session op there was at a time was dropped by its origin's close
+ * (core/closing-origins.ts; `dropped`: droppedByClose): definitely not applied anywhere, so
+ * nothing counted then covers it (its session resubmits it later, a new op after whatever
+ * counted it).
+ */
+export function droppedBy(
+  copies: ReadonlyMap<string, readonly Invocation[]>,
+  dropped: (id: OpId) => boolean,
+): (op: ClientOpRecord, at: number) => boolean {
   return (op, at) => {
     const then = (copies.get(`${op.session}#${op.seq}`) ?? []).filter((c) => c.invokedAt < at);
-    return then.length > 0 && then.every((c) => closedOff(c.id!));
+    return then.length > 0 && then.every((c) => dropped(c.id!));
   };
 }
 

@@ -1,6 +1,6 @@
 import type { App } from '@creek/app';
 import type { OpId } from '@creek/replica/core/op-id.js';
-import { droppedBy } from './context-checker.js';
+import { droppedBy, sessionOpCopies } from './context-checker.js';
 import type { ClientOpRecord, RunRecord } from './run-record.js';
 import { describeClientOp, OrderHolds } from './session-checkers.js';
 
@@ -26,7 +26,8 @@ export function checkSharedContext(
   record: RunRecord,
   app: App,
   ops: readonly ContextOp[],
-  closedOff: (id: OpId) => boolean,
+  /** context-checker.ts droppedByClose. */
+  droppedByClose: (id: OpId) => boolean,
 ): string[] {
   const acked = ops.filter(
     (o): o is ContextOp & { rec: ClientOpRecord; ackedAt: number } =>
@@ -35,15 +36,8 @@ export function checkSharedContext(
   if (acked.length === 0) return [];
   const out: string[] = [];
   const holds = new OrderHolds(record);
-  const dropped = droppedBy(record, closedOff);
-  const invocations = new Map<string, typeof record.invocations>();
-  for (const inv of record.invocations) {
-    if (inv.session === undefined) continue;
-    const k = `${inv.session.id}#${inv.session.seq}`;
-    const list = invocations.get(k);
-    if (list === undefined) invocations.set(k, [inv]);
-    else list.push(inv);
-  }
+  const invocations = sessionOpCopies(record);
+  const dropped = droppedBy(invocations, droppedByClose);
   for (const b of ops) {
     if (b.rec === null) continue;
     const before = acked.filter((a) => a.session !== b.session && a.ackedAt < b.invokedAt);

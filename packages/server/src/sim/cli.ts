@@ -1,3 +1,4 @@
+import { fork } from 'node:child_process';
 import { PLANTED_BUG_NAMES, PLANTED_BUGS, type PlantedBug } from './planted-bugs.js';
 import {
   CLIENT_MODES,
@@ -13,11 +14,12 @@ import { parseStorageFaults, storageLine } from './storage-faults.js';
 import { WAN_PROFILES, type WanProfileName } from './wan.js';
 
 /**
- * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant BUG] [--network us-eu|global|uniform|mix] [--live-queries] [--contexts] [--shared-contexts] [--invariants] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`
+ * `npm run sim -- --seeds N [--replicas R] [--faults none|partition|crash|all|lag|lag-cut] [--storage-faults LIST] [--clients model|sdk] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant BUG] [--network us-eu|global|uniform|mix] [--live-queries] [--contexts] [--shared-contexts] [--invariants] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS] [--jobs N]`
  * Runs N seeds (F, F+1, ...) or replays one seed, and ends with `sim: P passed, F failed`. With
  * `--json`, stdout has one JSON object per seed (JSON Lines: seed, replicas, faults, ok,
  * violations, parameters, stats, and the committed order as op ids) and the progress and the
  * summary go to stderr, so another program (the visualizer's tests) can compare a replay with it.
+ * `--jobs N` runs the seeds in N processes, with the same runs and output as one.
  * `--plant BUG` runs with one of the bugs in planted-bugs.ts, to watch the checkers catch it.
  * `--nondeterministic` plants an op whose effects differ between replicas (sim/nondeterminism.ts),
  * which they must catch and name (checkDivergence).
@@ -65,6 +67,10 @@ interface Options {
   traceEveryMs: number | null;
   /** SimConfig.network: 'mix' (the default) runs one seed in five on a WAN profile. */
   network: WanProfileName | 'uniform' | 'mix';
+  /** Processes to run the seeds in (`--jobs`; 1: this one). */
+  jobs: number;
+  /** This process is one of another's `--jobs` (runInWorkers): it runs the seeds it is sent. */
+  worker: boolean;
 }
 
 function parse(argv: string[]): Options {
@@ -89,6 +95,8 @@ function parse(argv: string[]): Options {
     leaderPlacement: false,
     traceEveryMs: null,
     network: 'mix',
+    jobs: 1,
+    worker: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
@@ -189,9 +197,20 @@ function parse(argv: string[]): Options {
       case '--json':
         o.json = true;
         break;
+      case '--jobs':
+        o.jobs = value();
+        if (o.jobs < 1 || o.jobs > MAX_JOBS)
+          fail(`--jobs needs a number of processes from 1 to ${MAX_JOBS}, got ${o.jobs}`);
+        break;
+      case '--worker':
+        o.worker = true;
+        break;
       case '--help':
         console.log(
-          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--network ${[...WAN_PROFILES, 'uniform', 'mix'].join('|')}] [--live-queries] [--contexts] [--shared-contexts] [--invariants] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS]`,
+          `usage: npm run sim -- --seeds N [--replicas R] [--faults ${FAULT_MODES.join('|')}] [--storage-faults ${STORAGE_FAULTS.join(',')}|all] [--clients ${CLIENT_MODES.join('|')}] [--nondeterministic] [--leader-placement] [--seed S] [--first F] [--plant ${PLANTED_BUG_NAMES.join('|')}] [--network ${[...WAN_PROFILES, 'uniform', 'mix'].join('|')}] [--live-queries] [--contexts] [--shared-contexts] [--invariants] [--quorum-reads on|off] [--smr] [--verbose] [--json] [--trace] [--trace-every MS] [--jobs N]`,
+        );
+        console.log(
+          '  --jobs N: runs the seeds in N processes (the cores the machine has, say), each given the next seed as it finishes one; the same runs and the same output, in seed order, as one process',
         );
         console.log(
           '  --smr: no replica speculates and every update is ordered on arrival, the SMR baseline as `creek start --speculation off` runs it (by default one seed in eight does not speculate and orders weak ops by timestamp)',
@@ -242,6 +261,9 @@ function parse(argv: string[]): Options {
   return o;
 }
 
+/** The most processes `--jobs` starts: each holds a whole simulated cluster. */
+const MAX_JOBS = 64;
+
 function fail(message: string): never {
   console.error(`sim: ${message}`);
   process.exit(2);
@@ -291,13 +313,22 @@ function networkLabel(p: SimResult['parameters']): string {
     : ` (network ${wan.profile}${wan.scale === 1 ? '' : ` ×${wan.scale}`})`;
 }
 
-function report(r: SimResult, verbose: boolean, json: boolean): void {
+/** A line to print: on stdout, or on stderr (`err`). */
+interface Line {
+  readonly err: boolean;
+  readonly text: string;
+}
+
+/** What one seed's run prints: its JSON line, or its summary line (verbose or failed) and why. */
+function report(r: SimResult, verbose: boolean, json: boolean): Line[] {
+  const out: Line[] = [];
+  const say = (text: string): number => out.push({ err: false, text });
   if (json) {
     const { seed, replicas, ok, violations, parameters, stats, committedOrder } = r;
     const faults = parameters.faults;
     const line = { seed, replicas, faults, ok, violations, parameters, stats, committedOrder };
-    console.log(JSON.stringify(line));
-    return;
+    say(JSON.stringify(line));
+    return out;
   }
   const s = r.stats;
   const sessions =
@@ -305,12 +336,12 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
       ? ''
       : `, client sessions: ${s.sessions.connections} connections (${s.sessions.failovers} to another replica), ${s.sessions.resets} links reset, ${s.sessions.timeouts} callers timed out, ${s.sessions.watchViews} live query views${s.sessions.handoffs === undefined ? '' : `, ${s.sessions.handoffs} context tokens handed on (${s.sessions.afterCalls ?? 0} to running clients)`}${s.sessions.contextOps === undefined ? '' : `, ${s.sessions.contextOps} ops in the shared context (${s.sessions.contextAcks ?? 0} acknowledged)`}`;
   const line = `seed ${r.seed} replicas ${r.replicas}${networkLabel(r.parameters)}: ${r.ok ? 'ok' : 'FAILED'} — ${s.ops} ops (${s.strongOps} strong), ${s.committed} committed, execution ratio ${s.executionRatio.toFixed(3)}, ${r.parameters.execution.speculative ? '' : 'no speculation, '}${r.parameters.quorumReads ? 'quorum reads, ' : ''}${r.parameters.execution.deferTurnMs === null ? '' : `executions a turn of ${r.parameters.execution.deferTurnMs} ms after their inputs, `}accuracy ${s.speculated === 0 ? '-' : ((100 * s.speculatedCorrectly) / s.speculated).toFixed(1) + '%'}, ${s.rollbacks} rollbacks, ${s.aheadExecutions} concurrent executions (${s.aheadConflicts} conflicts), ${s.mirrorExecutions} on a mirror (${s.staleMirrorReads} stale reads), ${s.partitions} partitions, ${s.crashes} crashes (${s.lost} for good, ${s.restartsFromCheckpoint} restarts from a checkpoint), ${s.wipes} disks lost (${s.wipedHalts} of those replicas halted), ${storageLine(s)}${s.transfers} state transfers (${s.transfersResumed} resumed after a crash), ${s.checkpoints} checkpoints (${s.truncatedRecords} records dropped), ${s.elections} elections, ${s.adopted} strong ops cast on behalf of their origin, ${s.resubmissions} resubmissions (${s.duplicatesCommitted} committed twice), ${s.abandons} ops abandoned by their clients (${s.abandoned} before they took effect), ${s.lackChecksPerOp.toFixed(1)} lack checks per op, ${s.messages} messages, ${Math.round(s.simulatedMs)} ms simulated${catchUpLine(s.catchUp)}${divergenceLine(s.divergence)}${livenessLine(s.liveness)}${leadershipLine(s.leadership)}${sessions}`;
-  if (verbose || !r.ok) console.log(line);
+  if (verbose || !r.ok) say(line);
   if (!r.ok) {
-    console.log(`  parameters: ${JSON.stringify(r.parameters)}`);
-    for (const v of r.violations.slice(0, 10)) console.log(`  ${v}`);
-    if (r.violations.length > 10) console.log(`  ... and ${r.violations.length - 10} more`);
-    console.log(
+    say(`  parameters: ${JSON.stringify(r.parameters)}`);
+    for (const v of r.violations.slice(0, 10)) say(`  ${v}`);
+    if (r.violations.length > 10) say(`  ... and ${r.violations.length - 10} more`);
+    say(
       `  replay: npm run sim -- ${replayFlags(r.seed, r.replicas, r.parameters.faults)} --verbose`,
     );
     // The visualizer replays runs of the model's clients, and planted bugs by name; it has no
@@ -322,25 +353,24 @@ function report(r: SimResult, verbose: boolean, json: boolean): void {
       (!opts.nondeterministic || opts.plant !== null) &&
       (opts.storageFaults.length === 0 || opts.plant !== null)
     )
-      console.log(
+      say(
         `  step through it: npm run visualizer, then open http://127.0.0.1:7300/${replayQuery(r.seed, r.replicas, r.parameters.faults)}`,
       );
   }
+  return out;
 }
 
-const opts = parse(process.argv.slice(2));
-const seeds =
-  opts.seed !== null ? [opts.seed] : Array.from({ length: opts.seeds }, (_, i) => opts.first + i);
-let passed = 0;
-let failed = 0;
-/** Seeds run on a WAN profile. */
-let onWan = 0;
-/** Runs whose replicas were given a preferred leader, and those of them given different ones. */
-let placed = 0;
-let disagreeing = 0;
-let judged = 0;
-const started = Date.now();
-for (const [i, seed] of seeds.entries()) {
+/** One seed's run: its verdict, what it says of the run, and what to print. */
+interface SeedOutcome {
+  readonly seed: number;
+  readonly ok: boolean;
+  readonly wan: boolean;
+  /** With a preferred leader (SimResult's stats.leadership), whether they agreed and were judged. */
+  readonly leadership: { readonly agreed: boolean; readonly judged: boolean } | null;
+  readonly lines: readonly Line[];
+}
+
+function runSeed(seed: number): SeedOutcome {
   let result: SimResult;
   try {
     result = runSimulation({
@@ -365,35 +395,164 @@ for (const [i, seed] of seeds.entries()) {
         : { trace: { everyMs: opts.traceEveryMs, line: (text: string) => console.error(text) } }),
     });
   } catch (err) {
-    failed++;
+    const lines = [
+      `seed ${seed} replicas ${opts.replicas}: CRASHED — ${(err as Error).stack ?? String(err)}`,
+      `  replay: npm run sim -- ${replayFlags(seed, opts.replicas, opts.faults)} --verbose`,
+    ];
+    return crashed(seed, lines);
+  }
+  const l = result.stats.leadership;
+  return {
+    seed,
+    ok: result.ok,
+    wan: networkLabel(result.parameters) !== '',
+    leadership: l === undefined ? null : { agreed: l.agreed, judged: l.judged },
+    lines: report(result, opts.verbose, opts.json),
+  };
+}
+
+/** A seed whose run threw (or whose worker died): failed, `lines` saying so. */
+function crashed(seed: number, lines: readonly string[]): SeedOutcome {
+  return {
+    seed,
+    ok: false,
+    wan: false,
+    leadership: null,
+    lines: lines.map((text) => ({ err: opts.json, text })),
+  };
+}
+
+/** The counts the verdict gives, fed one seed's outcome at a time, in seed order. */
+class Tally {
+  passed = 0;
+  failed = 0;
+  /** Seeds run on a WAN profile. */
+  onWan = 0;
+  /** Runs whose replicas were given a preferred leader, and those of them given different ones. */
+  placed = 0;
+  disagreeing = 0;
+  judged = 0;
+  private done = 0;
+  private readonly started = Date.now();
+
+  constructor(private readonly total: number) {}
+
+  add(o: SeedOutcome): void {
+    if (o.ok) this.passed++;
+    else this.failed++;
+    if (o.wan) this.onWan++;
+    if (o.leadership !== null) {
+      this.placed++;
+      if (!o.leadership.agreed) this.disagreeing++;
+      if (o.leadership.judged) this.judged++;
+    }
+    for (const line of o.lines) (line.err ? console.error : console.log)(line.text);
+    this.done++;
+    if (!opts.verbose && this.total >= 100 && this.done % 100 === 0)
+      (opts.json ? console.error : console.log)(
+        `... ${this.done}/${this.total} seeds, ${this.failed} failed, ${((Date.now() - this.started) / 1000).toFixed(1)} s`,
+      );
+  }
+
+  /** The closing lines, and the exit status. */
+  finish(): never {
     const say = opts.json ? console.error : console.log;
-    say(`seed ${seed} replicas ${opts.replicas}: CRASHED — ${(err as Error).stack ?? String(err)}`);
-    say(`  replay: npm run sim -- ${replayFlags(seed, opts.replicas, opts.faults)} --verbose`);
-    continue;
-  }
-  if (result.ok) passed++;
-  else failed++;
-  if (networkLabel(result.parameters) !== '') onWan++;
-  const leadership = result.stats.leadership;
-  if (leadership !== undefined) {
-    placed++;
-    if (!leadership.agreed) disagreeing++;
-    if (leadership.judged) judged++;
-  }
-  report(result, opts.verbose, opts.json);
-  if (!opts.verbose && seeds.length >= 100 && (i + 1) % 100 === 0) {
-    (opts.json ? console.error : console.log)(
-      `... ${i + 1}/${seeds.length} seeds, ${failed} failed, ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    // A replay of one seed says it in the seed's line (with --verbose or when it fails).
+    if (this.total > 1 && (opts.leaderPlacement || this.placed > 0))
+      say(
+        `sim: ${this.placed} runs with a preferred leader (${this.disagreeing} with disagreeing settings, ${this.judged} judged by the leadership checker)`,
+      );
+    // The verdict comes last.
+    say(
+      `sim: ${this.passed} passed, ${this.failed} failed${this.onWan === 0 ? '' : ` (${this.onWan} on a WAN profile)`}`,
     );
+    process.exit(this.failed === 0 ? 0 : 1);
   }
 }
-// A replay of one seed says it in the seed's line (with --verbose or when it fails).
-if (seeds.length > 1 && (opts.leaderPlacement || placed > 0))
-  (opts.json ? console.error : console.log)(
-    `sim: ${placed} runs with a preferred leader (${disagreeing} with disagreeing settings, ${judged} judged by the leadership checker)`,
-  );
-// The verdict comes last.
-(opts.json ? console.error : console.log)(
-  `sim: ${passed} passed, ${failed} failed${onWan === 0 ? '' : ` (${onWan} on a WAN profile)`}`,
-);
-process.exit(failed === 0 ? 0 : 1);
+
+/**
+ * `--jobs N`: the seeds run in N processes of this command (`--worker`), each handed the next
+ * seed as it finishes one, so a slow seed holds up one process only. The runs are the same as in
+ * one process (each seed's run depends on its seed alone), and the output is too: each seed's
+ * lines are printed in seed order, as they would be by one process.
+ */
+async function runInWorkers(seeds: readonly number[], jobs: number, tally: Tally): Promise<void> {
+  const outcomes = new Map<number, SeedOutcome>();
+  let next = 0;
+  let printed = 0;
+  const flush = (): void => {
+    while (printed < seeds.length && outcomes.has(seeds[printed]!)) {
+      tally.add(outcomes.get(seeds[printed]!)!);
+      outcomes.delete(seeds[printed]!);
+      printed++;
+    }
+  };
+  const args = process.argv
+    .slice(2)
+    .filter((a, i, all) => a !== '--jobs' && all[i - 1] !== '--jobs');
+  const one = (): Promise<void> =>
+    new Promise((resolve) => {
+      const child = fork(process.argv[1]!, [...args, '--worker'], {
+        execArgv: process.execArgv,
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
+      let running: number | null = null;
+      const give = (): void => {
+        if (next < seeds.length) {
+          running = seeds[next++]!;
+          child.send({ seed: running });
+        } else {
+          running = null;
+          child.disconnect();
+        }
+      };
+      child.on('message', (m: unknown) => {
+        const o = m as SeedOutcome;
+        outcomes.set(o.seed, o);
+        flush();
+        give();
+      });
+      child.on('exit', (code, signal) => {
+        // A worker that dies (out of memory, killed) fails the seed it ran; the others go on.
+        if (running !== null) {
+          const seed = running;
+          outcomes.set(
+            seed,
+            crashed(seed, [
+              `seed ${seed} replicas ${opts.replicas}: CRASHED — its worker process exited (${signal ?? `code ${code}`})`,
+              `  replay: npm run sim -- ${replayFlags(seed, opts.replicas, opts.faults)} --verbose`,
+            ]),
+          );
+          flush();
+        }
+        resolve();
+      });
+      give();
+    });
+  await Promise.all(Array.from({ length: Math.min(jobs, seeds.length) }, one));
+  // Seeds handed to no worker (every worker died): failed, not silently skipped.
+  while (next < seeds.length) {
+    const seed = seeds[next++]!;
+    outcomes.set(
+      seed,
+      crashed(seed, [
+        `seed ${seed} replicas ${opts.replicas}: NOT RUN — no worker process was left`,
+      ]),
+    );
+  }
+  flush();
+}
+
+const opts = parse(process.argv.slice(2));
+if (opts.worker) {
+  // A process of `--jobs`: runs each seed it is handed, and answers with its outcome.
+  process.on('message', (m: unknown) => process.send!(runSeed((m as { seed: number }).seed)));
+  process.on('disconnect', () => process.exit(0));
+} else {
+  const seeds =
+    opts.seed !== null ? [opts.seed] : Array.from({ length: opts.seeds }, (_, i) => opts.first + i);
+  const tally = new Tally(seeds.length);
+  if (opts.jobs > 1 && seeds.length > 1) await runInWorkers(seeds, opts.jobs, tally);
+  else for (const seed of seeds) tally.add(runSeed(seed));
+  tally.finish();
+}

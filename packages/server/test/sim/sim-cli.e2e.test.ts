@@ -48,6 +48,43 @@ describe('npm run sim', () => {
     expect(r.stderr).toMatch(/sim: 2 passed, 0 failed/);
   });
 
+  it('--jobs runs the seeds in several processes: the same output, in seed order, and the same verdict', async () => {
+    const one = await sim(['--seeds', '4', '--first', '5', '--json']);
+    const two = await sim(['--seeds', '4', '--first', '5', '--json', '--jobs', '2']);
+    expect(two.code).toBe(0);
+    expect(two.stdout).toBe(one.stdout);
+    expect(
+      two.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { seed: number }).seed),
+    ).toEqual([5, 6, 7, 8]);
+    expect(two.stderr).toMatch(/sim: 4 passed, 0 failed/);
+    // A failing seed fails the sweep, with its replay, whichever process ran it.
+    const planted = await sim([
+      '--seeds',
+      '3',
+      '--first',
+      '20',
+      '--faults',
+      'crash',
+      '--plant',
+      'send-before-durable',
+      '--jobs',
+      '3',
+    ]);
+    expect(planted.code).toBe(1);
+    expect(planted.stdout).toContain(
+      'replay: npm run sim -- --seed 21 --replicas 3 --faults crash --plant send-before-durable --verbose',
+    );
+    expect(planted.stdout).toMatch(/sim: \d passed, [1-3] failed\n$/);
+    for (const bad of ['0', '65', 'two']) {
+      const r = await sim(['--seeds', '2', '--jobs', bad]);
+      expect(r.code, bad).toBe(2);
+      expect(r.stderr).toMatch(/--jobs needs a/);
+    }
+  });
+
   it('--trace tells one run on stderr: its faults, membership changes and each replica every 100 ms', async () => {
     // Seed 5438: a fourth replica added, the first removed, two replicas crash and restart.
     const r = await sim(['--seed', '5438', '--trace']);

@@ -19,7 +19,13 @@ const NOT_APPLIED = 'the op was not applied';
  * Runs at the replica the client is connected to, before the op is ordered, and only there: the
  * other replicas execute what that one let through, with the same user.
  */
-export function checkAccess(app: App, name: string, user: User | null): AccessDenied | null {
+export function checkAccess(
+  app: App,
+  name: string,
+  user: User | null,
+  /** The op's arguments: a shared context's built-in is checked for the context it names. */
+  args?: unknown,
+): AccessDenied | null {
   const access = app.accessOf(name);
   if (access === undefined || access.kind === 'public') return null;
   if (access.kind === 'closed')
@@ -33,18 +39,46 @@ export function checkAccess(app: App, name: string, user: User | null): AccessDe
       message: `'${name}' needs a signed-in user: connect with the user's token (connect({ auth })); ${NOT_APPLIED}`,
     };
   if (access.kind === 'signed-in') return null;
+  if (access.kind === 'context') return checkContext(name, access.check, user, args);
+  return judged(name, user, '', () => access.check(user));
+}
+
+/**
+ * A shared context's built-in: the app's check for the context `args` names. Arguments that name
+ * none pass here: they are not a context op's, and the replica refuses them as invalid before
+ * anything is ordered.
+ */
+function checkContext(
+  name: string,
+  check: (user: User, id: string) => boolean,
+  user: User,
+  args: unknown,
+): AccessDenied | null {
+  const id: unknown =
+    typeof args === 'object' && args !== null ? (args as { id?: unknown }).id : undefined;
+  if (typeof id !== 'string') return null;
+  return judged(name, user, ` in context '${id.slice(0, 128)}'`, () => check(user, id));
+}
+
+/** What an access check said of `user` (true lets the call through; false or a throw refuses). */
+function judged(
+  name: string,
+  user: User,
+  where: string,
+  check: () => unknown,
+): AccessDenied | null {
   let allowed: unknown;
   try {
-    allowed = access.check(user);
+    allowed = check();
   } catch (err) {
     return {
       code: 'forbidden',
-      message: `'${name}' refused user '${user.id}': its access check threw (${err instanceof Error ? err.message : String(err)}); ${NOT_APPLIED}`,
+      message: `'${name}' refused user '${user.id}'${where}: its access check threw (${err instanceof Error ? err.message : String(err)}); ${NOT_APPLIED}`,
     };
   }
   if (allowed === true) return null;
   return {
     code: 'forbidden',
-    message: `'${name}' is not allowed for user '${user.id}' (its access check said no); ${NOT_APPLIED}`,
+    message: `'${name}' is not allowed for user '${user.id}'${where} (its access check said no); ${NOT_APPLIED}`,
   };
 }

@@ -161,10 +161,11 @@ export interface AppOptions {
   readonly builtins?: BuiltinAccess;
   /**
    * Who may use shared contexts (`client.joinContext`, the `creek.context.*` ops) once auth is on
-   * (default: as `builtins`). A member of a context can make the others wait on ops it names, so
-   * an app opens them only to whom it trusts with that.
+   * (default: as `builtins`): everyone, signed-in users, no end user, or the signed-in users a
+   * check lets into each context (`(user, id) => boolean`: its members). A member of a context can
+   * make the others wait on ops it names, so an app opens one only to whom it trusts with that.
    */
-  readonly contexts?: BuiltinAccess;
+  readonly contexts?: BuiltinAccess | ContextAccess;
   /**
    * Properties every state must have, by name. `creek check` looks for ops that, run weak on a
    * state that missed a concurrent op, would break one.
@@ -172,11 +173,20 @@ export interface AppOptions {
   readonly invariants?: Readonly<Record<string, Invariant>>;
 }
 
+/**
+ * Whether a signed-in user may use shared context `id` (AppOptions.contexts): read its frontier
+ * and merge ops into it. Runs at the replica the user's client is connected to, before the op is
+ * ordered, as an op's `access` does; a check that throws refuses.
+ */
+export type ContextAccess = (user: User, id: string) => boolean;
+
 /** Who may call one op once the cluster verifies user tokens. */
 export type OpAccess =
   | { readonly kind: 'public' }
   | { readonly kind: 'signed-in' }
   | { readonly kind: 'user'; readonly check: (user: User) => boolean }
+  /** A shared context's built-in: signed-in users the app's check lets into the context named. */
+  | { readonly kind: 'context'; readonly check: ContextAccess }
   /** A built-in the app keeps closed to end users (AppOptions.builtins 'none'). */
   | { readonly kind: 'closed' };
 
@@ -208,11 +218,18 @@ export function createApp<D extends OpDefinitions>(
     throw new Error(
       `builtins: must be one of ${BUILTIN_ACCESS.join(', ')}, not ${JSON.stringify(builtinAccess)}`,
     );
-  const contextAccess = options.contexts ?? builtinAccess;
-  if (!(BUILTIN_ACCESS as readonly string[]).includes(contextAccess))
+  const contextAccess: unknown = options.contexts ?? builtinAccess;
+  if (
+    typeof contextAccess !== 'function' &&
+    !(BUILTIN_ACCESS as readonly unknown[]).includes(contextAccess)
+  )
     throw new Error(
-      `contexts: must be one of ${BUILTIN_ACCESS.join(', ')}, not ${JSON.stringify(contextAccess)}`,
+      `contexts: must be one of ${BUILTIN_ACCESS.join(', ')} or a function (user, id) => boolean, not ${JSON.stringify(contextAccess)}`,
     );
+  const contextOpAccess: OpAccess =
+    typeof contextAccess === 'function'
+      ? { kind: 'context', check: contextAccess as ContextAccess }
+      : builtinAccessOf(contextAccess as BuiltinAccess);
   const table = new Map<string, AnyOpDefinition>(Object.entries(builtins));
   const access = new Map<string, OpAccess>();
   for (const name of table.keys())
@@ -220,7 +237,9 @@ export function createApp<D extends OpDefinitions>(
       name,
       ALWAYS_OPEN.has(name)
         ? { kind: 'public' }
-        : builtinAccessOf(name.startsWith(CONTEXT_OPS_PREFIX) ? contextAccess : builtinAccess),
+        : name.startsWith(CONTEXT_OPS_PREFIX)
+          ? contextOpAccess
+          : builtinAccessOf(builtinAccess),
     );
   for (const [name, def] of Object.entries(definitions)) {
     if (!OP_NAME.test(name))

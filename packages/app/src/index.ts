@@ -19,6 +19,7 @@ export {
   type ArgsCheck,
   type AppOptions,
   type BuiltinAccess,
+  type ContextAccess,
   type OpAccess,
   BUILTIN_ACCESS,
   OP_LEVELS,

@@ -67,6 +67,45 @@ describe('checkAccess (deny by default once auth is on)', () => {
     expect(() => defineApp(ops, { contexts: 'all' as never })).toThrow(/contexts: must be/);
   });
 
+  it('lets an app say who is a member of each context: its check sees the user and the id', () => {
+    // A user's own contexts are `<id>:…`; the admin's are every one.
+    const members = defineApp(ops, {
+      contexts: (user, id) => user.claims.role === 'admin' || id.startsWith(`${user.id}:`),
+    });
+    const merge = (user: User | null, id: unknown) =>
+      checkAccess(members, 'creek.context.merge', user, { id, seen: [] });
+    expect(merge(bob, 'bob:cart')).toBeNull();
+    expect(checkAccess(members, 'creek.context.frontier', bob, { id: 'bob:cart' })).toBeNull();
+    expect(merge(alice, 'bob:cart')).toBeNull();
+    expect(merge(bob, 'alice:cart')).toMatchObject({
+      code: 'forbidden',
+      message: expect.stringMatching(
+        /'creek.context.merge' is not allowed for user 'bob' in context 'alice:cart'.*not applied/,
+      ),
+    });
+    expect(merge(null, 'bob:cart')).toMatchObject({ code: 'unauthorized' });
+    // Arguments that name no context are the replica's to refuse as invalid, before ordering.
+    expect(merge(bob, 42)).toBeNull();
+    // The app's other built-ins keep their own setting.
+    expect(checkAccess(members, 'kv.get', bob)).toMatchObject({ code: 'forbidden' });
+    // A check that throws refuses, saying so; a truthy answer that is not `true` refuses too.
+    const throwing = defineApp(ops, {
+      contexts: () => {
+        throw new Error('no tenant claim');
+      },
+    });
+    expect(
+      checkAccess(throwing, 'creek.context.merge', bob, { id: 'x', seen: [] })?.message,
+    ).toMatch(/in context 'x': its access check threw \(no tenant claim\)/);
+    const truthy = defineApp(ops, { contexts: (() => 1) as never });
+    expect(checkAccess(truthy, 'creek.context.frontier', bob, { id: 'x' })).toMatchObject({
+      code: 'forbidden',
+    });
+    expect(() => defineApp(ops, { contexts: 42 as never })).toThrow(
+      /contexts: must be one of public, signed-in, none or a function/,
+    );
+  });
+
   it('always lets a caller abandon an op of its own session', () => {
     expect(checkAccess(app, 'creek.abandon', null)).toBeNull();
   });

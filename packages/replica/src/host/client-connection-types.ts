@@ -123,7 +123,7 @@ export interface ClientConnectionsOptions<C> {
    * Whether `user` (null: anonymous) may invoke op `op`, checked before the op goes to the replica
    * (so a refused op is never ordered): null when it may. Absent: every op is open.
    */
-  access?(op: string, user: User | null): AccessDenied | null;
+  access?(op: string, user: User | null, args: unknown): AccessDenied | null;
   /** Hands an invocation to the replica; its responses come back to `respond`. */
   invoke(request: InvokeRequest): void;
   /** Why the replica takes no ops now (a message for the client), or null when it does. */

@@ -213,7 +213,7 @@ export class ClientConnections<C> {
     if (c.auth.expired(this.o.now())) return this.expire(conn, c);
     if (f.t === 'watch') {
       const unavailable = this.o.unavailable();
-      const denied = unavailable === null ? this.denied(f.op, c) : null;
+      const denied = unavailable === null ? this.denied(f.op, f.args, c) : null;
       if (unavailable !== null || denied !== null)
         return this.send(conn, {
           t: 'unwatched',
@@ -353,9 +353,9 @@ export class ClientConnections<C> {
     this.o.out(conn, { t: 'close' });
   }
 
-  /** Why the connection's user may not call `op`, or null when it may. */
-  private denied(op: string, c: Connection<C>): AccessDenied | null {
-    return this.o.access?.(op, c.auth.user) ?? null;
+  /** Why the connection's user may not call `op(args)`, or null when it may. */
+  private denied(op: string, args: unknown, c: Connection<C>): AccessDenied | null {
+    return this.o.access?.(op, c.auth.user, args) ?? null;
   }
 
   /** The hello of `c` goes on, its user known: its session, then welcome once caught up. */
@@ -420,7 +420,7 @@ export class ClientConnections<C> {
         f.opId,
       );
     // Before it is ordered: a refused op never takes effect (a retry above was let in before).
-    const denied = this.denied(f.op, c);
+    const denied = this.denied(f.op, f.args, c);
     if (denied !== null) return this.error(conn, denied.code, denied.message, f.opId);
     if (c.inFlight >= MAX_IN_FLIGHT_PER_CONNECTION) {
       return this.error(

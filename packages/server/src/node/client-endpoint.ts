@@ -25,7 +25,7 @@ import type { UserTokenVerifier } from './user-tokens.js';
 /** How the endpoint lets users sign in: their tokens' verifier, and who may call which op. */
 export interface EndpointAuth {
   readonly verifier: UserTokenVerifier;
-  access(op: string, user: User | null): AccessDenied | null;
+  access(op: string, user: User | null, args: unknown): AccessDenied | null;
 }
 
 /**

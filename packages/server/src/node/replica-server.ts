@@ -171,7 +171,7 @@ export class ReplicaServer {
         ? null
         : {
             verifier: config.userTokens,
-            access: (op, user) => checkAccess(config.app, op, user),
+            access: (op, user, args) => checkAccess(config.app, op, user, args),
           },
       () => this.members,
       config.clientVersions,

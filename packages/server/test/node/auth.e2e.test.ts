@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect } from '@creek/client';
+import { connect, Forbidden } from '@creek/client';
 import { LocalCluster } from '../../src/node/local-cluster.js';
 import { AuthClient } from './auth-client.js';
 
@@ -250,10 +250,22 @@ describe('what end users try once signed in: refused, and nothing applied', () =
     });
   });
 
-  it('opens shared contexts to signed-in users only, and refuses malformed and oversized merges', async () => {
-    // The app opens the creek.context.* built-ins to signed-in users (its kv.* stay closed).
+  it('opens shared contexts to the members the app admits, and refuses malformed and oversized merges', async () => {
+    // The app opens the creek.context.* built-ins to signed-in users (its kv.* stay closed), and
+    // a context named private-<user> to that user alone.
     expect(await bob.value('creek.context.merge', { id: 'doc-1', seen: [[1, 1]] })).toBe(null);
     expect(await alice.value('creek.context.frontier', { id: 'doc-1' })).toEqual([[1, 1]]);
+    expect(await alice.value('creek.context.merge', { id: 'private-alice', seen: [[1, 3]] })).toBe(
+      null,
+    );
+    for (const [op, args] of [
+      ['creek.context.merge', { id: 'private-alice', seen: [[1, 9]] }],
+      ['creek.context.frontier', { id: 'private-alice' }],
+    ] as const)
+      expect(await bob.value(op, args)).toMatch(
+        /^error: forbidden: .* not allowed for user 'bob' in context 'private-alice'/,
+      );
+    expect(await alice.value('creek.context.frontier', { id: 'private-alice' })).toEqual([[1, 3]]);
     const anon = await open(2);
     for (const [op, args] of [
       ['creek.context.frontier', { id: 'doc-1' }],
@@ -341,6 +353,29 @@ describe("a connection's token expires while it runs", () => {
 });
 
 describe('the SDK signs in with connect({ auth })', () => {
+  it('joinContext: a member runs ops in its context; a user the app keeps out gets Forbidden', async () => {
+    const as = (sub: string) =>
+      connect({ urls: [cluster.url(0)], token: cluster.token, auth: () => mint({ sub }) });
+    const [gail, hank] = [as('gail'), as('hank')];
+    const own = gail.joinContext('private-gail');
+    expect(await own.invokeWeak('whoami', {})).toMatchObject({ id: 'gail' });
+    const refused = await hank
+      .joinContext('private-gail')
+      .invokeWeak('whoami', {})
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(refused).toBeInstanceOf(Forbidden);
+    expect(String(refused)).toMatch(/not allowed for user 'hank' in context 'private-gail'/);
+    // Hank's own ops, and his contexts, go on.
+    expect(await hank.joinContext('shared-board').invokeWeak('whoami', {})).toMatchObject({
+      id: 'hank',
+    });
+    gail.close();
+    hank.close();
+  });
+
   it("keeps three users' streams of ops going while their tokens expire every few seconds: no op fails, none is applied twice", async () => {
     // Tokens valid for 3 s: the replica asks for a fresh one after 1.5 s, so over 9 s each client
     // refreshes about six times, with ops in flight each time.

@@ -1,9 +1,14 @@
-// The built-in ops of shared contexts and the bound on their ids, as the replicas take them.
-import { CONTEXT_FRONTIER_OP, CONTEXT_MERGE_OP, MAX_CONTEXT_ID_CHARS } from '@creek/app';
 import { maxSeen, readContextToken, seenEntries } from '@creek/protocol';
 import type { ConsistencyLevel, View, ViewSink } from '../binding.js';
 import { ProtocolError, Unavailable, type CreekError } from '../errors.js';
 import type { ContextSink } from './context-requests.js';
+
+/** The built-in ops of shared contexts (@creek/app builtins.ts). */
+export const CONTEXT_MERGE_OP = 'creek.context.merge';
+export const CONTEXT_FRONTIER_OP = 'creek.context.frontier';
+
+/** The longest context id, as the replicas take it (MAX_CONTEXT_ID_CHARS in @creek/app). */
+export const MAX_CONTEXT_ID_LENGTH = 128;
 
 /** What a shared context needs of its client's session (ClientSession, or a binding over one). */
 export interface SharedContextIo {
@@ -156,8 +161,8 @@ export class SharedContext {
 export function contextIdProblem(id: unknown): string | null {
   if (typeof id !== 'string') return `a context id is a string, not ${typeof id}`;
   if (id.length === 0) return 'a context id is a non-empty string';
-  if (id.length > MAX_CONTEXT_ID_CHARS)
-    return `a context id is at most ${MAX_CONTEXT_ID_CHARS} characters; this one has ${id.length}`;
+  if (id.length > MAX_CONTEXT_ID_LENGTH)
+    return `a context id is at most ${MAX_CONTEXT_ID_LENGTH} characters; this one has ${id.length}`;
   return null;
 }
 

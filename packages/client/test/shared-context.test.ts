@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { ConsistencyLevel, View, ViewSink } from '../src/binding.js';
 import { Unavailable, type CreekError } from '../src/errors.js';
 import type { ContextSink } from '../src/session/context-requests.js';
-import { SharedContext, type SharedContextIo } from '../src/session/shared-context.js';
+import * as app from '@creek/app';
+import {
+  CONTEXT_FRONTIER_OP,
+  CONTEXT_MERGE_OP,
+  MAX_CONTEXT_ID_LENGTH,
+  SharedContext,
+  type SharedContextIo,
+} from '../src/session/shared-context.js';
 
 /**
  * A shared context's steps (session/shared-context.ts) over a scripted session: the frontier read
@@ -47,6 +54,15 @@ const final = (value: unknown, level: ConsistencyLevel = 'strong'): View<unknown
 const TOKEN = 'ct1.4-0-2.AAAAAAAAAAAAAAAAAAAAAA';
 
 describe('a shared context', () => {
+  it('names the built-ins and bounds the id as the replicas do (@creek/app)', () => {
+    // Copies, so that a browser bundle of the client does not carry the built-ins' schemas.
+    expect([CONTEXT_MERGE_OP, CONTEXT_FRONTIER_OP, MAX_CONTEXT_ID_LENGTH]).toEqual([
+      app.CONTEXT_MERGE_OP,
+      app.CONTEXT_FRONTIER_OP,
+      app.MAX_CONTEXT_ID_CHARS,
+    ]);
+  });
+
   it('says the op waits offline while its frontier read or its merge does', () => {
     const s = scripted();
     const queued: boolean[] = [];

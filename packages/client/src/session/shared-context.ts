@@ -3,7 +3,10 @@ import type { ConsistencyLevel, View, ViewSink } from '../binding.js';
 import { ProtocolError, Unavailable, type CreekError } from '../errors.js';
 import type { ContextSink } from './context-requests.js';
 
-/** The built-in ops of shared contexts (@creek/app builtins.ts). */
+/**
+ * The built-in ops of shared contexts (@creek/app builtins.ts): copies, so that a browser bundle of
+ * the client does not carry the built-ins' schemas; a test holds them equal.
+ */
 export const CONTEXT_MERGE_OP = 'creek.context.merge';
 export const CONTEXT_FRONTIER_OP = 'creek.context.frontier';
 

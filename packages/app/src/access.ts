@@ -45,8 +45,8 @@ export function checkAccess(
 
 /**
  * A shared context's built-in: the app's check for the context `args` names. Arguments that name
- * none pass here: they are not a context op's, and the replica refuses them as invalid before
- * anything is ordered.
+ * none are refused (they would be refused as invalid anyway): a caller that passes no arguments
+ * must not let every context through.
  */
 function checkContext(
   name: string,
@@ -56,7 +56,11 @@ function checkContext(
 ): AccessDenied | null {
   const id: unknown =
     typeof args === 'object' && args !== null ? (args as { id?: unknown }).id : undefined;
-  if (typeof id !== 'string') return null;
+  if (typeof id !== 'string')
+    return {
+      code: 'forbidden',
+      message: `'${name}' names no context (its arguments have no string id), so no user may call it so; ${NOT_APPLIED}`,
+    };
   return judged(name, user, ` in context '${id.slice(0, 128)}'`, () => check(user, id));
 }
 

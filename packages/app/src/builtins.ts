@@ -15,7 +15,18 @@ export const MAX_FRONTIER_ORIGINS = 128;
  * re-execute. Queues live under `~queue/<name>/`: `head` and `tail` counters and one key per item.
  */
 const json: z.ZodType<JsonValue> = z.json();
-const key = z.string().min(1, 'must be a non-empty string');
+/**
+ * A shared context's frontier lives under `~context/` (frontierKey), kept to the creek.context.*
+ * ops: through kv.* a user the app's contexts check keeps out of a context could read it, or make
+ * its members wait on ops it names.
+ */
+const CONTEXT_PREFIX = '~context/';
+const key = z
+  .string()
+  .min(1, 'must be a non-empty string')
+  .refine((k) => !k.startsWith(CONTEXT_PREFIX), {
+    message: `must not start with '${CONTEXT_PREFIX}': shared contexts' frontiers are kept to the creek.context.* ops`,
+  });
 const queueName = z.string().min(1, 'must be a non-empty string');
 
 const qKey = (queue: string, part: string): string => `~queue/${queue}/${part}`;
@@ -32,7 +43,7 @@ const contextId = z
 const seenPairs = z
   .array(z.tuple([z.number().int().min(0), z.number().int().min(0)]))
   .max(MAX_FRONTIER_ORIGINS, `holds at most ${MAX_FRONTIER_ORIGINS} origins`);
-const frontierKey = (id: string): string => `~context/${id}`;
+const frontierKey = (id: string): string => `${CONTEXT_PREFIX}${id}`;
 
 /** The frontier stored for a context: [origin, count] pairs in origin order (none: empty). */
 function frontierOf(v: JsonValue | undefined): [number, number][] {

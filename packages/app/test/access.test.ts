@@ -84,8 +84,14 @@ describe('checkAccess (deny by default once auth is on)', () => {
       ),
     });
     expect(merge(null, 'bob:cart')).toMatchObject({ code: 'unauthorized' });
-    // Arguments that name no context are the replica's to refuse as invalid, before ordering.
-    expect(merge(bob, 42)).toBeNull();
+    // Arguments that name no context, or none at all: refused.
+    expect(merge(bob, 42)).toMatchObject({
+      code: 'forbidden',
+      message: expect.stringMatching(/names no context/),
+    });
+    expect(checkAccess(members, 'creek.context.frontier', bob)).toMatchObject({
+      code: 'forbidden',
+    });
     // The app's other built-ins keep their own setting.
     expect(checkAccess(members, 'kv.get', bob)).toMatchObject({ code: 'forbidden' });
     // A check that throws refuses, saying so; a truthy answer that is not `true` refuses too.

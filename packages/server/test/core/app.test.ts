@@ -797,4 +797,21 @@ describe('shared contexts’ built-ins', () => {
     expect(errorOf(r)).toMatch(/more than 128 origins/);
     expect(valueOf(call(app, 'creek.context.frontier', { id: 'doc' }, store))).toHaveLength(100);
   });
+
+  it('keeps the frontiers from kv.*: a contexts check cannot be gone around through a key', () => {
+    for (const [op, args] of [
+      ['kv.get', { key: '~context/doc' }],
+      ['kv.put', { key: '~context/doc', value: [[0, 99]] }],
+      ['kv.delete', { key: '~context/doc' }],
+      ['kv.cas', { key: '~context/doc', expected: null, value: 1 }],
+      ['kv.increment', { key: '~context/doc' }],
+    ] as const) {
+      const r = checkArgs(op, builtins[op], args);
+      expect(r.ok, op).toBe(false);
+      expect(r.ok ? '' : r.error).toMatch(/must not start with '~context\/'/);
+    }
+    // Keys that only look alike are keys like any other.
+    expect(checkArgs('kv.get', builtins['kv.get'], { key: '~contexts/doc' }).ok).toBe(true);
+    expect(checkArgs('kv.get', builtins['kv.get'], { key: 'a/~context/doc' }).ok).toBe(true);
+  });
 });

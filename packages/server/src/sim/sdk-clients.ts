@@ -17,7 +17,7 @@ import type { Outcome, Response } from '@creek/replica/core/types.js';
 import { SimClientLinks, type LinkClient } from './client-links.js';
 import type { SessionStats, SimClientSide } from './client-side.js';
 import { SimEndpoints } from './endpoints.js';
-import { checkHandoffs, droppedByClose, type Handoff } from './context-checker.js';
+import { checkHandoffs, type Handoff } from './context-checker.js';
 import { checkSharedContext, type ContextOp } from './shared-context-checker.js';
 import { checkStableOwnOps } from './own-ops-checker.js';
 import type { SimProcess, StepHost } from './process.js';
@@ -622,13 +622,12 @@ export class SimSdkClients implements SimClientSide {
       replica: s.replica,
       watched: s.watched,
     }));
-    const dropped = droppedByClose(this.run.record, this.run.procs);
     return [
       ...this.links.violations.slice(0, 10),
       ...this.violations.slice(0, 10),
       ...checkSessions(this.run.record, this.run.app, quiescent),
-      ...checkHandoffs(this.run.record, this.run.app, this.handoffs, dropped),
-      ...checkSharedContext(this.run.record, this.run.app, this.contextOps, dropped),
+      ...checkHandoffs(this.run.record, this.run.app, this.handoffs),
+      ...checkSharedContext(this.run.record, this.run.app, this.contextOps),
       ...checkStableOwnOps(this.run.record, this.run.app, this.links.stableOwnOps),
       ...(quiescent ? checkSessionWatches(this.run.record, this.run.app, finals) : []),
     ];

@@ -1,6 +1,5 @@
 import type { App } from '@creek/app';
-import type { OpId } from '@creek/replica/core/op-id.js';
-import { droppedBy, sessionOpCopies } from './context-checker.js';
+import { ClosedBefore, sessionOpCopies } from './context-checker.js';
 import type { ClientOpRecord, RunRecord } from './run-record.js';
 import { describeClientOp, OrderHolds } from './session-checkers.js';
 
@@ -19,15 +18,14 @@ export interface ContextOp {
  * Shared contexts (CC-Paxos's distributed contexts, the SDK's session/shared-context.ts): every
  * op of a member of the context that a replica executed tentatively ran on an order holding each
  * update of another member that the context acknowledged to its caller before the op was invoked.
- * An update whose every copy of the time was dropped by its origin's close does not count, as for
- * context tokens (context-checker.ts): it was never applied, and its session applies it again.
+ * An update whose every copy of the time had been dropped by its origin's close where the op ran
+ * does not count, as for context tokens (context-checker.ts ClosedBefore): it was never applied,
+ * and its session applies it again.
  */
 export function checkSharedContext(
   record: RunRecord,
   app: App,
   ops: readonly ContextOp[],
-  /** context-checker.ts droppedByClose. */
-  droppedByClose: (id: OpId) => boolean,
 ): string[] {
   const acked = ops.filter(
     (o): o is ContextOp & { rec: ClientOpRecord; ackedAt: number } =>
@@ -37,13 +35,13 @@ export function checkSharedContext(
   const out: string[] = [];
   const holds = new OrderHolds(record);
   const invocations = sessionOpCopies(record);
-  const dropped = droppedBy(invocations, droppedByClose);
+  const closed = new ClosedBefore(record, invocations);
   for (const b of ops) {
     if (b.rec === null) continue;
     const before = acked.filter((a) => a.session !== b.session && a.ackedAt < b.invokedAt);
     for (const inv of invocations.get(`${b.rec.session}#${b.rec.seq}`) ?? [])
       for (const a of before) {
-        if (dropped(a.rec, b.invokedAt) || holds.held(inv, a.rec) !== false) continue;
+        if (holds.held(inv, a.rec) !== false || closed.dropped(a.rec, b.invokedAt, inv)) continue;
         out.push(
           `(shared contexts) ${describeClientOp(b.rec)}, invoked in the context at ${b.invokedAt.toFixed(1)} ms, ran at replica ${inv.replica} on an order without ${describeClientOp(a.rec)}, acknowledged in the context at ${a.ackedAt.toFixed(1)} ms`,
         );

@@ -39,7 +39,8 @@ describe('context tokens handed between clients (contexts: true)', () => {
     // The token's session had a weak answer from replica 0, which lost its disk before the op
     // committed; the close of its origin dropped it (never applied anywhere), and the session
     // applied it again later. A replica that had received the op before the close keeps it in its
-    // causal context, so the checker, asking only Replica.closedOff, held a reader to it.
+    // causal context, so the checker, asking only Replica.closedOff, held a reader to it; it now
+    // looks for the close in the reader's replica's committed order (ClosedBefore).
     const r = runSimulation({
       seed: 1087,
       replicas: 5,

@@ -497,38 +497,51 @@ async function runInWorkers(seeds: readonly number[], jobs: number, tally: Tally
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
       let running: number | null = null;
+      let problem: string | null = null;
       const give = (): void => {
-        if (next < seeds.length) {
+        if (next < seeds.length && child.connected) {
           running = seeds[next++]!;
           child.send({ seed: running });
         } else {
           running = null;
-          child.disconnect();
+          if (child.connected) child.disconnect();
         }
       };
       child.on('message', (m: unknown) => {
         const o = m as SeedOutcome;
+        if (o.seed !== running) return;
         outcomes.set(o.seed, o);
         flush();
         give();
       });
+      // A worker that could not start, or whose channel broke: its 'exit' below tells its seed.
+      child.on('error', (err) => (problem = err.message));
       child.on('exit', (code, signal) => {
         // A worker that dies (out of memory, killed) fails the seed it ran; the others go on.
-        if (running !== null) {
-          const seed = running;
-          outcomes.set(
-            seed,
-            crashed(seed, [
-              `seed ${seed} replicas ${opts.replicas}: CRASHED — its worker process exited (${signal ?? `code ${code}`})`,
-              `  replay: npm run sim -- ${replayFlags(seed, opts.replicas, opts.faults)} --verbose`,
-            ]),
-          );
-          flush();
-        }
-        resolve();
+        const settle = (): void => {
+          if (running !== null) {
+            const seed = running;
+            running = null;
+            outcomes.set(
+              seed,
+              crashed(seed, [
+                `seed ${seed} replicas ${opts.replicas}: CRASHED — its worker process ended (${problem ?? signal ?? `code ${code}`})`,
+                `  replay: npm run sim -- ${replayFlags(seed, opts.replicas, opts.faults)} --verbose`,
+              ]),
+            );
+            flush();
+          }
+          resolve();
+        };
+        // A message it sent before it ended may still be on its way: the channel's end comes last.
+        if (child.connected) child.once('disconnect', settle);
+        else settle();
       });
       give();
     });
+  (opts.json ? console.error : console.log)(
+    `sim: ${seeds.length} seeds in ${Math.min(jobs, seeds.length)} processes`,
+  );
   await Promise.all(Array.from({ length: Math.min(jobs, seeds.length) }, one));
   // Seeds handed to no worker (every worker died): failed, not silently skipped.
   while (next < seeds.length) {
@@ -546,6 +559,10 @@ async function runInWorkers(seeds: readonly number[], jobs: number, tally: Tally
 const opts = parse(process.argv.slice(2));
 if (opts.worker) {
   // A process of `--jobs`: runs each seed it is handed, and answers with its outcome.
+  if (process.send === undefined)
+    fail(
+      '--worker is for the processes --jobs starts (it takes its seeds from them): use --jobs N',
+    );
   process.on('message', (m: unknown) => process.send!(runSeed((m as { seed: number }).seed)));
   process.on('disconnect', () => process.exit(0));
 } else {

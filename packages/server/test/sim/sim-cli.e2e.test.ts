@@ -59,7 +59,8 @@ describe('npm run sim', () => {
         .split('\n')
         .map((l) => (JSON.parse(l) as { seed: number }).seed),
     ).toEqual([5, 6, 7, 8]);
-    expect(two.stderr).toMatch(/sim: 4 passed, 0 failed/);
+    expect(two.stderr).toMatch(/sim: 4 seeds in 2 processes[^]*sim: 4 passed, 0 failed/);
+    expect(one.stderr).not.toMatch(/processes/);
     // A failing seed fails the sweep, with its replay, whichever process ran it.
     const planted = await sim([
       '--seeds',
@@ -78,6 +79,11 @@ describe('npm run sim', () => {
       'replay: npm run sim -- --seed 21 --replicas 3 --faults crash --plant send-before-durable --verbose',
     );
     expect(planted.stdout).toMatch(/sim: \d passed, [1-3] failed\n$/);
+    expect(planted.stdout).toMatch(/^sim: 3 seeds in 3 processes$/m);
+    // --worker takes its seeds from --jobs: typed by hand, it says so and runs nothing.
+    const worker = await sim(['--seeds', '2', '--worker']);
+    expect(worker.code).toBe(2);
+    expect(worker.stderr).toMatch(/--worker is for the processes --jobs starts/);
     for (const bad of ['0', '65', 'two']) {
       const r = await sim(['--seeds', '2', '--jobs', bad]);
       expect(r.code, bad).toBe(2);

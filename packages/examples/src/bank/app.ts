@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineApp, op, type Tx, type User } from '@creek/app';
+import { AccountSchema } from './account.js';
 
 /**
  * The RedBlue bank (Li et al., OSDI '12, §4.2 and §5.3) as a Creek app. Replicas load this module
@@ -36,10 +37,7 @@ import { defineApp, op, type Tx, type User } from '@creek/app';
  *   the op is ordered (`Forbidden`).
  */
 
-/** Account names: short, and safe in keys, URLs and logs. */
-export const AccountSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1–64 letters, digits, "_" or "-"');
+export { AccountSchema } from './account.js';
 
 /** A user id as an account's owner: the `sub` of the owner's token. */
 export const OwnerSchema = z.string().min(1).max(256);

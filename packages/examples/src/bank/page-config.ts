@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AccountSchema } from './account.js';
 
 /**
  * What the page server hands the bank's page (`window.CREEK_PAGE`). A module of its own, with
@@ -6,7 +7,7 @@ import { z } from 'zod';
  */
 export const PageConfigSchema = z.object({
   token: z.string(),
-  account: z.string().min(1),
+  account: AccountSchema,
   /** Interest per accrual, in basis points (100 = 1 %). */
   rateBps: z.number().int().min(0).max(10_000),
   /** After this long (ms) with no server answering, the page is offline and queues operations. */

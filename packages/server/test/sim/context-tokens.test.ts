@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runSimulation } from '../../src/sim/simulation.js';
-import { expectCaughtBy, plantedRuns } from './planted.js';
+import { contextSweepRun, expectCaughtBy, plantedRuns } from './planted.js';
 
 /**
  * Context tokens in the simulator (SimConfig.contexts): now and then a session asks its replica
@@ -41,15 +41,7 @@ describe('context tokens handed between clients (contexts: true)', () => {
     // applied it again later. A replica that had received the op before the close keeps it in its
     // causal context, so the checker, asking only Replica.closedOff, held a reader to it; it now
     // looks for the close in the reader's replica's committed order (ClosedBefore).
-    const r = runSimulation({
-      seed: 1087,
-      replicas: 5,
-      faults: 'all',
-      clients: 'sdk',
-      contexts: true,
-      sharedContexts: true,
-      network: 'mix',
-    });
+    const r = contextSweepRun(1087);
     expect(r.violations).toEqual([]);
     expect(r.stats.sessions?.handoffs ?? 0).toBeGreaterThan(0);
   });

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { runSimulation, type SimConfig } from '../../src/sim/simulation.js';
+import { runSimulation, type SimConfig, type SimResult } from '../../src/sim/simulation.js';
 
 /** What one seed's run did under a planted bug: its violations, or the exception that ended it. */
 export interface PlantedRun {
@@ -46,4 +46,21 @@ export function expectCaughtBy(runs: readonly PlantedRun[], checker: string): vo
 /** The seeds 1..n. */
 export function seeds(n: number, from = 1): number[] {
   return Array.from({ length: n }, (_, i) => from + i);
+}
+
+/**
+ * Seed `seed` of the contexts sweep as `npm run sim -- --replicas 5 --clients sdk --contexts
+ * --shared-contexts` runs it (every fault, the WAN mix): a seed that sweep found failing becomes
+ * a test through this, so that the test runs exactly the sweep's run.
+ */
+export function contextSweepRun(seed: number): SimResult {
+  return runSimulation({
+    seed,
+    replicas: 5,
+    faults: 'all',
+    clients: 'sdk',
+    contexts: true,
+    sharedContexts: true,
+    network: 'mix',
+  });
 }

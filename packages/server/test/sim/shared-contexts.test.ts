@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runSimulation } from '../../src/sim/simulation.js';
-import { expectCaughtBy, plantedRuns, seeds } from './planted.js';
+import { contextSweepRun, expectCaughtBy, plantedRuns, seeds } from './planted.js';
 
 /**
  * Shared contexts in the simulator (SimConfig.sharedContexts): every session joins one context
@@ -36,15 +36,7 @@ describe('shared contexts (sharedContexts: true)', () => {
     // Its window of two, the context's two strong ops per op, and a replica far from the leader
     // on the 'global' profile: answered every second, all of them only about 170 s after the
     // faults. The run judged it not live at eight settle times (160 s).
-    const r = runSimulation({
-      seed: 1125,
-      replicas: 5,
-      faults: 'all',
-      clients: 'sdk',
-      contexts: true,
-      sharedContexts: true,
-      network: 'mix',
-    });
+    const r = contextSweepRun(1125);
     expect(r.violations).toEqual([]);
     expect(r.stats.sessions?.contextAcks ?? 0).toBeGreaterThan(500);
     // About 80 s on a quiet 2-core machine: 170 simulated seconds of WAN traffic.

@@ -40,7 +40,7 @@ describe('npm run sim:fast-path', () => {
       '1000',
     ]);
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toContain('| ap-southeast | 146 | 146 |');
+    expect(ok.stdout).toMatch(/^\| ap-southeast \| 146 \| \d+ \/ \d+ \(\d\.\d\d×\) \|/m);
     expect(ok.stdout).toContain('sim:fast-path: every run passed its checkers');
     const planted = await cli([
       '--today',
@@ -54,7 +54,9 @@ describe('npm run sim:fast-path', () => {
     ]);
     expect(planted.code).toBe(1);
     expect(planted.stdout).toContain('(c) conflicting ops');
+    expect(planted.stdout).toContain('sim:fast-path: the planted bug was caught on 1 of 1 runs');
     expect(planted.stdout).toContain('sim:fast-path: 1 runs failed their checkers');
+    expect(planted.stderr).not.toContain("today's path");
   }, 120_000);
 
   it('refuses bad flags with the usage and exit status 2', async () => {
@@ -66,6 +68,7 @@ describe('npm run sim:fast-path', () => {
       [['--today', 'maybe'], "--today must be on or off, got 'maybe'"],
       [['--plant', 'other'], '--plant must be fast-path-changed-deps'],
       [['--sedes', '3'], 'unknown flag --sedes'],
+      [['--rate', '5000'], '--rate must be a whole number from 1 to 200'],
     ] as const) {
       const r = await cli([...args]);
       expect(r.code, args.join(' ')).toBe(2);

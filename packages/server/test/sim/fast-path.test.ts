@@ -43,9 +43,24 @@ describe('the leaderless fast-path prototype', () => {
     expect(run.ops.length).toBeGreaterThan(100);
     expect(run.ops.every((o) => o.fast === true)).toBe(true);
     // Each region's ops all committed, at the origin, by one round to its nearest fast quorum.
-    const { latencies, slow } = fastPathLatencies(run);
+    const { commit, answer, slow } = fastPathLatencies(run);
     expect(slow).toEqual([0, 0, 0, 0, 0]);
-    expect(latencies.map((xs) => xs.length > 0)).toEqual([true, true, true, true, true]);
+    expect(commit.map((xs) => xs.length > 0)).toEqual([true, true, true, true, true]);
+    // With nothing to wait for, an op runs at its origin as it commits there.
+    expect(answer).toEqual(commit);
+  });
+
+  it('refuses an even number of replicas, whose fast quorums need not meet', () => {
+    for (const replicas of [2, 4, 6])
+      expect(() => runFastPath(config({ replicas }))).toThrow(/odd number from 1 to 15/);
+    expect(runFastPath(config({ replicas: 3 })).violations).toEqual([]);
+  });
+
+  it('answers an op once the ops it depends on ran: never before its commit', () => {
+    const run = runFastPath(config({ keys: 5 }));
+    expect(run.violations).toEqual([]);
+    for (const o of run.ops) expect(o.executedAt!).toBeGreaterThanOrEqual(o.committedAt!);
+    expect(run.ops.some((o) => o.executedAt! > o.committedAt!)).toBe(true);
   });
 
   it('its checker catches the planted bug: a leader that commits despite changed answers', () => {
@@ -85,7 +100,13 @@ describe('the leaderless fast-path prototype', () => {
     expect(fast.get('0.0')).toBe(false);
     expect(rs[0]!.committedAttributes('0.0')!.deps).toEqual(['1.0']);
     for (const r of rs) expect(r.executed).toEqual(['1.0', '0.0']);
-    const records = [a, b].map((op) => ({ op, proposedAt: 0, committedAt: 1, fast: true }));
+    const records = [a, b].map((op) => ({
+      op,
+      proposedAt: 0,
+      committedAt: 1,
+      executedAt: 1,
+      fast: true,
+    }));
     expect(checkFastPath(records, rs)).toEqual([]);
   });
 });

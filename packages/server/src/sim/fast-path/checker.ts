@@ -41,12 +41,16 @@ export function checkFastPath(
 
   // (b)
   for (const rec of ops) {
-    const first = replicas[0]!.committedAttributes(rec.op.id);
-    for (const r of replicas.slice(1)) {
-      const a = r.committedAttributes(rec.op.id);
-      if (first !== undefined && a !== undefined && !sameAttributes(first, a))
-        say('b', `replicas 0 and ${r.me} committed ${rec.op.id} with different attributes`);
-    }
+    const committed = replicas
+      .map((r) => ({ r, a: r.committedAttributes(rec.op.id) }))
+      .filter((x) => x.a !== undefined);
+    const first = committed[0];
+    for (const other of committed.slice(1))
+      if (first !== undefined && !sameAttributes(first.a!, other.a!))
+        say(
+          'b',
+          `replicas ${first.r.me} and ${other.r.me} committed ${rec.op.id} with different attributes`,
+        );
   }
 
   // (c)
@@ -76,15 +80,23 @@ export function checkFastPath(
   // (d) and (e), from each replica's execution positions.
   const positions = replicas.map((r) => new Map(r.executed.map((id, i) => [id, i])));
   for (const [key, list] of byKey) {
+    // Each replica's order of the key's ops that both it and replica 0 executed ((a) names the
+    // ones missing).
     const orderAt = (k: number): string[] =>
       list
         .map((rec) => rec.op.id)
-        .filter((id) => positions[k]!.has(id))
+        .filter((id) => positions[k]!.has(id) && positions[0]!.has(id))
         .sort((x, y) => positions[k]!.get(x)! - positions[k]!.get(y)!);
     const first = orderAt(0).join(' ');
     for (let k = 1; k < replicas.length; k++) {
       const other = orderAt(k).join(' ');
-      if (other !== first)
+      if (
+        other !==
+        first
+          .split(' ')
+          .filter((id) => positions[k]!.has(id))
+          .join(' ')
+      )
         say('d', `key ${key}: replica 0 executed [${first}], replica ${k} [${other}]`);
     }
     for (const a of list)
@@ -108,8 +120,13 @@ export function checkFastPath(
 export interface FastPathOpRecord {
   readonly op: FastPathOp;
   readonly proposedAt: number;
-  /** When its origin committed it (the client's answer, the local hop left out), or null. */
+  /** When its origin committed it (its place in the order is fixed), or null. */
   committedAt: number | null;
+  /**
+   * When its origin executed it, or null: the client's answer, which carries the op's result and
+   * so waits for every op it depends on to commit and run (today's path answers the same way).
+   */
+  executedAt: number | null;
   /** Whether it committed by the fast path (null: not committed). */
   fast: boolean | null;
 }

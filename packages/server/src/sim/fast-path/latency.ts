@@ -1,8 +1,7 @@
-import { nearestMajorityRttMs, profileNamed, rttBetween } from '../../geo/index.js';
+import { nearestMajorityRttMs, profileNamed } from '../../geo/index.js';
 import { simApp } from '../workload.js';
 import { runSimulation } from '../simulation.js';
 import { wanOf, type WanProfileName } from '../wan.js';
-import { fastQuorumSize } from './replica.js';
 import type { FastPathRun } from './run.js';
 
 /**
@@ -15,19 +14,25 @@ import type { FastPathRun } from './run.js';
 export type ByRegion = number[][];
 
 /**
- * The prototype's latency per op, for a client next to its origin: from the ask to the commit at
- * the origin, plus the client's round trip to its replica (the profile's local round trip).
+ * The prototype's latencies per op, from the ask at its origin: to its commit there (its place in
+ * the order is fixed), and to its execution there (the client's answer, with the op's result: it
+ * waits for the ops it depends on). Clients sit at their replica with no hop of their own, as the
+ * simulator's model clients do for today's path.
  */
-export function fastPathLatencies(run: FastPathRun): { latencies: ByRegion; slow: number[] } {
-  const profile = profileNamed(run.config.profile);
-  const latencies: ByRegion = Array.from({ length: run.replicas }, () => []);
+export function fastPathLatencies(run: FastPathRun): {
+  commit: ByRegion;
+  answer: ByRegion;
+  slow: number[];
+} {
+  const commit: ByRegion = Array.from({ length: run.replicas }, () => []);
+  const answer: ByRegion = Array.from({ length: run.replicas }, () => []);
   const slow = new Array<number>(run.replicas).fill(0);
   for (const rec of run.ops) {
-    if (rec.committedAt === null) continue;
-    latencies[rec.op.origin]!.push(rec.committedAt - rec.proposedAt + profile.localRttMs);
+    if (rec.committedAt !== null) commit[rec.op.origin]!.push(rec.committedAt - rec.proposedAt);
+    if (rec.executedAt !== null) answer[rec.op.origin]!.push(rec.executedAt - rec.proposedAt);
     if (rec.fast === false) slow[rec.op.origin]!++;
   }
-  return { latencies, slow };
+  return { commit, answer, slow };
 }
 
 /** A fault-free run of today's path: its strong writes' and strong reads' stable latencies. */
@@ -84,19 +89,6 @@ export function unstretchedSeeds(first: number, count: number, profile: WanProfi
   const out: number[] = [];
   for (let s = first; out.length < count; s++) if (wanOf(s, profile)?.scale === 1) out.push(s);
   return out;
-}
-
-/** The round trip from replica `at` to its nearest fast quorum (itself counted). */
-export function nearestFastQuorumRttMs(
-  profile: WanProfileName,
-  at: number,
-  replicas: number,
-): number {
-  const p = profileNamed(profile);
-  const rtts = Array.from({ length: replicas }, (_, j) => rttBetween(p, at, j)).sort(
-    (x, y) => x - y,
-  );
-  return rtts[fastQuorumSize(replicas) - 1]!;
 }
 
 /** The physical bound of region `at`: its round trip to its nearest majority. */

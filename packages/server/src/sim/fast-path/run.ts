@@ -1,4 +1,4 @@
-import { profileNamed, regionOf, TIMERS } from '../../geo/index.js';
+import { profileNamed, TIMERS } from '../../geo/index.js';
 import { EventQueue } from '../event-queue.js';
 import { Prng } from '../prng.js';
 import { WanLinks, type WanProfileName } from '../wan.js';
@@ -55,7 +55,9 @@ type Event =
 export function runFastPath(config: FastPathConfig): FastPathRun {
   const profile = profileNamed(config.profile);
   const n = config.replicas ?? profile.regions.length;
-  if (!Number.isInteger(n) || n < 1 || n > 15) throw new Error('replicas must be 1 to 15');
+  // EPaxos's quorums are for N = 2F + 1: with an even count, two fast quorums need not meet.
+  if (!Number.isInteger(n) || n < 1 || n > 15 || n % 2 === 0)
+    throw new Error(`replicas must be an odd number from 1 to 15 (2F + 1), got ${n}`);
   if (!Number.isInteger(config.keys) || config.keys < 1) throw new Error('keys must be ≥ 1');
   if (!(config.ratePerRegion > 0)) throw new Error('ratePerRegion must be > 0');
   if (!(config.workloadMs > 0)) throw new Error('workloadMs must be > 0');
@@ -77,12 +79,14 @@ export function runFastPath(config: FastPathConfig): FastPathRun {
   const meanGapMs = 1000 / config.ratePerRegion;
   for (let r = 0; r < n; r++) events.push(asks.exponential(meanGapMs), { kind: 'ask', replica: r });
 
-  const apply = (from: number, step: Step): void => {
+  // Where each replica's execution list was read up to, to see what a step executed.
+  const executedSeen = new Array<number>(n).fill(0);
+  const apply = (at: number, step: Step): void => {
     for (const { to, message } of step.sends) {
       messages++;
-      events.push(now + links.delay(from, to, delays.next()), {
+      events.push(now + links.delay(at, to, delays.next()), {
         kind: 'deliver',
-        from,
+        from: at,
         to,
         message,
       });
@@ -92,6 +96,12 @@ export function runFastPath(config: FastPathConfig): FastPathRun {
       rec.committedAt = now;
       rec.fast = c.fast;
     }
+    const executed = replicas[at]!.executed;
+    for (let i = executedSeen[at]!; i < executed.length; i++) {
+      const rec = ops.get(executed[i]!)!;
+      if (rec.op.origin === at) rec.executedAt = now;
+    }
+    executedSeen[at] = executed.length;
   };
 
   for (let e = events.pop(); e !== undefined; e = events.pop()) {
@@ -106,7 +116,7 @@ export function runFastPath(config: FastPathConfig): FastPathRun {
         origin: ev.replica,
         key: `k${asks.int(0, config.keys - 1)}`,
       };
-      ops.set(op.id, { op, proposedAt: now, committedAt: null, fast: null });
+      ops.set(op.id, { op, proposedAt: now, committedAt: null, executedAt: null, fast: null });
       apply(ev.replica, replicas[ev.replica]!.propose(op));
       events.push(now + asks.exponential(meanGapMs), ev);
     } else {
@@ -125,10 +135,4 @@ export function runFastPath(config: FastPathConfig): FastPathRun {
     messages,
     endedAt: now,
   };
-}
-
-/** The region of replica `i` under `profile`. */
-export function regionName(profile: WanProfileName, i: number): string {
-  const p = profileNamed(profile);
-  return p.regions[regionOf(p, i)]!;
 }

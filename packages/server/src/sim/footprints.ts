@@ -25,6 +25,8 @@ export interface OpPart {
 }
 
 const queuePrefix = (queue: string): string => `~queue/${queue}/`;
+/** Where the built-ins keep a shared context's frontier (packages/app/src/builtins.ts). */
+const frontierKey = (id: string): string => `~context/${id}`;
 
 function field(args: JsonValue, name: string): string | null {
   if (typeof args !== 'object' || args === null || Array.isArray(args)) return null;
@@ -62,6 +64,13 @@ export function footprintOf(op: string, args: JsonValue): Footprint | null {
       return queue === null
         ? null
         : { keys: [], prefixes: [queuePrefix(queue)], readsContext: false };
+    }
+    case 'creek.context.merge':
+    case 'creek.context.frontier': {
+      // A shared context's ops touch its frontier alone: without this, every op of a run with
+      // shared contexts was one object, checked in one search that gives up on a few thousand.
+      const id = field(args, 'id');
+      return id === null ? null : { keys: [frontierKey(id)], prefixes: [], readsContext: false };
     }
     case 'sum': {
       const prefix = field(args, 'prefix');

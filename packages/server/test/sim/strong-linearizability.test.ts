@@ -162,6 +162,42 @@ describe('linearizability over every op of a run, key by key', () => {
     ]);
   });
 
+  it('checks a shared context’s ops on its frontier alone, apart from the keys of the ops in it', () => {
+    const ops: Op[] = [
+      put('r0#1', 'k/0', 5, 10, 20),
+      {
+        id: 'r0#2',
+        op: 'creek.context.merge',
+        args: { id: 'doc', seen: [[0, 1]] },
+        strong: true,
+        at: 21,
+        answeredAt: 30,
+        value: null,
+      },
+      {
+        id: 'r1#1',
+        op: 'creek.context.frontier',
+        args: { id: 'doc' },
+        strong: true,
+        at: 31,
+        answeredAt: 40,
+        value: [],
+      },
+      get('r1#2', 'k/0', 5, 41, 50),
+    ];
+    const record = run(ops, ['r0#1', 'r0#2', 'r1#1', 'r1#2']);
+    expect(objectHistories(record, simApp).map((o) => `${o.name}: ${o.ops.length}`)).toEqual([
+      'key k/0: 2',
+      'key ~context/doc: 2',
+    ]);
+    // A frontier read that misses an acknowledged merge is named on the frontier's own history.
+    expect(checkLinearizability(record, simApp)).toEqual([
+      expect.stringMatching(
+        /^\(linearizability\) key ~context\/doc, 2 ops: not linearizable: .*it returned \[\], but .* it would return \[\[0,1\]\]/,
+      ),
+    ]);
+  });
+
   it('counts a resubmitted op once, whichever copy answered', () => {
     // One strong increment submitted at replica 0 and again at replica 1 (same session and
     // number): both copies committed, the second applies nothing and answers as the first.

@@ -204,6 +204,14 @@ export interface SimConfig {
    */
   readonly unsafeWeakContextMerge?: boolean;
   /**
+   * The simulated workers' reads from their store mirrors are recorded, when a result comes back,
+   * as the versions the job's position sees then rather than the versions the worker read, so an
+   * execution that read a version a later installation superseded is accepted without being
+   * validated. Makes every seed execute on mirrors. Exists so a test can show the checkers catch
+   * it.
+   */
+  readonly unsafeTrustMirrorReads?: boolean;
+  /**
    * Replicas check a hello's context token but do not wait for the ops it covers
    * (ClientConnectionsOptions.unsafeIgnoreAfter), so a client that starts after another's token
    * may read without that client's writes. Exists so a test can show the checkers catch it.

@@ -239,9 +239,13 @@ function onWan<P extends { readonly network: NetworkConfig }>(
 
 const CHECKPOINT_EVERY = [3, 10, 30, 100] as const;
 
-/** SimConfig.smr turns speculation off whatever the seed drew (its other draws stay as they are). */
+/**
+ * SimConfig.smr turns speculation off whatever the seed drew (its other draws stay as they are);
+ * SimConfig.unsafeTrustMirrorReads puts every seed's executions on mirrors.
+ */
 function smrIfAsked(config: SimConfig, e: SimParameters['execution']): SimParameters['execution'] {
-  return config.smr === true ? { ...e, speculative: false } : e;
+  const mirrored = config.unsafeTrustMirrorReads === true ? { ...e, mirror: true } : e;
+  return config.smr === true ? { ...mirrored, speculative: false } : mirrored;
 }
 
 /**

@@ -82,6 +82,10 @@ export const PLANTED_BUGS = {
     config: { unsafeUnchainedAdoption: true, faults: 'crash' },
     what: "replicas that adopt a dead origin's strong ops behind one another cast each without naming its predecessor, so CAB takes the origin's last delivered op for it and orders the chain out of its origin's order",
   },
+  'trust-mirror-reads': {
+    config: { unsafeTrustMirrorReads: true },
+    what: "an execution on a worker's store mirror is checked against the versions its position sees when its result comes back, not those the worker read, so a result computed from a version a later installation superseded is accepted without validation",
+  },
   overdraw: {
     config: { unsafeOverdraw: true, invariants: true },
     what: "the app's transfer moves money whatever the balance, so an account goes below zero, which the app's 'no-overdraft' invariant forbids",

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runSimulation } from '../../src/sim/simulation.js';
+import { expectCaughtBy, plantedRuns } from './planted.js';
 
 /**
  * The replica core's concurrent execution (replica/concurrent-execution.test.ts) across seeded
@@ -25,5 +26,14 @@ describe('concurrent execution in the simulator', () => {
     expect(mirrored.length).toBeGreaterThan(5);
     expect(mirrored.every((r) => r.stats.mirrorExecutions > 0)).toBe(true);
     expect(mirrored.reduce((s, r) => s + r.stats.staleMirrorReads, 0)).toBeGreaterThan(0);
+  });
+
+  it("catches a result computed on a mirror and accepted without validating what the worker read (planted 'trust-mirror-reads')", () => {
+    // The reads recorded as what the job's position sees when the result is back, not as what the
+    // worker read: a result from a superseded version passes, and the state differs from the
+    // serial execution of the committed order (b), and between replicas (divergence).
+    const runs = plantedRuns([1, 2, 3, 4], { unsafeTrustMirrorReads: true });
+    expectCaughtBy(runs, '(b)');
+    expectCaughtBy(runs, '(divergence)');
   });
 });

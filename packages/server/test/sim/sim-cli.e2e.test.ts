@@ -199,7 +199,7 @@ describe('npm run sim', () => {
     const typo = await sim(['--seed', '1', '--plant', 'send-before-durabel']);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(
-      /--plant must be one of send-before-durable, speculate-while-behind, hold-while-cut-off, install-incomplete-transfer, genesis-quorum, drop-gossiped-users, read-without-quorum, quorum-read-single-answer, skip-divergence-check, stable-claims-own-ops, ignore-context-token, answer-context-unheld, weak-context-merge, ignore-checksums, election-below-rtt, run-when-deposed, leave-only-in-force, adopt-unchained, overdraw, got send-before-durabel/,
+      /--plant must be one of send-before-durable, speculate-while-behind, hold-while-cut-off, install-incomplete-transfer, genesis-quorum, drop-gossiped-users, read-without-quorum, quorum-read-single-answer, skip-divergence-check, stable-claims-own-ops, ignore-context-token, answer-context-unheld, weak-context-merge, ignore-checksums, election-below-rtt, run-when-deposed, leave-only-in-force, adopt-unchained, trust-mirror-reads, overdraw, got send-before-durabel/,
     );
   });
 

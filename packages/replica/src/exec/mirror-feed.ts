@@ -63,16 +63,31 @@ export class MirrorFeed implements StoreObserver {
     const writer = written[0]!.writer;
     const install = ++this.installs;
     for (const v of written) v.install = install;
-    if (this.own !== null && this.own.writer === writerName(writer)) {
-      this.installOfJob.set(this.own.jobId, install);
+    const name = writerName(writer);
+    const own = this.own;
+    if (own !== null && own.writer === name) {
+      this.installOfJob.set(own.jobId, install);
       // Reads of a job's own versions come from the jobs queued behind it on one worker, all
       // resolved soon after: older entries go (a read that misses one is stale, and runs again).
       if (this.installOfJob.size > JOBS_REMEMBERED)
         this.installOfJob.delete(this.installOfJob.keys().next().value!);
       this.own = null;
     }
-    const writes: Write[] = written.map((v) => [v.key, v.value]);
-    this.log(['install', writerName(writer), install, rankOf(writer), writes]);
+    let writes: Write[] | null = null;
+    for (let i = 0; i < this.logs.length; i++) {
+      // The mirror that ran the job has its writes already (the core installs a result's writes
+      // as they are): only their installation number goes to it.
+      if (own !== null && own.writer === name && own.mirror === i)
+        this.logs[i]!.push(['own', name, install, rankOf(writer), own.jobId]);
+      else
+        this.logs[i]!.push([
+          'install',
+          name,
+          install,
+          rankOf(writer),
+          (writes ??= written.map((v) => [v.key, v.value])),
+        ]);
+    }
   }
 
   removed(written: readonly Version[]): void {

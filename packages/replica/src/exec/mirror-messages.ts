@@ -21,6 +21,12 @@ export type MirrorUpdate =
    * the newer.
    */
   | readonly ['install', writer: string, install: number, rank: Rank, writes: readonly Write[]]
+  /**
+   * The versions this mirror made of job `jobId`'s writes (MirrorStore.installOwn) are what the
+   * main thread installed from its result, as installation `install`: the same keys and values,
+   * so they are not sent back to the worker that computed them.
+   */
+  | readonly ['own', writer: string, install: number, rank: Rank, jobId: number]
   /** An execution was rolled back: its versions of these keys are gone. */
   | readonly ['remove', writer: string, keys: readonly string[]]
   /** The writer was committed at this position. */

@@ -44,6 +44,9 @@ export class MirrorStore {
         case 'install':
           this.install(u[1], u[2], u[3], u[4]);
           break;
+        case 'own':
+          this.installedOwn(u[1], u[2], u[3], u[4]);
+          break;
         case 'remove':
           for (const key of u[2]) this.drop(key, u[1]);
           break;
@@ -70,6 +73,27 @@ export class MirrorStore {
     writes: readonly (readonly [string, JsonValue | undefined])[],
   ): void {
     this.install(writer, -jobId, rank, writes);
+  }
+
+  /**
+   * The main thread installed job `jobId`'s result as installation `install` of `writer` (an
+   * `own` update): this mirror's versions of it (installOwn) are those versions, renumbered. Only
+   * versions still tagged with the job are: one replaced or dropped since is not that result, and
+   * a read that misses the installation is stale, so it never validates.
+   */
+  private installedOwn(writer: string, install: number, rank: Rank, jobId: number): void {
+    const w = this.writers.get(writer);
+    if (w === undefined) return;
+    for (const key of w.keys) {
+      const chain = this.chains.get(key)!;
+      const i = chain.findIndex((v) => v.writer === writer && v.install === -jobId);
+      if (i >= 0) chain[i] = { ...chain[i]!, install };
+    }
+    // Only the commit position of a writer's rank changes (committed since the job ran).
+    if (w.rank[0] !== rank[0]) {
+      w.rank = rank;
+      this.sortChainsOf(w.keys);
+    }
   }
 
   /** A snapshot at `rank` that records what it read, by writer. */
@@ -150,7 +174,12 @@ export class MirrorStore {
     const w = this.writers.get(writer);
     if (w === undefined) return;
     w.rank = [commitSeq, w.rank[1], w.rank[2], w.rank[3]];
-    for (const key of w.keys) {
+    this.sortChainsOf(w.keys);
+  }
+
+  /** Puts the versions of these keys back in rank order (a writer's rank changed). */
+  private sortChainsOf(keys: Iterable<string>): void {
+    for (const key of keys) {
       const chain = this.chains.get(key)!;
       chain.sort((a, b) => {
         const ra = this.writers.get(a.writer)!.rank;

@@ -76,6 +76,77 @@ describe("a worker's mirror and its own jobs' writes", () => {
     expect(mirror.size()).toBe(2);
   });
 
+  it('sends the worker that ran a job the installation of its result without the values, and the other mirrors the values', () => {
+    const feed = new MirrorFeed(2);
+    const store = new VersionStore(feed);
+    const base = entry(1, 1);
+    store.install([newVersion(base, 'd', 10)]);
+    const mirrors = [new MirrorStore(), new MirrorStore()];
+    mirrors.forEach((m, i) => m.apply(feed.take(i)));
+    const w = entry(2, 2);
+    mirrors[0]!.installOwn(writerName(w), 7, rankOf(w), [
+      ['d', 11],
+      ['gone', undefined],
+    ]);
+    const [installed] = handOver(feed, store, 7, w, [
+      ['d', 11],
+      ['gone', undefined],
+    ]);
+    const [toRunner] = feed.take(0);
+    const [toOther] = feed.take(1);
+    expect(toRunner).toEqual(['own', writerName(w), installed!.install, rankOf(w), 7]);
+    expect(toOther).toEqual([
+      'install',
+      writerName(w),
+      installed!.install,
+      rankOf(w),
+      [
+        ['d', 11],
+        ['gone', undefined],
+      ],
+    ]);
+    mirrors[0]!.apply([toRunner!]);
+    mirrors[1]!.apply([toOther!]);
+    // Both mirrors now hold the same versions, named alike: reads resolve to the installed ones.
+    for (const m of mirrors) {
+      const snapshot = m.reader(rankOf(entry(3, 3)));
+      expect(snapshot.get('d')).toBe(11);
+      expect(snapshot.reads).toEqual([['key', 'd', writerName(w), installed!.install]]);
+      expect(feed.resolve(snapshot.reads[0]!)).toEqual({
+        kind: 'key',
+        key: 'd',
+        version: installed,
+      });
+      expect(m.size()).toBe(3);
+    }
+  });
+
+  it('renumbers only the versions still tagged with the job, and takes the rank the writer has now', () => {
+    const { mirror } = setUp();
+    const w = entry(2, 2);
+    const later = entry(5, 5);
+    mirror.installOwn(writerName(later), 9, rankOf(later), [['d', 30]]);
+    mirror.installOwn(writerName(w), 7, rankOf(w), [
+      ['d', 11],
+      ['e', 12],
+    ]);
+    // e's version of w was replaced since (another execution of w, installed as 40).
+    mirror.apply([['install', writerName(w), 40, rankOf(w), [['e', 13]]]]);
+    // w was committed meanwhile (commit position 0): it now precedes every tentative writer.
+    mirror.apply([['own', writerName(w), 41, [0, 2, 0, 2], 7]]);
+    const snapshot = mirror.reader(rankOf(entry(6, 6)));
+    expect(snapshot.get('d')).toBe(30);
+    expect(snapshot.get('e')).toBe(13);
+    expect(snapshot.reads).toEqual([
+      ['key', 'd', writerName(later), -9],
+      ['key', 'e', writerName(w), 40],
+    ]);
+    // A committed reader before `later` sees w's version of d, renumbered.
+    const early = mirror.reader([1, 9, 0, 9]);
+    expect(early.get('d')).toBe(11);
+    expect(early.reads).toEqual([['key', 'd', writerName(w), 41]]);
+  });
+
   it('reads a scan of its own versions the same way', () => {
     const { feed, store, mirror } = setUp();
     const w = entry(2, 2);

@@ -1,31 +1,8 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-const root = fileURLToPath(new URL('../../../..', import.meta.url));
+import { runSimScript, type ScriptRun } from './run-script.js';
 
 /** `npm run sim:fast-path` as a user runs it. */
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        '--conditions=creek-source',
-        'packages/server/src/sim/fast-path/cli.ts',
-        ...args,
-      ],
-      { cwd: root, timeout: 120_000 },
-      (err, stdout, stderr) =>
-        resolve({
-          code: err === null ? 0 : Number((err as { code?: number }).code),
-          stdout,
-          stderr,
-        }),
-    );
-  });
-}
+const cli = (args: string[]): Promise<ScriptRun> => runSimScript('fast-path/cli.ts', args);
 
 describe('npm run sim:fast-path', () => {
   it('prints each region against its bound, and fails when the planted bug is caught', async () => {

@@ -1,26 +1,9 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runSimulation } from '../../src/sim/simulation.js';
-
-const root = fileURLToPath(new URL('../../../..', import.meta.url));
+import { runSimScript, type ScriptRun } from './run-script.js';
 
 /** `npm run sim` as a user runs it: its exit status, stdout and stderr. */
-function sim(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', '--conditions=creek-source', 'packages/server/src/sim/cli.ts', ...args],
-      { cwd: root, timeout: 60_000, maxBuffer: 64 << 20 },
-      (err, stdout, stderr) =>
-        resolve({
-          code: err === null ? 0 : Number((err as { code?: number }).code),
-          stdout,
-          stderr,
-        }),
-    );
-  });
-}
+const sim = (args: string[]): Promise<ScriptRun> => runSimScript('cli.ts', args, 60_000);
 
 describe('npm run sim', () => {
   it('--json prints one JSON object per seed, with the committed order a replay must show', async () => {

@@ -1,29 +1,10 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-const root = fileURLToPath(new URL('../../../..', import.meta.url));
+import { runSimScript } from './run-script.js';
 
 /** A script of the simulator as a user runs it: its exit status and output. */
-function run(script: 'soak' | 'cli', args: string[]): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        '--conditions=creek-source',
-        `packages/server/src/sim/${script}.ts`,
-        ...args,
-      ],
-      { cwd: root, timeout: 120_000, maxBuffer: 64 << 20 },
-      (err, stdout, stderr) =>
-        resolve({
-          code: err === null ? 0 : Number((err as { code?: number }).code),
-          out: stdout + stderr,
-        }),
-    );
-  });
+async function run(script: 'soak' | 'cli', args: string[]): Promise<{ code: number; out: string }> {
+  const r = await runSimScript(`${script}.ts`, args);
+  return { code: r.code, out: r.stdout + r.stderr };
 }
 
 /**

@@ -33,13 +33,21 @@ export class MirrorFeed implements StoreObserver {
   private installs = 0;
   /**
    * A worker's result being handed to the core (`ownResult`): which mirror ran it, and its
-   * writer's name and keys; cleared when the core installs it, or at `ownResultDone`.
+   * writer's name and keys; cleared when the core installs exactly those keys for that writer (the
+   * result itself), at `ownResultDone`, or when a new store is attached.
    */
   private own: { mirror: number; jobId: number; writer: string; keys: string[] } | null = null;
   /** The installation each recent worker job's result became, for reads of its own versions. */
   private readonly installOfJob = new Map<number, number>();
   /** Reads that named a version the store no longer has: their execution cannot validate. */
   staleReads = 0;
+  /**
+   * New stores attached so far. A job dispatched before the last one ran against a mirror that
+   * has been reset since, and its result goes to a replica that ignores it: its driver must not
+   * hand it over as a mirror's own (`ownResult`), or the `remove` that follows would drop the
+   * versions the mirror made of a later job of the same op.
+   */
+  resets = 0;
 
   constructor(mirrors: number) {
     this.logs = Array.from({ length: mirrors }, () => []);
@@ -54,6 +62,8 @@ export class MirrorFeed implements StoreObserver {
 
   attach(store: VersionStore): void {
     this.store = store;
+    this.resets++;
+    this.own = null;
     // A new replica (a recovery) made a new store: every mirror starts over.
     for (let i = 0; i < this.logs.length; i++) this.logs[i] = [['reset']];
   }
@@ -64,8 +74,11 @@ export class MirrorFeed implements StoreObserver {
     const install = ++this.installs;
     for (const v of written) v.install = install;
     const name = writerName(writer);
-    const own = this.own;
-    if (own !== null && own.writer === name) {
+    // The result being handed over, if this is its installation: the same writer and exactly its
+    // keys. (A result with no writes installs nothing; the same op run again on the main thread
+    // within the same hand-off is another execution, sent with its values.)
+    const own = this.own !== null && isOwn(this.own, name, written) ? this.own : null;
+    if (own !== null) {
       this.installOfJob.set(own.jobId, install);
       // Reads of a job's own versions come from the jobs queued behind it on one worker, all
       // resolved soon after: older entries go (a read that misses one is stale, and runs again).
@@ -77,7 +90,7 @@ export class MirrorFeed implements StoreObserver {
     for (let i = 0; i < this.logs.length; i++) {
       // The mirror that ran the job has its writes already (the core installs a result's writes
       // as they are): only their installation number goes to it.
-      if (own !== null && own.writer === name && own.mirror === i)
+      if (own !== null && own.mirror === i)
         this.logs[i]!.push(['own', name, install, rankOf(writer), own.jobId]);
       else
         this.logs[i]!.push([
@@ -158,4 +171,15 @@ export class MirrorFeed implements StoreObserver {
   private log(update: MirrorUpdate): void {
     for (const log of this.logs) log.push(update);
   }
+}
+
+/** Whether `written` is the installation of `own`'s result: its writer, and its keys in order. */
+function isOwn(
+  own: { writer: string; keys: string[] },
+  writer: string,
+  written: readonly Version[],
+): boolean {
+  if (own.writer !== writer || own.keys.length !== written.length) return false;
+  for (let i = 0; i < written.length; i++) if (written[i]!.key !== own.keys[i]) return false;
+  return true;
 }

@@ -62,9 +62,10 @@ export class MirrorStore {
 
   /**
    * The writes of job `jobId` (writer `writer`, at `rank`), which ran here, as versions of this
-   * mirror until the main thread's own installation of them arrives and replaces them: the jobs
-   * queued behind it on this worker read them, instead of the versions they replace, which would
-   * fail validation whenever the two touch the same keys (a TPC-C district, a warehouse).
+   * mirror until the main thread's installation of them arrives and renumbers them (an `own`
+   * update): the jobs queued behind it on this worker read them, instead of the versions they
+   * replace, which would fail validation whenever the two touch the same keys (a TPC-C district,
+   * a warehouse).
    */
   installOwn(
     writer: string,

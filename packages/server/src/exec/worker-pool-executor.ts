@@ -72,7 +72,8 @@ export const PIPELINE = 4;
  * Why mirrors: `tx.get` is synchronous, and a worker that asks the main thread for each read
  * (SharedArrayBuffer + Atomics.wait) pays about 59 µs per read here against 3 µs for the read
  * itself (`npm run bench:sync-read`). A mirror costs memory (each worker holds the store's
- * versions) and one structured clone of every change per worker, batched with its next job.
+ * versions) and one structured clone of every change per worker, batched with its next job (a
+ * worker's own results go back to it without their values: MirrorFeed.installed).
  *
  * It must also be the replica's store observer (`ReplicaOptions.storeObserver`): the changes it
  * hears are what it sends the mirrors.
@@ -81,7 +82,8 @@ export class WorkerPoolExecutor implements Executor, StoreObserver {
   private readonly slots: Slot[] = [];
   private readonly inline: InlineExecutor;
   private readonly waiting: ExecutionJob[] = [];
-  private readonly running = new Map<number, { job: ExecutionJob; slot: Slot }>();
+  /** Jobs on workers, with how many stores the feed had been attached when each was sent. */
+  private readonly running = new Map<number, { job: ExecutionJob; slot: Slot; resets: number }>();
   private readonly feed: MirrorFeed;
   /** Jobs per worker at once (WorkerPoolOptions.pipeline). */
   readonly pipeline: number;
@@ -221,7 +223,7 @@ export class WorkerPoolExecutor implements Executor, StoreObserver {
   private dispatch(slot: Slot, job: ExecutionJob): void {
     const started = performance.now();
     slot.inflight++;
-    this.running.set(job.jobId, { job, slot });
+    this.running.set(job.jobId, { job, slot, resets: this.feed.resets });
     this.dispatched++;
     slot.worker.postMessage({
       updates: this.feed.take(slot.index),
@@ -263,7 +265,8 @@ export class WorkerPoolExecutor implements Executor, StoreObserver {
     this.sendCost.delete(m.jobId);
     this.measured(sent + (performance.now() - started) * 1000, m.micros ?? 0);
     if (this.off !== null && slot.inflight === 0) this.retire(slot);
-    if (run.job.id !== null)
+    // A job sent before a new store was attached ran on a mirror reset since: not the mirror's own.
+    if (run.job.id !== null && run.resets === this.feed.resets)
       this.feed.ownResult(
         slot.index,
         m.jobId,

@@ -155,6 +155,8 @@ export class SimHostOptions {
         // Which worker: jobs alternate, so each sees the writes of half the jobs before it at once.
         const worker = job.jobId % SIM_WORKERS;
         const mirror = mirrors[worker];
+        /** Stores the feed had been attached when the job started (MirrorFeed.resets). */
+        const resets = feed?.resets;
         if (feed !== null && mirror !== undefined && job.rank !== undefined && job.retry !== true) {
           // As a worker: the store's changes so far, then the job on the mirror.
           mirror.apply(feed.take(worker));
@@ -186,7 +188,8 @@ export class SimHostOptions {
             if (read.stale === true) run.counts.staleMirrorReads++;
             reads.push(read);
           }
-          if (own !== null)
+          // A job started before a new store was attached ran on a mirror reset since.
+          if (own !== null && feed!.resets === resets)
             feed!.ownResult(
               worker,
               job.jobId,

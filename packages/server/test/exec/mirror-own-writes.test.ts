@@ -68,7 +68,7 @@ describe("a worker's mirror and its own jobs' writes", () => {
     // w's result comes back and is installed; r's read is w's installed version.
     const [installed] = handOver(feed, store, 7, w, [['d', 11]]);
     expect(feed.resolve(snapshot.reads[0]!)).toEqual({ kind: 'key', key: 'd', version: installed });
-    // The installation the main thread sends back replaces the worker's own version.
+    // The installation the main thread sends back renumbers the worker's own version.
     sync();
     const again = mirror.reader(rankOf(r));
     expect(again.get('d')).toBe(11);
@@ -119,6 +119,44 @@ describe("a worker's mirror and its own jobs' writes", () => {
       });
       expect(m.size()).toBe(3);
     }
+  });
+
+  it('sends the values of a same-op installation that is not the result: a result with no writes, then the op run again inline', () => {
+    const { feed, store, mirror, sync } = setUp();
+    sync();
+    const w = entry(2, 2);
+    // The worker ran w (job 7), which wrote nothing; the core installs the result (nothing), finds
+    // it invalid and runs w again on the main thread, within the same hand-off: d = 12.
+    mirror.installOwn(writerName(w), 7, rankOf(w), []);
+    feed.ownResult(0, 7, writerName(w), []);
+    store.install([]);
+    const [again] = [newVersion(w, 'd', 12)];
+    store.install([again!]);
+    feed.ownResultDone();
+    const updates = feed.take(0);
+    expect(updates).toEqual([['install', writerName(w), again!.install, rankOf(w), [['d', 12]]]]);
+    mirror.apply(updates);
+    const snapshot = mirror.reader(rankOf(entry(3, 3)));
+    expect(snapshot.get('d')).toBe(12);
+    expect(feed.resolve(snapshot.reads[0]!)).toEqual({ kind: 'key', key: 'd', version: again });
+  });
+
+  it('forgets a result being handed over when a new store is attached, and counts the reset', () => {
+    const feed = new MirrorFeed(1);
+    new VersionStore(feed);
+    expect(feed.resets).toBe(1);
+    const w = entry(2, 2);
+    feed.ownResult(0, 7, writerName(w), ['d']);
+    const store = new VersionStore(feed);
+    expect(feed.resets).toBe(2);
+    const [v] = [newVersion(w, 'd', 11)];
+    store.install([v!]);
+    feed.ownResultDone();
+    // The new store's installation is no mirror's own: the values go, and no remove follows.
+    expect(feed.take(0)).toEqual([
+      ['reset'],
+      ['install', writerName(w), v!.install, rankOf(w), [['d', 11]]],
+    ]);
   });
 
   it('renumbers only the versions still tagged with the job, and takes the rank the writer has now', () => {

@@ -126,6 +126,11 @@ export class MirrorStore {
     };
   }
 
+  /** Writers with versions held (for tests and memory accounting). */
+  writersHeld(): number {
+    return this.writers.size;
+  }
+
   /** Versions held (for tests and memory accounting). */
   size(): number {
     let n = 0;
@@ -149,6 +154,9 @@ export class MirrorStore {
     rank: Rank,
     writes: readonly (readonly [string, JsonValue | undefined])[],
   ): void {
+    // A job that wrote nothing leaves nothing: a writer entry without keys would never be
+    // forgotten (a writer goes when its last key does), one more per such job, for good.
+    if (writes.length === 0) return;
     let w = this.writers.get(writer);
     if (w === undefined) {
       w = { rank, keys: new Set() };

@@ -141,6 +141,17 @@ describe("a worker's mirror and its own jobs' writes", () => {
     expect(feed.resolve(snapshot.reads[0]!)).toEqual({ kind: 'key', key: 'd', version: again });
   });
 
+  it('keeps nothing of jobs that wrote nothing', () => {
+    const { mirror, sync } = setUp();
+    sync();
+    for (let job = 1; job <= 100; job++) {
+      const w = entry(job + 1, job + 1);
+      mirror.installOwn(writerName(w), job, rankOf(w), []);
+    }
+    expect(mirror.writersHeld()).toBe(0);
+    expect(mirror.size()).toBe(0);
+  });
+
   it('forgets a result being handed over when a new store is attached, and counts the reset', () => {
     const feed = new MirrorFeed(1);
     new VersionStore(feed);

@@ -42,10 +42,10 @@ export class MirrorFeed implements StoreObserver {
   /** Reads that named a version the store no longer has: their execution cannot validate. */
   staleReads = 0;
   /**
-   * New stores attached so far. A job dispatched before the last one ran against a mirror that
-   * has been reset since, and its result goes to a replica that ignores it: its driver must not
-   * hand it over as a mirror's own (`ownResult`), or the `remove` that follows would drop the
-   * versions the mirror made of a later job of the same op.
+   * New stores attached so far. A driver notes it when it sends a job and gives it back with the
+   * result (`ownResult`): a job sent before the last reset ran against a mirror that has been reset
+   * since, and its result goes to a replica that ignores it, so it is no mirror's own (else the
+   * `remove` that follows would drop the versions the mirror made of a later job of the same op).
    */
   resets = 0;
 
@@ -120,9 +120,17 @@ export class MirrorFeed implements StoreObserver {
   /**
    * The result of job `jobId`, which mirror `mirror` ran and made versions of (MirrorStore
    * installOwn), is being handed to the core: its installation, if the core installs it, is what
-   * reads of those versions resolve to. Call `ownResultDone` once the core has it.
+   * reads of those versions resolve to. `sentUnder` is `resets` when the job was sent: a job
+   * sent before the last reset is ignored. Call `ownResultDone` once the core has the result.
    */
-  ownResult(mirror: number, jobId: number, writer: string, keys: string[]): void {
+  ownResult(
+    mirror: number,
+    jobId: number,
+    writer: string,
+    keys: string[],
+    sentUnder: number,
+  ): void {
+    if (sentUnder !== this.resets) return;
     this.own = { mirror, jobId, writer, keys };
   }
 

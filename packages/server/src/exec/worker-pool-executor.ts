@@ -265,13 +265,13 @@ export class WorkerPoolExecutor implements Executor, StoreObserver {
     this.sendCost.delete(m.jobId);
     this.measured(sent + (performance.now() - started) * 1000, m.micros ?? 0);
     if (this.off !== null && slot.inflight === 0) this.retire(slot);
-    // A job sent before a new store was attached ran on a mirror reset since: not the mirror's own.
-    if (run.job.id !== null && run.resets === this.feed.resets)
+    if (run.job.id !== null)
       this.feed.ownResult(
         slot.index,
         m.jobId,
         opKey(run.job.id),
         writes.map(([key]) => key),
+        run.resets,
       );
     this.options.onResult({
       jobId: m.jobId,

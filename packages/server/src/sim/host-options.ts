@@ -188,13 +188,13 @@ export class SimHostOptions {
             if (read.stale === true) run.counts.staleMirrorReads++;
             reads.push(read);
           }
-          // A job started before a new store was attached ran on a mirror reset since.
-          if (own !== null && feed!.resets === resets)
+          if (own !== null)
             feed!.ownResult(
               worker,
               job.jobId,
               own,
               result.writes.map(([key]) => key),
+              resets!,
             );
           step(p, { kind: 'executed', result });
           feed?.ownResultDone();

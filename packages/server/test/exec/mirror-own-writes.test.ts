@@ -44,6 +44,7 @@ function handOver(
     jobId,
     writerName(writer),
     writes.map(([key]) => key),
+    feed.resets,
   );
   const versions = writes.map(([key, value]) => newVersion(writer, key, value));
   if (install) store.install(versions);
@@ -128,7 +129,7 @@ describe("a worker's mirror and its own jobs' writes", () => {
     // The worker ran w (job 7), which wrote nothing; the core installs the result (nothing), finds
     // it invalid and runs w again on the main thread, within the same hand-off: d = 12.
     mirror.installOwn(writerName(w), 7, rankOf(w), []);
-    feed.ownResult(0, 7, writerName(w), []);
+    feed.ownResult(0, 7, writerName(w), [], feed.resets);
     store.install([]);
     const [again] = [newVersion(w, 'd', 12)];
     store.install([again!]);
@@ -157,7 +158,7 @@ describe("a worker's mirror and its own jobs' writes", () => {
     new VersionStore(feed);
     expect(feed.resets).toBe(1);
     const w = entry(2, 2);
-    feed.ownResult(0, 7, writerName(w), ['d']);
+    feed.ownResult(0, 7, writerName(w), ['d'], feed.resets);
     const store = new VersionStore(feed);
     expect(feed.resets).toBe(2);
     const [v] = [newVersion(w, 'd', 11)];
@@ -168,6 +169,22 @@ describe("a worker's mirror and its own jobs' writes", () => {
       ['reset'],
       ['install', writerName(w), v!.install, rankOf(w), [['d', 11]]],
     ]);
+  });
+
+  it("takes no result of a job sent before the last reset as a mirror's own", () => {
+    const feed = new MirrorFeed(1);
+    new VersionStore(feed);
+    const sentUnder = feed.resets;
+    const store = new VersionStore(feed);
+    feed.take(0);
+    const w = entry(2, 2);
+    // Job 7 was sent to the mirror before the reset; its result comes back after it.
+    feed.ownResult(0, 7, writerName(w), ['d'], sentUnder);
+    const [v] = [newVersion(w, 'd', 11)];
+    store.install([v!]);
+    feed.ownResultDone();
+    // The values go, as to any mirror that never had them, and no remove follows.
+    expect(feed.take(0)).toEqual([['install', writerName(w), v!.install, rankOf(w), [['d', 11]]]]);
   });
 
   it('renumbers only the versions still tagged with the job, and takes the rank the writer has now', () => {

@@ -1,4 +1,5 @@
-import { canonicalJson, type JsonValue } from '@creek/app';
+import type { JsonValue } from '@creek/app';
+import { hashPairInto, hashTextInto } from './pair-hash.js';
 
 /**
  * A fixed-size digest of a replica's state (key → value), equal on replicas that hold the same
@@ -64,8 +65,8 @@ export class DigestSum {
   /** `key` held `before` and now holds `after` (undefined: absent). */
   replace(key: string, before: JsonValue | undefined, after: JsonValue | undefined): void {
     const h = DigestSum.scratch;
-    if (before !== undefined) this.subtract(hash128Into(pairText(key, before), h));
-    if (after !== undefined) this.add(hash128Into(pairText(key, after), h));
+    if (before !== undefined) this.subtract(hashPairInto(key, before, h));
+    if (after !== undefined) this.add(hashPairInto(key, after, h));
   }
 
   /** A pair whose hash (pairHash) is known joins the sum. */
@@ -89,11 +90,6 @@ export class DigestSum {
   }
 }
 
-/** What one `key = value` pair of a digest hashes. */
-function pairText(key: string, value: JsonValue): string {
-  return `${JSON.stringify(key)}=${canonicalJson(value)}`;
-}
-
 /** The hash one `key = value` pair adds to a digest: four 32-bit lanes. */
 export type PairHash = Uint32Array;
 
@@ -103,7 +99,7 @@ export type PairHash = Uint32Array;
  * main thread, which keeps the digest, need not (ExecutionResult.pairHashes).
  */
 export function pairHash(key: string, value: JsonValue): PairHash {
-  return hash128Into(pairText(key, value), new Uint32Array(4));
+  return hashPairInto(key, value, new Uint32Array(4));
 }
 
 /**
@@ -116,7 +112,7 @@ export function pairHashesOf(
   const out = new Uint32Array(writes.length * 4);
   for (let i = 0; i < writes.length; i++) {
     const [key, value] = writes[i]!;
-    if (value !== undefined) hash128Into(pairText(key, value), out.subarray(i * 4, i * 4 + 4));
+    if (value !== undefined) hashPairInto(key, value, out.subarray(i * 4, i * 4 + 4));
   }
   return out;
 }
@@ -128,57 +124,7 @@ export function lanesHex(lanes: Iterable<number>): string {
   return out;
 }
 
-/**
- * 128 bits of a string, as four 32-bit lanes: four FNV-style multiply–xor passes over its UTF-16
- * code units with distinct odd multipliers, then MurmurHash3's lane mixing and finalizer, so every
- * output bit depends on every input unit.
- */
-function hash128Into(s: string, out: Uint32Array): Uint32Array {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x9e3779b9;
-  let h3 = 0x85ebca6b;
-  let h4 = 0xc2b2ae35;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-    h3 = Math.imul(h3 ^ c, 0x27d4eb2f);
-    h4 = Math.imul(h4 ^ c, 0x165667b1);
-  }
-  h1 ^= s.length;
-  h2 ^= s.length;
-  h3 ^= s.length;
-  h4 ^= s.length;
-  h1 = (h1 + h2 + h3 + h4) | 0;
-  h2 = (h2 + h1) | 0;
-  h3 = (h3 + h1) | 0;
-  h4 = (h4 + h1) | 0;
-  h1 = fmix32(h1);
-  h2 = fmix32(h2);
-  h3 = fmix32(h3);
-  h4 = fmix32(h4);
-  h1 = (h1 + h2 + h3 + h4) | 0;
-  h2 = (h2 + h1) | 0;
-  h3 = (h3 + h1) | 0;
-  h4 = (h4 + h1) | 0;
-  out[0] = h1;
-  out[1] = h2;
-  out[2] = h3;
-  out[3] = h4;
-  return out;
-}
-
 /** 128 bits of a string as 32 hex digits (the hash of StateDigest; not cryptographic). */
 export function hashHex(s: string): string {
-  return lanesHex(hash128Into(s, new Uint32Array(4)));
-}
-
-/** MurmurHash3's 32-bit finalizer (avalanche). */
-function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h;
+  return lanesHex(hashTextInto(s, new Uint32Array(4)));
 }

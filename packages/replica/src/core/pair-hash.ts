@@ -61,20 +61,31 @@ function text(s: string): void {
 }
 
 /**
- * Feeds `JSON.stringify(s)`: the string in quotes, as it is when nothing in it needs escaping
- * (no control character, quote, backslash or surrogate); else JSON's own escaping, rare enough
- * that building the string is no cost.
+ * Feeds `JSON.stringify(s)`: the string in quotes, as it is when nothing in it needs escaping (no
+ * control character, quote, backslash or surrogate: one pass hashes and checks, and the hash so
+ * far is kept only if nothing did); else JSON's own escaping, rare enough that building the string
+ * is no cost.
  */
 function jsonString(s: string): void {
-  if (NEEDS_ESCAPE.test(s)) return text(JSON.stringify(s));
-  unit(0x22);
-  text(s);
-  unit(0x22);
+  let a = Math.imul(h1 ^ 0x22, 0x01000193);
+  let b = Math.imul(h2 ^ 0x22, 0x5bd1e995);
+  let c = Math.imul(h3 ^ 0x22, 0x27d4eb2f);
+  let d = Math.imul(h4 ^ 0x22, 0x165667b1);
+  for (let i = 0; i < s.length; i++) {
+    const u = s.charCodeAt(i);
+    if (u < 0x20 || u === 0x22 || u === 0x5c || (u & 0xf800) === 0xd800)
+      return text(JSON.stringify(s));
+    a = Math.imul(a ^ u, 0x01000193);
+    b = Math.imul(b ^ u, 0x5bd1e995);
+    c = Math.imul(c ^ u, 0x27d4eb2f);
+    d = Math.imul(d ^ u, 0x165667b1);
+  }
+  h1 = Math.imul(a ^ 0x22, 0x01000193);
+  h2 = Math.imul(b ^ 0x22, 0x5bd1e995);
+  h3 = Math.imul(c ^ 0x22, 0x27d4eb2f);
+  h4 = Math.imul(d ^ 0x22, 0x165667b1);
+  units += s.length + 2;
 }
-
-/** What JSON.stringify writes otherwise than as it is (surrogates: lone ones are escaped). */
-// eslint-disable-next-line no-control-regex
-const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/;
 
 /** Feeds `canonicalJson(v)` (@creek/app): sorted object keys, `undefined` as the word. */
 function canonical(v: JsonValue | undefined): void {
